@@ -1,0 +1,88 @@
+import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "./records.js";
+import type { ClusterView, ClusterWriter, Snapshot, SnapshotSource, StoreChange } from "./store.js";
+
+interface ClusterState {
+  readonly records: Map<string, string>;
+  leaseUntil: number;
+}
+
+/**
+ * The in-memory store: same semantics as the Redis layout (serialised records, per-cluster lease,
+ * change notifications), for the local all-in-one and unit tests.
+ */
+export class MemoryStore implements SnapshotSource {
+  readonly #clusters = new Map<string, ClusterState>();
+  readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #now: () => number;
+  #version = 0;
+  #cached: { snapshot: Snapshot; staleMask: string } | undefined;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  writer(cluster: string): ClusterWriter {
+    const state = this.#state(cluster);
+    const notify = (service: string, op: StoreChange["op"]) => this.#changed({ cluster, service, op });
+    return {
+      cluster,
+      put: async (record: ServiceRecord) => {
+        state.records.set(record.service, serializeServiceRecord(record));
+        notify(record.service, "put");
+      },
+      remove: async (service: string) => {
+        if (state.records.delete(service)) notify(service, "delete");
+      },
+      load: async () => new Map(state.records),
+      heartbeat: async ({ leaseMs }) => {
+        state.leaseUntil = this.#now() + leaseMs;
+      },
+    };
+  }
+
+  /** Called after every change; returns the unsubscribe function. */
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  current(): Snapshot {
+    const now = this.#now();
+    const staleMask = [...this.#clusters.values()].map((c) => (c.leaseUntil <= now ? "1" : "0")).join("");
+    if (
+      this.#cached &&
+      this.#cached.snapshot.version === this.#version &&
+      this.#cached.staleMask === staleMask
+    ) {
+      return this.#cached.snapshot;
+    }
+    const clusters: ClusterView[] = [];
+    for (const [name, state] of this.#clusters) {
+      const services = new Map<string, ServiceRecord>();
+      for (const [service, raw] of state.records) {
+        const decoded = decodeServiceRecord(raw);
+        if (decoded.ok) services.set(service, decoded.value);
+      }
+      clusters.push({ name, stale: state.leaseUntil <= now, services });
+    }
+    const version = this.#cached ? this.#cached.snapshot.version + 1 : 1;
+    this.#version = version;
+    const snapshot: Snapshot = { version, clusters };
+    this.#cached = { snapshot, staleMask };
+    return snapshot;
+  }
+
+  #state(cluster: string): ClusterState {
+    let state = this.#clusters.get(cluster);
+    if (!state) {
+      state = { records: new Map(), leaseUntil: 0 };
+      this.#clusters.set(cluster, state);
+    }
+    return state;
+  }
+
+  #changed(change: StoreChange): void {
+    this.#version++;
+    for (const listener of this.#listeners) listener(change);
+  }
+}

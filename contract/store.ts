@@ -1,0 +1,46 @@
+import type { ChangeOp, ServiceRecord } from "./records.js";
+
+/**
+ * The sync side of the store: one instance per cluster, writing only that cluster's keys.
+ * Implemented by the Redis writer (sync/) and by MemoryStore (local all-in-one, tests).
+ */
+export interface ClusterWriter {
+  readonly cluster: string;
+  /** Atomically replaces the service's record and route and appends a `put` change entry. */
+  put(record: ServiceRecord): Promise<void>;
+  /** Atomically removes the service's record and route and appends a `delete` change entry. */
+  remove(service: string): Promise<void>;
+  /** Every stored record of this cluster as its serialised string, keyed by `ns/name`. */
+  load(): Promise<Map<string, string>>;
+  /** Refreshes the heartbeat record and the lease that keeps this cluster fresh for `leaseMs`. */
+  heartbeat(beat: { holder: string; leaseMs: number; at: number }): Promise<void>;
+}
+
+/** What routers see of one cluster. */
+export interface ClusterView {
+  readonly name: string;
+  /** The cluster's lease ran out: its sync went quiet. */
+  readonly stale: boolean;
+  /** Valid records only, keyed by `ns/name`; invalid ones were logged and skipped. */
+  readonly services: ReadonlyMap<string, ServiceRecord>;
+}
+
+/**
+ * An immutable view of the whole store. A new object (with a higher `version`) replaces it on any
+ * change, so consumers can memoise derived indexes on object identity.
+ */
+export interface Snapshot {
+  readonly version: number;
+  readonly clusters: readonly ClusterView[];
+}
+
+/** Router side: the latest snapshot, or undefined when nothing was ever loaded. */
+export interface SnapshotSource {
+  current(): Snapshot | undefined | Promise<Snapshot | undefined>;
+}
+
+export interface StoreChange {
+  readonly cluster: string;
+  readonly service: string;
+  readonly op: ChangeOp;
+}
