@@ -1,0 +1,43 @@
+/**
+ * The transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici pools,
+ * Workers with fetch or a VPC binding. The core owns retries, timeouts and ejection; a transport only sends.
+ */
+export interface UpstreamTarget {
+  /** Canonical IP from the store (never from the request). */
+  readonly ip: string;
+  readonly port: number;
+}
+
+export interface UpstreamRequest {
+  readonly target: UpstreamTarget;
+  readonly method: string;
+  /** Origin-form path and query, e.g. `/a/b?c=d`. */
+  readonly path: string;
+  /** Already cleaned by the core: hop-by-hop removed, forwarding headers set, Host preserved. */
+  readonly headers: Headers;
+  readonly body: ReadableStream<Uint8Array> | null;
+  /** Aborted on the per-try timeout, the total timeout, or when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+export interface Upstream {
+  /**
+   * Resolves with the upstream's response as is (redirects are not followed, the body streams). Rejects with
+   * UpstreamConnectError when nothing reached the backend (safe to retry any method), otherwise any error.
+   */
+  send(request: UpstreamRequest): Promise<Response>;
+}
+
+/** The connection to the backend could not be made: the request was not sent at all. */
+export class UpstreamConnectError extends Error {
+  override readonly name = "UpstreamConnectError";
+  constructor(
+    readonly target: UpstreamTarget,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `cannot connect to ${target.ip.includes(":") ? `[${target.ip}]` : target.ip}:${target.port}`,
+      options,
+    );
+  }
+}
