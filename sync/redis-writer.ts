@@ -1,0 +1,75 @@
+import type { Redis } from "ioredis";
+import { CHANGE_STREAM_MAXLEN, clusterKeys } from "../contract/keys.js";
+import {
+  type ChangeOp,
+  type HeartbeatRecord,
+  routeOf,
+  SCHEMA_VERSION,
+  type ServiceRecord,
+  serializeRouteRecord,
+  serializeServiceRecord,
+} from "../contract/records.js";
+import type { ClusterWriter } from "../contract/store.js";
+
+export interface RedisWriterOptions {
+  readonly prefix: string;
+  readonly cluster: string;
+  /** Entries kept in the change stream (approximate trim); the contract's value unless a test shrinks it. */
+  readonly streamMaxLen?: number;
+}
+
+/**
+ * The sync side of the Redis store (contract/keys.ts layout). Every write is one MULTI/EXEC over keys
+ * that share the `{cluster}` hash tag, so a reader never sees a record without its route or its change
+ * entry, and the transaction stays in one slot on Redis Cluster.
+ */
+export function createRedisClusterWriter(redis: Redis, options: RedisWriterOptions): ClusterWriter {
+  const { cluster } = options;
+  const keys = clusterKeys(options.prefix, cluster);
+  const maxLen = options.streamMaxLen ?? CHANGE_STREAM_MAXLEN;
+
+  const appendChange = (multi: ReturnType<Redis["multi"]>, service: string, op: ChangeOp) =>
+    multi.xadd(keys.changes, "MAXLEN", "~", maxLen, "*", "service", service, "op", op);
+
+  return {
+    cluster,
+    async put(record: ServiceRecord) {
+      if (record.cluster !== cluster) {
+        throw new Error(`record of cluster "${record.cluster}" given to the writer of "${cluster}"`);
+      }
+      const multi = redis.multi();
+      multi.hset(keys.services, record.service, serializeServiceRecord(record));
+      multi.hset(keys.routes, record.service, serializeRouteRecord(routeOf(record)));
+      appendChange(multi, record.service, "put");
+      await execOrThrow(multi);
+    },
+    async remove(service: string) {
+      const multi = redis.multi();
+      multi.hdel(keys.services, service);
+      multi.hdel(keys.routes, service);
+      appendChange(multi, service, "delete");
+      await execOrThrow(multi);
+    },
+    async load() {
+      return new Map(Object.entries(await redis.hgetall(keys.services)));
+    },
+    async heartbeat({ holder, leaseMs, at }) {
+      const beat: HeartbeatRecord = { v: SCHEMA_VERSION, cluster, holder, at, leaseMs };
+      const multi = redis.multi();
+      // No TTL on the heartbeat record: routers discover clusters by it. Staleness comes from the lease
+      // key alone, expired by Redis itself, so writer and reader clocks never have to agree.
+      multi.set(keys.heartbeat, JSON.stringify(beat));
+      multi.set(keys.lease, holder, "PX", leaseMs);
+      await execOrThrow(multi);
+    },
+  };
+}
+
+/** EXEC reports per-command errors in its result instead of rejecting; surface the first one. */
+async function execOrThrow(multi: ReturnType<Redis["multi"]>): Promise<void> {
+  const results = await multi.exec();
+  if (results === null) throw new Error("redis transaction aborted");
+  for (const [error] of results) {
+    if (error) throw error;
+  }
+}
