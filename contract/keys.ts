@@ -47,6 +47,8 @@ export const CHANGE_STREAM_MAXLEN = 10_000;
 /**
  * The ACL rule for one cluster's sync user: it may touch only keys under its own hash tag.
  * Commands are the ones the writer uses; nothing else (no KEYS, FLUSHALL, CONFIG ...).
+ * No `client|setinfo`: Redis < 7.2 rejects the whole ACL SETUSER over that unknown subcommand, and ioredis
+ * ignores the refusal of its optional CLIENT SETINFO handshake anyway.
  */
 export function syncAclRules(prefix: string, cluster: string): string[] {
   return [
@@ -58,7 +60,6 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     "+ping",
     "+hello",
     "+client|setname",
-    "+client|setinfo",
     "+info",
     "+select",
     "+multi",
@@ -89,7 +90,6 @@ export function routerAclRules(prefix: string): string[] {
     "+ping",
     "+hello",
     "+client|setname",
-    "+client|setinfo",
     "+info",
     "+select",
     "+scan",

@@ -65,11 +65,27 @@ export function createRedisClusterWriter(redis: Redis, options: RedisWriterOptio
   };
 }
 
-/** EXEC reports per-command errors in its result instead of rejecting; surface the first one. */
+/**
+ * EXEC reports per-command errors in its result instead of rejecting; surface the first one. A command
+ * refused while queueing (NOPERM from an ACL) aborts the whole transaction with EXECABORT, whose
+ * `previousErrors` hold the actual cause: rethrow that, so the log says why.
+ */
 async function execOrThrow(multi: ReturnType<Redis["multi"]>): Promise<void> {
-  const results = await multi.exec();
+  let results: Awaited<ReturnType<typeof multi.exec>>;
+  try {
+    results = await multi.exec();
+  } catch (error) {
+    const cause = firstPreviousError(error);
+    throw cause ? new Error(`${(error as Error).message}: ${cause.message}`, { cause }) : error;
+  }
   if (results === null) throw new Error("redis transaction aborted");
   for (const [error] of results) {
     if (error) throw error;
   }
+}
+
+function firstPreviousError(error: unknown): Error | undefined {
+  if (typeof error !== "object" || error === null || !("previousErrors" in error)) return undefined;
+  const previous = (error as { previousErrors: unknown }).previousErrors;
+  return Array.isArray(previous) && previous[0] instanceof Error ? previous[0] : undefined;
 }
