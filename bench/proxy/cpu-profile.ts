@@ -1,0 +1,89 @@
+import { readFile } from "node:fs/promises";
+
+/** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) used for a self-time summary. */
+interface CpuProfileNode {
+  readonly id: number;
+  readonly callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface CpuProfile {
+  readonly nodes: readonly CpuProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+export interface SelfTimeEntry {
+  readonly name: string;
+  readonly location: string;
+  readonly share: number;
+}
+
+export interface ProfileSummary {
+  /** Top functions by self time (share of all non-idle samples). */
+  readonly top: readonly SelfTimeEntry[];
+  /** Self time grouped by where the code lives (edgeslice, hono, undici, node internals, GC, ...). */
+  readonly byArea: readonly { area: string; share: number }[];
+  readonly idleShare: number;
+}
+
+export async function summariseCpuProfile(path: string, topCount = 15): Promise<ProfileSummary> {
+  const profile = JSON.parse(await readFile(path, "utf8")) as CpuProfile;
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const selfMicros = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i];
+    const delta = profile.timeDeltas[i] ?? 0;
+    if (id !== undefined) selfMicros.set(id, (selfMicros.get(id) ?? 0) + Math.max(0, delta));
+  }
+  let idle = 0;
+  let busy = 0;
+  const byFunction = new Map<string, { name: string; location: string; micros: number }>();
+  const byArea = new Map<string, number>();
+  for (const [id, micros] of selfMicros) {
+    const frame = nodes.get(id)?.callFrame;
+    if (!frame) continue;
+    if (frame.functionName === "(idle)") {
+      idle += micros;
+      continue;
+    }
+    busy += micros;
+    const location = shortLocation(frame.url, frame.lineNumber);
+    const key = `${frame.functionName}@${location}`;
+    const entry = byFunction.get(key) ?? { name: frame.functionName || "(anonymous)", location, micros: 0 };
+    entry.micros += micros;
+    byFunction.set(key, entry);
+    const area = areaOf(frame.functionName, frame.url);
+    byArea.set(area, (byArea.get(area) ?? 0) + micros);
+  }
+  const total = busy || 1;
+  return {
+    top: [...byFunction.values()]
+      .sort((a, b) => b.micros - a.micros)
+      .slice(0, topCount)
+      .map((entry) => ({ name: entry.name, location: entry.location, share: entry.micros / total })),
+    byArea: [...byArea.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([area, micros]) => ({ area, share: micros / total })),
+    idleShare: idle / (idle + busy || 1),
+  };
+}
+
+function shortLocation(url: string, line: number): string {
+  if (url === "") return "(native)";
+  const trimmed = url.replace(/^file:\/\//, "");
+  const inModules = trimmed.lastIndexOf("node_modules/");
+  const short =
+    inModules >= 0 ? trimmed.slice(inModules + "node_modules/".length) : trimmed.replace(process.cwd(), ".");
+  return `${short}:${line + 1}`;
+}
+
+function areaOf(functionName: string, url: string): string {
+  if (functionName === "(garbage collector)") return "garbage collector";
+  if (functionName === "(program)") return "V8/native (program)";
+  if (url === "") return "native / builtins";
+  if (url.startsWith("node:")) return `node ${url.slice(5).split("/")[0] ?? ""}`.trim();
+  const match = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(url);
+  if (match?.[1]) return match[1];
+  if (url.includes("/functions/")) return "edgeslice functions/";
+  if (url.includes("/contract/")) return "edgeslice contract/";
+  return "other";
+}

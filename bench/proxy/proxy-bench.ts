@@ -1,0 +1,223 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Child, startChild, taskSetAvailable } from "../support/child.js";
+import { fixed, formatTable, ratio, verdict } from "../support/table.js";
+import { type ProfileSummary, summariseCpuProfile } from "./cpu-profile.js";
+import type { LoadPlan, LoadResult } from "./load-plan.js";
+import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "./payloads.js";
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const BACKEND = here("./backend-process.ts");
+const MINIMAL = here("./minimal-proxy-process.ts");
+const EDGESLICE = here("./edgeslice-router-process.ts");
+const LOAD = here("./load-process.ts");
+
+export type TargetName = "direct" | "minimal" | "edgeslice";
+export type LoadMode = "saturation" | "moderate";
+
+export interface ProxyBenchOptions {
+  readonly durationSeconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: number;
+  /** Total requests per second in moderate mode. */
+  readonly moderateRate: number;
+  readonly moderateConnections: number;
+  readonly payloads: readonly PayloadName[];
+  /** Which proxies to start besides `direct` (all of them unless narrowed for a quick look). */
+  readonly proxies: readonly Exclude<TargetName, "direct">[];
+  /** Profile the edgeslice router (small body, saturation) with `--cpu-prof`. */
+  readonly profile: boolean;
+  /** Pin the proxy to its own core (load generator and backend share the other). */
+  readonly pin: boolean;
+}
+
+export interface Measurement {
+  readonly target: TargetName;
+  readonly payload: PayloadName;
+  readonly mode: LoadMode;
+  readonly result: LoadResult;
+}
+
+export interface ProxyBenchReport {
+  readonly measurements: readonly Measurement[];
+  readonly profile: ProfileSummary | undefined;
+  readonly layout: string;
+}
+
+interface Cpus {
+  readonly proxy: number | undefined;
+  readonly backend: number | undefined;
+  readonly load: number | undefined;
+}
+
+export async function runProxyBench(
+  options: ProxyBenchOptions,
+  log: (line: string) => void,
+): Promise<ProxyBenchReport> {
+  const pin = options.pin && taskSetAvailable() && cpus().length >= 2;
+  const cpu: Cpus = pin
+    ? { proxy: 1, backend: 0, load: 0 }
+    : { proxy: undefined, backend: undefined, load: undefined };
+  const layout = pin
+    ? "pinned with taskset: proxy under test on CPU 1; backend and load generator share CPU 0 (separate processes)"
+    : `unpinned: backend, proxy and load generator are separate processes sharing ${cpus().length} CPU(s)`;
+  const children: Child[] = [];
+  const measurements: Measurement[] = [];
+  try {
+    const backend = startChild(BACKEND, { cpu: cpu.backend });
+    children.push(backend);
+    const { port: backendPort } = await backend.next<{ port: number }>("ready", 20_000);
+    const load = startChild(LOAD, { cpu: cpu.load });
+    children.push(load);
+    await load.next("ready", 20_000);
+
+    const targets: { name: TargetName; port: number; stop: () => Promise<void> }[] = [
+      { name: "direct", port: backendPort, stop: async () => {} },
+    ];
+    for (const name of options.proxies) {
+      const script = name === "minimal" ? MINIMAL : EDGESLICE;
+      const proxy = startChild(script, { cpu: cpu.proxy, env: { BENCH_BACKEND_PORT: String(backendPort) } });
+      children.push(proxy);
+      const { port } = await proxy.next<{ port: number }>("ready", 30_000);
+      targets.push({ name, port, stop: () => proxy.stop() });
+    }
+
+    for (const payload of options.payloads) {
+      for (const mode of ["saturation", "moderate"] as const) {
+        for (const target of targets) {
+          const plan = planFor(options, target.port, payload, mode);
+          log(`  ${target.name.padEnd(9)} ${payload.padEnd(5)} ${mode} ...`);
+          measurements.push({ target: target.name, payload, mode, result: await runLoad(load, plan) });
+        }
+      }
+    }
+    for (const target of targets) await target.stop();
+
+    const profile =
+      options.profile && options.proxies.includes("edgeslice")
+        ? await profileRouter(options, backendPort, cpu, load, log)
+        : undefined;
+    return { measurements, profile, layout };
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
+  }
+}
+
+function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName, mode: LoadMode): LoadPlan {
+  const base = {
+    url: `http://127.0.0.1:${port}${PAYLOAD_PATHS[payload]}`,
+    host: BENCH_HOST,
+    durationSeconds: options.durationSeconds,
+    warmupSeconds: options.warmupSeconds,
+  };
+  return mode === "saturation"
+    ? { ...base, connections: options.connections }
+    : { ...base, connections: options.moderateConnections, overallRate: options.moderateRate };
+}
+
+async function runLoad(load: Child, plan: LoadPlan): Promise<LoadResult> {
+  load.send({ type: "run", plan });
+  const limitMs = (plan.durationSeconds + plan.warmupSeconds) * 1000 + 30_000;
+  const reply = await load.next<{ type: string; result?: LoadResult; error?: string }>(
+    ["result", "failed"],
+    limitMs,
+  );
+  if (!reply.result) throw new Error(`load generator failed: ${reply.error ?? "no result"}`);
+  return reply.result;
+}
+
+async function profileRouter(
+  options: ProxyBenchOptions,
+  backendPort: number,
+  cpu: Cpus,
+  load: Child,
+  log: (line: string) => void,
+): Promise<ProfileSummary | undefined> {
+  const directory = await mkdtemp(join(tmpdir(), "edgeslice-cpuprof-"));
+  try {
+    const router = startChild(EDGESLICE, {
+      cpu: cpu.proxy,
+      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${directory}`],
+      env: { BENCH_BACKEND_PORT: String(backendPort) },
+    });
+    const { port } = await router.next<{ port: number }>("ready", 30_000);
+    log("  edgeslice small saturation under --cpu-prof ...");
+    await runLoad(load, planFor(options, port, "small", "saturation"));
+    await router.stop();
+    const file = (await readdir(directory)).find((name) => name.endsWith(".cpuprofile"));
+    return file ? await summariseCpuProfile(join(directory, file)) : undefined;
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchOptions): string {
+  const find = (target: TargetName, payload: PayloadName, mode: LoadMode) =>
+    report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode)?.result;
+  const rows: string[][] = report.measurements.map(({ target, payload, mode, result }) => [
+    `${target} ${payload} ${mode}`,
+    fixed(result.rps, 0),
+    fixed(result.p50Ms, 3),
+    fixed(result.p99Ms, 3),
+    String(result.non2xx + result.errors + result.timeouts),
+  ]);
+  const lines = [
+    `Proxy bench: ${options.durationSeconds} s per run after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
+    `Layout: ${report.layout}.`,
+    formatTable(["run", "rps", "p50 ms", "p99 ms", "non-2xx/errors"], rows),
+    "",
+  ];
+  const ratioRows: string[][] = [];
+  for (const payload of options.payloads) {
+    const direct = find("direct", payload, "saturation");
+    const minimal = find("minimal", payload, "saturation");
+    const edgeslice = find("edgeslice", payload, "saturation");
+    const directModerate = find("direct", payload, "moderate");
+    const minimalModerate = find("minimal", payload, "moderate");
+    const edgesliceModerate = find("edgeslice", payload, "moderate");
+    if (!direct || !minimal || !edgeslice || !directModerate || !minimalModerate || !edgesliceModerate)
+      continue;
+    const rpsRatio = edgeslice.rps / minimal.rps;
+    const addedVsMinimal = edgesliceModerate.p99Ms - minimalModerate.p99Ms;
+    const addedVsDirect = edgesliceModerate.p99Ms - directModerate.p99Ms;
+    ratioRows.push([
+      payload,
+      ratio(edgeslice.rps, minimal.rps),
+      ratio(edgeslice.rps, direct.rps),
+      fixed(addedVsMinimal, 3),
+      fixed(addedVsDirect, 3),
+      `${verdict(rpsRatio >= 0.85)} (>= 0.85x) / ${verdict(addedVsDirect < 1)} (< 1 ms vs direct)`,
+    ]);
+  }
+  lines.push(
+    formatTable(
+      [
+        "payload",
+        "edgeslice/minimal rps",
+        "edgeslice/direct rps",
+        "added p99 vs minimal (moderate) ms",
+        "added p99 vs direct (moderate) ms",
+        "targets",
+      ],
+      ratioRows,
+    ),
+  );
+  if (report.profile) {
+    lines.push(
+      "",
+      `Where the router's time goes (--cpu-prof, small body at saturation; idle ${(report.profile.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
+      formatTable(
+        ["area", "self %"],
+        report.profile.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
+      ),
+      "",
+      formatTable(
+        ["function", "self %", "where"],
+        report.profile.top.map((entry) => [entry.name, fixed(entry.share * 100, 1), entry.location]),
+      ),
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,51 @@
+import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
+
+/**
+ * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
+ * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
+ * everything works, not figures to quote). `--only proxy|convergence` runs one part.
+ */
+const args = process.argv.slice(2);
+const smoke = args.includes("--smoke");
+const only = flagValue("--only");
+const log = (line: string) => console.error(line);
+
+function flagValue(flag: string): string | undefined {
+  const index = args.indexOf(flag);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+const proxyOptions: ProxyBenchOptions = smoke
+  ? {
+      durationSeconds: 1,
+      warmupSeconds: 0,
+      connections: 16,
+      moderateRate: 500,
+      moderateConnections: 4,
+      payloads: ["small", "large"],
+      proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
+      profile: false,
+      pin: !args.includes("--no-pin"),
+    }
+  : {
+      durationSeconds: 5,
+      warmupSeconds: 1,
+      connections: 32,
+      moderateRate: 2000,
+      moderateConnections: 8,
+      payloads: ["small", "large"],
+      proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
+      profile: !args.includes("--no-profile"),
+      pin: !args.includes("--no-pin"),
+    };
+
+async function main(): Promise<void> {
+  if (only === undefined || only === "proxy") {
+    log("proxy bench ...");
+    const report = await runProxyBench(proxyOptions, log);
+    console.log(formatProxyReport(report, proxyOptions));
+    console.log("");
+  }
+}
+
+await main();
