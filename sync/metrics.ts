@@ -1,0 +1,94 @@
+/**
+ * The sync worker's Prometheus metrics, rendered in the text exposition format (version 0.0.4):
+ * a handful of counters and gauges need no client library.
+ */
+const COUNTERS = {
+  writes: ["edgeslice_sync_writes_total", "Service records written (put) to the store."],
+  deletes: ["edgeslice_sync_deletes_total", "Service records removed from the store."],
+  skippedUnchanged: [
+    "edgeslice_sync_writes_skipped_unchanged_total",
+    "Recomputed records equal to the stored one.",
+  ],
+  writeErrors: [
+    "edgeslice_sync_write_errors_total",
+    "Store writes or loads that failed (retried with backoff).",
+  ],
+  events: ["edgeslice_sync_events_total", "Service and EndpointSlice events that marked a Service dirty."],
+  debounceFlushes: ["edgeslice_sync_debounce_flushes_total", "Batches of dirty Services reconciled."],
+  fullResyncs: ["edgeslice_sync_full_resyncs_total", "Whole-cache comparisons with the store."],
+  valveHolds: [
+    "edgeslice_sync_valve_holds_total",
+    "Changes held by the safety valve (mass endpoint removal).",
+  ],
+  invalidServices: ["edgeslice_sync_invalid_services_total", "Services skipped for malformed annotations."],
+  informerRestarts: [
+    "edgeslice_sync_informer_restarts_total",
+    "Informer restarts after a watch or list error.",
+  ],
+  heartbeatErrors: ["edgeslice_sync_heartbeat_errors_total", "Heartbeats that failed to reach the store."],
+} as const;
+
+const GAUGES = {
+  synced: ["edgeslice_sync_synced", "1 once the informers completed their first full list."],
+  leader: ["edgeslice_sync_leader", "1 while this replica holds the lease and writes."],
+  redisUp: ["edgeslice_sync_redis_up", "1 while the Redis connection is ready."],
+  lastHeartbeat: [
+    "edgeslice_sync_last_heartbeat_timestamp_seconds",
+    "Unix time of the last successful heartbeat.",
+  ],
+  dirtyServices: ["edgeslice_sync_dirty_services", "Services waiting to be reconciled."],
+} as const;
+
+export type CounterName = keyof typeof COUNTERS;
+export type GaugeName = keyof typeof GAUGES;
+
+export interface SyncMetrics {
+  count(name: CounterName, by?: number): void;
+  set(name: GaugeName, value: number): void;
+  get(name: CounterName | GaugeName): number;
+  /** The text exposition, served at /metrics. */
+  render(): string;
+}
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export function createSyncMetrics(labels: Readonly<Record<string, string>> = {}): SyncMetrics {
+  const values = new Map<string, number>();
+  const labelText = renderLabels(labels);
+  return {
+    count(name, by = 1) {
+      values.set(name, (values.get(name) ?? 0) + by);
+    },
+    set(name, value) {
+      values.set(name, value);
+    },
+    get(name) {
+      return values.get(name) ?? 0;
+    },
+    render() {
+      const lines: string[] = [];
+      for (const [name, [metric, help]] of Object.entries(COUNTERS)) {
+        lines.push(
+          `# HELP ${metric} ${help}`,
+          `# TYPE ${metric} counter`,
+          `${metric}${labelText} ${values.get(name) ?? 0}`,
+        );
+      }
+      for (const [name, [metric, help]] of Object.entries(GAUGES)) {
+        lines.push(
+          `# HELP ${metric} ${help}`,
+          `# TYPE ${metric} gauge`,
+          `${metric}${labelText} ${values.get(name) ?? 0}`,
+        );
+      }
+      return `${lines.join("\n")}\n`;
+    },
+  };
+}
+
+function renderLabels(labels: Readonly<Record<string, string>>): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return "";
+  const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+  return `{${entries.map(([key, value]) => `${key}="${escapeLabel(value)}"`).join(",")}}`;
+}
