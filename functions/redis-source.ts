@@ -1,0 +1,409 @@
+import type { Redis } from "ioredis";
+import * as v from "valibot";
+import { clusterKeys } from "../contract/keys.js";
+import type { Logger } from "../contract/logger.js";
+import { ChangeEntrySchema, type ServiceRecord } from "../contract/records.js";
+import type { ClusterView, Snapshot, SnapshotSource } from "../contract/store.js";
+import {
+  discoverClusters,
+  type LoadedCluster,
+  loadCluster,
+  pipelineValues,
+  readServices,
+  STREAM_START_ID,
+} from "./redis-snapshot.js";
+
+/**
+ * The Node router's store reader: decoded records live in memory and `current()` is synchronous, so Redis is
+ * never on the request path. Changes arrive through each cluster's change stream (XREAD BLOCK on a dedicated
+ * connection), resumed from the last id seen after any disconnect; a trimmed or reset stream, or a restarted
+ * Redis, forces a full reload of what it affects. A periodic refresh re-reads leases and finds new clusters.
+ * While Redis is unreachable the last snapshot keeps serving (fail static).
+ *
+ * Redis Cluster: one multi-key XREAD needs every stream in one hash slot, which clusters' keys are not (each has
+ * its own `{cluster}` tag). This reader targets a standalone Redis (or a primary with replicas); on Redis Cluster
+ * it would need one blocking XREAD per cluster tag.
+ */
+
+export interface SourceStatus {
+  /** Both connections answered on their last use. */
+  readonly connected: boolean;
+  /** When the in-memory view was last confirmed against Redis (ms, from `now`). */
+  readonly lastLoadAt: number | undefined;
+  /** Version of the current snapshot, 0 before the first load. */
+  readonly version: number;
+}
+
+export interface RedisSnapshotSource extends SnapshotSource {
+  current(): Snapshot | undefined;
+  /** Loads once (resolves even if Redis is down: the refresh keeps trying) and starts following changes. */
+  start(): Promise<void>;
+  /** Stops following, closes the blocking connection; the caller owns and closes `redis`. */
+  close(): Promise<void>;
+  status(): SourceStatus;
+}
+
+export interface RedisSnapshotSourceOptions {
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly logger: Logger;
+  readonly now: () => number;
+  /** Lease and cluster-discovery refresh period. */
+  readonly refreshIntervalMs?: number;
+  /** XREAD BLOCK timeout; new clusters join the feed within it. */
+  readonly blockMs?: number;
+  /** CLIENT SETNAME of the blocking connection, so operators can find it. */
+  readonly connectionName?: string;
+}
+
+interface ClusterState {
+  readonly view: ClusterView;
+  readonly lastId: string;
+}
+
+/** Entries per XREAD; a full batch means we may lag behind, so positions are re-verified. */
+const READ_BATCH = 500;
+const MAX_BACKOFF_MS = 2_000;
+
+export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
+  const { redis, prefix, logger, now } = options;
+  const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
+  const blockMs = options.blockMs ?? refreshIntervalMs;
+  const closing = new AbortController();
+  let blocking: Redis | undefined;
+  let feed: Promise<void> | undefined;
+  let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  let clusters = new Map<string, ClusterState>();
+  let snapshot: Snapshot | undefined;
+  let runId: string | undefined;
+  let lastLoadAt: number | undefined;
+  let refreshHealthy = false;
+  let feedHealthy = false;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  /** State changes run one at a time, so a reload and a change batch never interleave. */
+  const exclusive = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = queue.then(task, task);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  const publish = () => {
+    const views = [...clusters.values()].map((state) => state.view).sort(byName);
+    snapshot = { version: (snapshot?.version ?? 0) + 1, clusters: views };
+  };
+
+  /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
+  const adopt = (loaded: LoadedCluster): ClusterState | undefined => {
+    const previous = clusters.get(loaded.view.name);
+    if (loaded.registered) return { view: loaded.view, lastId: loaded.lastChangeId };
+    if (!previous) return undefined;
+    return { view: { ...previous.view, stale: true }, lastId: loaded.lastChangeId };
+  };
+
+  const readRunId = async (): Promise<string | undefined> => {
+    const info = await redis.info("server");
+    return /^run_id:(\S+)/m.exec(info)?.[1];
+  };
+
+  const reloadAll = async () => {
+    const [id, names] = await Promise.all([readRunId(), discoverClusters(redis, prefix, logger)]);
+    const known = new Set([...clusters.keys(), ...names]);
+    const loaded = await Promise.all([...known].map((name) => loadCluster(redis, prefix, name, logger)));
+    const next = new Map<string, ClusterState>();
+    for (const cluster of loaded) {
+      const state = adopt(cluster);
+      if (state) next.set(cluster.view.name, state);
+    }
+    clusters = next;
+    runId = id;
+    lastLoadAt = now();
+    publish();
+    logger.info("store loaded", { clusters: next.size, version: snapshot?.version });
+  };
+
+  const reloadCluster = async (name: string, reason: string) => {
+    logger.info("reloading cluster", { cluster: name, reason });
+    const state = adopt(await loadCluster(redis, prefix, name, logger));
+    if (state) clusters.set(name, state);
+    else clusters.delete(name);
+    publish();
+  };
+
+  /** Periodic: lease flags, new clusters; the first full load if none succeeded yet. */
+  const refresh = async () => {
+    if (!snapshot) return reloadAll();
+    const names = await discoverClusters(redis, prefix, logger);
+    const known = [...clusters.keys()];
+    const pipeline = redis.pipeline();
+    for (const name of known) pipeline.exists(clusterKeys(prefix, name).lease);
+    const leases = known.length > 0 ? pipelineValues(await pipeline.exec(), known.length) : [];
+    let changed = false;
+    known.forEach((name, index) => {
+      const state = clusters.get(name);
+      if (!state) return;
+      const stale = leases[index] !== 1 || !names.includes(name);
+      if (stale !== state.view.stale) {
+        clusters.set(name, { ...state, view: { ...state.view, stale } });
+        logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
+        changed = true;
+      }
+    });
+    for (const name of names) {
+      if (clusters.has(name)) continue;
+      const state = adopt(await loadCluster(redis, prefix, name, logger));
+      if (state) {
+        clusters.set(name, state);
+        logger.info("cluster discovered", { cluster: name });
+        changed = true;
+      }
+    }
+    lastLoadAt = now();
+    if (changed) publish();
+  };
+
+  const scheduleRefresh = () => {
+    if (closing.signal.aborted) return;
+    refreshTimer = setTimeout(async () => {
+      try {
+        await exclusive(refresh);
+        if (!refreshHealthy) logger.info("store refresh recovered");
+        refreshHealthy = true;
+      } catch (error) {
+        if (refreshHealthy || !snapshot)
+          logger.warn("store refresh failed; serving the last snapshot", { error });
+        refreshHealthy = false;
+      }
+      scheduleRefresh();
+    }, refreshIntervalMs);
+  };
+
+  /**
+   * Before resuming the feed: a restarted Redis (new run_id) reloads everything; a cluster whose stream was
+   * trimmed past our position, reset (its last id is older than ours) or deleted reloads that cluster.
+   */
+  const verifyPositions = async () => {
+    const id = await readRunId();
+    if (id !== runId) {
+      logger.warn("redis instance changed; reloading the whole store", { previous: runId, current: id });
+      return reloadAll();
+    }
+    const names = [...clusters.keys()];
+    if (names.length === 0) return;
+    const pipeline = redis.pipeline();
+    for (const name of names) pipeline.xinfo("STREAM", clusterKeys(prefix, name).changes);
+    const results = (await pipeline.exec()) ?? [];
+    for (const [index, name] of names.entries()) {
+      const state = clusters.get(name);
+      const result = results[index];
+      if (!state || !result) continue;
+      const [error, reply] = result;
+      const reason = error
+        ? missingStreamReason(error, state.lastId)
+        : streamGapReason(streamInfo(reply), state.lastId);
+      if (reason) await reloadCluster(name, reason);
+    }
+  };
+
+  /** Re-reads the services named by one XREAD batch; returns whether some stream filled the batch. */
+  const applyEntries = async (reply: [string, [string, string[]][]][]) => {
+    let lagging = false;
+    const byKey = new Map([...clusters.keys()].map((name) => [clusterKeys(prefix, name).changes, name]));
+    for (const [key, entries] of reply) {
+      const name = byKey.get(key);
+      const state = name === undefined ? undefined : clusters.get(name);
+      const lastEntry = entries[entries.length - 1];
+      if (name === undefined || !state || !lastEntry) continue;
+      if (entries.length >= READ_BATCH) lagging = true;
+      const touched = new Set<string>();
+      for (const [entryId, fields] of entries) {
+        const change = v.safeParse(ChangeEntrySchema, fieldsToObject(fields));
+        if (change.success) touched.add(change.output.service);
+        else logger.warn("skipping invalid change entry", { cluster: name, id: entryId });
+      }
+      const fresh = await readServices(redis, prefix, name, [...touched], logger);
+      const services = new Map<string, ServiceRecord>(state.view.services);
+      for (const [service, record] of fresh) {
+        if (record) services.set(service, record);
+        else services.delete(service);
+      }
+      clusters.set(name, { view: { ...state.view, services }, lastId: lastEntry[0] });
+      logger.debug("applied changes", { cluster: name, services: [...touched], id: lastEntry[0] });
+    }
+    lastLoadAt = now();
+    publish();
+    return lagging;
+  };
+
+  const followChanges = async (connection: Redis) => {
+    let verify = true;
+    let failures = 0;
+    while (!closing.signal.aborted) {
+      try {
+        if (verify) {
+          await exclusive(verifyPositions);
+          verify = false;
+          feedHealthy = true;
+        }
+        const positions = [...clusters.entries()];
+        if (positions.length === 0) {
+          await sleep(blockMs, closing.signal);
+          continue;
+        }
+        const keys = positions.map(([name]) => clusterKeys(prefix, name).changes);
+        const ids = positions.map(([, state]) => state.lastId);
+        const reply = await connection.xread(
+          "COUNT",
+          READ_BATCH,
+          "BLOCK",
+          blockMs,
+          "STREAMS",
+          ...keys,
+          ...ids,
+        );
+        if (closing.signal.aborted) break;
+        if (reply) verify = await exclusive(() => applyEntries(reply));
+        if (failures > 0) logger.info("change feed resumed");
+        failures = 0;
+      } catch (error) {
+        if (closing.signal.aborted) break;
+        verify = true;
+        failures++;
+        if (failures === 1) logger.warn("change feed interrupted; will resume", { error });
+        feedHealthy = false;
+        await sleep(Math.min(MAX_BACKOFF_MS, 50 * 2 ** failures), closing.signal);
+      }
+    }
+  };
+
+  return {
+    current: () => snapshot,
+    status: () => ({
+      connected: refreshHealthy && feedHealthy && redis.status === "ready",
+      lastLoadAt,
+      version: snapshot?.version ?? 0,
+    }),
+    async start() {
+      try {
+        await exclusive(reloadAll);
+        refreshHealthy = true;
+      } catch (error) {
+        logger.warn("initial store load failed; retrying in the background", { error });
+      }
+      const connection = redis.duplicate({
+        connectionName: options.connectionName ?? "edgeslice-router-changes",
+        // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
+        autoResendUnfulfilledCommands: false,
+        enableOfflineQueue: false,
+        // A half-open socket would block forever: XREAD answers at least every blockMs, so silence means dead.
+        socketTimeout: blockMs + 10_000,
+      });
+      connection.on("error", () => {});
+      blocking = connection;
+      feed = followChanges(connection);
+      scheduleRefresh();
+    },
+    async close() {
+      closing.abort();
+      if (refreshTimer) clearTimeout(refreshTimer);
+      blocking?.disconnect();
+      await feed;
+      await queue;
+    },
+  };
+}
+
+function byName(a: ClusterView, b: ClusterView): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function fieldsToObject(fields: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const name = fields[i];
+    const value = fields[i + 1];
+    if (name !== undefined && value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+export interface StreamInfo {
+  readonly lastGeneratedId: string | undefined;
+  /** Redis >= 7.0; moved by XDEL (not by trimming). */
+  readonly maxDeletedEntryId: string | undefined;
+  readonly firstEntryId: string | undefined;
+  /** Redis >= 7.0: entries ever added; more than `length` means some were trimmed or deleted. */
+  readonly entriesAdded: number | undefined;
+  readonly length: number | undefined;
+}
+
+/** XINFO STREAM's flat reply. */
+function streamInfo(reply: unknown): StreamInfo {
+  const fields = new Map<string, unknown>();
+  if (Array.isArray(reply)) {
+    for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]);
+  }
+  const text = (name: string) => {
+    const value = fields.get(name);
+    return typeof value === "string" ? value : undefined;
+  };
+  const count = (name: string) => {
+    const value = fields.get(name);
+    return typeof value === "number" ? value : undefined;
+  };
+  const first = fields.get("first-entry");
+  const firstId: unknown = Array.isArray(first) ? first[0] : undefined;
+  return {
+    lastGeneratedId: text("last-generated-id"),
+    maxDeletedEntryId: text("max-deleted-entry-id"),
+    firstEntryId: typeof firstId === "string" ? firstId : undefined,
+    entriesAdded: count("entries-added"),
+    length: count("length"),
+  };
+}
+
+function missingStreamReason(error: Error, lastId: string): string | undefined {
+  if (!/no such key/i.test(error.message)) throw error;
+  return lastId === STREAM_START_ID ? undefined : "change stream is gone";
+}
+
+/**
+ * Whether resuming XREAD after `lastId` could miss changes. Trimming removes the oldest entries, so while our
+ * own entry is still the oldest or older, nothing after it is gone; once the oldest entry is newer than ours,
+ * entries after ours may have been trimmed (conservatively: reload).
+ */
+export function streamGapReason(info: StreamInfo, lastId: string): string | undefined {
+  if (info.lastGeneratedId !== undefined && compareStreamIds(info.lastGeneratedId, lastId) < 0) {
+    return "change stream was reset";
+  }
+  if (info.maxDeletedEntryId !== undefined && compareStreamIds(info.maxDeletedEntryId, lastId) > 0) {
+    return "change stream entries after our position were deleted";
+  }
+  if (info.firstEntryId === undefined || compareStreamIds(info.firstEntryId, lastId) <= 0) return undefined;
+  if (lastId !== STREAM_START_ID) return "change stream was trimmed past our position";
+  // We started from an empty stream: a gap only if something was ever removed (unknown before Redis 7: assume so).
+  const removed =
+    info.entriesAdded === undefined || info.length === undefined || info.entriesAdded > info.length;
+  return removed ? "change stream was trimmed past our position" : undefined;
+}
+
+/** Orders stream ids `ms-seq` numerically. */
+export function compareStreamIds(a: string, b: string): number {
+  const [aMs = 0n, aSeq = 0n] = a.split("-").map(BigInt);
+  const [bMs = 0n, bSeq = 0n] = b.split("-").map(BigInt);
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
