@@ -1,0 +1,165 @@
+import { hostname } from "node:os";
+import * as v from "valibot";
+import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
+
+const IntegerFromEnv = (fallback: number, min: number, max: number) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.transform((text) => (text.trim() === "" ? fallback : Number(text))),
+    v.number(),
+    v.integer(),
+    v.minValue(min),
+    v.maxValue(max),
+  );
+
+const FractionFromEnv = (fallback: number) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.transform((text) => (text.trim() === "" ? fallback : Number(text))),
+    v.number(),
+    v.minValue(0),
+    v.maxValue(1),
+  );
+
+const OptionalText = v.pipe(
+  v.optional(v.string()),
+  v.transform((text) => (text === undefined || text.trim() === "" ? undefined : text.trim())),
+);
+
+const BooleanFromEnv = (fallback: boolean) =>
+  v.pipe(
+    v.optional(v.string(), fallback ? "true" : "false"),
+    v.transform((text) => text.trim().toLowerCase()),
+    v.picklist(["true", "false", "1", "0", "on", "off", "yes", "no", ""], "must be true or false"),
+    v.transform((text) => (text === "" ? fallback : ["true", "1", "on", "yes"].includes(text))),
+  );
+
+const NamespaceListSchema = v.pipe(
+  v.optional(v.string(), ""),
+  v.transform((text) =>
+    text
+      .split(",")
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  ),
+  v.array(
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "each namespace must be a DNS-1123 label"),
+    ),
+  ),
+);
+
+/** The sync worker's environment. DESIGN.md "User contract"; the extras are documented in deploy/README.md. */
+export const SyncEnvSchema = v.object({
+  REDIS_URL: v.pipe(
+    v.optional(v.string(), ""),
+    v.transform((url) => url.trim() || "redis://127.0.0.1:6379"),
+    v.url("REDIS_URL must be a URL"),
+  ),
+  CLUSTER_NAME: v.pipe(
+    v.string("CLUSTER_NAME is required"),
+    v.trim(),
+    v.check((name) => v.is(ClusterNameSchema, name), "CLUSTER_NAME must be a DNS-1123 label (a-z, 0-9, '-')"),
+  ),
+  EDGESLICE_PREFIX: v.pipe(
+    v.optional(v.string(), ""),
+    v.transform((prefix) => prefix.trim() || DEFAULT_PREFIX),
+    v.check((prefix) => v.is(PrefixSchema, prefix), "EDGESLICE_PREFIX must be 1-64 of A-Z a-z 0-9 _ . : -"),
+  ),
+  /** Comma list; empty watches every namespace. */
+  WATCH_NAMESPACES: NamespaceListSchema,
+  SYNC_PORT: IntegerFromEnv(9464, 0, 65535),
+  /** Address of the health/metrics server; "::" on IPv6-only clusters (probes reach the pod IP). */
+  SYNC_HOST: v.pipe(
+    v.optional(v.string(), ""),
+    v.transform((host) => host.trim() || "0.0.0.0"),
+    v.ip("SYNC_HOST must be an IP address"),
+  ),
+  /** The cluster is stale for routers once this long passes without a heartbeat. */
+  LEASE_MS: IntegerFromEnv(15_000, 1_000, 600_000),
+  /** Heartbeat period; 0 means LEASE_MS / 3. */
+  HEARTBEAT_MS: IntegerFromEnv(0, 0, 600_000),
+  DEBOUNCE_MS: IntegerFromEnv(50, 0, 60_000),
+  MAX_WAIT_MS: IntegerFromEnv(1_000, 1, 600_000),
+  /** Full comparison of the informer cache with the store; 0 disables. */
+  RESYNC_INTERVAL_MS: IntegerFromEnv(300_000, 0, 86_400_000),
+  VALVE_MAX_LOSS_FRACTION: FractionFromEnv(0.5),
+  VALVE_MIN_LOSS: IntegerFromEnv(2, 1, 1_000_000),
+  VALVE_HOLD_MS: IntegerFromEnv(30_000, 0, 3_600_000),
+  LEADER_ELECTION: BooleanFromEnv(true),
+  /** Where the coordination.k8s.io Lease lives; defaults to the pod's own namespace. */
+  LEASE_NAMESPACE: OptionalText,
+  LEASE_NAME: OptionalText,
+  /** coordination Lease duration (seconds granularity on the API; given in ms here). */
+  LEADER_LEASE_MS: IntegerFromEnv(15_000, 1_000, 600_000),
+  POD_NAME: OptionalText,
+  POD_NAMESPACE: OptionalText,
+  HOSTNAME: OptionalText,
+  LOG_LEVEL: v.optional(
+    v.picklist(["debug", "info", "warn", "error"], "LOG_LEVEL must be debug, info, warn or error"),
+    "info",
+  ),
+});
+
+export interface SyncConfig {
+  readonly redisUrl: string;
+  readonly cluster: string;
+  readonly prefix: string;
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly port: number;
+  readonly host: string;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly debounceMs: number;
+  readonly maxWaitMs: number;
+  readonly resyncIntervalMs: number;
+  readonly valve: { readonly maxLossFraction: number; readonly minLoss: number; readonly holdMs: number };
+  readonly leaderElection: boolean;
+  readonly leaseNamespace: string;
+  readonly leaseName: string;
+  readonly leaderLeaseMs: number;
+  /** This replica's identity in the Lease and the heartbeat. */
+  readonly identity: string;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+}
+
+/** Validates the environment; throws one error listing every bad variable. */
+export function parseSyncConfig(
+  env: Record<string, unknown>,
+  fallbackIdentity: () => string = hostname,
+): SyncConfig {
+  const picked = Object.fromEntries(
+    Object.keys(SyncEnvSchema.entries).map((name) => [
+      name,
+      typeof env[name] === "string" ? env[name] : undefined,
+    ]),
+  );
+  const result = v.safeParse(SyncEnvSchema, picked, { abortPipeEarly: true });
+  if (!result.success) {
+    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "env"}: ${issue.message}`);
+    throw new Error(`invalid sync configuration: ${problems.join("; ")}`);
+  }
+  const e = result.output;
+  return {
+    redisUrl: e.REDIS_URL,
+    cluster: e.CLUSTER_NAME,
+    prefix: e.EDGESLICE_PREFIX,
+    namespaces: e.WATCH_NAMESPACES,
+    port: e.SYNC_PORT,
+    host: e.SYNC_HOST,
+    leaseMs: e.LEASE_MS,
+    heartbeatMs: e.HEARTBEAT_MS > 0 ? e.HEARTBEAT_MS : Math.max(1, Math.floor(e.LEASE_MS / 3)),
+    debounceMs: e.DEBOUNCE_MS,
+    maxWaitMs: e.MAX_WAIT_MS,
+    resyncIntervalMs: e.RESYNC_INTERVAL_MS,
+    valve: { maxLossFraction: e.VALVE_MAX_LOSS_FRACTION, minLoss: e.VALVE_MIN_LOSS, holdMs: e.VALVE_HOLD_MS },
+    leaderElection: e.LEADER_ELECTION,
+    leaseNamespace: e.LEASE_NAMESPACE ?? e.POD_NAMESPACE ?? "default",
+    leaseName: e.LEASE_NAME ?? `edgeslice-sync-${e.CLUSTER_NAME}`,
+    leaderLeaseMs: e.LEADER_LEASE_MS,
+    identity: e.POD_NAME ?? e.HOSTNAME ?? fallbackIdentity(),
+    logLevel: e.LOG_LEVEL,
+  };
+}

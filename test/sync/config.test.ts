@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { parseSyncConfig } from "../../sync/config.js";
+
+const identity = () => "host-1";
+
+describe("parseSyncConfig", () => {
+  it("applies the documented defaults when only CLUSTER_NAME is set", () => {
+    const config = parseSyncConfig({ CLUSTER_NAME: "east" }, identity);
+    expect(config).toMatchObject({
+      redisUrl: "redis://127.0.0.1:6379",
+      cluster: "east",
+      prefix: "edgeslice",
+      namespaces: [],
+      port: 9464,
+      leaseMs: 15_000,
+      heartbeatMs: 5_000,
+      debounceMs: 50,
+      valve: { maxLossFraction: 0.5, minLoss: 2, holdMs: 30_000 },
+      leaderElection: true,
+      leaseName: "edgeslice-sync-east",
+      identity: "host-1",
+      logLevel: "info",
+    });
+  });
+
+  it.each([
+    { env: { WATCH_NAMESPACES: " shop, ,web " }, field: "namespaces", value: ["shop", "web"] },
+    { env: { LEADER_ELECTION: "off" }, field: "leaderElection", value: false },
+    { env: { LEADER_ELECTION: "" }, field: "leaderElection", value: true },
+    { env: { POD_NAME: "sync-7f9", HOSTNAME: "other" }, field: "identity", value: "sync-7f9" },
+    { env: { HOSTNAME: "node-host" }, field: "identity", value: "node-host" },
+    { env: { POD_NAMESPACE: "edge" }, field: "leaseNamespace", value: "edge" },
+    { env: { LEASE_NAMESPACE: "ops", POD_NAMESPACE: "edge" }, field: "leaseNamespace", value: "ops" },
+    { env: { LEASE_MS: "9000" }, field: "heartbeatMs", value: 3000 },
+    { env: { LEASE_MS: "9000", HEARTBEAT_MS: "1000" }, field: "heartbeatMs", value: 1000 },
+    { env: { EDGESLICE_PREFIX: "team:edge" }, field: "prefix", value: "team:edge" },
+    { env: { SYNC_PORT: "" }, field: "port", value: 9464 },
+  ])("reads $field from $env", ({ env, field, value }) => {
+    const config = parseSyncConfig({ CLUSTER_NAME: "east", ...env }, identity);
+    expect(config[field as keyof typeof config]).toEqual(value);
+  });
+
+  it("lists every bad variable in one error", () => {
+    const attempt = () =>
+      parseSyncConfig(
+        {
+          CLUSTER_NAME: "East_1",
+          SYNC_PORT: "http",
+          VALVE_MAX_LOSS_FRACTION: "2",
+          LEADER_ELECTION: "maybe",
+          WATCH_NAMESPACES: "ok,Not_OK",
+          EDGESLICE_PREFIX: "a{b}",
+        },
+        identity,
+      );
+    expect(attempt).toThrow(/CLUSTER_NAME/);
+    for (const name of [
+      "SYNC_PORT",
+      "VALVE_MAX_LOSS_FRACTION",
+      "LEADER_ELECTION",
+      "WATCH_NAMESPACES",
+      "EDGESLICE_PREFIX",
+    ]) {
+      expect(attempt).toThrow(new RegExp(name));
+    }
+  });
+
+  it("requires CLUSTER_NAME", () => {
+    expect(() => parseSyncConfig({}, identity)).toThrow(/CLUSTER_NAME is required/);
+  });
+});
