@@ -1,0 +1,41 @@
+import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../contract/records.js";
+import type { ClusterView, Snapshot } from "../../contract/store.js";
+
+/** A ServiceRecord with only what a test cares about filled in. */
+export function serviceRecord(options: {
+  cluster: string;
+  service?: string;
+  hosts?: string[];
+  pathPrefix?: string;
+  ipv4?: EndpointRecord[];
+  ipv6?: EndpointRecord[];
+  ipv4Fallback?: boolean;
+  ipv6Fallback?: boolean;
+}): ServiceRecord {
+  return {
+    v: SCHEMA_VERSION,
+    cluster: options.cluster,
+    service: options.service ?? "default/app",
+    hosts: options.hosts ?? ["app.example"],
+    pathPrefix: options.pathPrefix ?? "/",
+    port: { name: "http", number: 80 },
+    ipv4: { endpoints: options.ipv4 ?? [], fallback: options.ipv4Fallback ?? false, draining: [] },
+    ipv6: { endpoints: options.ipv6 ?? [], fallback: options.ipv6Fallback ?? false, draining: [] },
+  };
+}
+
+export function snapshotOf(
+  clusters: { name: string; stale?: boolean; records: ServiceRecord[] }[],
+  version = 1,
+): Snapshot {
+  const views: ClusterView[] = clusters.map((cluster) => ({
+    name: cluster.name,
+    stale: cluster.stale ?? false,
+    services: new Map(cluster.records.map((record) => [record.service, record])),
+  }));
+  return { version, clusters: views };
+}
+
+export function ep(ip: string, port = 8080, extra: Partial<EndpointRecord> = {}): EndpointRecord {
+  return { ip, port, ...extra };
+}
