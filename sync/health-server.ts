@@ -1,0 +1,76 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PROMETHEUS_CONTENT_TYPE, type SyncMetrics } from "./metrics.js";
+
+/** What /readyz reports; ready only when every check passes. */
+export interface Readiness {
+  /** The informers finished their first full list. */
+  readonly synced: boolean;
+  /** The Redis connection is ready. */
+  readonly redis: boolean;
+}
+
+export interface HealthServerOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly metrics: SyncMetrics;
+  /**
+   * Leader and standby are both ready: a standby must pass its probe so a rollout can proceed and it
+   * can take over; only the leader writes, which /metrics shows (`edgeslice_sync_leader`).
+   */
+  readonly readiness: () => Readiness;
+}
+
+export interface HealthServer {
+  readonly address: AddressInfo;
+  close(): Promise<void>;
+}
+
+/** /healthz (the process answers), /readyz (synced and Redis reachable), /metrics (Prometheus). */
+export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? "/").split("?")[0];
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response
+        .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" })
+        .end("method not allowed\n");
+      return;
+    }
+    if (path === "/healthz") {
+      response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
+    if (path === "/readyz") {
+      const checks = options.readiness();
+      const ready = checks.synced && checks.redis;
+      response
+        .writeHead(ready ? 200 : 503, { "content-type": "application/json" })
+        .end(`${JSON.stringify({ ready, ...checks })}\n`);
+      return;
+    }
+    if (path === "/metrics") {
+      response.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(options.metrics.render());
+      return;
+    }
+    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  });
+  // Probes are one-shot requests: keep-alive sockets would only delay close().
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("health server has no TCP address");
+  return {
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,77 @@
+import type { Logger } from "../contract/logger.js";
+import type { ClusterWriter } from "../contract/store.js";
+import type { SyncMetrics } from "./metrics.js";
+import type { Timers } from "./reconciler.js";
+
+export interface HeartbeatOptions {
+  readonly writer: ClusterWriter;
+  readonly holder: string;
+  readonly leaseMs: number;
+  /** leaseMs / 3 by default: two beats may be lost before routers see the cluster as stale. */
+  readonly intervalMs?: number;
+  readonly logger: Logger;
+  readonly metrics: SyncMetrics;
+  readonly now?: () => number;
+  readonly timers?: Timers;
+}
+
+export interface Heartbeat {
+  /** Beats now and then every interval (while leading). */
+  start(): void;
+  /** No further beats; the lease then runs out on its own unless the next leader beats. */
+  stop(): Promise<void>;
+  readonly running: boolean;
+}
+
+const realTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
+  const { writer, holder, leaseMs, logger, metrics } = options;
+  const intervalMs = options.intervalMs ?? Math.max(1, Math.floor(leaseMs / 3));
+  const now = options.now ?? Date.now;
+  const timers = options.timers ?? realTimers;
+  let timer: unknown;
+  let running = false;
+  let inFlight: Promise<void> | undefined;
+
+  const beat = async () => {
+    const at = now();
+    try {
+      await writer.heartbeat({ holder, leaseMs, at });
+      metrics.set("lastHeartbeat", Math.floor(at / 1000));
+    } catch (error) {
+      metrics.count("heartbeatErrors");
+      logger.warn("heartbeat failed", { cluster: writer.cluster, error });
+    }
+  };
+
+  const tick = () => {
+    timer = undefined;
+    if (!running) return;
+    inFlight = beat().finally(() => {
+      inFlight = undefined;
+      // setTimeout after each beat rather than setInterval: a slow Redis never stacks up beats.
+      if (running) timer = timers.setTimeout(tick, intervalMs);
+    });
+  };
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      tick();
+    },
+    async stop() {
+      running = false;
+      if (timer !== undefined) timers.clearTimeout(timer);
+      timer = undefined;
+      if (inFlight) await inFlight;
+    },
+    get running() {
+      return running;
+    },
+  };
+}

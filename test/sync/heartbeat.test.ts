@@ -1,0 +1,68 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "../../contract/logger.js";
+import type { ClusterWriter } from "../../contract/store.js";
+import { createHeartbeat } from "../../sync/heartbeat.js";
+import { createSyncMetrics } from "../../sync/metrics.js";
+
+function beatingWriter() {
+  const beats: { holder: string; leaseMs: number; at: number }[] = [];
+  let failures = 0;
+  const writer: ClusterWriter = {
+    cluster: "east",
+    put: async () => {},
+    remove: async () => {},
+    load: async () => new Map(),
+    heartbeat: async (beat) => {
+      if (failures > 0) {
+        failures--;
+        throw new Error("redis down");
+      }
+      beats.push(beat);
+    },
+  };
+  return { writer, beats, failNext: (count: number) => (failures = count) };
+}
+
+describe("heartbeat", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("beats at once and then every leaseMs / 3 while running", async () => {
+    const { writer, beats } = beatingWriter();
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 3_000,
+      logger: silentLogger,
+      metrics: createSyncMetrics(),
+    });
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(beats).toHaveLength(4);
+    expect(beats.every((beat) => beat.holder === "sync-0" && beat.leaseMs === 3_000)).toBe(true);
+    await heartbeat.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(beats).toHaveLength(4);
+  });
+
+  it("keeps beating after a failed beat and counts the failure", async () => {
+    const { writer, beats, failNext } = beatingWriter();
+    const metrics = createSyncMetrics();
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 900,
+      logger: silentLogger,
+      metrics,
+    });
+    failNext(2);
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(900);
+    expect(metrics.get("heartbeatErrors")).toBe(2);
+    expect(beats.length).toBeGreaterThanOrEqual(1);
+    expect(metrics.get("lastHeartbeat")).toBeGreaterThan(0);
+    await heartbeat.stop();
+  });
+});
