@@ -89,6 +89,7 @@ export function createSyncMetrics(labels: Readonly<Record<string, string>> = {})
 function renderLabels(labels: Readonly<Record<string, string>>): string {
   const entries = Object.entries(labels);
   if (entries.length === 0) return "";
-  const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+  const escapeLabel = (value: string) =>
+    value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
   return `{${entries.map(([key, value]) => `${key}="${escapeLabel(value)}"`).join(",")}}`;
 }
