@@ -1,0 +1,133 @@
+import { randomUUID } from "node:crypto";
+import { type FakeKind, RESOURCES } from "./resources.js";
+
+/** An object as the fake server keeps it: plain JSON with the metadata the API server owns filled in. */
+export interface FakeObject {
+  kind: string;
+  apiVersion: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+
+export interface StoredEvent {
+  readonly revision: number;
+  readonly kind: FakeKind;
+  readonly type: WatchEventType;
+  readonly object: FakeObject;
+}
+
+export type ApplyInput = { kind: string; metadata: { name: string; namespace?: string } } & Record<
+  string,
+  unknown
+>;
+
+/**
+ * Objects plus a bounded event history under one global, monotonically increasing revision, like etcd
+ * behind the API server: every write bumps it, and a watch can resume from any revision still in the
+ * window. Older revisions are "compacted" and answer 410 Gone.
+ */
+export class ObjectStore {
+  private revision = 0;
+  /** Events with a revision <= this are gone: a watch from an older resourceVersion gets 410. */
+  private compactedRevision = 0;
+  private readonly objects = new Map<string, FakeObject>();
+  private readonly history: StoredEvent[] = [];
+
+  constructor(
+    private readonly historyLimit: number,
+    private readonly onEvent: (event: StoredEvent) => void,
+  ) {}
+
+  get currentRevision(): number {
+    return this.revision;
+  }
+
+  get oldestResumableRevision(): number {
+    return this.compactedRevision;
+  }
+
+  get(kind: FakeKind, namespace: string, name: string): FakeObject | undefined {
+    const found = this.objects.get(objectKey(kind, namespace, name));
+    return found ? structuredClone(found) : undefined;
+  }
+
+  list(kind: FakeKind, namespace?: string): FakeObject[] {
+    const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+    const items: FakeObject[] = [];
+    for (const [key, object] of this.objects) if (key.startsWith(prefix)) items.push(structuredClone(object));
+    return items.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+  }
+
+  /** Creates or replaces; returns the stored copy with its new resourceVersion. */
+  apply(input: ApplyInput): FakeObject {
+    const kind = asKind(input.kind);
+    const namespace = input.metadata.namespace ?? "default";
+    const key = objectKey(kind, namespace, input.metadata.name);
+    const previous = this.objects.get(key);
+    this.revision += 1;
+    const object = structuredClone(input) as unknown as FakeObject;
+    object.apiVersion = RESOURCES[kind].apiVersion;
+    object.metadata = {
+      ...object.metadata,
+      namespace,
+      resourceVersion: String(this.revision),
+      uid: previous?.metadata.uid ?? randomUUID(),
+      creationTimestamp:
+        previous?.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    };
+    this.objects.set(key, object);
+    this.record({ revision: this.revision, kind, type: previous ? "MODIFIED" : "ADDED", object });
+    return structuredClone(object);
+  }
+
+  /** Deletes; the DELETED event carries the object at the deletion's revision, as the API server does. */
+  remove(kind: FakeKind, namespace: string, name: string): boolean {
+    const key = objectKey(kind, namespace, name);
+    const previous = this.objects.get(key);
+    if (!previous) return false;
+    this.objects.delete(key);
+    this.revision += 1;
+    const object = structuredClone(previous);
+    object.metadata.resourceVersion = String(this.revision);
+    this.record({ revision: this.revision, kind, type: "DELETED", object });
+    return true;
+  }
+
+  /** Events after `revision`, or undefined when part of that range was compacted away. */
+  eventsAfter(revision: number): StoredEvent[] | undefined {
+    if (revision < this.compactedRevision) return undefined;
+    return this.history.filter((event) => event.revision > revision);
+  }
+
+  /** Compaction: every resourceVersion older than now becomes too old to resume from. */
+  expireHistory(): void {
+    this.history.length = 0;
+    this.compactedRevision = this.revision;
+  }
+
+  private record(event: StoredEvent): void {
+    this.history.push(event);
+    while (this.history.length > this.historyLimit) {
+      const dropped = this.history.shift();
+      if (dropped) this.compactedRevision = dropped.revision;
+    }
+    this.onEvent(event);
+  }
+}
+
+export function objectKey(kind: FakeKind, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+export function asKind(kind: string): FakeKind {
+  if (kind === "Service" || kind === "EndpointSlice" || kind === "Lease") return kind;
+  throw new Error(`the fake API server does not serve kind ${kind}`);
+}
