@@ -24,10 +24,11 @@ export interface StoredEvent {
   readonly object: FakeObject;
 }
 
-export type ApplyInput = { kind: string; metadata: { name: string; namespace?: string } } & Record<
-  string,
-  unknown
->;
+export type ApplyInput = {
+  kind: string;
+  metadata: { name: string; namespace?: string; [field: string]: unknown };
+  [field: string]: unknown;
+};
 
 /**
  * Objects plus a bounded event history under one global, monotonically increasing revision, like etcd
