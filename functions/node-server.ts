@@ -1,0 +1,116 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
+import { Redis } from "ioredis";
+import { createJsonLogger, type Logger } from "../contract/logger.js";
+import type { SnapshotSource } from "../contract/store.js";
+import { createApp } from "./app.js";
+import type { RouterConfig } from "./config.js";
+import { createRedisSnapshotSource, type RedisSnapshotSource } from "./redis-source.js";
+import { createUndiciUpstream, type UndiciUpstreamOptions } from "./undici-upstream.js";
+import type { Upstream } from "./upstream.js";
+
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+export interface NodeRouterDeps {
+  readonly logger?: Logger;
+  /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redisUrl. */
+  readonly source?: SnapshotSource;
+  /** Default: undici pools. */
+  readonly upstream?: Upstream;
+  readonly upstreamOptions?: UndiciUpstreamOptions;
+  /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
+  readonly host?: string;
+  readonly now?: () => number;
+  readonly random?: () => number;
+  /** Store refresh period of the Redis source. */
+  readonly refreshIntervalMs?: number;
+  /** How long close() waits for in-flight requests before cutting them. */
+  readonly drainMs?: number;
+}
+
+export interface NodeRouter {
+  /** `http://host:port` the router listens on. */
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  /** The Redis source when the router owns one (for status and tests). */
+  readonly redisSource: RedisSnapshotSource | undefined;
+  /** Stops accepting, drains in-flight requests up to `drainMs`, then closes pools and Redis. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
+ * the in-memory Redis source, undici pools, the Hono app on @hono/node-server.
+ */
+export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
+  const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+  const now = deps.now ?? Date.now;
+  let redis: Redis | undefined;
+  let redisSource: RedisSnapshotSource | undefined;
+  let source = deps.source;
+  if (!source) {
+    redis = new Redis(config.redisUrl ?? DEFAULT_REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
+      connectionName: "edgeslice-router",
+      lazyConnect: true,
+    });
+    redis.on("error", (error) => logger.debug("redis connection error", { error }));
+    await redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
+    redisSource = createRedisSnapshotSource({
+      redis,
+      prefix: config.prefix,
+      logger,
+      now,
+      refreshIntervalMs: deps.refreshIntervalMs,
+    });
+    await redisSource.start();
+    source = redisSource;
+  }
+  const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
+  const upstream = deps.upstream ?? ownedUpstream;
+  if (!upstream) throw new Error("no upstream transport");
+
+  const app = createApp({
+    source,
+    upstream,
+    config,
+    now,
+    random: deps.random ?? Math.random,
+    balancing: "p2c",
+    logger,
+    clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const host = deps.host ?? "0.0.0.0";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info("router listening", { url });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const bound = setTimeout(() => server.closeAllConnections(), deps.drainMs ?? 10_000);
+      await drained;
+      clearTimeout(bound);
+      await ownedUpstream?.destroy();
+      await redisSource?.close();
+      if (redis) await redis.quit().catch(() => redis?.disconnect());
+      logger.info("router stopped");
+    })();
+    return closing;
+  };
+  return { url, port, server, redisSource, close };
+}
