@@ -1,0 +1,358 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { Redis } from "ioredis";
+import type { Logger } from "../contract/logger.js";
+import type { SyncConfig } from "./config.js";
+import { exposeService } from "./exposure.js";
+import { type HealthServer, startHealthServer } from "./health-server.js";
+import { createHeartbeat } from "./heartbeat.js";
+import { type ClusterWatch, createClusterWatch } from "./informers.js";
+import { cacheFromObjects, loadManifests } from "./manifests.js";
+import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
+import { createReconciler, type Reconciler } from "./reconciler.js";
+import { createRedisClusterWriter } from "./redis-writer.js";
+import { createSafetyValve } from "./safety-valve.js";
+
+/** What live mode needs from leader election (sync/leader.ts). */
+export interface LeaderElector {
+  start(): void | Promise<void>;
+  /** Stops campaigning and releases the Lease if held. */
+  stop(): Promise<void>;
+  isLeader(): boolean;
+}
+
+export type LeaderElectorFactory = (callbacks: {
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+}) => LeaderElector;
+
+export interface LiveOptions {
+  readonly logger: Logger;
+  /** Default: loadFromDefault() (in-cluster service account, or KUBECONFIG). */
+  readonly kubeConfig?: KubeConfig;
+  /** Required when config.leaderElection is on. */
+  readonly elector?: LeaderElectorFactory;
+  /** Longest wait for pending writes on shutdown. */
+  readonly flushTimeoutMs?: number;
+}
+
+export interface LiveSync {
+  readonly healthPort: number;
+  readonly metrics: SyncMetrics;
+  readonly watch: ClusterWatch;
+  readonly reconciler: Reconciler;
+  /** True while this replica publishes (leader, synced). */
+  publishing(): boolean;
+  /** Graceful stop: stop watching, flush pending writes, release the Lease, close Redis. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Live mode: informers → reconciler → Redis, with leader election, heartbeat and the health server.
+ * Publishing starts only once the informers completed their first full list AND this replica leads;
+ * it stops the moment leadership is lost.
+ */
+export async function startLive(config: SyncConfig, options: LiveOptions): Promise<LiveSync> {
+  const { logger } = options;
+  const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
+  const metrics = createSyncMetrics({ cluster: config.cluster });
+  const redis = connectRedis(config.redisUrl, logger, metrics);
+  const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
+
+  let reconciler: Reconciler | undefined;
+  const watch = createClusterWatch({
+    kubeConfig,
+    namespaces: config.namespaces,
+    logger,
+    resyncIntervalMs: config.resyncIntervalMs,
+    onServiceChanged: (namespace, name) => reconciler?.markDirty(namespace, name),
+    onResync: () => void reconciler?.fullResync(),
+    onError: () => metrics.count("informerRestarts"),
+  });
+  const activeReconciler = createReconciler({
+    cache: watch,
+    writer,
+    cluster: config.cluster,
+    expose: exposeService,
+    valve: createSafetyValve(config.valve),
+    logger,
+    metrics,
+    debounceMs: config.debounceMs,
+    maxWaitMs: config.maxWaitMs,
+  });
+  reconciler = activeReconciler;
+  const heartbeat = createHeartbeat({
+    writer,
+    holder: config.identity,
+    leaseMs: config.leaseMs,
+    intervalMs: config.heartbeatMs,
+    logger,
+    metrics,
+  });
+
+  let leading = !config.leaderElection;
+  let stopping = false;
+  // Leadership and sync events arrive from different sources; one queue keeps enable/disable in order.
+  let transitions: Promise<void> = Promise.resolve();
+  const reconcileRole = () => {
+    transitions = transitions.then(async () => {
+      const shouldPublish = leading && watch.synced && !stopping;
+      metrics.set("leader", leading ? 1 : 0);
+      if (shouldPublish && !activeReconciler.enabled) {
+        logger.info("publishing to the store", { cluster: config.cluster, identity: config.identity });
+        await activeReconciler.enable();
+        heartbeat.start();
+      } else if (!shouldPublish && activeReconciler.enabled) {
+        logger.info("no longer publishing", { cluster: config.cluster, leading, synced: watch.synced });
+        await heartbeat.stop();
+        await activeReconciler.disable();
+      }
+    });
+    return transitions;
+  };
+
+  redis.on("ready", () => {
+    // Redis may have restarted empty: compare everything and re-push what is missing.
+    if (activeReconciler.enabled) void activeReconciler.fullResync();
+  });
+
+  let elector: LeaderElector | undefined;
+  if (config.leaderElection) {
+    if (!options.elector) throw new Error("leader election is on but no elector was given");
+    elector = options.elector({
+      onStartedLeading: () => {
+        leading = true;
+        void reconcileRole();
+      },
+      onStoppedLeading: () => {
+        leading = false;
+        void reconcileRole();
+      },
+    });
+  }
+
+  const health: HealthServer = await startHealthServer({
+    port: config.port,
+    host: config.host,
+    metrics,
+    readiness: () => ({ synced: watch.synced, redis: redis.status === "ready" }),
+  });
+
+  const synced = watch.start().then(
+    () => {
+      metrics.set("synced", 1);
+      return reconcileRole();
+    },
+    (error: unknown) => {
+      if (!stopping) logger.error("informers failed to start", { error });
+    },
+  );
+  await elector?.start();
+  if (!config.leaderElection) metrics.set("leader", 1);
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      stopping = true;
+      await watch.stop();
+      await synced;
+      if (activeReconciler.enabled) {
+        await withTimeout(activeReconciler.flush(), options.flushTimeoutMs ?? 5_000, () =>
+          logger.warn("pending writes not flushed before the shutdown deadline", {
+            pending: activeReconciler.pending,
+          }),
+        );
+      }
+      await heartbeat.stop();
+      await activeReconciler.stop();
+      await transitions;
+      await elector?.stop();
+      await health.close();
+      await closeRedis(redis);
+      logger.info("sync stopped", { cluster: config.cluster });
+    })();
+    return stopped;
+  };
+
+  return {
+    healthPort: health.address.port,
+    metrics,
+    watch,
+    reconciler: activeReconciler,
+    publishing: () => activeReconciler.enabled,
+    stop,
+  };
+}
+
+/** `npm run sync` live mode: runs until SIGTERM/SIGINT, then stops gracefully. Resolves the exit code. */
+export async function runLive(config: SyncConfig, options: LiveOptions): Promise<number> {
+  const live = await startLive(config, options);
+  options.logger.info("sync started", {
+    cluster: config.cluster,
+    identity: config.identity,
+    namespaces: config.namespaces.length > 0 ? config.namespaces : "all",
+    healthPort: live.healthPort,
+  });
+  await waitForSignal(options.logger);
+  await live.stop();
+  return 0;
+}
+
+/**
+ * `--from DIR` without `--print`: publishes the folder's manifests to the store (only what differs,
+ * leftovers of earlier runs removed) and writes one heartbeat so routers discover the cluster.
+ * With `once` false it keeps the heartbeat going until SIGTERM/SIGINT.
+ */
+export async function publishFromFolder(
+  dir: string,
+  config: SyncConfig,
+  options: { logger: Logger; once: boolean },
+): Promise<number> {
+  const { logger } = options;
+  let loaded: Awaited<ReturnType<typeof loadManifests>>;
+  try {
+    loaded = await loadManifests(dir);
+  } catch (error) {
+    logger.error("cannot read manifest folder", { dir, error });
+    return 1;
+  }
+  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  const metrics = createSyncMetrics({ cluster: config.cluster });
+  const redis = connectRedis(config.redisUrl, logger, metrics);
+  try {
+    await whenReady(redis, 10_000);
+    const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
+    const reconciler = createReconciler({
+      cache: cacheFromObjects(loaded.services, loaded.slices),
+      writer,
+      cluster: config.cluster,
+      expose: exposeService,
+      // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
+      valve: createSafetyValve({ ...config.valve, holdMs: 0 }),
+      logger,
+      metrics,
+    });
+    await reconciler.enable();
+    const pending = reconciler.pending;
+    await reconciler.stop();
+    if (pending > 0) {
+      logger.error("could not write every Service to the store", { pending });
+      return 1;
+    }
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: config.identity,
+      leaseMs: config.leaseMs,
+      intervalMs: config.heartbeatMs,
+      logger,
+      metrics,
+    });
+    heartbeat.start();
+    logger.info("published manifests", {
+      dir,
+      cluster: config.cluster,
+      written: metrics.get("writes"),
+      removed: metrics.get("deletes"),
+      unchanged: metrics.get("skippedUnchanged"),
+    });
+    if (!options.once) await waitForSignal(logger);
+    await heartbeat.stop();
+    return 0;
+  } catch (error) {
+    logger.error("publishing manifests failed", { error });
+    return 1;
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+/**
+ * One long-lived client. No offline queue: while Redis is down a write fails at once and the reconciler
+ * keeps it dirty with backoff, instead of piling commands up in memory; 'ready' then triggers a full resync.
+ */
+function connectRedis(url: string, logger: Logger, metrics: SyncMetrics): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5_000,
+    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 10), 5_000),
+  });
+  let down = false;
+  redis.on("ready", () => {
+    metrics.set("redisUp", 1);
+    if (down) logger.info("redis connection ready again");
+    down = false;
+  });
+  redis.on("error", (error: Error) => {
+    if (!down) logger.warn("redis connection error", { error });
+    down = true;
+  });
+  redis.on("close", () => {
+    metrics.set("redisUp", 0);
+    down = true;
+  });
+  redis.connect().catch(() => {
+    // Reported through 'error'; retryStrategy keeps reconnecting.
+  });
+  return redis;
+}
+
+function whenReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.off("ready", onReady);
+      reject(new Error(`redis not ready within ${ms} ms`));
+    }, ms);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    redis.once("ready", onReady);
+  });
+}
+
+async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === "ready") {
+    await withTimeout(
+      redis.quit().then(() => undefined),
+      2_000,
+      () => {},
+    ).catch(() => {});
+  }
+  redis.disconnect();
+}
+
+function waitForSignal(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info("shutting down", { signal });
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      resolve();
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+}
+
+async function withTimeout(work: Promise<void>, ms: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      resolve();
+    }, ms);
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
