@@ -1,0 +1,99 @@
+import { parseArgs } from "node:util";
+import * as v from "valibot";
+import { createJsonLogger, type Logger } from "../contract/logger.js";
+import { ClusterNameSchema } from "../contract/names.js";
+import { loadManifests } from "./manifests.js";
+import { printLines } from "./print.js";
+
+const USAGE = `Usage: npm run sync -- [--from DIR] [--once] [--print]
+
+  --from DIR   read Service / EndpointSlice manifests (YAML, JSON, Lists) from DIR instead of a cluster
+  --once       translate once and exit instead of watching
+  --print      print one JSON line per Service port to stdout instead of writing to the store
+  --help       show this text
+
+Environment: CLUSTER_NAME (required to write; --print uses "local" when unset), REDIS_URL, EDGESLICE_PREFIX,
+WATCH_NAMESPACES, SYNC_PORT.`;
+
+/** Name shown in `--print` output when CLUSTER_NAME is unset: printing writes nothing, so no real name is needed. */
+const PRINT_DEFAULT_CLUSTER = "local";
+
+interface CliArgs {
+  readonly from: string | undefined;
+  readonly once: boolean;
+  readonly print: boolean;
+  readonly help: boolean;
+}
+
+function readArgs(argv: readonly string[]): CliArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      from: { type: "string" },
+      once: { type: "boolean", default: false },
+      print: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  return {
+    from: values.from,
+    once: values.once ?? false,
+    print: values.print ?? false,
+    help: values.help ?? false,
+  };
+}
+
+/** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
+async function printFromFolder(dir: string, cluster: string, logger: Logger): Promise<number> {
+  let loaded: Awaited<ReturnType<typeof loadManifests>>;
+  try {
+    loaded = await loadManifests(dir);
+  } catch (error) {
+    logger.error("cannot read manifest folder", { dir, error });
+    return 1;
+  }
+  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  const lines = printLines(cluster, loaded.services, loaded.slices);
+  process.stdout.write(lines.map((line) => `${line}\n`).join(""));
+  return 0;
+}
+
+async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const logger = createJsonLogger({
+    write: (line) => process.stderr.write(`${line}\n`),
+    base: { component: "sync" },
+  });
+  let args: CliArgs;
+  try {
+    args = readArgs(argv);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  if (args.from !== undefined) {
+    if (!args.print) {
+      // TODO(issue 3): `--from DIR [--once]` without --print writes the folder to the store.
+      logger.error("--from without --print writes to the store, which is not built yet; add --print");
+      return 2;
+    }
+    const cluster = env.CLUSTER_NAME ?? PRINT_DEFAULT_CLUSTER;
+    if (!v.is(ClusterNameSchema, cluster)) {
+      logger.error("CLUSTER_NAME must be a DNS-1123 label (a-z, 0-9, '-')", { cluster });
+      return 2;
+    }
+    return printFromFolder(args.from, cluster, logger);
+  }
+
+  // TODO(issue 3): live mode (informers → reconciler → Redis writer) replaces this branch.
+  logger.error("live cluster mode is not built yet; use --from DIR --print");
+  return 2;
+}
+
+process.exitCode = await main(process.argv.slice(2), process.env);

@@ -1,0 +1,48 @@
+import { serviceId } from "../contract/names.js";
+import { endpointAddress, type FamilyRecord } from "../contract/records.js";
+import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
+import { cacheFromObjects } from "./manifests.js";
+import { translateService } from "./translate.js";
+
+/**
+ * `--print`: one JSON line per port of every Service (exposed or not, so the translation itself can be
+ * checked), in the user-contract format with its exact key order. Lines are sorted by service, then port;
+ * two ports with one number (TCP and UDP) keep their spec order.
+ */
+export function printLines(
+  cluster: string,
+  services: readonly KubeService[],
+  slices: readonly KubeEndpointSlice[],
+): string[] {
+  const cache = cacheFromObjects(services, slices);
+  const rows = cache.services().flatMap((service) => {
+    const namespace = namespaceOf(service);
+    const id = serviceId(namespace, service.metadata.name);
+    const ports = translateService(service, cache.slicesOf(namespace, service.metadata.name));
+    return ports.map((entry, order) => ({ id, port: entry.port.number, order, entry }));
+  });
+  rows.sort(
+    (left, right) => compareText(left.id, right.id) || left.port - right.port || left.order - right.order,
+  );
+  return rows.map(({ id, port, entry }) =>
+    JSON.stringify({
+      cluster,
+      service: id,
+      port,
+      ipv4: printedFamily(entry.ipv4),
+      ipv6: printedFamily(entry.ipv6),
+    }),
+  );
+}
+
+function printedFamily(family: FamilyRecord): { endpoints: string[]; fallback: boolean; draining: string[] } {
+  return {
+    endpoints: family.endpoints.map(endpointAddress),
+    fallback: family.fallback,
+    draining: family.draining.map(endpointAddress),
+  };
+}
+
+function compareText(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
