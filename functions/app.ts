@@ -99,7 +99,6 @@ export function createApp(deps: AppDeps): Hono {
       proto: target.proto,
       host: target.authority,
     });
-    const length = raw.headers.get("content-length");
     return proxy(
       selection,
       {
@@ -107,7 +106,6 @@ export function createApp(deps: AppDeps): Hono {
         path: target.path,
         headers,
         body: raw.body,
-        contentLength: length === null ? undefined : Number(length),
         signal: raw.signal,
       },
       proxyDeps,

@@ -32,8 +32,6 @@ export interface ProxyRequest {
   /** Already cleaned (headers.ts). */
   readonly headers: Headers;
   readonly body: ReadableStream<Uint8Array> | null;
-  /** Content-Length of the client's request, when it sent one. */
-  readonly contentLength: number | undefined;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal | undefined;
 }
@@ -41,10 +39,7 @@ export interface ProxyRequest {
 /** RFC 9110 §9.2.2: repeating these has the same effect as sending them once. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 
-/**
- * Idempotent requests with a body up to this size and a Content-Length are read into memory so they can
- * be replayed on another backend; larger or chunked bodies stream and are never replayed once read.
- */
+/** Request body bytes kept while streaming so that a retry can resend them; larger bodies are not retried. */
 export const MAX_REPLAYABLE_BODY_BYTES = 64 * 1024;
 
 /** 502/503/504 from a backend count as its failure for ejection (a gateway-failure detector). */
@@ -69,7 +64,7 @@ export function isIdempotent(method: string): boolean {
 export async function proxy(selection: Selection, request: ProxyRequest, deps: ProxyDeps): Promise<Response> {
   const { settings, metrics } = deps;
   const idempotent = IDEMPOTENT.has(request.method);
-  const body = await prepareBody(request, idempotent);
+  const body = requestBody(request);
   const whole = new AbortController();
   const totalTimer = setTimeout(() => whole.abort(new AbortReason("total-timeout")), settings.totalTimeoutMs);
   const onClientGone = () => whole.abort(new AbortReason("client-gone"));
@@ -85,10 +80,9 @@ export async function proxy(selection: Selection, request: ProxyRequest, deps: P
       if (outcome.response) return outcome.response;
       lastFailure = outcome.kind === "timeout" ? "timeout" : "error";
       if (outcome.stop) break;
-      const retriable =
-        outcome.kind === "connect"
-          ? !body.started()
-          : idempotent && body.replayable && outcome.kind !== "client";
+      // Nothing reached the backend on a connect error: any method may go elsewhere. Otherwise only an
+      // idempotent one (RFC 9110 §9.2.2), and only while its body can be sent again in full.
+      const retriable = body.canResend() && (outcome.kind === "connect" || idempotent);
       if (!retriable) break;
       tried ??= new Set();
       tried.add(backend.address);
@@ -199,61 +193,70 @@ function mergeSkip(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): 
 }
 
 interface RequestBody {
-  readonly replayable: boolean;
   /** The body to hand to one attempt. */
   forAttempt(): ReadableStream<Uint8Array> | null;
-  /** True once any byte of a streamed body was read: it cannot be sent again. */
-  started(): boolean;
+  /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
+  canResend(): boolean;
 }
 
-const NO_BODY: RequestBody = { replayable: true, forAttempt: () => null, started: () => false };
+const NO_BODY: RequestBody = { forAttempt: () => null, canResend: () => true };
 
-async function prepareBody(request: ProxyRequest, idempotent: boolean): Promise<RequestBody> {
-  const source = request.body;
-  if (source === null || request.method === "GET" || request.method === "HEAD") return NO_BODY;
-  const length = request.contentLength;
-  if (idempotent && length !== undefined && length <= MAX_REPLAYABLE_BODY_BYTES) {
-    const bytes = new Uint8Array(await new Response(source).arrayBuffer());
-    return {
-      replayable: true,
-      forAttempt: () =>
-        new ReadableStream<Uint8Array>({
-          start(controller) {
-            if (bytes.byteLength > 0) controller.enqueue(bytes);
-            controller.close();
-          },
-        }),
-      started: () => false,
-    };
-  }
-  return streamedBody(source);
+function requestBody(request: ProxyRequest): RequestBody {
+  if (request.body === null || request.method === "GET" || request.method === "HEAD") return NO_BODY;
+  return streamedBody(request.body);
 }
 
 /**
- * Hands each attempt a thin stream over the client's body. Until an attempt pulls the first chunk,
- * the client's stream is untouched, so a connect failure can still move the request to another backend.
+ * Streams the client's body to each attempt, never waiting for it to end. The first
+ * MAX_REPLAYABLE_BODY_BYTES read are kept (as references to the chunks, no copy): a transport may read
+ * ahead before it connects (Node's fetch does), so after a failed attempt the next one replays the kept
+ * prefix and continues from the client's stream. Past that size the body can no longer be resent.
  */
 function streamedBody(source: ReadableStream<Uint8Array>): RequestBody {
   const reader = source.getReader();
-  let started = false;
+  const kept: Uint8Array[] = [];
+  let keptBytes = 0;
+  let overflowed = false;
+  let sourceDone = false;
   return {
-    replayable: false,
-    started: () => started,
-    forAttempt: () =>
-      new ReadableStream<Uint8Array>(
+    canResend: () => !overflowed,
+    forAttempt: () => {
+      let replayed = 0;
+      return new ReadableStream<Uint8Array>(
         {
           async pull(controller) {
-            started = true;
+            const replay = overflowed ? undefined : kept[replayed];
+            if (replay) {
+              replayed++;
+              controller.enqueue(replay);
+              return;
+            }
+            if (sourceDone) return controller.close();
             const { done, value } = await reader.read();
-            if (done) controller.close();
-            else controller.enqueue(value);
+            if (done) {
+              sourceDone = true;
+              return controller.close();
+            }
+            if (!overflowed) {
+              keptBytes += value.byteLength;
+              if (keptBytes <= MAX_REPLAYABLE_BODY_BYTES) {
+                kept.push(value);
+                replayed++;
+              } else {
+                overflowed = true;
+                kept.length = 0;
+              }
+            }
+            controller.enqueue(value);
           },
           cancel(reason) {
-            if (started) return reader.cancel(reason);
+            // A failed attempt cancels its stream; the client's stream stays readable for the next one.
+            if (overflowed) return reader.cancel(reason);
           },
-          // highWaterMark 0: nothing is read from the client before the transport asks for it.
         },
+        // highWaterMark 0: nothing is read from the client before the transport asks for it.
         { highWaterMark: 0 },
-      ),
+      );
+    },
   };
 }

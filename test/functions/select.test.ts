@@ -38,12 +38,13 @@ describe("chooseFamily", () => {
 });
 
 describe("zoneSubset (kube-proxy hint rule)", () => {
-  const hinted = [ep("10.0.0.1", 80, { forZones: ["z1"] }), ep("10.0.0.2", 80, { forZones: ["z2"] })];
+  const inZ1 = ep("10.0.0.1", 80, { forZones: ["z1"] });
+  const hinted = [inZ1, ep("10.0.0.2", 80, { forZones: ["z2"] })];
   it.each([
     ["keeps the endpoints hinted for the zone", hinted, "z1", ["10.0.0.1"], "applied"],
     [
       "ignores hints unless every endpoint carries them",
-      [hinted[0], ep("10.0.0.3")],
+      [inZ1, ep("10.0.0.3")],
       "z1",
       ["10.0.0.1", "10.0.0.3"],
       "not-every-endpoint-hinted",
@@ -57,10 +58,7 @@ describe("zoneSubset (kube-proxy hint rule)", () => {
     ],
     ["does nothing without a zone", hinted, undefined, ["10.0.0.1", "10.0.0.2"], "no-zone-configured"],
   ] as const)("%s", (_name, endpoints, zone, ips, hints) => {
-    const result = zoneSubset(
-      endpoints.filter((e) => e !== undefined),
-      zone,
-    );
+    const result = zoneSubset(endpoints, zone);
     expect(result.endpoints.map((e) => e.ip)).toEqual(ips);
     expect(result.hints).toBe(hints);
   });
