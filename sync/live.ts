@@ -185,7 +185,13 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
 
 /** `npm run sync` live mode: runs until SIGTERM/SIGINT, then stops gracefully. Resolves the exit code. */
 export async function runLive(config: SyncConfig, options: LiveOptions): Promise<number> {
-  const live = await startLive(config, options);
+  let live: LiveSync;
+  try {
+    live = await startLive(config, options);
+  } catch (error) {
+    options.logger.error("sync failed to start", { error });
+    return 1;
+  }
   options.logger.info("sync started", {
     cluster: config.cluster,
     identity: config.identity,

@@ -2,6 +2,8 @@ import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { createJsonLogger, type Logger } from "../contract/logger.js";
 import { ClusterNameSchema } from "../contract/names.js";
+import { parseSyncConfig, type SyncConfig } from "./config.js";
+import { publishFromFolder, runLive } from "./live.js";
 import { loadManifests } from "./manifests.js";
 import { printLines } from "./print.js";
 
@@ -79,9 +81,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
 
   if (args.from !== undefined) {
     if (!args.print) {
-      // TODO(issue 3): `--from DIR [--once]` without --print writes the folder to the store.
-      logger.error("--from without --print writes to the store, which is not built yet; add --print");
-      return 2;
+      const config = configOrExit(env, logger);
+      return config ? publishFromFolder(args.from, config, { logger, once: args.once }) : 2;
     }
     const cluster = env.CLUSTER_NAME ?? PRINT_DEFAULT_CLUSTER;
     if (!v.is(ClusterNameSchema, cluster)) {
@@ -91,9 +92,23 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     return printFromFolder(args.from, cluster, logger);
   }
 
-  // TODO(issue 3): live mode (informers → reconciler → Redis writer) replaces this branch.
-  logger.error("live cluster mode is not built yet; use --from DIR --print");
-  return 2;
+  const config = configOrExit(env, logger);
+  if (!config) return 2;
+  const liveLogger = createJsonLogger({
+    level: config.logLevel,
+    write: (line) => process.stderr.write(`${line}\n`),
+    base: { component: "sync", cluster: config.cluster, identity: config.identity },
+  });
+  return runLive(config, { logger: liveLogger });
+}
+
+function configOrExit(env: NodeJS.ProcessEnv, logger: Logger): SyncConfig | undefined {
+  try {
+    return parseSyncConfig(env);
+  } catch (error) {
+    logger.error((error as Error).message);
+    return undefined;
+  }
 }
 
 process.exitCode = await main(process.argv.slice(2), process.env);
