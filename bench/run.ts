@@ -25,6 +25,7 @@ const proxyOptions: ProxyBenchOptions = smoke
       payloads: ["small", "large"],
       proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
       profile: false,
+      rounds: 1,
       pin: !args.includes("--no-pin"),
     }
   : {
@@ -36,14 +37,24 @@ const proxyOptions: ProxyBenchOptions = smoke
       payloads: ["small", "large"],
       proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
       profile: !args.includes("--no-profile"),
+      rounds: 3,
       pin: !args.includes("--no-pin"),
     };
+
+/** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
+function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
+  const duration = Number(flagValue("--duration") ?? options.durationSeconds);
+  const warmup = Number(flagValue("--warmup") ?? options.warmupSeconds);
+  const rounds = Number(flagValue("--rounds") ?? options.rounds);
+  return { ...options, durationSeconds: duration, warmupSeconds: warmup, rounds };
+}
 
 async function main(): Promise<void> {
   if (only === undefined || only === "proxy") {
     log("proxy bench ...");
-    const report = await runProxyBench(proxyOptions, log);
-    console.log(formatProxyReport(report, proxyOptions));
+    const options = withOverrides(proxyOptions);
+    const report = await runProxyBench(options, log);
+    console.log(formatProxyReport(report, options));
     console.log("");
   }
 }

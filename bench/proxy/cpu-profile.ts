@@ -80,6 +80,9 @@ function areaOf(functionName: string, url: string): string {
   if (functionName === "(garbage collector)") return "garbage collector";
   if (functionName === "(program)") return "V8/native (program)";
   if (url === "") return "native / builtins";
+  if (url.startsWith("node:internal/deps/undici"))
+    return "node's bundled undici (web Request/Response/Headers)";
+  if (url.startsWith("node:internal/")) return `node internal/${url.slice(14).split("/")[0] ?? ""}`;
   if (url.startsWith("node:")) return `node ${url.slice(5).split("/")[0] ?? ""}`.trim();
   const match = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(url);
   if (match?.[1]) return match[1];

@@ -29,6 +29,11 @@ export interface ProxyBenchOptions {
   readonly proxies: readonly Exclude<TargetName, "direct">[];
   /** Profile the edgeslice router (small body, saturation) with `--cpu-prof`. */
   readonly profile: boolean;
+  /**
+   * Each cell is measured this many times, interleaved across targets (so a noisy neighbour hits every target
+   * alike), and the median run by rps is reported.
+   */
+  readonly rounds: number;
   /** Pin the proxy to its own core (load generator and backend share the other). */
   readonly pin: boolean;
 }
@@ -38,6 +43,8 @@ export interface Measurement {
   readonly payload: PayloadName;
   readonly mode: LoadMode;
   readonly result: LoadResult;
+  /** rps of every round, for the spread. */
+  readonly roundsRps: readonly number[];
 }
 
 export interface ProxyBenchReport {
@@ -86,10 +93,29 @@ export async function runProxyBench(
 
     for (const payload of options.payloads) {
       for (const mode of ["saturation", "moderate"] as const) {
+        const runs = new Map<TargetName, LoadResult[]>();
+        for (let round = 0; round < options.rounds; round++) {
+          for (const target of targets) {
+            const plan = planFor(options, target.port, payload, mode, round === 0);
+            log(
+              `  ${target.name.padEnd(9)} ${payload.padEnd(5)} ${mode} round ${round + 1}/${options.rounds} ...`,
+            );
+            const result = await runLoad(load, plan);
+            runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
+          }
+        }
         for (const target of targets) {
-          const plan = planFor(options, target.port, payload, mode);
-          log(`  ${target.name.padEnd(9)} ${payload.padEnd(5)} ${mode} ...`);
-          measurements.push({ target: target.name, payload, mode, result: await runLoad(load, plan) });
+          const results = runs.get(target.name) ?? [];
+          const median = medianByRps(results);
+          if (median) {
+            measurements.push({
+              target: target.name,
+              payload,
+              mode,
+              result: median,
+              roundsRps: results.map((r) => r.rps),
+            });
+          }
         }
       }
     }
@@ -105,12 +131,23 @@ export async function runProxyBench(
   }
 }
 
-function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName, mode: LoadMode): LoadPlan {
+function medianByRps(results: readonly LoadResult[]): LoadResult | undefined {
+  const sorted = [...results].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+function planFor(
+  options: ProxyBenchOptions,
+  port: number,
+  payload: PayloadName,
+  mode: LoadMode,
+  warmUp: boolean,
+): LoadPlan {
   const base = {
     url: `http://127.0.0.1:${port}${PAYLOAD_PATHS[payload]}`,
     host: BENCH_HOST,
     durationSeconds: options.durationSeconds,
-    warmupSeconds: options.warmupSeconds,
+    warmupSeconds: warmUp ? options.warmupSeconds : 0,
   };
   return mode === "saturation"
     ? { ...base, connections: options.connections }
@@ -144,7 +181,7 @@ async function profileRouter(
     });
     const { port } = await router.next<{ port: number }>("ready", 30_000);
     log("  edgeslice small saturation under --cpu-prof ...");
-    await runLoad(load, planFor(options, port, "small", "saturation"));
+    await runLoad(load, planFor(options, port, "small", "saturation", true));
     await router.stop();
     const file = (await readdir(directory)).find((name) => name.endsWith(".cpuprofile"));
     return file ? await summariseCpuProfile(join(directory, file)) : undefined;
@@ -156,17 +193,18 @@ async function profileRouter(
 export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchOptions): string {
   const find = (target: TargetName, payload: PayloadName, mode: LoadMode) =>
     report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode)?.result;
-  const rows: string[][] = report.measurements.map(({ target, payload, mode, result }) => [
+  const rows: string[][] = report.measurements.map(({ target, payload, mode, result, roundsRps }) => [
     `${target} ${payload} ${mode}`,
     fixed(result.rps, 0),
+    roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
     fixed(result.p50Ms, 3),
     fixed(result.p99Ms, 3),
     String(result.non2xx + result.errors + result.timeouts),
   ]);
   const lines = [
-    `Proxy bench: ${options.durationSeconds} s per run after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
+    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (median by rps shown, its p50/p99) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
     `Layout: ${report.layout}.`,
-    formatTable(["run", "rps", "p50 ms", "p99 ms", "non-2xx/errors"], rows),
+    formatTable(["run", "rps (median)", "rps per round", "p50 ms", "p99 ms", "non-2xx/errors"], rows),
     "",
   ];
   const ratioRows: string[][] = [];
