@@ -1,0 +1,219 @@
+import { randomBytes } from "node:crypto";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { createJsonLogger, type LogLevel } from "../contract/logger.js";
+import { MemoryStore } from "../contract/memory-store.js";
+import type { ClusterWriter } from "../contract/store.js";
+import { parseRouterConfig } from "../functions/config.js";
+import { type NodeRouter, startNodeRouter } from "../functions/node-server.js";
+import { exposeService } from "../sync/exposure.js";
+import { createHeartbeat, type Heartbeat } from "../sync/heartbeat.js";
+import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/kube-objects.js";
+import { cacheFromObjects, loadManifests } from "../sync/manifests.js";
+import { createSyncMetrics } from "../sync/metrics.js";
+import { createReconciler, type Reconciler } from "../sync/reconciler.js";
+import { createRedisClusterWriter } from "../sync/redis-writer.js";
+import { createSafetyValve, DEFAULT_VALVE_CONFIG } from "../sync/safety-valve.js";
+import { type DemoBackend, startDemoBackend } from "./demo-backend.js";
+
+/**
+ * `npm start`: the local all-in-one. Demo backends on the loopback addresses the examples/ slices list, the
+ * real translation and reconciler publishing examples/ into a MemoryStore (or Redis when REDIS_URL is set),
+ * and the Node router on PORT (8080). SIGINT/SIGTERM stop everything and exit 0.
+ */
+
+const CLUSTER = "local";
+const LEASE_MS = 30_000;
+/** Only these are started as demo backends: a manifest can never make this script bind anything else. */
+const LOOPBACK = new Set(["127.0.0.1", "::1"]);
+
+interface Running {
+  readonly backends: DemoBackend[];
+  reconciler?: Reconciler;
+  heartbeat?: Heartbeat;
+  router?: NodeRouter;
+  redis?: Redis;
+}
+
+const running: Running = { backends: [] };
+
+async function main(): Promise<void> {
+  const level = logLevelOf(process.env.LOG_LEVEL);
+  const logger = createJsonLogger({ level, write: (line) => process.stderr.write(`${line}\n`) });
+  const examplesDir = resolve(process.env.EXAMPLES_DIR ?? join(projectRoot(), "examples"));
+
+  const loaded = await loadManifests(examplesDir);
+  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+
+  for (const target of demoTargets(loaded.slices)) {
+    try {
+      running.backends.push(await startDemoBackend(target));
+    } catch (error) {
+      // Typically ::1 on a host without IPv6: the other family still works.
+      logger.warn("demo backend could not start", { ...target, error });
+    }
+  }
+
+  // Local only: a random admin token when none is given, so the printed explain command works as is.
+  const config = parseRouterConfig({
+    ...process.env,
+    PORT: process.env.PORT ?? "8080",
+    ADMIN_TOKEN: process.env.ADMIN_TOKEN?.trim() || randomBytes(12).toString("hex"),
+  });
+  const memory = config.redisUrl === undefined ? new MemoryStore() : undefined;
+  let writer: ClusterWriter;
+  if (memory) {
+    writer = memory.writer(CLUSTER);
+  } else {
+    const redis = new Redis(config.redisUrl ?? "", {
+      maxRetriesPerRequest: 1,
+      connectionName: "edgeslice-start",
+    });
+    redis.on("error", (error) => logger.warn("redis error", { error }));
+    running.redis = redis;
+    writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
+  }
+
+  const metrics = createSyncMetrics({ cluster: CLUSTER });
+  const reconciler = createReconciler({
+    cache: cacheFromObjects(loaded.services, loaded.slices),
+    writer,
+    cluster: CLUSTER,
+    expose: exposeService,
+    // examples/ is explicit desired state: nothing to hold back.
+    valve: createSafetyValve({ ...DEFAULT_VALVE_CONFIG, holdMs: 0 }),
+    logger,
+    metrics,
+  });
+  running.reconciler = reconciler;
+  await reconciler.enable();
+  if (reconciler.pending > 0)
+    throw new Error(`could not publish ${reconciler.pending} Service(s); see the log`);
+  const heartbeat = createHeartbeat({ writer, holder: "npm-start", leaseMs: LEASE_MS, logger, metrics });
+  running.heartbeat = heartbeat;
+  heartbeat.start();
+
+  const router = await startNodeRouter(config, {
+    logger,
+    host: "127.0.0.1",
+    ...(memory ? { source: memory } : {}),
+  });
+  running.router = router;
+
+  process.stdout.write(
+    banner({
+      url: router.url,
+      store: memory ? "memory" : `Redis at ${config.redisUrl} (prefix ${config.prefix})`,
+      backends: running.backends,
+      hosts: exposedHosts(loaded.services),
+      adminToken: config.adminToken ?? "",
+      ipFamily: config.ipFamily,
+    }),
+  );
+}
+
+/** Every (loopback ip, port) the example slices list, once, with the Service it belongs to. */
+function demoTargets(slices: readonly KubeEndpointSlice[]): { service: string; ip: string; port: number }[] {
+  const targets = new Map<string, { service: string; ip: string; port: number }>();
+  for (const slice of slices) {
+    const service = `${namespaceOf(slice)}/${slice.metadata.labels?.[SERVICE_NAME_LABEL] ?? slice.metadata.name}`;
+    for (const endpoint of slice.endpoints ?? []) {
+      const ip = endpoint.addresses[0];
+      if (ip === undefined || !LOOPBACK.has(ip)) continue;
+      for (const port of slice.ports ?? []) {
+        if (typeof port.port !== "number" || port.port <= 0) continue;
+        targets.set(`${ip} ${port.port}`, { service, ip, port: port.port });
+      }
+    }
+  }
+  return [...targets.values()];
+}
+
+function exposedHosts(services: readonly { metadata: { annotations?: Record<string, string> | null } }[]) {
+  return services.flatMap((service) =>
+    (service.metadata.annotations?.["edgeslice.io/hosts"] ?? "")
+      .split(",")
+      .map((host) => host.trim())
+      .filter((host) => host !== ""),
+  );
+}
+
+function banner(info: {
+  url: string;
+  store: string;
+  backends: readonly DemoBackend[];
+  hosts: readonly string[];
+  adminToken: string;
+  ipFamily: string;
+}): string {
+  const lines = [
+    "",
+    `edgeslice all-in-one is running: router ${info.url}, store: ${info.store}, IP_FAMILY=${info.ipFamily}`,
+    `demo backends: ${info.backends.map((b) => `${b.address} (${b.family})`).join(", ") || "none"}`,
+    "",
+    "Try:",
+    ...info.hosts.map((host) => `  curl -H 'Host: ${host}' ${info.url}/`),
+    `  curl -H 'Host: nothing.localhost' ${info.url}/        # 404 {"error":"no_route"}`,
+    `  curl ${info.url}/_edgeslice/healthz`,
+  ];
+  const auth = info.adminToken ? ` -H 'Authorization: Bearer ${info.adminToken}'` : "";
+  lines.push(
+    `  curl${auth} '${info.url}/_edgeslice/explain?host=${info.hosts[0] ?? "web.localhost"}&path=/'`,
+  );
+  if (!info.adminToken)
+    lines.push("  (admin endpoints other than healthz need ADMIN_TOKEN: ADMIN_TOKEN=secret npm start)");
+  lines.push(
+    "",
+    "Each answer names the backend and the address family that served it. web.localhost is dual-stack and",
+    "IP_FAMILY=PreferIPv4 sends it to 127.0.0.1 (IP_FAMILY=PreferIPv6 npm start sends it to ::1); api.localhost",
+    "is IPv6-only and is answered from ::1 by its ready pod, never by the terminating one. So the curls above",
+    "are answered over both families. Ctrl-C stops everything.",
+    "",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+async function shutdown(signal: string, failed = false): Promise<void> {
+  const errors: unknown[] = [];
+  const attempt = async (step: () => Promise<void> | undefined) => {
+    try {
+      await step();
+    } catch (error) {
+      errors.push(error);
+    }
+  };
+  await attempt(() => running.router?.close());
+  await attempt(() => running.heartbeat?.stop());
+  await attempt(() => running.reconciler?.stop());
+  await attempt(async () => {
+    await running.redis?.quit();
+  });
+  await Promise.all(running.backends.map((backend) => attempt(() => backend.close())));
+  for (const error of errors) process.stderr.write(`error while stopping: ${String(error)}\n`);
+  process.stdout.write(`stopped (${signal})\n`);
+  process.exit(failed || errors.length > 0 ? 1 : 0);
+}
+
+function projectRoot(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), "..");
+}
+
+function logLevelOf(text: string | undefined): LogLevel {
+  return text === "debug" || text === "info" || text === "error" ? text : "warn";
+}
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    void shutdown(signal);
+  });
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  stopping = true;
+  await shutdown("error", true);
+});

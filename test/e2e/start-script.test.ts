@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { request } from "node:http";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/redis.js";
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** A GET with an explicit Host header (fetch forbids setting Host), like the printed curl commands. */
+function get(
+  port: number,
+  path: string,
+  host?: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path, headers: host ? { host, ...headers } : headers, timeout: 10_000 },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("request timed out")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Resolves with stdout so far once `pattern` shows up in it; rejects if the process exits or time runs out. */
+function waitForOutput(child: ChildProcess, output: () => string, pattern: RegExp, timeoutMs: number) {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no ${pattern} in output within ${timeoutMs} ms:\n${output()}`));
+    }, timeoutMs);
+    const onData = () => {
+      if (pattern.test(output())) {
+        cleanup();
+        resolve(output());
+      }
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`start script exited (${code}) before ${pattern}:\n${output()}`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout?.off("data", onData);
+      child.off("exit", onExit);
+    };
+    child.stdout?.on("data", onData);
+    child.once("exit", onExit);
+    onData();
+  });
+}
+
+function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("start script did not exit after SIGTERM")), timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+describe("npm start (scripts/start.ts)", () => {
+  let child: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (child && child.exitCode === null && child.pid !== undefined) child.kill("SIGKILL");
+  });
+
+  it("serves the examples over both address families, prints the curls, and exits 0 on SIGTERM", async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), ADMIN_TOKEN: "test-token" };
+    // The all-in-one's memory store mode: a REDIS_URL in the test environment would switch it to Redis.
+    delete env.REDIS_URL;
+    // tsx itself rather than `npx tsx`: npx dies of the signal it forwards, which would hide the script's exit code.
+    const started = spawn(join("node_modules", ".bin", "tsx"), ["scripts/start.ts"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = started;
+    let stdout = "";
+    let stderr = "";
+    started.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    started.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+
+    const banner = await waitForOutput(started, () => stdout + stderr, /Ctrl-C stops everything/, 30_000);
+    expect(banner).toContain(`curl -H 'Host: web.localhost' http://127.0.0.1:${port}/`);
+    expect(banner).toContain(`curl -H 'Host: api.localhost' http://127.0.0.1:${port}/`);
+
+    const web = await get(port, "/", "web.localhost");
+    const api = await get(port, "/", "api.localhost");
+    const apiRepeated = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const answer = await get(port, `/${i}`, "api.localhost");
+      apiRepeated.add(/ from (\S+): /.exec(answer.body)?.[1] ?? answer.body);
+    }
+    const unknown = await get(port, "/", "nothing.localhost");
+    const explain = await get(port, "/_edgeslice/explain?host=api.localhost&path=/", undefined, {
+      authorization: "Bearer test-token",
+    });
+
+    expect(web.status).toBe(200);
+    expect(web.body).toContain("demo/web answered over IPv4 from 127.0.0.1:18081");
+    expect(api.status).toBe(200);
+    expect(api.body).toContain("demo/api answered over IPv6 from [::1]:18083");
+    // The terminating pod ([::1]:18084) never gets new traffic.
+    expect([...apiRepeated]).toEqual(["[::1]:18083"]);
+    expect(unknown).toEqual({ status: 404, body: '{"error":"no_route"}' });
+    expect(explain.status).toBe(200);
+    expect(explain.body).toContain("demo/api");
+
+    started.kill("SIGTERM");
+    expect(await exitOf(started, 15_000)).toBe(0);
+    expect(stdout).toContain("stopped (SIGTERM)");
+  });
+});
