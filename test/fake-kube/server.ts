@@ -110,14 +110,14 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://fake-kube");
-    if (request.headers.authorization !== `Bearer ${token}`) {
-      return sendJson(response, 401, statusBody(401, "Unauthorized"));
-    }
     const path = parseResourcePath(url.pathname);
     if (!path) return sendJson(response, 404, statusBody(404, `the server could not find ${url.pathname}`));
     const verb = verbOf(request.method, path, url);
     if (!verb) return sendJson(response, 405, statusBody(405, `${request.method} is not supported here`));
     count(verb, path.kind);
+    if (request.headers.authorization !== `Bearer ${token}`) {
+      return sendJson(response, 401, statusBody(401, "Unauthorized"));
+    }
     const injected = takeFailure(verb, path.kind);
     if (injected !== undefined) {
       return sendJson(response, injected, statusBody(injected, `injected failure ${injected}`));

@@ -1,0 +1,18 @@
+import type { Logger, LogLevel } from "../../contract/logger.js";
+
+export interface LogEntry {
+  readonly level: LogLevel;
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+}
+
+/** A Logger that keeps what it was told, so tests can assert that a bad object was reported. */
+export function recordingLogger(): { logger: Logger; entries: LogEntry[] } {
+  const entries: LogEntry[] = [];
+  const at =
+    (level: LogLevel) =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      entries.push({ level, message, fields });
+    };
+  return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, entries };
+}
