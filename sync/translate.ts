@@ -128,9 +128,15 @@ function beats(challenger: Candidate, holder: Candidate): boolean {
   for (let index = 0; index < challengerRank.length; index += 1) {
     if (challengerRank[index] !== holderRank[index]) return challengerRank[index] === true;
   }
-  // Plain code-unit order, not locale order, so every runtime agrees. An address listed twice in one
-  // slice ties on the name too: the earlier entry stays.
-  return challenger.sliceName < holder.sliceName;
+  // Plain code-unit order, not locale order, so every runtime agrees.
+  if (challenger.sliceName !== holder.sliceName) return challenger.sliceName < holder.sliceName;
+  // An address listed twice in one slice (not something the EndpointSlice controller does): compare the
+  // remaining data so the endpoint order inside the slice does not matter either.
+  return topologyKey(challenger) < topologyKey(holder);
+}
+
+function topologyKey(candidate: Candidate): string {
+  return JSON.stringify([candidate.zone ?? null, candidate.forZones ?? null]);
 }
 
 /**

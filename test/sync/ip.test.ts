@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalIp, compareIps } from "../../sync/ip.js";
 
@@ -55,5 +56,40 @@ describe("compareIps", () => {
   it("orders numerically, not as text", () => {
     const sorted = ["10.0.0.10", "fd00::a", "10.0.0.9", "fd00::9", "9.0.0.1"].sort(compareIps);
     expect(sorted).toEqual(["9.0.0.1", "10.0.0.9", "10.0.0.10", "fd00::9", "fd00::a"]);
+  });
+});
+
+describe("canonicalIp properties", () => {
+  const group = fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 0xffff }));
+  const groups = fc.array(group, { minLength: 8, maxLength: 8 });
+  const spelling = fc.record({ upper: fc.boolean(), pad: fc.boolean() });
+
+  it("prints IPv6 as the WHATWG URL host serializer does (same RFC 5952 §4 rules), however it was written", () => {
+    fc.assert(
+      fc.property(groups, spelling, (values, { upper, pad }) => {
+        const written = values.map((value) => {
+          const hex = pad ? value.toString(16).padStart(4, "0") : value.toString(16);
+          return upper ? hex.toUpperCase() : hex;
+        });
+        const text = written.join(":");
+        const reference = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+        const embedsIpv4 =
+          (values.slice(0, 5).every((value) => value === 0) && values[5] === 0xffff) ||
+          (values[0] === 0x64 && values[1] === 0xff9b && values.slice(2, 6).every((value) => value === 0));
+        fc.pre(!embedsIpv4);
+        expect(canonicalIp(text)).toEqual({ family: "ipv6", ip: reference });
+        expect(canonicalIp(reference)).toEqual({ family: "ipv6", ip: reference });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("round-trips every IPv4 address", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }), (bytes) => {
+        const text = bytes.join(".");
+        expect(canonicalIp(text)).toEqual({ family: "ipv4", ip: text });
+      }),
+    );
   });
 });

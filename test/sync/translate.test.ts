@@ -473,6 +473,19 @@ describe("translateService", () => {
     }
   });
 
+  it("picks the same copy of an address listed twice in one slice whatever their order", () => {
+    const copies = [
+      endpoint("10.0.0.1", null, { zone: "zone-b" }),
+      endpoint("10.0.0.1", null, { zone: "zone-a" }),
+    ];
+    const forward = translateService(service(http), [slice({ name: "a", endpoints: copies })]);
+    const reversed = translateService(service(http), [
+      slice({ name: "a", endpoints: [...copies].reverse() }),
+    ]);
+    expect(reversed).toEqual(forward);
+    expect(forward[0]?.ipv4.endpoints).toHaveLength(1);
+  });
+
   it("defaults a missing Service namespace to default on both objects", () => {
     const svc: KubeService = { metadata: { name: "web" }, spec: { ports: http } };
     const own = { ...slice({ name: "a", endpoints: [endpoint("10.0.0.1")] }) };
