@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/redis.js";
@@ -73,20 +75,59 @@ function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | null> 
   });
 }
 
+const EXAMPLE_PORTS = [18081, 18082, 18083, 18084];
+
+/**
+ * examples/ copied with its fixed demo ports (18081-18084) swapped for free ones, so this test never fights a
+ * running `npm start` or a parallel run for them. Everything else in the manifests is as shipped.
+ */
+async function examplesOnFreePorts(): Promise<{ dir: string; port: (fixed: number) => number }> {
+  const dir = await mkdtemp(join(tmpdir(), "edgeslice-examples-"));
+  const mapping = new Map<number, number>();
+  for (const fixed of EXAMPLE_PORTS) mapping.set(fixed, await freePort());
+  for (const file of await readdir("examples")) {
+    const text = await readFile(join("examples", file), "utf8");
+    const remapped = text.replace(/\bport: (\d+)/g, (whole, digits: string) => {
+      const free = mapping.get(Number(digits));
+      return free === undefined ? whole : `port: ${free}`;
+    });
+    await writeFile(join(dir, file), remapped);
+  }
+  tempDirs.push(dir);
+  return {
+    dir,
+    port: (fixed) => {
+      const free = mapping.get(fixed);
+      if (free === undefined) throw new Error(`examples/ has no port ${fixed}`);
+      return free;
+    },
+  };
+}
+
+const tempDirs: string[] = [];
+
 describe("npm start (scripts/start.ts)", () => {
   let child: ChildProcess | undefined;
 
-  afterAll(() => {
-    if (child && child.exitCode === null && child.pid !== undefined) child.kill("SIGKILL");
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.pid !== undefined) child.kill("SIGTERM");
+    for (const dir of tempDirs.splice(0)) await rm(dir, { recursive: true, force: true });
   });
 
   it("serves the examples over both address families, prints the curls, and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), ADMIN_TOKEN: "test-token" };
+    const examples = await examplesOnFreePorts();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      ADMIN_TOKEN: "test-token",
+      EXAMPLES_DIR: examples.dir,
+    };
     // The all-in-one's memory store mode: a REDIS_URL in the test environment would switch it to Redis.
     delete env.REDIS_URL;
-    // tsx itself rather than `npx tsx`: npx dies of the signal it forwards, which would hide the script's exit code.
-    const started = spawn(join("node_modules", ".bin", "tsx"), ["scripts/start.ts"], {
+    // tsx itself rather than `npx tsx`: npx dies of the signal it forwards, which would hide the script's exit
+    // code. `timeout` bounds the child's life even if this test process is killed before it can clean up.
+    const started = spawn("timeout", ["120", join("node_modules", ".bin", "tsx"), "scripts/start.ts"], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -117,11 +158,11 @@ describe("npm start (scripts/start.ts)", () => {
     });
 
     expect(web.status).toBe(200);
-    expect(web.body).toContain("demo/web answered over IPv4 from 127.0.0.1:18081");
+    expect(web.body).toContain(`demo/web answered over IPv4 from 127.0.0.1:${examples.port(18081)}`);
     expect(api.status).toBe(200);
-    expect(api.body).toContain("demo/api answered over IPv6 from [::1]:18083");
-    // The terminating pod ([::1]:18084) never gets new traffic.
-    expect([...apiRepeated]).toEqual(["[::1]:18083"]);
+    expect(api.body).toContain(`demo/api answered over IPv6 from [::1]:${examples.port(18083)}`);
+    // The terminating pod (18084 in examples/) never gets new traffic.
+    expect([...apiRepeated]).toEqual([`[::1]:${examples.port(18083)}`]);
     expect(unknown).toEqual({ status: 404, body: '{"error":"no_route"}' });
     expect(explain.status).toBe(200);
     expect(explain.body).toContain("demo/api");
