@@ -48,6 +48,8 @@ export interface FakeKube {
   stallWatches(): void;
   /** The next `count` requests matching `rule` get `status` with a Status body (410 on list/watch included). */
   failNext(count: number, status: number, rule?: FailureRule): void;
+  /** Forgets every pending injected failure. */
+  clearFailures(): void;
   /** Compacts the history: watches from any older resourceVersion get a 410 Expired ERROR event. */
   expireHistory(): void;
   /** Requests seen for `verb` (optionally of one kind), faulted ones included. */
@@ -343,6 +345,9 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     },
     failNext(countOf, status, rule = {}) {
       failures.push({ remaining: countOf, status, rule });
+    },
+    clearFailures() {
+      failures.length = 0;
     },
     expireHistory: () => store.expireHistory(),
     requests: (verb, kind) => counters.get(kind ? `${verb} ${kind}` : verb) ?? 0,
