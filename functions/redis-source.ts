@@ -300,6 +300,8 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       });
       connection.on("error", () => {});
       blocking = connection;
+      // Not a failure worth a warning: the duplicate is still connecting when start() returns.
+      await waitUntilReady(connection, 2_000);
       feed = followChanges(connection);
       scheduleRefresh();
     },
@@ -393,6 +395,19 @@ export function compareStreamIds(a: string, b: string): number {
   const [bMs = 0n, bSeq = 0n] = b.split("-").map(BigInt);
   if (aMs !== bMs) return aMs < bMs ? -1 : 1;
   return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
+}
+
+function waitUntilReady(connection: Redis, limitMs: number): Promise<void> {
+  if (connection.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      connection.off("ready", done);
+      resolve();
+    };
+    const timer = setTimeout(done, limitMs);
+    connection.once("ready", done);
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
