@@ -28,6 +28,30 @@ export function ipBytes(text: string): Uint8Array | undefined {
   return parseIpv4(text);
 }
 
+/**
+ * A text key whose plain string order is the numeric address order (IPv4 before IPv6): fixed-width hex of
+ * the bytes. Computed once per address so sorting does not parse on every comparison.
+ */
+export function ipSortKey(text: string): string | undefined {
+  const bytes = ipBytes(text);
+  return bytes === undefined ? undefined : sortKeyOf(bytes);
+}
+
+/** `canonicalIp` plus `ipSortKey` from a single parse, for hot loops. */
+export function canonicalIpWithSortKey(
+  text: string,
+): (CanonicalIp & { readonly sortKey: string }) | undefined {
+  const bytes = ipBytes(text);
+  if (bytes === undefined) return undefined;
+  const family = bytes.length === 4 ? "ipv4" : "ipv6";
+  return { family, ip: family === "ipv4" ? formatIpv4(bytes) : formatIpv6(bytes), sortKey: sortKeyOf(bytes) };
+}
+
+function sortKeyOf(bytes: Uint8Array): string {
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${bytes.length === 4 ? "4" : "6"}${hex}`;
+}
+
 /** Orders canonical or raw literals numerically: IPv4 before IPv6, then by value. Unparsable text sorts last. */
 export function compareIps(a: string, b: string): number {
   const left = ipBytes(a);

@@ -1,5 +1,5 @@
 import type { EndpointRecord, FamilyRecord } from "../contract/records.js";
-import { canonicalIp, compareIps, type IpFamily } from "./ip.js";
+import { type CanonicalIp, canonicalIpWithSortKey, type IpFamily } from "./ip.js";
 import {
   type KubeEndpointSlice,
   type KubeService,
@@ -15,13 +15,14 @@ import type { PortBackends } from "./types.js";
  */
 export function translateService(service: KubeService, slices: readonly KubeEndpointSlice[]): PortBackends[] {
   const own = slicesOfService(service, slices);
+  const parse = memoisedParser();
   return (service.spec?.ports ?? []).map((servicePort) => {
     const port = {
       name: servicePort.name ?? "",
       number: servicePort.port,
       protocol: servicePort.protocol ?? "TCP",
     };
-    const winners = dedup(own.flatMap((slice) => candidatesOf(slice, port)));
+    const winners = dedup(own.flatMap((slice) => candidatesOf(slice, port, parse)));
     return { port, ipv4: familyRecord(winners, "ipv4"), ipv6: familyRecord(winners, "ipv6") };
   });
 }
@@ -42,9 +43,26 @@ export function slicesOfService(
   );
 }
 
+interface ParsedAddress extends CanonicalIp {
+  readonly sortKey: string;
+}
+type AddressParser = (text: string) => ParsedAddress | undefined;
+
+/** Each address is parsed once per translation, not once per Service port. */
+function memoisedParser(): AddressParser {
+  const seen = new Map<string, ParsedAddress | undefined>();
+  return (text) => {
+    if (seen.has(text)) return seen.get(text);
+    const parsed = canonicalIpWithSortKey(text);
+    seen.set(text, parsed);
+    return parsed;
+  };
+}
+
 interface Candidate {
   readonly family: IpFamily;
   readonly ip: string;
+  readonly sortKey: string;
   readonly port: number;
   readonly ready: boolean;
   readonly serving: boolean;
@@ -61,6 +79,7 @@ const FAMILY_OF_ADDRESS_TYPE: Readonly<Record<string, IpFamily>> = { IPv4: "ipv4
 function candidatesOf(
   slice: KubeEndpointSlice,
   servicePort: { readonly name: string; readonly protocol: string },
+  parse: AddressParser,
 ): Candidate[] {
   const family = Object.hasOwn(FAMILY_OF_ADDRESS_TYPE, slice.addressType)
     ? FAMILY_OF_ADDRESS_TYPE[slice.addressType]
@@ -74,12 +93,13 @@ function candidatesOf(
     // Rule 4: only addresses[0]. discovery.k8s.io/v1 Endpoint.addresses: "No semantics are defined for
     // additional addresses beyond the first, and kube-proxy does not look at them."
     const first = endpoint.addresses[0];
-    const parsed = first === undefined ? undefined : canonicalIp(first);
+    const parsed = first === undefined ? undefined : parse(first);
     if (parsed === undefined || parsed.family !== family) continue;
     const conditions = endpoint.conditions;
     candidates.push({
       family,
       ip: parsed.ip,
+      sortKey: parsed.sortKey,
       port,
       ready: conditions?.ready ?? true,
       serving: conditions?.serving ?? true,
@@ -161,7 +181,8 @@ function familyRecord(winners: readonly Candidate[], family: IpFamily): FamilyRe
 }
 
 function byAddress(left: Candidate, right: Candidate): number {
-  return compareIps(left.ip, right.ip) || left.port - right.port;
+  if (left.sortKey !== right.sortKey) return left.sortKey < right.sortKey ? -1 : 1;
+  return left.port - right.port;
 }
 
 /** Rule 7: zone and hints travel with the endpoint; optional fields are left out when absent. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalIp, compareIps } from "../../sync/ip.js";
+import { canonicalIp, canonicalIpWithSortKey, compareIps, ipSortKey } from "../../sync/ip.js";
 
 describe("canonicalIp", () => {
   it.each([
@@ -79,6 +79,11 @@ describe("canonicalIp properties", () => {
         fc.pre(!embedsIpv4);
         expect(canonicalIp(text)).toEqual({ family: "ipv6", ip: reference });
         expect(canonicalIp(reference)).toEqual({ family: "ipv6", ip: reference });
+        expect(canonicalIpWithSortKey(text)).toEqual({
+          family: "ipv6",
+          ip: reference,
+          sortKey: ipSortKey(text),
+        });
       }),
       { numRuns: 2000 },
     );
@@ -91,5 +96,21 @@ describe("canonicalIp properties", () => {
         expect(canonicalIp(text)).toEqual({ family: "ipv4", ip: text });
       }),
     );
+  });
+});
+
+describe("ipSortKey", () => {
+  it("orders as compareIps does", () => {
+    const addresses = [
+      "fd00::a",
+      "10.0.0.10",
+      "::1",
+      "9.0.0.1",
+      "fd00::9",
+      "255.255.255.255",
+      "::ffff:1.2.3.4",
+    ];
+    const byKey = [...addresses].sort((a, b) => ((ipSortKey(a) ?? "") < (ipSortKey(b) ?? "") ? -1 : 1));
+    expect(byKey).toEqual([...addresses].sort(compareIps));
   });
 });
