@@ -102,9 +102,19 @@ function freeze(entry: MutableEntry): RouteEntry {
   };
 }
 
-/** The longest published prefix that matches `path` on a segment boundary, or undefined (→ 404). */
+/**
+ * The longest published prefix that matches `path` on a segment boundary, or undefined (→ 404). An exact
+ * host wins over a wildcard; `*.example.com` covers exactly one more label, as Ingress host wildcards do.
+ */
 export function lookupRoute(index: RouteIndex, host: string, path: string): RouteEntry | undefined {
-  const routes = index.byHost.get(host);
+  const exact = longestPrefixMatch(index.byHost.get(host), path);
+  if (exact) return exact;
+  const dot = host.indexOf(".");
+  if (dot <= 0 || host.startsWith("[")) return undefined;
+  return longestPrefixMatch(index.byHost.get(`*${host.slice(dot)}`), path);
+}
+
+function longestPrefixMatch(routes: readonly RouteEntry[] | undefined, path: string): RouteEntry | undefined {
   if (!routes) return undefined;
   for (const route of routes) {
     if (pathHasPrefix(path, route.pathPrefix)) return route;

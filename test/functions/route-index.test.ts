@@ -52,6 +52,28 @@ describe("route index", () => {
     expect(lookupRoute(index, "app.example", "/apix")?.pathPrefix).toBe("/");
   });
 
+  it.each([
+    ["shop.app.example", "default/wild"],
+    ["exact.app.example", "default/exact"],
+    ["a.b.app.example", undefined],
+    ["app.example", undefined],
+  ])("matches %s against a one-label wildcard host only when no exact host exists", (host, expected) => {
+    const wild = serviceRecord({
+      cluster: "a",
+      service: "default/wild",
+      hosts: ["*.app.example"],
+      ipv4: [ep("10.0.0.7")],
+    });
+    const exact = serviceRecord({
+      cluster: "a",
+      service: "default/exact",
+      hosts: ["exact.app.example"],
+      ipv4: [ep("10.0.0.8")],
+    });
+    const index = buildRouteIndex(snapshotOf([{ name: "a", records: [wild, exact] }]));
+    expect(lookupRoute(index, host, "/")?.serving[0]?.record.service).toBe(expected);
+  });
+
   it("answers undefined for a host nobody published", () => {
     const index = buildRouteIndex(snapshotOf([{ name: "a", records: [a] }]));
     expect(lookupRoute(index, "evil.example", "/")).toBeUndefined();
