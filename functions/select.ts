@@ -12,7 +12,7 @@ export interface Backend {
   readonly cluster: string;
 }
 
-export type TierName = "local-zone" | "local" | "remote" | "all";
+export type TierName = "local-zone" | "local" | "remote" | "all" | "fallback";
 
 export interface Tier {
   readonly name: TierName;
@@ -111,7 +111,7 @@ export function zoneSubset(
   return { endpoints: inZone, hints: "applied" };
 }
 
-/** Builds the ordered tiers for one route: own zone, own cluster, then every other cluster. */
+/** Builds the ordered tiers for one route: own zone, own cluster, every other cluster, then terminating endpoints. */
 export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection {
   const clusters: ClusterChoice[] = [];
   const localEndpoints: {
@@ -138,12 +138,15 @@ export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection 
   }
   let zoneHints: ZoneHints = policy.cluster === undefined ? "no-local-cluster" : "no-zone-configured";
   const tiers: Tier[] = [];
+  // Terminating endpoints (a family in fallback) come after every ready endpoint of every cluster:
+  // locality never outranks readiness, as kube-proxy only uses terminating endpoints when no ready one is left.
+  const fallbackEndpoints: { cluster: string; endpoints: readonly EndpointRecord[] }[] = [];
   const localCluster = localEndpoints[0];
   if (localCluster) {
     const { candidate, endpoints, fallback } = localCluster;
-    if (fallback && policy.zone !== undefined) {
-      zoneHints = "fallback-endpoints";
-      pushTier(tiers, "local", toBackends(candidate.cluster, endpoints, seen));
+    if (fallback) {
+      if (policy.zone !== undefined) zoneHints = "fallback-endpoints";
+      fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
     } else {
       const subset = zoneSubset(endpoints, policy.zone);
       zoneHints = subset.hints;
@@ -159,9 +162,16 @@ export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection 
     if (local(candidate)) continue;
     const choice = clusters.find((c) => c.cluster === candidate.cluster);
     if (choice?.family === undefined) continue;
-    remote.push(...toBackends(candidate.cluster, candidate.record[choice.family].endpoints, seen));
+    const endpoints = candidate.record[choice.family].endpoints;
+    if (choice.fallback) fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
+    else remote.push(...toBackends(candidate.cluster, endpoints, seen));
   }
   pushTier(tiers, policy.cluster === undefined ? "all" : "remote", remote);
+  pushTier(
+    tiers,
+    "fallback",
+    fallbackEndpoints.flatMap(({ cluster, endpoints }) => toBackends(cluster, endpoints, seen)),
+  );
   return { tiers, clusters, zoneHints, addresses: [...seen] };
 }
 

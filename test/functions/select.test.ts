@@ -123,6 +123,38 @@ describe("selectTiers", () => {
     expect(selection.addresses).toEqual(["[fd00::1]:8080"]);
   });
 
+  it.each([
+    [
+      "the own cluster",
+      { cluster: "a", zone: "z1" },
+      [
+        ["remote", ["10.1.0.1:80"]],
+        ["fallback", ["10.0.0.9:80"]],
+      ],
+    ],
+    [
+      "no cluster",
+      { cluster: undefined, zone: undefined },
+      [
+        ["all", ["10.1.0.1:80"]],
+        ["fallback", ["10.0.0.9:80"]],
+      ],
+    ],
+  ] as const)(
+    "tries terminating endpoints of %s only after every ready endpoint elsewhere",
+    (_who, where, expected) => {
+      const terminatingOnly = serviceRecord({ cluster: "a", ipv4: [ep("10.0.0.9", 80)], ipv4Fallback: true });
+      const selection = selectTiers(
+        routeOf({ name: "a", records: [terminatingOnly] }, { name: "b", records: [remote] }),
+        {
+          ipFamily: "PreferIPv4",
+          ...where,
+        },
+      );
+      expect(selection.tiers.map((t) => [t.name, t.backends.map((b) => b.address)])).toEqual(expected);
+    },
+  );
+
   it("lists no backends for a route whose clusters have no endpoints", () => {
     const selection = selectTiers(routeOf({ name: "a", records: [serviceRecord({ cluster: "a" })] }), {
       ipFamily: "PreferIPv4",
