@@ -1,3 +1,8 @@
+import {
+  type ConvergenceOptions,
+  formatConvergenceReport,
+  runConvergenceBench,
+} from "./convergence/convergence-bench.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
 
 /**
@@ -41,6 +46,10 @@ const proxyOptions: ProxyBenchOptions = smoke
       pin: !args.includes("--no-pin"),
     };
 
+const convergenceOptions: ConvergenceOptions = smoke
+  ? { serviceCounts: [20, 100], endpointsPerService: 20, changesPerSecond: 50, changeSeconds: 2 }
+  : { serviceCounts: [100, 1000], endpointsPerService: 20, changesPerSecond: 100, changeSeconds: 10 };
+
 /** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   const duration = Number(flagValue("--duration") ?? options.durationSeconds);
@@ -55,6 +64,12 @@ async function main(): Promise<void> {
     const options = withOverrides(proxyOptions);
     const report = await runProxyBench(options, log);
     console.log(formatProxyReport(report, options));
+    console.log("");
+  }
+  if (only === undefined || only === "convergence") {
+    log("convergence bench ...");
+    const results = await runConvergenceBench(convergenceOptions, log);
+    console.log(formatConvergenceReport(results, convergenceOptions));
     console.log("");
   }
 }
