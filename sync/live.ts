@@ -6,6 +6,7 @@ import { exposeService } from "./exposure.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
 import { createHeartbeat } from "./heartbeat.js";
 import { type ClusterWatch, createClusterWatch } from "./informers.js";
+import { createLeaderElection } from "./leader.js";
 import { cacheFromObjects, loadManifests } from "./manifests.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
@@ -29,7 +30,7 @@ export interface LiveOptions {
   readonly logger: Logger;
   /** Default: loadFromDefault() (in-cluster service account, or KUBECONFIG). */
   readonly kubeConfig?: KubeConfig;
-  /** Required when config.leaderElection is on. */
+  /** Default: a coordination.k8s.io Lease election (sync/leader.ts) when config.leaderElection is on. */
   readonly elector?: LeaderElectorFactory;
   /** Longest wait for pending writes on shutdown. */
   readonly flushTimeoutMs?: number;
@@ -117,8 +118,8 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
 
   let elector: LeaderElector | undefined;
   if (config.leaderElection) {
-    if (!options.elector) throw new Error("leader election is on but no elector was given");
-    elector = options.elector({
+    const makeElector = options.elector ?? leaseElector(config, kubeConfig, logger);
+    elector = makeElector({
       onStartedLeading: () => {
         leading = true;
         void reconcileRole();
@@ -361,4 +362,23 @@ async function withTimeout(work: Promise<void>, ms: number, onTimeout: () => voi
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The Lease election with client-go's usual proportions: renew at a third of the lease, retry at a sixth,
+ * so a live leader renews twice before a peer could consider its lease expired.
+ */
+function leaseElector(config: SyncConfig, kubeConfig: KubeConfig, logger: Logger): LeaderElectorFactory {
+  return (callbacks) =>
+    createLeaderElection({
+      kubeConfig,
+      namespace: config.leaseNamespace,
+      name: config.leaseName,
+      identity: config.identity,
+      leaseDurationMs: config.leaderLeaseMs,
+      renewIntervalMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
+      retryIntervalMs: Math.max(100, Math.floor(config.leaderLeaseMs / 6)),
+      logger,
+      ...callbacks,
+    });
 }
