@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { MemoryStore } from "../../contract/memory-store.js";
+import type { NodeRouter } from "../../functions/node-server.js";
+import { startBackend, type TestBackend } from "./support/backends.js";
+import { serviceRecord } from "./support/records.js";
+import { startTestRouter } from "./support/router.js";
+import { fetchOnce, startTraffic } from "./support/traffic.js";
+
+const HOST = "app.reliability.test";
+const DAY_MS = 24 * 3600 * 1000;
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function routerOver(
+  backends: readonly TestBackend[],
+  env: Record<string, string> = {},
+): Promise<NodeRouter> {
+  for (const backend of backends) cleanups.push(() => backend.kill());
+  const store = new MemoryStore();
+  const writer = store.writer("east");
+  await writer.put(serviceRecord({ cluster: "east", service: "shop/web", host: HOST, backends }));
+  await writer.heartbeat({ holder: "test", leaseMs: DAY_MS, at: Date.now() });
+  const router = await startTestRouter({ source: store, env });
+  cleanups.push(() => router.close());
+  return router;
+}
+
+describe("slow and dying backends", () => {
+  it("a backend killed mid-traffic: idempotent GETs are retried on the other backend and no client sees an error", async () => {
+    const alive = await startBackend("alive");
+    const doomed = await startBackend("doomed");
+    const router = await routerOver([alive, doomed]);
+    const traffic = startTraffic(router.url, { host: HOST, concurrency: 4 });
+    while (traffic.completed < 40) await new Promise((resolve) => setTimeout(resolve, 10));
+    await doomed.kill();
+    const killedAt = traffic.completed;
+    while (traffic.completed < killedAt + 100) await new Promise((resolve) => setTimeout(resolve, 10));
+    const report = await traffic.stop();
+
+    expect(report.clientErrors).toEqual([]);
+    expect([...report.statuses.keys()]).toEqual([200]);
+    expect(report.backends.slice(0, 40)).toContain("doomed");
+    // After the kill every request was answered, and only by the backend still alive.
+    expect(report.backends.slice(killedAt + 8)).not.toContain("doomed");
+    expect(report.backends.length).toBe(report.total);
+  });
+
+  it("a backend slower than the per-try timeout: a GET is retried on the fast backend and answers 200", async () => {
+    const slow = await startBackend("slow");
+    const fast = await startBackend("fast");
+    slow.behave({ kind: "slow", delayMs: 3_000 });
+    const router = await routerOver([slow, fast], {
+      UPSTREAM_TRY_TIMEOUT_MS: "200",
+      UPSTREAM_TOTAL_TIMEOUT_MS: "5000",
+    });
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push(await fetchOnce(`${router.url}/`, HOST));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(results.map((r) => r.backend)).toEqual(Array(8).fill("fast"));
+    expect(slow.hits).toBeGreaterThan(0);
+  });
+
+  it("every backend too slow: the client gets 504 upstream_timeout and the router keeps answering", async () => {
+    const slow = await startBackend("slow");
+    slow.behave({ kind: "slow", delayMs: 3_000 });
+    const router = await routerOver([slow], {
+      UPSTREAM_TRY_TIMEOUT_MS: "150",
+      UPSTREAM_TOTAL_TIMEOUT_MS: "400",
+      UPSTREAM_RETRIES: "1",
+    });
+    const timedOut = await fetchOnce(`${router.url}/`, HOST);
+    expect(timedOut.status).toBe(504);
+    expect(JSON.parse(timedOut.body)).toEqual({ error: "upstream_timeout" });
+
+    slow.behave({ kind: "ok" });
+    const health = await fetchOnce(`${router.url}/_edgeslice/healthz`, HOST);
+    expect(health.status).toBe(200);
+  });
+
+  it("a POST whose backend resets the connection after receiving it is not replayed: one 502 bad_gateway, one hit", async () => {
+    const resetting = await startBackend("resetting");
+    const other = await startBackend("other");
+    resetting.behave({ kind: "reset" });
+    other.behave({ kind: "reset" });
+    const router = await routerOver([resetting, other]);
+    const response = await fetchOnce(`${router.url}/orders`, HOST, { method: "POST", body: "{}" });
+    expect(response.status).toBe(502);
+    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway" });
+    expect(resetting.hits + other.hits).toBe(1);
+  });
+});

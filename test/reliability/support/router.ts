@@ -1,0 +1,33 @@
+import { createJsonLogger, type Logger } from "../../../contract/logger.js";
+import type { SnapshotSource } from "../../../contract/store.js";
+import { parseRouterConfig } from "../../../functions/config.js";
+import { type NodeRouter, startNodeRouter } from "../../../functions/node-server.js";
+
+/**
+ * The Node router exactly as `npm run router` builds it (undici pools, Hono on @hono/node-server), on
+ * 127.0.0.1 port 0. `env` takes the router's own variable names; `source` replaces Redis with a given store.
+ */
+export async function startTestRouter(options: {
+  env?: Record<string, string>;
+  source?: SnapshotSource;
+  refreshIntervalMs?: number;
+  logger?: Logger;
+}): Promise<NodeRouter> {
+  const config = parseRouterConfig({ PORT: "0", LOG_LEVEL: "error", ...options.env });
+  return startNodeRouter(config, {
+    host: "127.0.0.1",
+    logger: options.logger ?? createJsonLogger({ level: "error", write: () => {} }),
+    drainMs: 1_000,
+    ...(options.source ? { source: options.source } : {}),
+    ...(options.refreshIntervalMs !== undefined ? { refreshIntervalMs: options.refreshIntervalMs } : {}),
+  });
+}
+
+/** A logger that keeps its lines, for tests that check what was logged. */
+export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const lines: string[] = [];
+  return {
+    logger: createJsonLogger({ level: "debug", write: (line) => lines.push(line) }),
+    lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
