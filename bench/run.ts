@@ -46,9 +46,31 @@ const proxyOptions: ProxyBenchOptions = smoke
       pin: !args.includes("--no-pin"),
     };
 
+/**
+ * The sync's defaults (DEBOUNCE_MS 50, MAX_WAIT_MS 1000) first, at two sizes; then the larger size with a shorter
+ * MAX_WAIT_MS, because under a steady 100 changes/s the debounce's quiet period never comes and every batch
+ * waits for MAX_WAIT_MS.
+ */
 const convergenceOptions: ConvergenceOptions = smoke
-  ? { serviceCounts: [20, 100], endpointsPerService: 20, changesPerSecond: 50, changeSeconds: 2 }
-  : { serviceCounts: [100, 1000], endpointsPerService: 20, changesPerSecond: 100, changeSeconds: 10 };
+  ? {
+      runs: [
+        { services: 50, label: "defaults" },
+        { services: 200, label: "defaults" },
+      ],
+      endpointsPerService: 20,
+      changesPerSecond: 50,
+      changeSeconds: 2,
+    }
+  : {
+      runs: [
+        { services: 100, label: "defaults" },
+        { services: 1000, label: "defaults" },
+        { services: 1000, label: "MAX_WAIT_MS=100", syncEnv: { MAX_WAIT_MS: "100" } },
+      ],
+      endpointsPerService: 20,
+      changesPerSecond: 100,
+      changeSeconds: 10,
+    };
 
 /** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {

@@ -20,9 +20,17 @@ const SYNC = fileURLToPath(new URL("./sync-process.ts", import.meta.url));
 const CLUSTER = "bench";
 const PREFIX = "edgeslice-bench";
 
+export interface ConvergenceRun {
+  readonly services: number;
+  /** Shown in the table, e.g. "defaults" or "MAX_WAIT_MS=150". */
+  readonly label: string;
+  /** Extra sync environment for this run (tuning knobs). */
+  readonly syncEnv?: Readonly<Record<string, string>>;
+}
+
 export interface ConvergenceOptions {
-  /** One run per size (the Redis commands per change must not grow with it). */
-  readonly serviceCounts: readonly number[];
+  /** One run each; sizes differ so Redis commands per change can be compared across them. */
+  readonly runs: readonly ConvergenceRun[];
   readonly endpointsPerService: number;
   readonly changesPerSecond: number;
   readonly changeSeconds: number;
@@ -35,6 +43,7 @@ interface MemorySample {
 }
 
 export interface ConvergenceResult {
+  readonly label: string;
   readonly services: number;
   readonly endpoints: number;
   /** Sync process: start → informers listed everything. */
@@ -52,26 +61,48 @@ export interface ConvergenceResult {
   readonly maxMs: number;
   readonly achievedRate: number;
   readonly commandsPerChange: number;
+  /** Commands of the sync's writer (MULTI/EXEC, HSET, XADD, heartbeat ...) per change. */
+  readonly writerCommandsPerChange: number;
+  /** Store writes (EXEC) per change: below 1 when the debounce coalesced changes. */
+  readonly writesPerChange: number;
   readonly commandBreakdown: readonly [string, number][];
 }
+
+/** Commands only the sync writer sends (contract/keys.ts syncAclRules); the rest are the reader's. */
+const WRITER_COMMANDS = new Set([
+  "multi",
+  "exec",
+  "hset",
+  "hdel",
+  "xadd",
+  "set",
+  "pexpire",
+  "del",
+  "hgetall",
+  "hget",
+  "hkeys",
+]);
 
 export async function runConvergenceBench(
   options: ConvergenceOptions,
   log: (line: string) => void,
 ): Promise<ConvergenceResult[]> {
   const results: ConvergenceResult[] = [];
-  for (const services of options.serviceCounts) {
-    log(`  convergence with ${services} Services x ${options.endpointsPerService} endpoints ...`);
-    results.push(await runOne(services, options, log));
+  for (const run of options.runs) {
+    log(
+      `  convergence with ${run.services} Services x ${options.endpointsPerService} endpoints (${run.label}) ...`,
+    );
+    results.push(await runOne(run, options, log));
   }
   return results;
 }
 
 async function runOne(
-  services: number,
+  run: ConvergenceRun,
   options: ConvergenceOptions,
   log: (line: string) => void,
 ): Promise<ConvergenceResult> {
+  const { services } = run;
   const cleanups: (() => Promise<void>)[] = [];
   try {
     // A Redis of its own: INFO commandstats then counts only this run's commands.
@@ -116,6 +147,7 @@ async function runOne(
         LOG_LEVEL: "warn",
         // 10 s of changes remove nothing: the valve must never hold one (no endpoint is lost per change).
         VALVE_HOLD_MS: "0",
+        ...run.syncEnv,
       },
     });
     cleanups.unshift(() => sync.stop());
@@ -136,7 +168,10 @@ async function runOne(
     const changes = latencies.applied;
     const sorted = [...latencies.observedMs].sort((a, b) => a - b);
     log(`    ${latencies.observedMs.length}/${changes} changes observed`);
+    let writerCalls = 0;
+    for (const [command, calls] of delta) if (WRITER_COMMANDS.has(command)) writerCalls += calls;
     return {
+      label: run.label,
       services,
       endpoints: services * options.endpointsPerService,
       listedMs: synced.listedMs,
@@ -151,6 +186,8 @@ async function runOne(
       maxMs: sorted[sorted.length - 1] ?? Number.NaN,
       achievedRate: latencies.achievedRate,
       commandsPerChange: changes > 0 ? totalCalls(delta) / changes : Number.NaN,
+      writerCommandsPerChange: changes > 0 ? writerCalls / changes : Number.NaN,
+      writesPerChange: changes > 0 ? (delta.get("exec") ?? 0) / changes : Number.NaN,
       commandBreakdown: [...delta.entries()].sort((a, b) => b[1] - a[1]),
     };
   } finally {
@@ -165,9 +202,10 @@ interface ChangeTimings {
 }
 
 /**
- * Paced changes (one every 1000/rate ms, round-robin over Services so one Service's changes do not overlap):
- * each replaces endpoint 0 of a slice with a fresh address; a change counts as arrived when the reader's
- * snapshot holds that address. Polled every millisecond, only when the snapshot version moved.
+ * Paced changes, round-robin over Services: each replaces endpoint 0 of one slice with a fresh address. A change
+ * has converged when the reader's snapshot holds its address, or the address of a later change to the same
+ * Service (the store moved past it: with the debounce, several changes to one Service may land in one write).
+ * Checked every millisecond, only when the snapshot version moved.
  */
 async function applyChanges(
   kube: Awaited<ReturnType<typeof startFakeKube>>,
@@ -177,20 +215,27 @@ async function applyChanges(
 ): Promise<ChangeTimings> {
   const total = Math.round(options.changesPerSecond * options.changeSeconds);
   const intervalMs = 1000 / options.changesPerSecond;
-  const pending = new Map<number, { service: string; ip: string; at: number }>();
+  /** Per Service, its not yet converged changes in the order they were made. */
+  const pending = new Map<string, { ip: string; at: number }[]>();
+  let pendingCount = 0;
   const observedMs: number[] = [];
   let lastVersion = -1;
   const check = () => {
     const snapshot = reader.current();
     if (!snapshot || snapshot.version === lastVersion) return;
     lastVersion = snapshot.version;
+    const now = performance.now();
     const services = snapshot.clusters.find((c) => c.name === CLUSTER)?.services;
-    for (const [change, wanted] of pending) {
-      const record = services?.get(wanted.service);
-      if (record?.ipv4.endpoints.some((e) => e.ip === wanted.ip)) {
-        observedMs.push(performance.now() - wanted.at);
-        pending.delete(change);
-      }
+    for (const [service, changes] of pending) {
+      const ips = new Set(services?.get(service)?.ipv4.endpoints.map((e) => e.ip));
+      let newest = -1;
+      changes.forEach((change, index) => {
+        if (ips.has(change.ip)) newest = index;
+      });
+      if (newest < 0) continue;
+      for (const change of changes.splice(0, newest + 1)) observedMs.push(now - change.at);
+      pendingCount -= newest + 1;
+      if (changes.length === 0) pending.delete(service);
     }
   };
   const started = performance.now();
@@ -205,12 +250,16 @@ async function applyChanges(
     if (!list) continue;
     const ip = changedAddress(change);
     list[0] = ip;
-    pending.set(change, { service: `${BENCH_NAMESPACE}/${serviceName(index)}`, ip, at: performance.now() });
+    const service = `${BENCH_NAMESPACE}/${serviceName(index)}`;
+    const queue = pending.get(service) ?? [];
+    queue.push({ ip, at: performance.now() });
+    pending.set(service, queue);
+    pendingCount++;
     kube.apply(sliceObject(index, list));
   }
   const achievedRate = total / ((performance.now() - started) / 1000);
   const deadline = performance.now() + 15_000;
-  while (pending.size > 0 && performance.now() < deadline) {
+  while (pendingCount > 0 && performance.now() < deadline) {
     check();
     await sleep(1);
   }
@@ -249,6 +298,7 @@ export function formatConvergenceReport(
     `Convergence: fake API server → real sync process (client-node informers, reconciler, Redis writer) → private redis-server → real Redis reader; ${options.changesPerSecond} slice changes/s for ${options.changeSeconds} s, each replacing one endpoint address.`,
     formatTable(
       [
+        "run",
         "services",
         "endpoints",
         "listed ms",
@@ -262,9 +312,11 @@ export function formatConvergenceReport(
         "p50 ms",
         "p99 ms",
         "max ms",
-        "redis cmds/change",
+        "redis cmds/change (writer)",
+        "writes/change",
       ],
       results.map((r) => [
+        r.label,
         String(r.services),
         String(r.endpoints),
         fixed(r.listedMs, 0),
@@ -278,7 +330,8 @@ export function formatConvergenceReport(
         fixed(r.p50Ms, 1),
         fixed(r.p99Ms, 1),
         fixed(r.maxMs, 1),
-        fixed(r.commandsPerChange, 2),
+        `${fixed(r.commandsPerChange, 2)} (${fixed(r.writerCommandsPerChange, 2)})`,
+        fixed(r.writesPerChange, 2),
       ]),
     ),
     "",
@@ -287,14 +340,15 @@ export function formatConvergenceReport(
   ];
   for (const r of results) {
     lines.push(
-      `Redis commands during the change phase at ${r.services} Services (writer + reader + timers), per change: ` +
+      `Redis commands per change, ${r.services} Services (${r.label}), writer + reader + timers: ` +
         r.commandBreakdown
           .map(([command, calls]) => `${command} ${fixed(calls / Math.max(1, r.changes), 2)}`)
           .join(", "),
     );
   }
-  const smallest = results[0];
-  const largest = results[results.length - 1];
+  const defaults = results.filter((r) => r.label === results[0]?.label);
+  const smallest = defaults[0];
+  const largest = defaults[defaults.length - 1];
   const lost = results.reduce((sum, r) => sum + (r.changes - r.observed), 0);
   lines.push(
     "",
@@ -302,7 +356,7 @@ export function formatConvergenceReport(
       ["check", "measured", "target", "ratio", "verdict"],
       [
         ...results.map((r) => [
-          `change → reader p99 at ${r.services} Services`,
+          `change → reader p99, ${r.services} Services (${r.label})`,
           `${fixed(r.p99Ms, 1)} ms`,
           "< 250 ms",
           ratio(r.p99Ms, 250),
@@ -311,7 +365,20 @@ export function formatConvergenceReport(
         ...(smallest && largest && smallest !== largest
           ? [
               [
-                `Redis cmds/change ${largest.services} vs ${smallest.services} Services`,
+                `writer cmds/write ${largest.services} vs ${smallest.services} Services`,
+                `${fixed(largest.writerCommandsPerChange / largest.writesPerChange, 2)} vs ${fixed(smallest.writerCommandsPerChange / smallest.writesPerChange, 2)}`,
+                "no growth (ratio ~1x)",
+                ratio(
+                  largest.writerCommandsPerChange / largest.writesPerChange,
+                  smallest.writerCommandsPerChange / smallest.writesPerChange,
+                ),
+                verdict(
+                  largest.writerCommandsPerChange / largest.writesPerChange <=
+                    (smallest.writerCommandsPerChange / smallest.writesPerChange) * 1.2,
+                ),
+              ],
+              [
+                `all cmds/change ${largest.services} vs ${smallest.services} Services`,
                 `${fixed(largest.commandsPerChange, 2)} vs ${fixed(smallest.commandsPerChange, 2)}`,
                 "no growth (ratio ~1x)",
                 ratio(largest.commandsPerChange, smallest.commandsPerChange),
