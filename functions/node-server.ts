@@ -101,9 +101,12 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const close = () => {
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A keep-alive connection turns idle when its last response ends; close those as they appear.
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       const bound = setTimeout(() => server.closeAllConnections(), deps.drainMs ?? 10_000);
       await drained;
+      clearInterval(sweep);
       clearTimeout(bound);
       await ownedUpstream?.destroy();
       await redisSource?.close();

@@ -141,7 +141,10 @@ export function toWebHeaders(incoming: IncomingHttpHeaders): Headers {
 
 /**
  * A Node Readable as a web ReadableStream with backpressure: pause when the consumer's queue is full,
- * resume on pull, destroy on cancel. Cheaper per request than `Readable.toWeb` (see the report's figures).
+ * resume on pull, destroy on cancel. Measured through the whole Node router (2 cores, CPU per request of
+ * router + backend): 126-135 µs at 1 KiB and 180-189 µs at 64 KiB, against 137-144 / 189-200 for
+ * `Readable.toWeb`, 127-137 / 188-190 for `ReadableStream.from` and 142-144 / 173-214 for buffering;
+ * differences within noise, so streaming (no buffering by default) with explicit cancel is kept.
  */
 export function webStreamOf(
   body: NodeJS.ReadableStream & { destroy(error?: Error): void },
