@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { clusterKeys } from "../../contract/keys.js";
+import { clusterKeys, routerAclRules } from "../../contract/keys.js";
 import { createJsonLogger, type Logger } from "../../contract/logger.js";
 import { serializeServiceRecord } from "../../contract/records.js";
 import type { Snapshot } from "../../contract/store.js";
@@ -313,6 +313,61 @@ describe("redis snapshot source", () => {
       "the store after restart",
     );
     await waitFor(() => source.status().connected, "the source to reconnect");
+  });
+
+  it("works as the read-only router ACL user, feed resume included", async () => {
+    const redis = await startPrivateRedis();
+    cleanups.push(() => redis.stop());
+    const owner = newClient(redis.url);
+    cleanups.push(async () => owner.disconnect());
+    await new Promise<void>((resolve) => owner.once("ready", () => resolve()));
+    await owner.call("ACL", "SETUSER", "router", ">router-pw", ...routerAclRules("edgeslice"));
+    const connectionName = `edgeslice-test-${randomBytes(4).toString("hex")}`;
+    const { logger, lines } = capturingLogger();
+    const reader = new Redis(redis.url, {
+      username: "router",
+      password: "router-pw",
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 50,
+    });
+    reader.on("error", () => {});
+    await new Promise<void>((resolve) => reader.once("ready", () => resolve()));
+    const source = createRedisSnapshotSource({
+      redis: reader,
+      prefix: "edgeslice",
+      logger,
+      now: Date.now,
+      refreshIntervalMs: 100,
+      blockMs: 200,
+      connectionName,
+    });
+    cleanups.push(async () => {
+      await source.close();
+      reader.disconnect();
+    });
+    await heartbeat(owner, "edgeslice", "east", 60_000);
+    await putRecord(
+      owner,
+      "edgeslice",
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
+    );
+    await source.start();
+    expect(ipsOf(source.current(), "east", "shop/web")).toEqual(["10.0.0.1"]);
+
+    await owner.client("KILL", "ID", await blockingClientId(owner, connectionName));
+    await putRecord(
+      owner,
+      "edgeslice",
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
+    );
+
+    await waitFor(
+      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"),
+      "the change as router user",
+    );
+    await waitFor(() => source.status().connected, "the source to report connected");
+    expect(lines.filter((line) => JSON.stringify(line).includes("NOPERM"))).toEqual([]);
   });
 
   it("keeps a cluster's last records, marked stale, when its keys vanish", async () => {
