@@ -108,7 +108,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
           signal: request.signal,
         });
       } catch (error) {
-        if (!request.signal.aborted && isConnectFailure(error)) {
+        if (!request.signal.aborted && isConnectPhaseError(error)) {
           throw new UpstreamConnectError(request.target, { cause: error });
         }
         throw error;
@@ -126,6 +126,20 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
       return new Response(webStreamOf(data.body), init);
     },
   };
+}
+
+/**
+ * Nothing reached the backend: undici's connect timeout, or any socket error Node raised from `connect`
+ * (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH ...: `syscall` says which phase failed, so an ETIMEDOUT
+ * on an established socket is not mistaken for one). A reset after the request was written (UND_ERR_SOCKET,
+ * ECONNRESET on read/write) is not: the backend may have acted on it.
+ */
+export function isConnectPhaseError(error: unknown): boolean {
+  for (let depth = 0, current: unknown = error; depth < 4 && current instanceof Error; depth++) {
+    if ((current as { syscall?: unknown }).syscall === "connect") return true;
+    current = current.cause;
+  }
+  return isConnectFailure(error);
 }
 
 /** Node's header object (arrays for repeated fields such as Set-Cookie) as web Headers. */
