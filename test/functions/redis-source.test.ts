@@ -315,6 +315,43 @@ describe("redis snapshot source", () => {
     await waitFor(() => source.status().connected, "the source to reconnect");
   });
 
+  it("has nothing to serve while Redis was never reachable, then loads once it answers", async () => {
+    const redis = await startPrivateRedis();
+    cleanups.push(() => redis.stop());
+    await redis.stop();
+    const reader = newClient(redis.url);
+    const { logger } = capturingLogger();
+    const source = createRedisSnapshotSource({
+      redis: reader,
+      prefix: "edgeslice",
+      logger,
+      now: Date.now,
+      refreshIntervalMs: 100,
+      blockMs: 200,
+    });
+    cleanups.push(async () => {
+      await source.close();
+      reader.disconnect();
+    });
+    await source.start();
+    expect(source.current()).toBeUndefined();
+    expect(source.status()).toMatchObject({ connected: false, version: 0 });
+
+    await redis.start();
+    const writer = newClient(redis.url);
+    cleanups.push(async () => writer.disconnect());
+    await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
+    await heartbeat(writer, "edgeslice", "east", 60_000);
+    await putRecord(
+      writer,
+      "edgeslice",
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.3", 80)] }),
+    );
+
+    await waitFor(() => ipsOf(source.current(), "east", "shop/web"), "the first load");
+    await waitFor(() => source.status().connected, "the source to report connected");
+  });
+
   it("works as the read-only router ACL user, feed resume included", async () => {
     const redis = await startPrivateRedis();
     cleanups.push(() => redis.stop());
