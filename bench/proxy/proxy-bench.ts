@@ -76,17 +76,20 @@ export async function runProxyBench(
     const backend = startChild(BACKEND, { cpu: cpu.backend });
     children.push(backend);
     const { port: backendPort } = await backend.next<{ port: number }>("ready", 20_000);
+    // Start-up (Node + tsx) is the slow part: load generator and proxies start side by side.
     const load = startChild(LOAD, { cpu: cpu.load });
     children.push(load);
-    await load.next("ready", 20_000);
-
-    const targets: { name: TargetName; port: number; stop: () => Promise<void> }[] = [
-      { name: "direct", port: backendPort, stop: async () => {} },
-    ];
-    for (const name of options.proxies) {
+    const proxies = options.proxies.map((name) => {
       const script = name === "minimal" ? MINIMAL : EDGESLICE;
       const proxy = startChild(script, { cpu: cpu.proxy, env: { BENCH_BACKEND_PORT: String(backendPort) } });
       children.push(proxy);
+      return { name, proxy };
+    });
+    await load.next("ready", 30_000);
+    const targets: { name: TargetName; port: number; stop: () => Promise<void> }[] = [
+      { name: "direct", port: backendPort, stop: async () => {} },
+    ];
+    for (const { name, proxy } of proxies) {
       const { port } = await proxy.next<{ port: number }>("ready", 30_000);
       targets.push({ name, port, stop: () => proxy.stop() });
     }
