@@ -34,9 +34,21 @@ export interface Snapshot {
   readonly clusters: readonly ClusterView[];
 }
 
+/** How a router's view relates to the store, for healthz and metrics. */
+export interface SourceStatus {
+  /** The store answered on its last use. */
+  readonly connected: boolean;
+  /** When the in-memory view was last confirmed against the store (ms since epoch); undefined before. */
+  readonly lastLoadAt: number | undefined;
+  /** Version of the current snapshot, 0 before the first load. */
+  readonly version: number;
+}
+
 /** Router side: the latest snapshot, or undefined when nothing was ever loaded. */
 export interface SnapshotSource {
   current(): Snapshot | undefined | Promise<Snapshot | undefined>;
+  /** Omitted by sources that cannot lose their store (MemoryStore). */
+  status?(): SourceStatus;
 }
 
 export interface StoreChange {

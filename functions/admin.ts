@@ -27,10 +27,13 @@ export interface AdminDeps {
 export function registerAdmin(app: Hono, deps: AdminDeps): void {
   app.get(`${ADMIN_PREFIX}/healthz`, async (c) => {
     const snapshot = await deps.source.current();
-    if (!snapshot) return c.json({ status: "no_snapshot" }, 503, NO_STORE);
+    const store = deps.source.status?.();
+    if (!snapshot) return c.json({ status: "no_snapshot", store }, 503, NO_STORE);
+    // Serving the last known records while the store is unreachable is still serving (fail static): 200.
     return c.json(
       {
-        status: "ok",
+        status: store?.connected === false ? "degraded" : "ok",
+        store,
         version: snapshot.version,
         ageSeconds: deps.snapshotAgeSeconds(snapshot),
         clusters: snapshot.clusters.map((cluster) => ({
@@ -114,6 +117,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
         ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : 0,
         clusters: snapshot?.clusters.length ?? 0,
         staleClusters: snapshot?.clusters.filter((cluster) => cluster.stale).length ?? 0,
+        storeConnected: deps.source.status?.().connected,
       },
     });
     return c.body(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", ...NO_STORE });

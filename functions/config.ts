@@ -23,6 +23,8 @@ const OptionalText = v.pipe(
 export const RouterEnvSchema = v.object({
   REDIS_URL: OptionalText,
   PORT: IntegerFromEnv(8080, 0, 65535),
+  /** Node only: the address to bind; `::` for dual-stack, `127.0.0.1` for local only. */
+  HOST: OptionalText,
   EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
   ROUTER_CLUSTER: v.pipe(OptionalText, v.optional(ClusterNameSchema)),
   ROUTER_ZONE: OptionalText,
@@ -47,6 +49,7 @@ export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
 export interface RouterConfig {
   readonly redisUrl: string | undefined;
   readonly port: number;
+  readonly host: string;
   readonly prefix: string;
   readonly cluster: string | undefined;
   readonly zone: string | undefined;
@@ -76,6 +79,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
   return {
     redisUrl: e.REDIS_URL,
     port: e.PORT,
+    host: e.HOST ?? "0.0.0.0",
     prefix: e.EDGESLICE_PREFIX,
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,

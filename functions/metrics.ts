@@ -8,6 +8,8 @@ export interface SnapshotGauges {
   readonly ageSeconds: number;
   readonly clusters: number;
   readonly staleClusters: number;
+  /** Whether the store answered on its last use; undefined for a source that cannot lose it. */
+  readonly storeConnected: boolean | undefined;
 }
 
 export class RouterMetrics {
@@ -60,6 +62,11 @@ export class RouterMetrics {
     metric("edgeslice_snapshot_age_seconds", "gauge", "Seconds since the snapshot in use was first seen.", [
       ["", s.ageSeconds],
     ]);
+    if (s.storeConnected !== undefined) {
+      metric("edgeslice_store_connected", "gauge", "1 while the store answers; 0 means serving last known.", [
+        ["", s.storeConnected ? 1 : 0],
+      ]);
+    }
     metric("edgeslice_clusters", "gauge", "Clusters in the snapshot by staleness.", [
       ['{stale="false"}', s.clusters - s.staleClusters],
       ['{stale="true"}', s.staleClusters],

@@ -1,11 +1,17 @@
 import { createJsonLogger } from "../contract/logger.js";
-import { parseRouterConfig } from "./config.js";
+import { parseRouterConfig, type RouterConfig } from "./config.js";
 import { startNodeRouter } from "./node-server.js";
 
 /** `npm run router`: the Node entry. Reads the environment, starts the router, stops cleanly on SIGTERM/SIGINT. */
-const config = parseRouterConfig(process.env);
+let config: RouterConfig;
+try {
+  config = parseRouterConfig(process.env);
+} catch (error) {
+  createJsonLogger({ base: { component: "router" } }).error((error as Error).message);
+  process.exit(2);
+}
 const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
-const router = await startNodeRouter(config, { logger, host: process.env.HOST?.trim() || "0.0.0.0" });
+const router = await startNodeRouter(config, { logger, host: config.host });
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

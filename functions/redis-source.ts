@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { clusterKeys } from "../contract/keys.js";
 import type { Logger } from "../contract/logger.js";
 import { ChangeEntrySchema, type ServiceRecord } from "../contract/records.js";
-import type { ClusterView, Snapshot, SnapshotSource } from "../contract/store.js";
+import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../contract/store.js";
 import {
   discoverClusters,
   type LoadedCluster,
@@ -24,15 +24,6 @@ import {
  * its own `{cluster}` tag). This reader targets a standalone Redis (or a primary with replicas); on Redis Cluster
  * it would need one blocking XREAD per cluster tag.
  */
-
-export interface SourceStatus {
-  /** Both connections answered on their last use. */
-  readonly connected: boolean;
-  /** When the in-memory view was last confirmed against Redis (ms, from `now`). */
-  readonly lastLoadAt: number | undefined;
-  /** Version of the current snapshot, 0 before the first load. */
-  readonly version: number;
-}
 
 export interface RedisSnapshotSource extends SnapshotSource {
   current(): Snapshot | undefined;

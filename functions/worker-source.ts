@@ -1,5 +1,5 @@
 import type { Logger } from "../contract/logger.js";
-import type { Snapshot, SnapshotSource } from "../contract/store.js";
+import type { Snapshot, SnapshotSource, SourceStatus } from "../contract/store.js";
 
 /**
  * A SnapshotSource for Workers. A Redis connection cannot outlive the request that opened it in workerd
@@ -13,6 +13,7 @@ import type { Snapshot, SnapshotSource } from "../contract/store.js";
  */
 export interface WorkerSnapshotSource extends SnapshotSource {
   current(): Snapshot | undefined;
+  status(): SourceStatus;
   /** Call once per request before routing; `waitUntil` is the request's `ctx.waitUntil`. */
   prepare(waitUntil: (promise: Promise<unknown>) => void): Promise<void>;
 }
@@ -32,6 +33,8 @@ export function createWorkerSnapshotSource(options: WorkerSnapshotSourceOptions)
   let attemptedAt: number | undefined;
   let inFlight: Promise<void> | undefined;
   let nextVersion = 1;
+  let lastLoadAt: number | undefined;
+  let connected = false;
 
   const reload = (): Promise<void> => {
     if (inFlight) return inFlight;
@@ -41,9 +44,12 @@ export function createWorkerSnapshotSource(options: WorkerSnapshotSourceOptions)
       .then(
         (loaded) => {
           snapshot = loaded;
+          lastLoadAt = now();
+          connected = true;
           logger.debug("snapshot loaded", { version, ms: now() - started });
         },
         (error: unknown) => {
+          connected = false;
           logger.warn(snapshot ? "snapshot reload failed; serving the last known" : "snapshot load failed", {
             error,
           });
@@ -60,6 +66,7 @@ export function createWorkerSnapshotSource(options: WorkerSnapshotSourceOptions)
 
   return {
     current: () => snapshot,
+    status: () => ({ connected, lastLoadAt, version: snapshot?.version ?? 0 }),
     async prepare(waitUntil) {
       if (!due()) return;
       if (snapshot) {

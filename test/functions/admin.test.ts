@@ -51,6 +51,23 @@ describe("admin endpoints", () => {
     ]);
   });
 
+  it("healthz says degraded, still 200, while the store is unreachable and the last records serve", async () => {
+    const store = await loadedStore();
+    const lostStore: SnapshotSource = {
+      current: () => store.current(),
+      status: () => ({ connected: false, lastLoadAt: 1_000, version: 7 }),
+    };
+    const app = appWith(lostStore);
+    const res = await app.request("http://router/_edgeslice/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      status: "degraded",
+      store: { connected: false, lastLoadAt: 1_000 },
+    });
+    const metrics = await app.request("http://router/_edgeslice/metrics", { headers: auth });
+    expect(await metrics.text()).toMatch(/^edgeslice_store_connected 0$/m);
+  });
+
   it.each(["routes", "explain?host=app.example&path=/", "metrics"])(
     "%s needs the bearer token",
     async (path) => {
