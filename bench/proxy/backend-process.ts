@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exitOnStop, tell } from "../support/child.js";
+import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
 import { LARGE_BODY, PAYLOAD_PATHS, SMALL_BODY } from "./payloads.js";
 
 /** The upstream every scenario ends at: fixed bodies with Content-Length, keep-alive. */
@@ -14,6 +14,7 @@ server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   tell({ type: "ready", port: (server.address() as AddressInfo).port });
 });
+answerCpuUsage();
 exitOnStop(
   () =>
     new Promise<void>((resolve) => {

@@ -3,7 +3,7 @@ import { MemoryStore } from "../../contract/memory-store.js";
 import { SCHEMA_VERSION } from "../../contract/records.js";
 import { parseRouterConfig } from "../../functions/config.js";
 import { startNodeRouter } from "../../functions/node-server.js";
-import { exitOnStop, tell } from "../support/child.js";
+import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
 import { BENCH_HOST } from "./payloads.js";
 
 /**
@@ -36,4 +36,5 @@ const router = await startNodeRouter(config, {
   drainMs: 1_000,
 });
 tell({ type: "ready", port: router.port });
+answerCpuUsage();
 exitOnStop(() => router.close());

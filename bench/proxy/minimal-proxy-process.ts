@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
-import { exitOnStop, tell } from "../support/child.js";
+import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
 
 /**
  * The floor a Node proxy can reach: one hard-coded backend, an undici keep-alive Pool, `Pool.request` and a
@@ -35,6 +35,7 @@ server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   tell({ type: "ready", port: (server.address() as AddressInfo).port });
 });
+answerCpuUsage();
 exitOnStop(async () => {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Child, startChild, taskSetAvailable } from "../support/child.js";
+import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
 import { fixed, formatTable, ratio, verdict } from "../support/table.js";
 import { type ProfileSummary, summariseCpuProfile } from "./cpu-profile.js";
 import type { LoadPlan, LoadResult } from "./load-plan.js";
@@ -45,6 +45,8 @@ export interface Measurement {
   readonly result: LoadResult;
   /** rps of every round, for the spread. */
   readonly roundsRps: readonly number[];
+  /** CPU time of the proxy process (the backend's for `direct`) per request, median over rounds. */
+  readonly cpuMicrosPerRequest: number;
 }
 
 export interface ProxyBenchReport {
@@ -86,25 +88,32 @@ export async function runProxyBench(
       return { name, proxy };
     });
     await load.next("ready", 30_000);
-    const targets: { name: TargetName; port: number; stop: () => Promise<void> }[] = [
-      { name: "direct", port: backendPort, stop: async () => {} },
+    const targets: { name: TargetName; port: number; process: Child; stop: () => Promise<void> }[] = [
+      { name: "direct", port: backendPort, process: backend, stop: async () => {} },
     ];
     for (const { name, proxy } of proxies) {
       const { port } = await proxy.next<{ port: number }>("ready", 30_000);
-      targets.push({ name, port, stop: () => proxy.stop() });
+      targets.push({ name, port, process: proxy, stop: () => proxy.stop() });
     }
 
     for (const payload of options.payloads) {
       for (const mode of ["saturation", "moderate"] as const) {
         const runs = new Map<TargetName, LoadResult[]>();
+        const cpu = new Map<TargetName, number[]>();
         for (let round = 0; round < options.rounds; round++) {
           for (const target of targets) {
-            const plan = planFor(options, target.port, payload, mode, round === 0);
             log(
               `  ${target.name.padEnd(9)} ${payload.padEnd(5)} ${mode} round ${round + 1}/${options.rounds} ...`,
             );
+            const plan = planFor(options, target.port, payload, mode);
+            if (round === 0 && options.warmupSeconds > 0) {
+              await runLoad(load, { ...plan, durationSeconds: options.warmupSeconds });
+            }
+            const cpuBefore = await cpuMicros(target.process);
             const result = await runLoad(load, plan);
+            const cpuUsed = (await cpuMicros(target.process)) - cpuBefore;
             runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
+            cpu.set(target.name, [...(cpu.get(target.name) ?? []), cpuUsed / Math.max(1, result.requests)]);
           }
         }
         for (const target of targets) {
@@ -117,6 +126,7 @@ export async function runProxyBench(
               mode,
               result: median,
               roundsRps: results.map((r) => r.rps),
+              cpuMicrosPerRequest: medianOf(cpu.get(target.name) ?? []),
             });
           }
         }
@@ -134,23 +144,22 @@ export async function runProxyBench(
   }
 }
 
+function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
+}
+
 function medianByRps(results: readonly LoadResult[]): LoadResult | undefined {
   const sorted = [...results].sort((a, b) => a.rps - b.rps);
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-function planFor(
-  options: ProxyBenchOptions,
-  port: number,
-  payload: PayloadName,
-  mode: LoadMode,
-  warmUp: boolean,
-): LoadPlan {
+function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName, mode: LoadMode): LoadPlan {
   const base = {
     url: `http://127.0.0.1:${port}${PAYLOAD_PATHS[payload]}`,
     host: BENCH_HOST,
     durationSeconds: options.durationSeconds,
-    warmupSeconds: warmUp ? options.warmupSeconds : 0,
+    warmupSeconds: 0,
   };
   return mode === "saturation"
     ? { ...base, connections: options.connections }
@@ -184,7 +193,10 @@ async function profileRouter(
     });
     const { port } = await router.next<{ port: number }>("ready", 30_000);
     log("  edgeslice small saturation under --cpu-prof ...");
-    await runLoad(load, planFor(options, port, "small", "saturation", true));
+    await runLoad(load, {
+      ...planFor(options, port, "small", "saturation"),
+      warmupSeconds: options.warmupSeconds,
+    });
     await router.stop();
     const file = (await readdir(directory)).find((name) => name.endsWith(".cpuprofile"));
     return file ? await summariseCpuProfile(join(directory, file)) : undefined;
@@ -196,18 +208,25 @@ async function profileRouter(
 export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchOptions): string {
   const find = (target: TargetName, payload: PayloadName, mode: LoadMode) =>
     report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode)?.result;
-  const rows: string[][] = report.measurements.map(({ target, payload, mode, result, roundsRps }) => [
-    `${target} ${payload} ${mode}`,
-    fixed(result.rps, 0),
-    roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
-    fixed(result.p50Ms, 3),
-    fixed(result.p99Ms, 3),
-    String(result.non2xx + result.errors + result.timeouts),
-  ]);
+  const rows: string[][] = report.measurements.map(
+    ({ target, payload, mode, result, roundsRps, cpuMicrosPerRequest }) => [
+      `${target} ${payload} ${mode}`,
+      fixed(result.rps, 0),
+      roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
+      fixed(cpuMicrosPerRequest, 1),
+      fixed(result.p50Ms, 3),
+      fixed(result.p99Ms, 3),
+      String(result.non2xx + result.errors + result.timeouts),
+    ],
+  );
   const lines = [
     `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (median by rps shown, its p50/p99) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
     `Layout: ${report.layout}.`,
-    formatTable(["run", "rps (median)", "rps per round", "p50 ms", "p99 ms", "non-2xx/errors"], rows),
+    formatTable(
+      ["run", "rps (median)", "rps per round", "CPU µs/req", "p50 ms", "p99 ms", "non-2xx/errors"],
+      rows,
+    ),
+    "CPU µs/req: CPU time (user+system) of the proxy process per request; for direct, the backend's.",
     "",
   ];
   const ratioRows: string[][] = [];
@@ -223,9 +242,13 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     const rpsRatio = edgeslice.rps / minimal.rps;
     const addedVsMinimal = edgesliceModerate.p99Ms - minimalModerate.p99Ms;
     const addedVsDirect = edgesliceModerate.p99Ms - directModerate.p99Ms;
+    const cpuOf = (target: TargetName) =>
+      report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === "saturation")
+        ?.cpuMicrosPerRequest ?? Number.NaN;
     ratioRows.push([
       payload,
       ratio(edgeslice.rps, minimal.rps),
+      ratio(cpuOf("edgeslice"), cpuOf("minimal")),
       ratio(edgeslice.rps, direct.rps),
       fixed(addedVsMinimal, 3),
       fixed(addedVsDirect, 3),
@@ -237,6 +260,7 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
       [
         "payload",
         "edgeslice/minimal rps",
+        "CPU/req edgeslice/minimal",
         "edgeslice/direct rps",
         "added p99 vs minimal (moderate) ms",
         "added p99 vs direct (moderate) ms",

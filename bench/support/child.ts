@@ -101,3 +101,19 @@ export function exitOnStop(onStop: () => Promise<void>): void {
 export function tell(message: { type: string } & Record<string, unknown>): void {
   process.send?.(message);
 }
+
+/** Child side: answer `{type: "cpu"}` with this process's CPU time so far (µs), for CPU-per-request figures. */
+export function answerCpuUsage(): void {
+  process.on("message", (raw) => {
+    if ((raw as { type?: unknown }).type !== "cpu") return;
+    const usage = process.cpuUsage();
+    tell({ type: "cpu", micros: usage.user + usage.system });
+  });
+}
+
+/** Parent side: CPU µs the child has used so far. */
+export async function cpuMicros(child: Child): Promise<number> {
+  child.send({ type: "cpu" });
+  const reply = await child.next<{ micros: number }>("cpu", 10_000);
+  return reply.micros;
+}
