@@ -147,13 +147,14 @@ export function serializeRouteRecord(route: RouteRecord): string {
 
 function serializableFamily(family: FamilyRecord): FamilyRecord {
   return {
-    endpoints: family.endpoints.map(serializableEndpoint),
+    endpoints: family.endpoints.map(canonicalEndpoint),
     fallback: family.fallback,
-    draining: family.draining.map(serializableEndpoint),
+    draining: family.draining.map(canonicalEndpoint),
   };
 }
 
-function serializableEndpoint(endpoint: EndpointRecord): EndpointRecord {
+/** A record with exactly the contract's fields in their fixed order; optional ones left out when absent. */
+export function canonicalEndpoint(endpoint: EndpointRecord): EndpointRecord {
   const out: EndpointRecord = { ip: endpoint.ip, port: endpoint.port };
   if (endpoint.zone !== undefined) out.zone = endpoint.zone;
   if (endpoint.forZones !== undefined) out.forZones = endpoint.forZones;

@@ -1,46 +1,32 @@
 import * as v from "valibot";
+import { integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
-const IntegerFromEnv = (fallback: number, min: number, max: number) =>
-  v.pipe(
-    v.optional(v.string(), String(fallback)),
-    v.transform((text) => (text.trim() === "" ? fallback : Number(text))),
-    v.number(),
-    v.integer(),
-    v.minValue(min),
-    v.maxValue(max),
-  );
-
-const OptionalText = v.pipe(
-  v.optional(v.string()),
-  v.transform((text) => (text === undefined || text.trim() === "" ? undefined : text.trim())),
-);
-
 /** The router's environment (the same names as Workers vars/secrets). DESIGN.md "User contract". */
 export const RouterEnvSchema = v.object({
-  REDIS_URL: OptionalText,
-  PORT: IntegerFromEnv(8080, 0, 65535),
+  REDIS_URL: optionalText,
+  PORT: integerFromEnv(8080, 0, 65535),
   /** Node only: the address to bind; `::` for dual-stack, `127.0.0.1` for local only. */
-  HOST: OptionalText,
+  HOST: optionalText,
   EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
-  ROUTER_CLUSTER: v.pipe(OptionalText, v.optional(ClusterNameSchema)),
-  ROUTER_ZONE: OptionalText,
+  ROUTER_CLUSTER: v.pipe(optionalText, v.optional(ClusterNameSchema)),
+  ROUTER_ZONE: optionalText,
   IP_FAMILY: v.optional(
     v.picklist(IP_FAMILY_POLICIES, `IP_FAMILY must be one of ${IP_FAMILY_POLICIES.join(", ")}`),
     "PreferIPv4",
   ),
-  ADMIN_TOKEN: OptionalText,
+  ADMIN_TOKEN: optionalText,
   /** Per attempt: connect plus time to response headers. */
-  UPSTREAM_TRY_TIMEOUT_MS: IntegerFromEnv(10_000, 1, 600_000),
+  UPSTREAM_TRY_TIMEOUT_MS: integerFromEnv(10_000, 1, 600_000),
   /** Whole request across retries, until response headers. */
-  UPSTREAM_TOTAL_TIMEOUT_MS: IntegerFromEnv(30_000, 1, 3_600_000),
+  UPSTREAM_TOTAL_TIMEOUT_MS: integerFromEnv(30_000, 1, 3_600_000),
   /** Further attempts on other backends (connect failures, or idempotent methods). */
-  UPSTREAM_RETRIES: IntegerFromEnv(2, 0, 10),
+  UPSTREAM_RETRIES: integerFromEnv(2, 0, 10),
   /** Workers: how long decoded records are served from isolate memory before a background refresh. */
-  CACHE_TTL_MS: IntegerFromEnv(2_000, 0, 600_000),
+  CACHE_TTL_MS: integerFromEnv(2_000, 0, 600_000),
   LOG_LEVEL: v.optional(v.picklist(["debug", "info", "warn", "error"]), "info"),
 });
 
@@ -64,18 +50,7 @@ export interface RouterConfig {
 
 /** Validates the environment; throws one error listing every bad variable. */
 export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
-  const picked = Object.fromEntries(
-    Object.keys(RouterEnvSchema.entries).map((name) => [
-      name,
-      typeof env[name] === "string" ? env[name] : undefined,
-    ]),
-  );
-  const result = v.safeParse(RouterEnvSchema, picked);
-  if (!result.success) {
-    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "env"}: ${issue.message}`);
-    throw new Error(`invalid router configuration: ${problems.join("; ")}`);
-  }
-  const e = result.output;
+  const e = parseEnv(RouterEnvSchema, env, "router");
   return {
     redisUrl: e.REDIS_URL,
     port: e.PORT,

@@ -1,38 +1,7 @@
 import { hostname } from "node:os";
 import * as v from "valibot";
+import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
-
-const IntegerFromEnv = (fallback: number, min: number, max: number) =>
-  v.pipe(
-    v.optional(v.string(), String(fallback)),
-    v.transform((text) => (text.trim() === "" ? fallback : Number(text))),
-    v.number(),
-    v.integer(),
-    v.minValue(min),
-    v.maxValue(max),
-  );
-
-const FractionFromEnv = (fallback: number) =>
-  v.pipe(
-    v.optional(v.string(), String(fallback)),
-    v.transform((text) => (text.trim() === "" ? fallback : Number(text))),
-    v.number(),
-    v.minValue(0),
-    v.maxValue(1),
-  );
-
-const OptionalText = v.pipe(
-  v.optional(v.string()),
-  v.transform((text) => (text === undefined || text.trim() === "" ? undefined : text.trim())),
-);
-
-const BooleanFromEnv = (fallback: boolean) =>
-  v.pipe(
-    v.optional(v.string(), fallback ? "true" : "false"),
-    v.transform((text) => text.trim().toLowerCase()),
-    v.picklist(["true", "false", "1", "0", "on", "off", "yes", "no", ""], "must be true or false"),
-    v.transform((text) => (text === "" ? fallback : ["true", "1", "on", "yes"].includes(text))),
-  );
 
 const NamespaceListSchema = v.pipe(
   v.optional(v.string(), ""),
@@ -69,7 +38,7 @@ export const SyncEnvSchema = v.object({
   ),
   /** Comma list; empty watches every namespace. */
   WATCH_NAMESPACES: NamespaceListSchema,
-  SYNC_PORT: IntegerFromEnv(9464, 0, 65535),
+  SYNC_PORT: integerFromEnv(9464, 0, 65535),
   /** Address of the health/metrics server; "::" on IPv6-only clusters (probes reach the pod IP). */
   SYNC_HOST: v.pipe(
     v.optional(v.string(), ""),
@@ -77,25 +46,25 @@ export const SyncEnvSchema = v.object({
     v.ip("SYNC_HOST must be an IP address"),
   ),
   /** The cluster is stale for routers once this long passes without a heartbeat. */
-  LEASE_MS: IntegerFromEnv(15_000, 1_000, 600_000),
+  LEASE_MS: integerFromEnv(15_000, 1_000, 600_000),
   /** Heartbeat period; 0 means LEASE_MS / 3. */
-  HEARTBEAT_MS: IntegerFromEnv(0, 0, 600_000),
-  DEBOUNCE_MS: IntegerFromEnv(50, 0, 60_000),
-  MAX_WAIT_MS: IntegerFromEnv(1_000, 1, 600_000),
+  HEARTBEAT_MS: integerFromEnv(0, 0, 600_000),
+  DEBOUNCE_MS: integerFromEnv(50, 0, 60_000),
+  MAX_WAIT_MS: integerFromEnv(1_000, 1, 600_000),
   /** Full comparison of the informer cache with the store; 0 disables. */
-  RESYNC_INTERVAL_MS: IntegerFromEnv(300_000, 0, 86_400_000),
-  VALVE_MAX_LOSS_FRACTION: FractionFromEnv(0.5),
-  VALVE_MIN_LOSS: IntegerFromEnv(2, 1, 1_000_000),
-  VALVE_HOLD_MS: IntegerFromEnv(30_000, 0, 3_600_000),
-  LEADER_ELECTION: BooleanFromEnv(true),
+  RESYNC_INTERVAL_MS: integerFromEnv(300_000, 0, 86_400_000),
+  VALVE_MAX_LOSS_FRACTION: fractionFromEnv(0.5),
+  VALVE_MIN_LOSS: integerFromEnv(2, 1, 1_000_000),
+  VALVE_HOLD_MS: integerFromEnv(30_000, 0, 3_600_000),
+  LEADER_ELECTION: booleanFromEnv(true),
   /** Where the coordination.k8s.io Lease lives; defaults to the pod's own namespace. */
-  LEASE_NAMESPACE: OptionalText,
-  LEASE_NAME: OptionalText,
+  LEASE_NAMESPACE: optionalText,
+  LEASE_NAME: optionalText,
   /** coordination Lease duration (seconds granularity on the API; given in ms here). */
-  LEADER_LEASE_MS: IntegerFromEnv(15_000, 1_000, 600_000),
-  POD_NAME: OptionalText,
-  POD_NAMESPACE: OptionalText,
-  HOSTNAME: OptionalText,
+  LEADER_LEASE_MS: integerFromEnv(15_000, 1_000, 600_000),
+  POD_NAME: optionalText,
+  POD_NAMESPACE: optionalText,
+  HOSTNAME: optionalText,
   LOG_LEVEL: v.optional(
     v.picklist(["debug", "info", "warn", "error"], "LOG_LEVEL must be debug, info, warn or error"),
     "info",
@@ -130,18 +99,7 @@ export function parseSyncConfig(
   env: Record<string, unknown>,
   fallbackIdentity: () => string = hostname,
 ): SyncConfig {
-  const picked = Object.fromEntries(
-    Object.keys(SyncEnvSchema.entries).map((name) => [
-      name,
-      typeof env[name] === "string" ? env[name] : undefined,
-    ]),
-  );
-  const result = v.safeParse(SyncEnvSchema, picked, { abortPipeEarly: true });
-  if (!result.success) {
-    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "env"}: ${issue.message}`);
-    throw new Error(`invalid sync configuration: ${problems.join("; ")}`);
-  }
-  const e = result.output;
+  const e = parseEnv(SyncEnvSchema, env, "sync");
   return {
     redisUrl: e.REDIS_URL,
     cluster: e.CLUSTER_NAME,

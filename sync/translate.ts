@@ -1,4 +1,4 @@
-import type { EndpointRecord, FamilyRecord } from "../contract/records.js";
+import { canonicalEndpoint, type EndpointRecord, type FamilyRecord } from "../contract/records.js";
 import { type CanonicalIp, canonicalIpWithSortKey, type IpFamily } from "./ip.js";
 import {
   type KubeEndpointSlice,
@@ -186,10 +186,4 @@ function byAddress(left: Candidate, right: Candidate): number {
 }
 
 /** Rule 7: zone and hints travel with the endpoint; optional fields are left out when absent. */
-function toRecord(candidate: Candidate): EndpointRecord {
-  const record: EndpointRecord = { ip: candidate.ip, port: candidate.port };
-  if (candidate.zone !== undefined) record.zone = candidate.zone;
-  if (candidate.forZones !== undefined) record.forZones = candidate.forZones;
-  if (candidate.sourceCluster !== undefined) record.sourceCluster = candidate.sourceCluster;
-  return record;
-}
+const toRecord: (candidate: Candidate) => EndpointRecord = canonicalEndpoint;
