@@ -88,6 +88,17 @@ async function main(): Promise<void> {
     console.log(formatProxyReport(report, options));
     console.log("");
   }
+  if (only === "profile") {
+    log("router CPU profile only ...");
+    const options = {
+      ...withOverrides(proxyOptions),
+      payloads: [],
+      proxies: ["edgeslice"],
+      profile: true,
+    } as const;
+    const report = await runProxyBench(options, log);
+    console.log(formatProxyReport(report, options));
+  }
   if (only === undefined || only === "convergence") {
     log("convergence bench ...");
     const results = await runConvergenceBench(convergenceOptions, log);

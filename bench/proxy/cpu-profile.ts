@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 interface CpuProfileNode {
   readonly id: number;
   readonly callFrame: { functionName: string; url: string; lineNumber: number };
+  readonly children?: readonly number[];
 }
 interface CpuProfile {
   readonly nodes: readonly CpuProfileNode[];
@@ -15,6 +16,8 @@ export interface SelfTimeEntry {
   readonly name: string;
   readonly location: string;
   readonly share: number;
+  /** For native frames: the JavaScript function that called it most (by self time), to say who pays. */
+  readonly calledFrom: string | undefined;
 }
 
 export interface ProfileSummary {
@@ -28,6 +31,19 @@ export interface ProfileSummary {
 export async function summariseCpuProfile(path: string, topCount = 15): Promise<ProfileSummary> {
   const profile = JSON.parse(await readFile(path, "utf8")) as CpuProfile;
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  /** The nearest ancestor frame with a script URL: who called into native code. */
+  const jsCaller = (id: number): string | undefined => {
+    let current = parents.get(id);
+    for (let depth = 0; current !== undefined && depth < 50; depth++) {
+      const frame = nodes.get(current)?.callFrame;
+      if (frame && frame.url !== "")
+        return `${frame.functionName || "(anonymous)"} ${shortLocation(frame.url, frame.lineNumber)}`;
+      current = parents.get(current);
+    }
+    return undefined;
+  };
   const selfMicros = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i];
@@ -36,7 +52,10 @@ export async function summariseCpuProfile(path: string, topCount = 15): Promise<
   }
   let idle = 0;
   let busy = 0;
-  const byFunction = new Map<string, { name: string; location: string; micros: number }>();
+  const byFunction = new Map<
+    string,
+    { name: string; location: string; micros: number; callers: Map<string, number> }
+  >();
   const byArea = new Map<string, number>();
   for (const [id, micros] of selfMicros) {
     const frame = nodes.get(id)?.callFrame;
@@ -48,8 +67,17 @@ export async function summariseCpuProfile(path: string, topCount = 15): Promise<
     busy += micros;
     const location = shortLocation(frame.url, frame.lineNumber);
     const key = `${frame.functionName}@${location}`;
-    const entry = byFunction.get(key) ?? { name: frame.functionName || "(anonymous)", location, micros: 0 };
+    const entry = byFunction.get(key) ?? {
+      name: frame.functionName || "(anonymous)",
+      location,
+      micros: 0,
+      callers: new Map<string, number>(),
+    };
     entry.micros += micros;
+    if (frame.url === "") {
+      const caller = jsCaller(id) ?? "(none)";
+      entry.callers.set(caller, (entry.callers.get(caller) ?? 0) + micros);
+    }
     byFunction.set(key, entry);
     const area = areaOf(frame.functionName, frame.url);
     byArea.set(area, (byArea.get(area) ?? 0) + micros);
@@ -59,7 +87,12 @@ export async function summariseCpuProfile(path: string, topCount = 15): Promise<
     top: [...byFunction.values()]
       .sort((a, b) => b.micros - a.micros)
       .slice(0, topCount)
-      .map((entry) => ({ name: entry.name, location: entry.location, share: entry.micros / total })),
+      .map((entry) => ({
+        name: entry.name,
+        location: entry.location,
+        share: entry.micros / total,
+        calledFrom: [...entry.callers.entries()].sort((a, b) => b[1] - a[1])[0]?.[0],
+      })),
     byArea: [...byArea.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([area, micros]) => ({ area, share: micros / total })),

@@ -279,8 +279,13 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
       ),
       "",
       formatTable(
-        ["function", "self %", "where"],
-        report.profile.top.map((entry) => [entry.name, fixed(entry.share * 100, 1), entry.location]),
+        ["function", "self %", "where", "native frame called from"],
+        report.profile.top.map((entry) => [
+          entry.name,
+          fixed(entry.share * 100, 1),
+          entry.location,
+          entry.calledFrom ?? "",
+        ]),
       ),
     );
   }
