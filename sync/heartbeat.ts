@@ -18,6 +18,12 @@ export interface HeartbeatOptions {
 export interface Heartbeat {
   /** Beats now and then every interval (while leading). */
   start(): void;
+  /**
+   * Beats now instead of at the next interval (while running): after Redis (re)connects, the heartbeat key
+   * may be missing (a first beat that failed, a Redis that restarted empty), and routers discover the
+   * cluster only by that key, so waiting a whole interval would hide every route of the cluster.
+   */
+  beatNow(): void;
   /** No further beats; the lease then runs out on its own unless the next leader beats. */
   stop(): Promise<void>;
   readonly running: boolean;
@@ -36,6 +42,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   let timer: unknown;
   let running = false;
   let inFlight: Promise<void> | undefined;
+  let beatAgain = false;
 
   const beat = async () => {
     const at = now();
@@ -54,7 +61,8 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     inFlight = beat().finally(() => {
       inFlight = undefined;
       // setTimeout after each beat rather than setInterval: a slow Redis never stacks up beats.
-      if (running) timer = timers.setTimeout(tick, intervalMs);
+      if (running) timer = timers.setTimeout(tick, beatAgain ? 0 : intervalMs);
+      beatAgain = false;
     });
   };
 
@@ -62,6 +70,16 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     start() {
       if (running) return;
       running = true;
+      tick();
+    },
+    beatNow() {
+      if (!running) return;
+      // A beat in flight may have been sent before Redis was back: beat again right after it.
+      if (inFlight) {
+        beatAgain = true;
+        return;
+      }
+      if (timer !== undefined) timers.clearTimeout(timer);
       tick();
     },
     async stop() {

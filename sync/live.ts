@@ -112,8 +112,12 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   };
 
   redis.on("ready", () => {
-    // Redis may have restarted empty: compare everything and re-push what is missing.
-    if (activeReconciler.enabled) void activeReconciler.fullResync();
+    if (!activeReconciler.enabled) return;
+    // Redis may have restarted empty: compare everything and re-push what is missing, then beat at once.
+    // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
+    // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. Beating after
+    // the re-push keeps routers on their last view (fail static) until the records are back.
+    void activeReconciler.fullResync().then(() => heartbeat.beatNow());
   });
 
   let elector: LeaderElector | undefined;

@@ -188,6 +188,30 @@ describe("live sync against the fake API server and real Redis", () => {
     }
   });
 
+  it("registers the cluster as soon as Redis answers when Redis was down at the first heartbeat", async () => {
+    privateRedis = await startPrivateRedis();
+    await privateRedis.stop();
+    // The default heartbeat period (LEASE_MS / 3 = 20 s): registration must not wait for the next beat.
+    const sync = await begin({ HEARTBEAT_MS: "0", LEASE_MS: "60000" }, privateRedis.url);
+    kube.apply(service("web"));
+    kube.apply(slice("web", ["10.0.0.1"]));
+    await eventually(async () => sync.publishing(), Boolean);
+    expect(sync.metrics.get("heartbeatErrors")).toBeGreaterThan(0);
+    await privateRedis.start();
+    const direct = new Redis(privateRedis.url, { maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    direct.on("error", () => {});
+    try {
+      const keys = clusterKeys(prefix, "east");
+      await eventually(() => endpointsOf(direct, "web").catch(() => null), same(["10.0.0.1"]));
+      await eventually(
+        () => direct.exists(keys.heartbeat, keys.lease).catch(() => 0),
+        (found) => found === 2,
+      );
+    } finally {
+      direct.disconnect();
+    }
+  });
+
   it("holds a mass removal, then publishes it once it persisted", async () => {
     const sync = await begin({ VALVE_HOLD_MS: "1500" });
     kube.apply(service("web"));

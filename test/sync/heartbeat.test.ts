@@ -65,4 +65,66 @@ describe("heartbeat", () => {
     expect(metrics.get("lastHeartbeat")).toBeGreaterThan(0);
     await heartbeat.stop();
   });
+
+  it("beats at once on beatNow instead of waiting for the next interval, and only while running", async () => {
+    const { writer, beats, failNext } = beatingWriter();
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 60_000,
+      logger: silentLogger,
+      metrics: createSyncMetrics(),
+    });
+    heartbeat.beatNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(0);
+
+    failNext(1);
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(0);
+    heartbeat.beatNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(1);
+    // The periodic schedule restarts from the forced beat: the next one is a full interval later.
+    await vi.advanceTimersByTimeAsync(19_999);
+    expect(beats).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(beats).toHaveLength(2);
+    await heartbeat.stop();
+  });
+
+  it("beats again right after a beat that was in flight when beatNow was called", async () => {
+    const beats: number[] = [];
+    let release: () => void = () => {};
+    const writer: ClusterWriter = {
+      cluster: "east",
+      put: async () => {},
+      remove: async () => {},
+      load: async () => new Map(),
+      heartbeat: (beat) => {
+        beats.push(beat.at);
+        if (beats.length > 1) return Promise.resolve();
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      },
+    };
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 60_000,
+      logger: silentLogger,
+      metrics: createSyncMetrics(),
+    });
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(0);
+    heartbeat.beatNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(1);
+    release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(2);
+    await heartbeat.stop();
+  });
 });
