@@ -283,6 +283,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       }
       const connection = redis.duplicate({
         connectionName: options.connectionName ?? "edgeslice-router-changes",
+        // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
+        // the disabled offline queue then refuses: start() would wait out waitUntilReady for nothing.
+        lazyConnect: false,
         // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
         autoResendUnfulfilledCommands: false,
         enableOfflineQueue: false,

@@ -165,6 +165,40 @@ describe("redis snapshot source", () => {
     expect(before?.clusters.find((c) => c.name === "east")?.services.size).toBe(0);
   });
 
+  it("connects its change feed at start when given a lazily connecting client, as the Node router's", async () => {
+    const prefix = fresh();
+    await heartbeat(admin, prefix, "east", 60_000);
+    const { logger, lines } = capturingLogger();
+    const redis = new Redis(REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+    });
+    redis.on("error", () => {});
+    await redis.connect();
+    const source = createRedisSnapshotSource({
+      redis,
+      prefix,
+      logger,
+      now: Date.now,
+      refreshIntervalMs: 100,
+      blockMs: 200,
+    });
+    cleanups.push(async () => {
+      await source.close();
+      redis.disconnect();
+    });
+    await source.start();
+
+    await putRecord(
+      admin,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
+    );
+    await waitFor(() => ipsOf(source.current(), "east", "shop/web"), "the change through the feed");
+    expect(lines.filter((line) => line.level === "warn")).toEqual([]);
+  });
+
   it("skips and logs a bad record arriving through the stream while the others keep serving", async () => {
     const prefix = fresh();
     const { logger, lines } = capturingLogger();
