@@ -125,9 +125,11 @@ describe("npm start (scripts/start.ts)", () => {
     };
     // The all-in-one's memory store mode: a REDIS_URL in the test environment would switch it to Redis.
     delete env.REDIS_URL;
-    // tsx itself rather than `npx tsx`: npx dies of the signal it forwards, which would hide the script's exit
-    // code. `timeout` bounds the child's life even if this test process is killed before it can clean up.
-    const started = spawn("timeout", ["120", join("node_modules", ".bin", "tsx"), "scripts/start.ts"], {
+    // One node process with tsx as a loader, not the tsx CLI: the CLI relays SIGTERM to a child node and, if
+    // that child does not confirm over IPC within 30 ms (easily missed on a loaded machine), SIGKILLs it and
+    // exits 143 itself, which would hide the script's exit code (npx likewise dies of the signal it forwards).
+    // `timeout` bounds the child's life even if this test process is killed before it can clean up.
+    const started = spawn("timeout", ["120", process.execPath, "--import", "tsx", "scripts/start.ts"], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
