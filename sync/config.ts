@@ -50,7 +50,7 @@ export const SyncEnvSchema = v.object({
   /** Heartbeat period; 0 means LEASE_MS / 3. */
   HEARTBEAT_MS: integerFromEnv(0, 0, 600_000),
   DEBOUNCE_MS: integerFromEnv(50, 0, 60_000),
-  MAX_WAIT_MS: integerFromEnv(1_000, 1, 600_000),
+  MAX_WAIT_MS: integerFromEnv(100, 1, 600_000),
   /** Full comparison of the informer cache with the store; 0 disables. */
   RESYNC_INTERVAL_MS: integerFromEnv(300_000, 0, 86_400_000),
   VALVE_MAX_LOSS_FRACTION: fractionFromEnv(0.5),

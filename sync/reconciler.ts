@@ -28,7 +28,11 @@ export interface ReconcilerOptions {
   readonly metrics: SyncMetrics;
   /** Quiet time that closes a burst of events (50 ms is plenty: one rollout step fires several events). */
   readonly debounceMs?: number;
-  /** A constant stream of events still flushes at least this often. */
+  /**
+   * A constant stream of events still flushes at least this often. The debounce is shared by all Services,
+   * so under steady churn (100 changes/s across a cluster) it never sees a quiet gap: this bound is what the
+   * change latency becomes (bench/convergence: p99 ~1 s at 1000 ms, ~105 ms at 100 ms).
+   */
   readonly maxWaitMs?: number;
   /** Backoff after a failed store write or load: base doubles per failure up to max. */
   readonly retryBaseMs?: number;
@@ -72,7 +76,7 @@ const realTimers: Timers = {
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { cache, writer, cluster, expose, valve, logger, metrics } = options;
   const debounceMs = options.debounceMs ?? 50;
-  const maxWaitMs = options.maxWaitMs ?? 1_000;
+  const maxWaitMs = options.maxWaitMs ?? 100;
   const retryBaseMs = options.retryBaseMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 10_000;
   const now = options.now ?? Date.now;
