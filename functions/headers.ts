@@ -32,16 +32,25 @@ export function isHopByHop(name: string): boolean {
   return HOP_BY_HOP.has(name.toLowerCase());
 }
 
-/** Header names listed in Connection (comma separated tokens, case-insensitive). */
-export function connectionListed(headers: Headers): string[] {
-  const value = headers.get("connection");
-  if (value === null) return [];
+/** Connection options (comma separated tokens, case-insensitive), lowercased; none when absent. */
+export function connectionTokens(value: string | readonly string[] | undefined | null): string[] {
+  if (value === undefined || value === null) return [];
   const names: string[] = [];
-  for (const part of value.split(",")) {
+  for (const part of (typeof value === "string" ? value : value.join(",")).split(",")) {
     const name = part.trim().toLowerCase();
     if (name !== "") names.push(name);
   }
   return names;
+}
+
+/** Header names listed in Connection (comma separated tokens, case-insensitive). */
+export function connectionListed(headers: Headers): string[] {
+  return connectionTokens(headers.get("connection"));
+}
+
+/** The one rule for both directions: a field (lowercase name) goes past this hop unless it is hop-by-hop or listed. */
+export function passesHop(name: string, listed: readonly string[]): boolean {
+  return !HOP_BY_HOP.has(name) && (listed.length === 0 || !listed.includes(name));
 }
 
 /** A copy of `source` without hop-by-hop headers and the headers named in its Connection header. */
@@ -49,8 +58,7 @@ export function withoutHopByHop(source: Headers): Headers {
   const listed = connectionListed(source);
   const out = new Headers();
   source.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || (listed.length > 0 && listed.includes(name))) return;
-    out.append(name, value);
+    if (passesHop(name, listed)) out.append(name, value);
   });
   // Headers.forEach joins Set-Cookie values; getSetCookie keeps them apart (RFC 6265 §3).
   if (source.has("set-cookie")) {
@@ -68,26 +76,100 @@ export interface ForwardingInfo {
   readonly host: string;
 }
 
+/** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
+const REPLACED = new Set(["host", "expect", "x-forwarded-proto", "x-forwarded-host"]);
+
+/**
+ * The request rules over any header representation: `forEachField` calls back with each client field
+ * (lowercase name), `connection` is the client's Connection value, `emit` receives the upstream fields in
+ * order. Both the web Headers version and the Node raw-headers version are this one function.
+ */
+export function rewriteRequestFields(
+  connection: string | readonly string[] | undefined | null,
+  forEachField: (visit: (name: string, value: string) => void) => void,
+  info: ForwardingInfo,
+  emit: (name: string, value: string) => void,
+): void {
+  const listed = connectionTokens(connection);
+  let forwardedFor: string | undefined;
+  let forwarded: string | undefined;
+  forEachField((name, value) => {
+    if (!passesHop(name, listed) || REPLACED.has(name)) return;
+    if (name === "x-forwarded-for")
+      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+    else if (name === "forwarded") forwarded = forwarded === undefined ? value : `${forwarded}, ${value}`;
+    else emit(name, value);
+  });
+  emit("host", info.host);
+  if (info.clientIp !== undefined) {
+    emit("x-forwarded-for", forwardedFor ? `${forwardedFor}, ${info.clientIp}` : info.clientIp);
+  } else if (forwardedFor !== undefined) emit("x-forwarded-for", forwardedFor);
+  emit("x-forwarded-proto", info.proto);
+  emit("x-forwarded-host", info.host);
+  const element = forwardedElement(info);
+  emit("forwarded", forwarded ? `${forwarded}, ${element}` : element);
+}
+
 /** Headers to send upstream: hop-by-hop and Expect removed, Host kept, forwarding headers set. */
 export function upstreamRequestHeaders(incoming: Headers, info: ForwardingInfo): Headers {
-  const headers = withoutHopByHop(incoming);
-  headers.delete("expect");
-  headers.set("host", info.host);
-  if (info.clientIp !== undefined) {
-    const previous = headers.get("x-forwarded-for");
-    headers.set("x-forwarded-for", previous ? `${previous}, ${info.clientIp}` : info.clientIp);
+  const out = new Headers();
+  rewriteRequestFields(
+    incoming.get("connection"),
+    (visit) =>
+      incoming.forEach((value, name) => {
+        visit(name, value);
+      }),
+    info,
+    (name, value) => out.append(name, value),
+  );
+  return out;
+}
+
+/**
+ * The same rules over Node's `rawHeaders` (name, value, name, value ..., names as the client spelt them):
+ * a flat list undici's Pool.request sends as is, with no Headers object built.
+ */
+export function upstreamRequestHeaderList(rawHeaders: readonly string[], info: ForwardingInfo): string[] {
+  const out: string[] = [];
+  let connection: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name !== undefined && name.length === 10 && name.toLowerCase() === "connection") {
+      const value = rawHeaders[i + 1] ?? "";
+      connection = connection === undefined ? value : `${connection}, ${value}`;
+    }
   }
-  headers.set("x-forwarded-proto", info.proto);
-  headers.set("x-forwarded-host", info.host);
-  const element = forwardedElement(info);
-  const previous = headers.get("forwarded");
-  headers.set("forwarded", previous ? `${previous}, ${element}` : element);
-  return headers;
+  rewriteRequestFields(
+    connection,
+    (visit) => {
+      for (let i = 0; i < rawHeaders.length; i += 2) {
+        const name = rawHeaders[i];
+        const value = rawHeaders[i + 1];
+        if (name !== undefined && value !== undefined) visit(name.toLowerCase(), value);
+      }
+    },
+    info,
+    (name, value) => out.push(name, value),
+  );
+  return out;
 }
 
 /** Headers to send back to the client: hop-by-hop removed. */
 export function downstreamResponseHeaders(upstream: Headers): Headers {
   return withoutHopByHop(upstream);
+}
+
+/** The same rule over Node's parsed header object (undici's response headers; arrays for repeated fields). */
+export function downstreamResponseHeaderObject(
+  upstream: Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
+  const listed = connectionTokens(upstream.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in upstream) {
+    const value = upstream[name];
+    if (value !== undefined && passesHop(name, listed)) out[name] = value;
+  }
+  return out;
 }
 
 /** One RFC 7239 element: `for=` (IPv6 quoted and bracketed, §6; "unknown" when not known, §6.3), host, proto. */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  downstreamResponseHeaderObject,
   downstreamResponseHeaders,
   forwardedElement,
+  upstreamRequestHeaderList,
   upstreamRequestHeaders,
 } from "../../functions/headers.js";
 
@@ -89,5 +91,64 @@ describe("downstreamResponseHeaders", () => {
     const out = downstreamResponseHeaders(upstream);
     expect([...new Set(out.keys())].sort()).toEqual(["content-type", "set-cookie"]);
     expect(out.getSetCookie()).toEqual(["a=1", "b=2"]);
+  });
+});
+
+/** Both representations of the request rules must agree: one rule set, two header shapes. */
+describe("upstreamRequestHeaderList (Node rawHeaders) agrees with upstreamRequestHeaders", () => {
+  const asPairs = (list: string[]) => {
+    const pairs: [string, string][] = [];
+    for (let i = 0; i < list.length; i += 2) pairs.push([list[i] ?? "", list[i + 1] ?? ""]);
+    return pairs.sort(([a], [b]) => a.localeCompare(b));
+  };
+  const fromWeb = (raw: string[]) => {
+    const incoming = new Headers();
+    for (let i = 0; i < raw.length; i += 2) incoming.append(raw[i] ?? "", raw[i + 1] ?? "");
+    return [...upstreamRequestHeaders(incoming, info).entries()].sort(([a], [b]) => a.localeCompare(b));
+  };
+
+  it.each([
+    [
+      "hop-by-hop fields",
+      ["Connection", "keep-alive", "Keep-Alive", "timeout=5", "TE", "trailers", "Accept", "a"],
+    ],
+    ["Connection-listed fields", ["Connection", "X-Secret, close", "X-Secret", "1", "X-Kept", "2"]],
+    ["Expect and Upgrade", ["Expect", "100-continue", "Upgrade", "websocket", "Content-Length", "3"]],
+    [
+      "client forwarding fields",
+      [
+        "X-Forwarded-For",
+        "203.0.113.1",
+        "Forwarded",
+        "for=203.0.113.1",
+        "X-Forwarded-Proto",
+        "gopher",
+        "X-Forwarded-Host",
+        "evil.example",
+      ],
+    ],
+    ["repeated X-Forwarded-For lines", ["X-Forwarded-For", "203.0.113.1", "X-Forwarded-For", "203.0.113.2"]],
+    ["a client Host", ["Host", "other.example", "Proxy-Authorization", "Basic x"]],
+  ])("for %s", (_what, raw) => {
+    expect(asPairs(upstreamRequestHeaderList(raw, info))).toEqual(fromWeb(raw));
+  });
+
+  it("lowercases names and keeps repeated ordinary fields as separate lines", () => {
+    const out = upstreamRequestHeaderList(["Accept", "a", "X-Multi", "1", "X-Multi", "2"], info);
+    expect(out.slice(0, 6)).toEqual(["accept", "a", "x-multi", "1", "x-multi", "2"]);
+  });
+});
+
+describe("downstreamResponseHeaderObject (Node header object)", () => {
+  it("strips hop-by-hop and Connection-listed fields and keeps repeated Set-Cookie apart", () => {
+    const out = downstreamResponseHeaderObject({
+      connection: "keep-alive, X-Internal",
+      "x-internal": "1",
+      "keep-alive": "timeout=5",
+      "transfer-encoding": "chunked",
+      "set-cookie": ["a=1", "b=2"],
+      "content-type": "text/plain",
+    });
+    expect(out).toEqual({ "set-cookie": ["a=1", "b=2"], "content-type": "text/plain" });
   });
 });
