@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import * as v from "valibot";
 import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../contract/keys.js";
 import type { Logger } from "../contract/logger.js";
@@ -25,12 +25,37 @@ export interface LoadedCluster {
   readonly registered: boolean;
 }
 
-/** Cluster names found by their heartbeat keys (SCAN, never KEYS), sorted. */
-export async function discoverClusters(redis: Redis, prefix: string, logger: Logger): Promise<string[]> {
+/**
+ * Cluster names found by their heartbeat keys (SCAN, never KEYS), sorted. On Redis Cluster a SCAN covers
+ * one node only, so every master is scanned and the names merged.
+ */
+export async function discoverClusters(
+  redis: Redis | Cluster,
+  prefix: string,
+  logger: Logger,
+): Promise<string[]> {
   const found = new Set<string>();
+  for (const node of await scanTargets(redis)) await scanHeartbeats(node, prefix, found, logger);
+  return [...found].sort();
+}
+
+async function scanTargets(redis: Redis | Cluster): Promise<Redis[]> {
+  if (!isClusterClient(redis)) return [redis];
+  // Until the client is ready its node list holds only the seed nodes; a PING waits for the slot map
+  // (queued like any command), so the masters listed below are the cluster's actual ones.
+  if (redis.status !== "ready") await redis.ping();
+  return redis.nodes("master");
+}
+
+async function scanHeartbeats(
+  node: Redis,
+  prefix: string,
+  found: Set<string>,
+  logger: Logger,
+): Promise<void> {
   let cursor = "0";
   do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", heartbeatScanPattern(prefix), "COUNT", 1000);
+    const [next, keys] = await node.scan(cursor, "MATCH", heartbeatScanPattern(prefix), "COUNT", 1000);
     cursor = next;
     for (const key of keys) {
       const cluster = clusterFromHeartbeatKey(prefix, key);
@@ -38,15 +63,20 @@ export async function discoverClusters(redis: Redis, prefix: string, logger: Log
       else logger.warn("skipping heartbeat key with an invalid cluster name", { key });
     }
   } while (cursor !== "0");
-  return [...found].sort();
+}
+
+/** Structural check, so the Workers bundle needs no runtime import of ioredis' Cluster class. */
+function isClusterClient(redis: Redis | Cluster): redis is Cluster {
+  return redis.isCluster;
 }
 
 /**
  * One cluster in one round trip: stream position first (see LoadedCluster.lastChangeId), then the services,
- * the lease (stale = lease key missing: server-side expiry, so no clock skew) and the heartbeat.
+ * the lease (stale = lease key missing: server-side expiry, so no clock skew) and the heartbeat. Every key
+ * shares the `{cluster}` hash tag, so on Redis Cluster the pipeline goes to the one node owning that slot.
  */
 export async function loadCluster(
-  redis: Redis,
+  redis: Redis | Cluster,
   prefix: string,
   cluster: string,
   logger: Logger,
@@ -72,14 +102,18 @@ export async function loadCluster(
 }
 
 /** Every registered cluster. */
-export async function loadClusters(redis: Redis, prefix: string, logger: Logger): Promise<LoadedCluster[]> {
+export async function loadClusters(
+  redis: Redis | Cluster,
+  prefix: string,
+  logger: Logger,
+): Promise<LoadedCluster[]> {
   const clusters = await discoverClusters(redis, prefix, logger);
   return Promise.all(clusters.map((cluster) => loadCluster(redis, prefix, cluster, logger)));
 }
 
 /** The whole store as one immutable snapshot (the Workers entry reloads this on its cache TTL). */
 export async function loadSnapshot(
-  redis: Redis,
+  redis: Redis | Cluster,
   options: { prefix: string; logger: Logger; version: number },
 ): Promise<Snapshot> {
   const loaded = await loadClusters(redis, options.prefix, options.logger);

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Cluster, Redis } from "ioredis";
 import { CHANGE_STREAM_MAXLEN, clusterKeys } from "../contract/keys.js";
 import {
   type ChangeOp,
@@ -21,14 +21,15 @@ export interface RedisWriterOptions {
 /**
  * The sync side of the Redis store (contract/keys.ts layout). Every write is one MULTI/EXEC over keys
  * that share the `{cluster}` hash tag, so a reader never sees a record without its route or its change
- * entry, and the transaction stays in one slot on Redis Cluster.
+ * entry, and the transaction stays in one slot on Redis Cluster (a `Cluster` client works as well as a
+ * standalone one: test/integration/redis-cluster.test.ts).
  */
-export function createRedisClusterWriter(redis: Redis, options: RedisWriterOptions): ClusterWriter {
+export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
   const { cluster } = options;
   const keys = clusterKeys(options.prefix, cluster);
   const maxLen = options.streamMaxLen ?? CHANGE_STREAM_MAXLEN;
 
-  const appendChange = (multi: ReturnType<Redis["multi"]>, service: string, op: ChangeOp) =>
+  const appendChange = (multi: ChainableCommander, service: string, op: ChangeOp) =>
     multi.xadd(keys.changes, "MAXLEN", "~", maxLen, "*", "service", service, "op", op);
 
   return {
@@ -70,7 +71,7 @@ export function createRedisClusterWriter(redis: Redis, options: RedisWriterOptio
  * refused while queueing (NOPERM from an ACL) aborts the whole transaction with EXECABORT, whose
  * `previousErrors` hold the actual cause: rethrow that, so the log says why.
  */
-async function execOrThrow(multi: ReturnType<Redis["multi"]>): Promise<void> {
+async function execOrThrow(multi: ChainableCommander): Promise<void> {
   let results: Awaited<ReturnType<typeof multi.exec>>;
   try {
     results = await multi.exec();
