@@ -5,12 +5,13 @@ import { ADMIN_PREFIX, registerAdmin } from "./admin.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
-import { errorResponse } from "./errors.js";
-import { upstreamRequestHeaders } from "./headers.js";
+import { errorResponse, type RouterError } from "./errors.js";
+import { type ForwardingInfo, upstreamRequestHeaders } from "./headers.js";
 import { RouterMetrics } from "./metrics.js";
-import { proxy } from "./proxy.js";
+import { type ProxyDeps, proxy } from "./proxy.js";
+import type { PolicyDeps, ProxyResult } from "./proxy-policy.js";
 import { lookupRoute, normaliseHost, routeIndexOf } from "./route-index.js";
-import { createSelector } from "./select.js";
+import { createSelector, type Selection } from "./select.js";
 import type { Upstream } from "./upstream.js";
 
 export type { BalancingMode } from "./balancer.js";
@@ -32,6 +33,27 @@ export interface AppDeps {
   readonly clientAddress?: (c: Context) => string | undefined;
   /** Tuning of passive ejection; defaults in ejection.ts. */
   readonly ejection?: Partial<EjectionOptions>;
+  /** A runtime's own proxy (Node: node-proxy.ts); requests it declines take the web path. */
+  readonly native?: NativeProxy;
+}
+
+/** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
+export interface NativeRoute {
+  readonly selection: Selection;
+  /** Origin-form path and query. */
+  readonly path: string;
+  readonly forwarding: ForwardingInfo;
+}
+
+/**
+ * Proxies on the runtime's own request/response objects (found in Hono's `c.env`) with the shared policy.
+ * `forward` returns undefined for a request it does not handle; otherwise it resolves with the status it
+ * sent, or with the error for the app to answer.
+ */
+export interface NativeProxy {
+  /** What the handler returns once the response went out natively. */
+  readonly alreadySent: Response;
+  forward(env: unknown, route: NativeRoute, deps: PolicyDeps): Promise<ProxyResult<number>> | undefined;
 }
 
 /** The runtime-agnostic router: admin endpoints under /_edgeslice/, everything else is routed and proxied. */
@@ -41,7 +63,8 @@ export function createApp(deps: AppDeps): Hono {
   const ejection = new PassiveEjection(deps.now, deps.ejection);
   const metrics = new RouterMetrics();
   const select = createSelector({ ipFamily: config.ipFamily, cluster: config.cluster, zone: config.zone });
-  const proxyDeps = {
+  const nativeProxy = deps.native;
+  const proxyDeps: ProxyDeps = {
     upstream: deps.upstream,
     balancer,
     ejection,
@@ -75,41 +98,61 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.all("*", async (c) => {
-    const response = await route(c);
-    metrics.countResponse(response.status);
-    return response;
-  });
-
-  async function route(c: Context): Promise<Response> {
-    const target = requestTarget(c.req.url);
-    if (!target) return errorResponse("bad_request");
-    const snapshot = await deps.source.current();
-    // Redis down with nothing ever loaded: no backend is known (DESIGN.md "Router function").
-    if (!snapshot) return errorResponse("no_endpoints");
-    snapshotAgeSeconds(snapshot);
-    const host = normaliseHost(target.authority);
-    if (host === undefined) return errorResponse("no_route");
-    const entry = lookupRoute(routeIndexOf(snapshot), host, target.path);
-    if (!entry) return errorResponse("no_route");
-    const selection = select(entry);
-    if (selection.addresses.length === 0) return errorResponse("no_endpoints");
-    const raw = c.req.raw;
-    const headers = upstreamRequestHeaders(raw.headers, {
+    const routed = await route(c);
+    if (typeof routed === "string") return answer(routed);
+    const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
-      proto: target.proto,
-      host: target.authority,
-    });
-    return proxy(
-      selection,
+      proto: routed.target.proto,
+      host: routed.target.authority,
+    };
+    const forwarded = nativeProxy?.forward(
+      c.env,
+      { selection: routed.selection, path: routed.target.path, forwarding },
+      proxyDeps,
+    );
+    if (nativeProxy && forwarded) {
+      const result = await forwarded;
+      if (!result.ok) return answer(result.error);
+      metrics.countResponse(result.value);
+      return nativeProxy.alreadySent;
+    }
+    // The web path: reading these makes the adapter build a web Request (Node), or is the request (Workers).
+    const raw = c.req.raw;
+    const response = await proxy(
+      routed.selection,
       {
         method: raw.method,
-        path: target.path,
-        headers,
+        path: routed.target.path,
+        headers: upstreamRequestHeaders(raw.headers, forwarding),
         body: raw.body,
         signal: raw.signal,
       },
       proxyDeps,
     );
+    metrics.countResponse(response.status);
+    return response;
+  });
+
+  function answer(error: RouterError): Response {
+    const response = errorResponse(error);
+    metrics.countResponse(response.status);
+    return response;
+  }
+
+  async function route(c: Context): Promise<RouterError | { target: RequestTarget; selection: Selection }> {
+    const target = requestTarget(c.req.url);
+    if (!target) return "bad_request";
+    const snapshot = await deps.source.current();
+    // Redis down with nothing ever loaded: no backend is known (DESIGN.md "Router function").
+    if (!snapshot) return "no_endpoints";
+    snapshotAgeSeconds(snapshot);
+    const host = normaliseHost(target.authority);
+    if (host === undefined) return "no_route";
+    const entry = lookupRoute(routeIndexOf(snapshot), host, target.path);
+    if (!entry) return "no_route";
+    const selection = select(entry);
+    if (selection.addresses.length === 0) return "no_endpoints";
+    return { target, selection };
   }
 
   return app;

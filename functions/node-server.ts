@@ -4,8 +4,9 @@ import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import { Redis } from "ioredis";
 import { createJsonLogger, type Logger } from "../contract/logger.js";
 import type { SnapshotSource } from "../contract/store.js";
-import { createApp } from "./app.js";
+import { type AppDeps, createApp } from "./app.js";
 import type { RouterConfig } from "./config.js";
+import { createNodeProxy } from "./node-proxy.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "./redis-source.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "./undici-upstream.js";
 import type { Upstream } from "./upstream.js";
@@ -27,6 +28,8 @@ export interface NodeRouterDeps {
   readonly refreshIntervalMs?: number;
   /** How long close() waits for in-flight requests before cutting them. */
   readonly drainMs?: number;
+  /** Tuning of passive ejection (tests); defaults in ejection.ts. */
+  readonly ejection?: AppDeps["ejection"];
 }
 
 export interface NodeRouter {
@@ -83,6 +86,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     balancing: "p2c",
     logger,
     clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    // Our own undici pools: proxy natively on Node's objects (a custom transport takes the web path).
+    ...(ownedUpstream ? { native: createNodeProxy(ownedUpstream) } : {}),
+    ...(deps.ejection ? { ejection: deps.ejection } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const host = deps.host ?? "0.0.0.0";

@@ -26,6 +26,8 @@ export interface UndiciUpstreamOptions {
 }
 
 export interface UndiciUpstream extends Upstream {
+  /** The keep-alive pool of one backend (the Node-native proxy sends on it directly). */
+  poolFor(target: UpstreamTarget): Pool;
   /** Open pools (for metrics and tests). */
   poolCount(): number;
   /** Closes every pool; in-flight requests finish first, up to the caller's own bound. */
@@ -48,7 +50,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   const bufferBytes = options.bufferResponseBytes ?? 0;
   const pools = new Map<string, PoolEntry>();
 
-  const poolFor = (target: UpstreamTarget): PoolEntry => {
+  const entryFor = (target: UpstreamTarget): PoolEntry => {
     const origin = `http://${endpointAddress(target)}`;
     let entry = pools.get(origin);
     if (!entry) {
@@ -92,11 +94,12 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   };
 
   return {
+    poolFor: (target) => entryFor(target).pool,
     poolCount: () => pools.size,
     close: () => closeAll("close"),
     destroy: () => closeAll("destroy"),
     async send(request) {
-      const { pool } = poolFor(request.target);
+      const { pool } = entryFor(request.target);
       let data: Dispatcher.ResponseData;
       try {
         data = await pool.request({

@@ -6,8 +6,9 @@ import { silentLogger } from "../../contract/logger.js";
 import { MemoryStore } from "../../contract/memory-store.js";
 import type { SnapshotSource } from "../../contract/store.js";
 import { type AppDeps, createApp } from "../../functions/app.js";
-import type { RouterConfig } from "../../functions/config.js";
+import { parseRouterConfig, type RouterConfig } from "../../functions/config.js";
 import { createFetchUpstream } from "../../functions/fetch-upstream.js";
+import { startNodeRouter } from "../../functions/node-server.js";
 import type { Upstream } from "../../functions/upstream.js";
 
 export interface SeenRequest {
@@ -60,18 +61,49 @@ export const testConfig: AppDeps["config"] = {
   retries: 2,
 };
 
+export interface RouterOptions {
+  store?: MemoryStore;
+  /** Replaces the store as the app's snapshot source. */
+  source?: SnapshotSource;
+  config?: Partial<RouterConfig>;
+  random?: () => number;
+  upstream?: Upstream;
+  ejection?: AppDeps["ejection"];
+}
+
+/** The two ways the router proxies: the web path (Workers' shape) and the Node-native fast path. */
+export type RouterKind = "web path (fetch transport)" | "node fast path (startNodeRouter)";
+export const ROUTER_KINDS: readonly RouterKind[] = [
+  "web path (fetch transport)",
+  "node fast path (startNodeRouter)",
+];
+
+export function startRouterOf(kind: RouterKind, options: RouterOptions = {}): Promise<Router> {
+  return kind === "web path (fetch transport)" ? startRouter(options) : startNodeRouterOver(options);
+}
+
+/** startNodeRouter exactly as `npm run router` wires it (undici pools, native proxy) over a MemoryStore, on 127.0.0.1:0. */
+export async function startNodeRouterOver(options: RouterOptions = {}): Promise<Router> {
+  const store = options.store ?? new MemoryStore();
+  const config: RouterConfig = {
+    ...parseRouterConfig({ PORT: "0", LOG_LEVEL: "error" }),
+    ...testConfig,
+    ...options.config,
+  };
+  const router = await startNodeRouter(config, {
+    source: options.source ?? store,
+    host: "127.0.0.1",
+    logger: silentLogger,
+    drainMs: 200,
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.upstream ? { upstream: options.upstream } : {}),
+    ...(options.ejection ? { ejection: options.ejection } : {}),
+  });
+  return { port: router.port, store, close: () => router.close() };
+}
+
 /** createApp over a MemoryStore and the fetch transport, served by @hono/node-server on 127.0.0.1:0. */
-export async function startRouter(
-  options: {
-    store?: MemoryStore;
-    /** Replaces the store as the app's snapshot source. */
-    source?: SnapshotSource;
-    config?: Partial<RouterConfig>;
-    random?: () => number;
-    upstream?: Upstream;
-    ejection?: AppDeps["ejection"];
-  } = {},
-): Promise<Router> {
+export async function startRouter(options: RouterOptions = {}): Promise<Router> {
   const store = options.store ?? new MemoryStore();
   const app = createApp({
     source: options.source ?? store,
