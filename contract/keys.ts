@@ -62,6 +62,9 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     "+client|setname",
     "+info",
     "+select",
+    // Topology reads an ioredis Cluster client needs to start; harmless on a standalone Redis.
+    "+cluster|slots",
+    "+cluster|info",
     "+multi",
     "+exec",
     "+discard",
@@ -92,6 +95,8 @@ export function routerAclRules(prefix: string): string[] {
     "+client|setname",
     "+info",
     "+select",
+    "+cluster|slots",
+    "+cluster|info",
     "+scan",
     "+hgetall",
     "+hget",
