@@ -34,7 +34,8 @@ export function isHopByHop(name: string): boolean {
 
 /** Connection options (comma separated tokens, case-insensitive), lowercased; none when absent. */
 export function connectionTokens(value: string | readonly string[] | undefined | null): string[] {
-  if (value === undefined || value === null) return [];
+  // The usual values name no other field: skip the split (this runs for every request and response).
+  if (value === undefined || value === null || value === "keep-alive" || value === "close") return [];
   const names: string[] = [];
   for (const part of (typeof value === "string" ? value : value.join(",")).split(",")) {
     const name = part.trim().toLowerCase();

@@ -9,6 +9,7 @@ import { downstreamResponseHeaderObject, upstreamRequestHeaderList } from "./hea
 import {
   type AbortCause,
   type AttemptResult,
+  type Attempts,
   abortedBeforeAttempt,
   noteAnswer,
   noteAttemptFailure,
@@ -71,12 +72,12 @@ class AttemptSignal extends EventEmitter {
 }
 
 /** One proxied request: its attempts, its timer, and the client connection's close. */
-class Exchange {
+class Exchange implements Attempts<number> {
   readonly #transport: NodeProxyTransport;
   readonly #outgoing: ServerResponse;
   readonly #route: NativeRoute;
   readonly #deps: PolicyDeps;
-  readonly #method: string;
+  readonly method: string;
   readonly #headers: string[];
   readonly #body: RequestBody | undefined;
   readonly #deadline: number;
@@ -95,30 +96,30 @@ class Exchange {
     this.#outgoing = outgoing;
     this.#route = route;
     this.#deps = deps;
-    this.#method = incoming.method ?? "GET";
+    this.method = incoming.method ?? "GET";
     this.#headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
     this.#body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming) : undefined;
     this.#deadline = Date.now() + deps.settings.totalTimeoutMs;
   }
 
   run(): Promise<ProxyResult<number>> {
-    this.#outgoing.once("close", this.#onClose);
-    const body = this.#body;
-    const canResend = body ? () => !body.consumed : alwaysResendable;
-    return withRetries(this.#route.selection, this.#method, canResend, this.#deps, this.#attempt);
+    this.#outgoing.once("close", this.onClose.bind(this));
+    return withRetries(this.#route.selection, this, this.#deps);
+  }
+
+  canResend(): boolean {
+    return this.#body === undefined || !this.#body.consumed;
   }
 
   /** The client went away (or the response ended): cut what is still running upstream. */
-  readonly #onClose = () => {
+  onClose(): void {
     if (this.#outgoing.writableFinished) return;
     this.#clientGone = true;
     this.#signal?.abort("client-gone");
     this.#upstreamBody?.destroy();
-  };
+  }
 
-  readonly #onTimeout = (signal: AttemptSignal, cause: AbortCause) => signal.abort(cause);
-
-  readonly #attempt = async (backend: Backend): Promise<AttemptResult<number>> => {
+  async attempt(backend: Backend): Promise<AttemptResult<number>> {
     if (this.#clientGone) return abortedBeforeAttempt("client-gone");
     const remaining = this.#deadline - Date.now();
     if (remaining <= 0) return abortedBeforeAttempt("total-timeout");
@@ -128,12 +129,12 @@ class Exchange {
     // One timer per attempt covers both limits: whichever ends first.
     const timer =
       remaining <= tryTimeoutMs
-        ? setTimeout(this.#onTimeout, remaining, signal, "total-timeout")
-        : setTimeout(this.#onTimeout, tryTimeoutMs, signal, "try-timeout");
+        ? setTimeout(cut, remaining, signal, "total-timeout")
+        : setTimeout(cut, tryTimeoutMs, signal, "try-timeout");
     let data: Dispatcher.ResponseData;
     try {
       data = await this.#transport.poolFor(backend).request({
-        method: this.#method as Dispatcher.HttpMethod,
+        method: this.method as Dispatcher.HttpMethod,
         path: this.#route.path,
         headers: this.#headers,
         body: this.#body ? this.#body.forAttempt() : null,
@@ -155,7 +156,7 @@ class Exchange {
     noteAnswer(backend, data.statusCode, this.#deps);
     this.#respond(data);
     return { ok: true, value: data.statusCode };
-  };
+  }
 
   #respond(data: Dispatcher.ResponseData): void {
     const outgoing = this.#outgoing;
@@ -178,7 +179,9 @@ class Exchange {
   }
 }
 
-const alwaysResendable = () => true;
+function cut(signal: AttemptSignal, cause: AbortCause): void {
+  signal.abort(cause);
+}
 
 /** RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding. */
 function hasBody(rawHeaders: readonly string[]): boolean {

@@ -68,20 +68,26 @@ export function failureError(last: UpstreamErrorKind | "client"): RouterError {
   return last === "timeout" ? "upstream_timeout" : "bad_gateway";
 }
 
+/** One request as a transport runs it (an object rather than closures: this runs once per request). */
+export interface Attempts<T> {
+  readonly method: string;
+  /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
+  canResend(): boolean;
+  /** Sends once; resolves when the response headers arrived or the attempt failed. */
+  attempt(backend: Backend): Promise<AttemptResult<T>>;
+}
+
 /**
  * Sends the request to one backend of the first tier that has a usable one, retrying on another backend
- * after a failure when mayRetry allows it. `attempt` sends once and resolves when the response headers
- * arrived (or the attempt failed); in flight, for p2c, means exactly that wait.
+ * after a failure when mayRetry allows it. In flight, for p2c, means waiting for the response headers.
  */
 export async function withRetries<T>(
   selection: Selection,
-  method: string,
-  canResend: () => boolean,
+  attempts: Attempts<T>,
   deps: PolicyDeps,
-  attempt: (backend: Backend) => Promise<AttemptResult<T>>,
 ): Promise<ProxyResult<T>> {
   const { balancer, metrics, settings } = deps;
-  const idempotent = IDEMPOTENT.has(method);
+  const idempotent = IDEMPOTENT.has(attempts.method);
   let tried: Set<string> | undefined;
   let last: UpstreamErrorKind | "client" = "transport";
   for (let n = 0; n <= settings.retries; n++) {
@@ -91,7 +97,7 @@ export async function withRetries<T>(
     balancer.acquire(backend.address);
     let result: AttemptResult<T>;
     try {
-      result = await attempt(backend);
+      result = await attempts.attempt(backend);
     } finally {
       // Long response bodies are not counted in flight: cheap to track and what p2c needs to steer away
       // from backends slow to answer.
@@ -99,7 +105,7 @@ export async function withRetries<T>(
     }
     if (result.ok) return result;
     last = result.kind;
-    if (result.stop || !mayRetry(result.kind, idempotent, canResend())) break;
+    if (result.stop || !mayRetry(result.kind, idempotent, attempts.canResend())) break;
     tried ??= new Set();
     tried.add(backend.address);
   }

@@ -53,8 +53,14 @@ export async function proxy(selection: Selection, request: ProxyRequest, deps: P
   const onClientGone = () => whole.abort(new AbortReason("client-gone"));
   request.signal?.addEventListener("abort", onClientGone, { once: true });
   try {
-    const result = await withRetries(selection, request.method, body.canResend, deps, (backend) =>
-      attemptOnce(backend, request, body, whole.signal, deps),
+    const result = await withRetries(
+      selection,
+      {
+        method: request.method,
+        canResend: body.canResend,
+        attempt: (backend) => attemptOnce(backend, request, body, whole.signal, deps),
+      },
+      deps,
     );
     return result.ok ? result.value : errorResponse(result.error);
   } finally {
