@@ -1,5 +1,4 @@
-import { EventEmitter } from "node:events";
-import { type IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingHttpHeaders, type IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
@@ -26,16 +25,13 @@ import type { UpstreamTarget } from "./upstream.js";
  * on Node's own objects, because building web Request/Response/Headers, AbortControllers and web streams
  * per request cost most of the router's CPU (bench: ~25% of a profile, 4x the CPU of a minimal proxy).
  * Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
- * undici's Pool.request, the response is written with writeHead and piped (not stream.pipeline, which
- * halves throughput, DESIGN.md "Router function"), one timer per attempt bounds both timeouts, and a
- * small EventEmitter (which undici accepts as a signal) replaces AbortControllers.
+ * the backend's undici Pool through a dispatch handler that writes the response head with writeHead and
+ * each chunk with write (backpressure by pausing undici; no stream.pipeline, which halves throughput,
+ * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (no AbortControllers).
  */
 export interface NodeProxyTransport {
   poolFor(target: UpstreamTarget): Pool;
 }
-
-/** RFC 9110 §15: these statuses never carry content. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 export function createNodeProxy(transport: NodeProxyTransport): NativeProxy {
   // @hono/node-server turns a Response into its own lightweight one when the global Response was already
@@ -56,34 +52,18 @@ export function createNodeProxy(transport: NodeProxyTransport): NativeProxy {
   };
 }
 
-/** What undici needs of a signal: `aborted`, `reason`, and an `abort` event. */
-class AttemptSignal extends EventEmitter {
-  aborted = false;
-  reason: Error | undefined;
-  cause: AbortCause | undefined;
-
-  abort(cause: AbortCause): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.cause = cause;
-    this.reason = new Error(`upstream attempt cut: ${cause}`);
-    this.emit("abort");
-  }
-}
-
 /** One proxied request: its attempts, its timer, and the client connection's close. */
 class Exchange implements Attempts<number> {
-  readonly #transport: NodeProxyTransport;
-  readonly #outgoing: ServerResponse;
-  readonly #route: NativeRoute;
-  readonly #deps: PolicyDeps;
+  readonly transport: NodeProxyTransport;
+  readonly outgoing: ServerResponse;
+  readonly route: NativeRoute;
+  readonly deps: PolicyDeps;
   readonly method: string;
-  readonly #headers: string[];
-  readonly #body: RequestBody | undefined;
-  readonly #deadline: number;
-  #signal: AttemptSignal | undefined;
-  #upstreamBody: Dispatcher.ResponseData["body"] | undefined;
-  #clientGone = false;
+  readonly headers: string[];
+  readonly body: RequestBody | undefined;
+  readonly deadline: number;
+  current: UpstreamAttempt | undefined;
+  clientGone = false;
 
   constructor(
     transport: NodeProxyTransport,
@@ -92,95 +72,150 @@ class Exchange implements Attempts<number> {
     route: NativeRoute,
     deps: PolicyDeps,
   ) {
-    this.#transport = transport;
-    this.#outgoing = outgoing;
-    this.#route = route;
-    this.#deps = deps;
+    this.transport = transport;
+    this.outgoing = outgoing;
+    this.route = route;
+    this.deps = deps;
     this.method = incoming.method ?? "GET";
-    this.#headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
-    this.#body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming) : undefined;
-    this.#deadline = Date.now() + deps.settings.totalTimeoutMs;
+    this.headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
+    this.body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming) : undefined;
+    this.deadline = Date.now() + deps.settings.totalTimeoutMs;
   }
 
   run(): Promise<ProxyResult<number>> {
-    this.#outgoing.once("close", this.onClose.bind(this));
-    return withRetries(this.#route.selection, this, this.#deps);
+    this.outgoing.once("close", this.onClose.bind(this));
+    return withRetries(this.route.selection, this, this.deps);
   }
 
   canResend(): boolean {
-    return this.#body === undefined || !this.#body.consumed;
+    return this.body === undefined || !this.body.consumed;
   }
 
   /** The client went away (or the response ended): cut what is still running upstream. */
   onClose(): void {
-    if (this.#outgoing.writableFinished) return;
-    this.#clientGone = true;
-    this.#signal?.abort("client-gone");
-    this.#upstreamBody?.destroy();
+    if (this.outgoing.writableFinished) return;
+    this.clientGone = true;
+    this.current?.cut("client-gone");
   }
 
-  async attempt(backend: Backend): Promise<AttemptResult<number>> {
-    if (this.#clientGone) return abortedBeforeAttempt("client-gone");
-    const remaining = this.#deadline - Date.now();
-    if (remaining <= 0) return abortedBeforeAttempt("total-timeout");
-    const { tryTimeoutMs } = this.#deps.settings;
-    const signal = new AttemptSignal();
-    this.#signal = signal;
-    // One timer per attempt covers both limits: whichever ends first.
-    const timer =
-      remaining <= tryTimeoutMs
-        ? setTimeout(cut, remaining, signal, "total-timeout")
-        : setTimeout(cut, tryTimeoutMs, signal, "try-timeout");
-    let data: Dispatcher.ResponseData;
-    try {
-      data = await this.#transport.poolFor(backend).request({
-        method: this.method as Dispatcher.HttpMethod,
-        path: this.#route.path,
-        headers: this.#headers,
-        body: this.#body ? this.#body.forAttempt() : null,
-        signal,
-      });
-    } catch (error) {
-      const cause = signal.cause;
-      return noteAttemptFailure(
-        backend,
-        cause,
-        cause === undefined && isConnectPhaseError(error),
-        error,
-        this.#deps,
+  attempt(backend: Backend): Promise<AttemptResult<number>> {
+    if (this.clientGone) return Promise.resolve(abortedBeforeAttempt("client-gone"));
+    const remaining = this.deadline - Date.now();
+    if (remaining <= 0) return Promise.resolve(abortedBeforeAttempt("total-timeout"));
+    return new Promise((resolve) => {
+      const attempt = new UpstreamAttempt(this, backend, resolve);
+      this.current = attempt;
+      const { tryTimeoutMs } = this.deps.settings;
+      // One timer per attempt covers both limits: whichever ends first.
+      attempt.timer =
+        remaining <= tryTimeoutMs
+          ? setTimeout(cut, remaining, attempt, "total-timeout")
+          : setTimeout(cut, tryTimeoutMs, attempt, "try-timeout");
+      this.transport.poolFor(backend).dispatch(
+        {
+          method: this.method as Dispatcher.HttpMethod,
+          path: this.route.path,
+          headers: this.headers,
+          body: this.body ? this.body.forAttempt() : null,
+        },
+        attempt,
       );
-    } finally {
-      clearTimeout(timer);
-      this.#signal = undefined;
-    }
-    noteAnswer(backend, data.statusCode, this.#deps);
-    this.#respond(data);
-    return { ok: true, value: data.statusCode };
-  }
-
-  #respond(data: Dispatcher.ResponseData): void {
-    const outgoing = this.#outgoing;
-    const body = data.body;
-    if (this.#clientGone) {
-      body.destroy();
-      return;
-    }
-    outgoing.writeHead(data.statusCode, data.statusText, downstreamResponseHeaderObject(data.headers));
-    if (NULL_BODY_STATUSES.has(data.statusCode)) {
-      body.dump().catch(() => undefined);
-      outgoing.end();
-      return;
-    }
-    this.#upstreamBody = body;
-    // pipe() does not forward errors: a backend that fails mid-body ends the client's response abruptly
-    // (no clean end that would pass a truncated body for a whole one).
-    body.once("error", (error) => outgoing.destroy(error));
-    body.pipe(outgoing);
+    });
   }
 }
 
-function cut(signal: AttemptSignal, cause: AbortCause): void {
-  signal.abort(cause);
+/**
+ * One attempt as an undici dispatch handler: the response head is written with writeHead and each body
+ * chunk straight to the client's response, pausing undici while the client's socket is full. No
+ * Readable, no pipe, no promise per chunk: the cheapest shape undici offers (Pool.request wraps the same
+ * handler in a Readable and an AsyncResource).
+ */
+class UpstreamAttempt implements Dispatcher.DispatchHandler {
+  readonly #exchange: Exchange;
+  readonly #backend: Backend;
+  #resolve: ((result: AttemptResult<number>) => void) | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #cause: AbortCause | undefined;
+  #answered = false;
+  #done = false;
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(exchange: Exchange, backend: Backend, resolve: (result: AttemptResult<number>) => void) {
+    this.#exchange = exchange;
+    this.#backend = backend;
+    this.#resolve = resolve;
+  }
+
+  /** The router ends this attempt: a timeout, or the client went away. */
+  cut(cause: AbortCause): void {
+    if (this.#cause !== undefined || this.#done) return;
+    this.#cause = cause;
+    const error = new Error(`upstream attempt cut: ${cause}`);
+    if (!this.#answered)
+      this.#settle(noteAttemptFailure(this.#backend, cause, false, error, this.#exchange.deps));
+    this.#controller?.abort(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#cause !== undefined) controller.abort(new Error(`upstream attempt cut: ${this.#cause}`));
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    if (statusCode < 200) return;
+    const exchange = this.#exchange;
+    if (this.#resolve === undefined || exchange.clientGone) {
+      controller.abort(new Error("upstream response no longer wanted"));
+      return;
+    }
+    this.#answered = true;
+    noteAnswer(this.#backend, statusCode, exchange.deps);
+    exchange.outgoing.writeHead(statusCode, statusMessage ?? "", downstreamResponseHeaderObject(headers));
+    this.#settle({ ok: true, value: statusCode });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const outgoing = this.#exchange.outgoing;
+    if (!outgoing.write(chunk)) {
+      controller.pause();
+      outgoing.once("drain", () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#done = true;
+    this.#exchange.outgoing.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.#done = true;
+    if (this.#answered) {
+      // The head went out: a backend failing mid-body ends the client's response abruptly (never a clean
+      // end that would pass a truncated body for a whole one).
+      this.#exchange.outgoing.destroy(error);
+      return;
+    }
+    if (this.#cause !== undefined) return;
+    this.#settle(
+      noteAttemptFailure(this.#backend, undefined, isConnectPhaseError(error), error, this.#exchange.deps),
+    );
+  }
+
+  #settle(result: AttemptResult<number>): void {
+    clearTimeout(this.timer);
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    resolve?.(result);
+  }
+}
+
+function cut(attempt: UpstreamAttempt, cause: AbortCause): void {
+  attempt.cut(cause);
 }
 
 /** RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding. */
