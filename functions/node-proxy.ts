@@ -175,7 +175,10 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     }
     this.#answered = true;
     noteAnswer(this.#backend, statusCode, exchange.deps);
-    exchange.outgoing.writeHead(statusCode, statusMessage ?? "", downstreamResponseHeaderObject(headers));
+    const head = downstreamResponseHeaderObject(headers);
+    // The backend's reason phrase when it sent one; Node's default for the status otherwise.
+    if (statusMessage) exchange.outgoing.writeHead(statusCode, statusMessage, head);
+    else exchange.outgoing.writeHead(statusCode, head);
     this.#settle({ ok: true, value: statusCode });
   }
 
