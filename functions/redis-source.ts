@@ -243,14 +243,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         }
         const keys = positions.map(([name]) => clusterKeys(prefix, name).changes);
         const ids = positions.map(([, state]) => state.lastId);
-        const reply = await connection.xread(
-          "COUNT",
-          READ_BATCH,
-          "BLOCK",
-          blockMs,
-          "STREAMS",
-          ...keys,
-          ...ids,
+        const reply = await unlessClosed(
+          connection,
+          connection.xread("COUNT", READ_BATCH, "BLOCK", blockMs, "STREAMS", ...keys, ...ids),
         );
         if (closing.signal.aborted) break;
         if (reply) verify = await exclusive(() => applyEntries(reply));
@@ -389,6 +384,29 @@ export function compareStreamIds(a: string, b: string): number {
   const [bMs = 0n, bSeq = 0n] = b.split("-").map(BigInt);
   if (aMs !== bMs) return aMs < bMs ? -1 : 1;
   return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
+}
+
+/**
+ * With autoResendUnfulfilledCommands off, ioredis neither resends nor rejects a command that was in flight
+ * when the connection closed if the reconnect succeeds before maxRetriesPerRequest flushes the queue: the
+ * XREAD promise would never settle and the feed would stop for good after a short Redis blip. A close
+ * rejects it here instead, so the loop re-verifies positions and resumes.
+ */
+function unlessClosed<T>(connection: Redis, command: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const closed = () => reject(new Error("change feed connection closed"));
+    connection.once("close", closed);
+    command.then(
+      (value) => {
+        connection.off("close", closed);
+        resolve(value);
+      },
+      (error: unknown) => {
+        connection.off("close", closed);
+        reject(error);
+      },
+    );
+  });
 }
 
 function waitUntilReady(connection: Redis, limitMs: number): Promise<void> {

@@ -349,6 +349,71 @@ describe("redis snapshot source", () => {
     await waitFor(() => source.status().connected, "the source to reconnect");
   });
 
+  it("keeps following changes after a Redis blip shorter than the client's first reconnect delay", async () => {
+    const redis = await startPrivateRedis();
+    cleanups.push(() => redis.stop());
+    const writer = newClient(redis.url);
+    cleanups.push(async () => writer.disconnect());
+    await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
+    const prefix = "edgeslice";
+    await heartbeat(writer, prefix, "east", 60_000);
+    await putRecord(
+      writer,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
+    );
+    // The Node router's client settings: one retry per request, so a reconnect on the first attempt does not
+    // flush the command queue; the blocking XREAD in flight is then dropped by ioredis without settling.
+    const reader = new Redis(redis.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 1_500,
+    });
+    reader.on("error", () => {});
+    await new Promise<void>((resolve) => reader.once("ready", () => resolve()));
+    const source = createRedisSnapshotSource({
+      redis: reader,
+      prefix,
+      logger: capturingLogger().logger,
+      now: Date.now,
+      refreshIntervalMs: 100,
+      blockMs: 5_000,
+    });
+    let closed = false;
+    cleanups.push(async () => {
+      if (!closed) await source.close();
+      reader.disconnect();
+    });
+    await source.start();
+    // Let the feed's blocking XREAD be in flight when Redis goes away.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    await redis.stop();
+    await redis.start();
+    await waitFor(() => writer.status === "ready", "the writer to reconnect");
+    await heartbeat(writer, prefix, "east", 60_000);
+    await putRecord(
+      writer,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
+    );
+    await waitFor(
+      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"),
+      "the change after the blip",
+    );
+    await putRecord(
+      writer,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.3", 80)] }),
+    );
+    await waitFor(
+      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.3"),
+      "a later change through the feed",
+    );
+    await source.close();
+    closed = true;
+  });
+
   it("has nothing to serve while Redis was never reachable, then loads once it answers", async () => {
     const redis = await startPrivateRedis();
     cleanups.push(() => redis.stop());
