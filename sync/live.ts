@@ -1,13 +1,14 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { Redis } from "ioredis";
 import type { Logger } from "../contract/logger.js";
+import type { ClusterWriter } from "../contract/store.js";
 import type { SyncConfig } from "./config.js";
 import { exposeService } from "./exposure.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
 import { createHeartbeat } from "./heartbeat.js";
 import { type ClusterWatch, createClusterWatch } from "./informers.js";
 import { createLeaderElection } from "./leader.js";
-import { cacheFromObjects, loadManifests } from "./manifests.js";
+import { cacheFromObjects, readManifestFolder } from "./manifests.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { createRedisClusterWriter } from "./redis-writer.js";
@@ -81,14 +82,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     maxWaitMs: config.maxWaitMs,
   });
   reconciler = activeReconciler;
-  const heartbeat = createHeartbeat({
-    writer,
-    holder: config.identity,
-    leaseMs: config.leaseMs,
-    intervalMs: config.heartbeatMs,
-    logger,
-    metrics,
-  });
+  const heartbeat = heartbeatFor(writer, config, logger, metrics);
 
   let leading = !config.leaderElection;
   let stopping = false;
@@ -219,14 +213,8 @@ export async function publishFromFolder(
   options: { logger: Logger; once: boolean },
 ): Promise<number> {
   const { logger } = options;
-  let loaded: Awaited<ReturnType<typeof loadManifests>>;
-  try {
-    loaded = await loadManifests(dir);
-  } catch (error) {
-    logger.error("cannot read manifest folder", { dir, error });
-    return 1;
-  }
-  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  const loaded = await readManifestFolder(dir, logger);
+  if (!loaded) return 1;
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redisUrl, logger, metrics);
   try {
@@ -249,14 +237,7 @@ export async function publishFromFolder(
       logger.error("could not write every Service to the store", { pending });
       return 1;
     }
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: config.identity,
-      leaseMs: config.leaseMs,
-      intervalMs: config.heartbeatMs,
-      logger,
-      metrics,
-    });
+    const heartbeat = heartbeatFor(writer, config, logger, metrics);
     heartbeat.start();
     logger.info("published manifests", {
       dir,
@@ -385,4 +366,15 @@ function leaseElector(config: SyncConfig, kubeConfig: KubeConfig, logger: Logger
       logger,
       ...callbacks,
     });
+}
+
+function heartbeatFor(writer: ClusterWriter, config: SyncConfig, logger: Logger, metrics: SyncMetrics) {
+  return createHeartbeat({
+    writer,
+    holder: config.identity,
+    leaseMs: config.leaseMs,
+    intervalMs: config.heartbeatMs,
+    logger,
+    metrics,
+  });
 }

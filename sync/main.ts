@@ -4,7 +4,7 @@ import { createJsonLogger, type Logger } from "../contract/logger.js";
 import { ClusterNameSchema } from "../contract/names.js";
 import { parseSyncConfig, type SyncConfig } from "./config.js";
 import { publishFromFolder, runLive } from "./live.js";
-import { loadManifests } from "./manifests.js";
+import { readManifestFolder } from "./manifests.js";
 import { printLines } from "./print.js";
 
 const USAGE = `Usage: npm run sync -- [--from DIR] [--once] [--print]
@@ -49,14 +49,8 @@ function readArgs(argv: readonly string[]): CliArgs {
 
 /** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
 async function printFromFolder(dir: string, cluster: string, logger: Logger): Promise<number> {
-  let loaded: Awaited<ReturnType<typeof loadManifests>>;
-  try {
-    loaded = await loadManifests(dir);
-  } catch (error) {
-    logger.error("cannot read manifest folder", { dir, error });
-    return 1;
-  }
-  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  const loaded = await readManifestFolder(dir, logger);
+  if (!loaded) return 1;
   const lines = printLines(cluster, loaded.services, loaded.slices);
   process.stdout.write(lines.map((line) => `${line}\n`).join(""));
   return 0;

@@ -9,7 +9,7 @@ import {
   parseService,
   SERVICE_NAME_LABEL,
 } from "./kube-objects.js";
-import type { ClusterCache } from "./types.js";
+import type { ClusterCache, Logger } from "./types.js";
 
 /** Something in the folder that was skipped: `file` relative to the folder, `path` inside the file. */
 export interface ManifestProblem {
@@ -31,6 +31,22 @@ const SUPPORTED_API_VERSIONS: Readonly<Record<string, string>> = {
   Service: "v1",
   EndpointSlice: "discovery.k8s.io/v1",
 };
+
+/**
+ * loadManifests for the CLI: each skipped object is logged as a warning; an unreadable folder is logged as an
+ * error and gives undefined (the caller exits 1).
+ */
+export async function readManifestFolder(dir: string, logger: Logger): Promise<LoadedManifests | undefined> {
+  let loaded: LoadedManifests;
+  try {
+    loaded = await loadManifests(dir);
+  } catch (error) {
+    logger.error("cannot read manifest folder", { dir, error });
+    return undefined;
+  }
+  for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  return loaded;
+}
 
 /**
  * Reads every *.yaml, *.yml and *.json file under `dir` (recursively, in sorted path order): single objects,
