@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clusterKeys, routerAclRules } from "../../contract/keys.js";
 import { createJsonLogger, type Logger } from "../../contract/logger.js";
@@ -46,11 +46,12 @@ function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] }
   };
 }
 
-function newClient(url: string): Redis {
+function newClient(url: string, overrides: RedisOptions = {}): Redis {
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: () => 50,
+    ...overrides,
   });
   client.on("error", () => {});
   return client;
@@ -61,13 +62,32 @@ describe("redis snapshot source", () => {
   const cleanups: (() => Promise<void>)[] = [];
   const prefixes: string[] = [];
 
+  /** A private Redis (free to stop and restart) holding east's shop/web at 10.0.0.1, and a client writing it. */
+  async function privateStoreServingWeb() {
+    const redis = await startPrivateRedis();
+    cleanups.push(() => redis.stop());
+    const writer = newClient(redis.url);
+    cleanups.push(async () => writer.disconnect());
+    await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
+    const prefix = "edgeslice";
+    await heartbeat(writer, prefix, "east", 60_000);
+    await putRecord(
+      writer,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
+    );
+    return { redis, writer, prefix };
+  }
+
   async function startSource(options: {
     url?: string;
     prefix: string;
     connectionName?: string;
     logger?: Logger;
+    client?: RedisOptions;
+    blockMs?: number;
   }) {
-    const redis = newClient(options.url ?? REDIS_URL);
+    const redis = newClient(options.url ?? REDIS_URL, options.client);
     await new Promise<void>((resolve) => redis.once("ready", () => resolve()));
     const source = createRedisSnapshotSource({
       redis,
@@ -75,7 +95,7 @@ describe("redis snapshot source", () => {
       logger: options.logger ?? capturingLogger().logger,
       now: Date.now,
       refreshIntervalMs: 100,
-      blockMs: 200,
+      blockMs: options.blockMs ?? 200,
       connectionName: options.connectionName,
     });
     cleanups.push(async () => {
@@ -311,18 +331,7 @@ describe("redis snapshot source", () => {
   });
 
   it("serves the last snapshot while Redis is down and catches up after Redis restarts", async () => {
-    const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
-    const writer = newClient(redis.url);
-    cleanups.push(async () => writer.disconnect());
-    await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
-    const prefix = "edgeslice";
-    await heartbeat(writer, prefix, "east", 60_000);
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    const { redis, writer, prefix } = await privateStoreServingWeb();
     const source = await startSource({ url: redis.url, prefix });
     const served = source.current();
     expect(ipsOf(served, "east", "shop/web")).toEqual(["10.0.0.1"]);
@@ -350,41 +359,15 @@ describe("redis snapshot source", () => {
   });
 
   it("keeps following changes after a Redis blip shorter than the client's first reconnect delay", async () => {
-    const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
-    const writer = newClient(redis.url);
-    cleanups.push(async () => writer.disconnect());
-    await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
-    const prefix = "edgeslice";
-    await heartbeat(writer, prefix, "east", 60_000);
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    const { redis, writer, prefix } = await privateStoreServingWeb();
     // The Node router's client settings: one retry per request, so a reconnect on the first attempt does not
     // flush the command queue; the blocking XREAD in flight is then dropped by ioredis without settling.
-    const reader = new Redis(redis.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      retryStrategy: () => 1_500,
-    });
-    reader.on("error", () => {});
-    await new Promise<void>((resolve) => reader.once("ready", () => resolve()));
-    const source = createRedisSnapshotSource({
-      redis: reader,
+    const source = await startSource({
+      url: redis.url,
       prefix,
-      logger: capturingLogger().logger,
-      now: Date.now,
-      refreshIntervalMs: 100,
+      client: { maxRetriesPerRequest: 1, retryStrategy: () => 1_500 },
       blockMs: 5_000,
     });
-    let closed = false;
-    cleanups.push(async () => {
-      if (!closed) await source.close();
-      reader.disconnect();
-    });
-    await source.start();
     // Let the feed's blocking XREAD be in flight when Redis goes away.
     await new Promise((resolve) => setTimeout(resolve, 300));
 
@@ -410,8 +393,8 @@ describe("redis snapshot source", () => {
       () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.3"),
       "a later change through the feed",
     );
+    // The feed loop ends on close (a stuck XREAD used to keep close() waiting forever).
     await source.close();
-    closed = true;
   });
 
   it("has nothing to serve while Redis was never reachable, then loads once it answers", async () => {
