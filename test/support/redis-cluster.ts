@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { freePort } from "./redis.js";
+import { freePort, redisServerArgs } from "./redis.js";
 
 const run = promisify(execFile);
 
@@ -89,24 +89,14 @@ async function spawnNode(dir: string, port: number): Promise<ChildProcess> {
   await mkdir(nodeDir);
   const child = spawn(
     "redis-server",
-    [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
+    redisServerArgs(port, [
       "--cluster-enabled",
       "yes",
       "--cluster-config-file",
       join(dir, `nodes-${port}.conf`),
       "--dir",
       nodeDir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--loglevel",
-      "warning",
-    ],
+    ]),
     { stdio: "ignore" },
   );
   child.on("error", () => {});

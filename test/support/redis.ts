@@ -45,26 +45,28 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
+/** A loopback redis-server that keeps nothing on disk, like the machine's own; extra flags go last. */
+export function redisServerArgs(port: number, extra: readonly string[] = []): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--loglevel",
+    "warning",
+    ...extra,
+  ];
+}
+
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--loglevel",
-        "warning",
-      ],
-      { stdio: "ignore" },
-    );
+    child = spawn("redis-server", redisServerArgs(port), { stdio: "ignore" });
     await waitUntilAnswers(`redis://127.0.0.1:${port}`);
   };
   const stop = async () => {
