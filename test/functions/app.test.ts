@@ -1,13 +1,14 @@
 import { request } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../contract/memory-store.js";
-import type { EndpointRecord, ServiceRecord } from "../../contract/records.js";
+import type { EndpointRecord } from "../../contract/records.js";
 import { createFetchUpstream } from "../../functions/fetch-upstream.js";
 import type { UpstreamRequest } from "../../functions/upstream.js";
 import { freePort } from "../support/redis.js";
-import { ep, serviceRecord } from "./fixtures.js";
+import { ep, publish, serviceRecord } from "./fixtures.js";
 import {
   type Backend,
+  closeAfterEach,
   ROUTER_KINDS,
   type Router,
   type RouterKind,
@@ -18,31 +19,18 @@ import {
   startRouterOf,
 } from "./harness.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
-async function backend(...args: Parameters<typeof startBackend>): Promise<Backend> {
-  const started = await startBackend(...args);
-  cleanups.push(started.close);
-  return started;
+function backend(...args: Parameters<typeof startBackend>): Promise<Backend> {
+  return closing(startBackend(...args));
 }
 
-async function startFor(kind: RouterKind, options?: RouterOptions): Promise<Router> {
-  const started = await startRouterOf(kind, options);
-  cleanups.push(started.close);
-  return started;
+function startFor(kind: RouterKind, options?: RouterOptions): Promise<Router> {
+  return closing(startRouterOf(kind, options));
 }
 
 function at(b: Backend): EndpointRecord {
   return ep(b.host, b.port);
-}
-
-async function publish(store: MemoryStore, record: ServiceRecord, leaseMs = 60_000): Promise<void> {
-  const writer = store.writer(record.cluster);
-  await writer.put(record);
-  await writer.heartbeat({ holder: "test", leaseMs, at: Date.now() });
 }
 
 /** A backend that never answers (for timeouts); its sockets are closed by cleanup. */

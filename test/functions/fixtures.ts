@@ -1,3 +1,4 @@
+import type { MemoryStore } from "../../contract/memory-store.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../contract/records.js";
 import type { ClusterView, Snapshot } from "../../contract/store.js";
 
@@ -38,4 +39,11 @@ export function snapshotOf(
 
 export function ep(ip: string, port = 8080, extra: Partial<EndpointRecord> = {}): EndpointRecord {
   return { ip, port, ...extra };
+}
+
+/** Puts the record into the memory store and keeps its cluster fresh for `leaseMs`. */
+export async function publish(store: MemoryStore, record: ServiceRecord, leaseMs = 60_000): Promise<void> {
+  const writer = store.writer(record.cluster);
+  await writer.put(record);
+  await writer.heartbeat({ holder: "test", leaseMs, at: Date.now() });
 }

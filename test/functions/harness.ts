@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, request, type Server, type ServerRe
 import { type AddressInfo, connect } from "node:net";
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import { afterEach } from "vitest";
 import { silentLogger } from "../../contract/logger.js";
 import { MemoryStore } from "../../contract/memory-store.js";
 import type { SnapshotSource } from "../../contract/store.js";
@@ -187,4 +188,17 @@ export function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/** Registers an afterEach that closes, newest first, everything the returned function was handed. */
+export function closeAfterEach(): <T extends { close(): Promise<void> }>(started: Promise<T>) => Promise<T> {
+  const open: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of open.splice(0).reverse()) await close();
+  });
+  return async (started) => {
+    const value = await started;
+    open.push(() => value.close());
+    return value;
+  };
 }

@@ -1,36 +1,28 @@
 import { request } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
-import type { MemoryStore } from "../../contract/memory-store.js";
-import type { ServiceRecord } from "../../contract/records.js";
+import { describe, expect, it } from "vitest";
 import { freePort } from "../support/redis.js";
-import { ep, serviceRecord } from "./fixtures.js";
-import { type Backend, type Router, send, startBackend, startNodeRouterOver } from "./harness.js";
+import { ep, publish, serviceRecord } from "./fixtures.js";
+import {
+  type Backend,
+  closeAfterEach,
+  type Router,
+  send,
+  startBackend,
+  startNodeRouterOver,
+} from "./harness.js";
 
 /**
  * Semantics only the Node fast path (node-proxy.ts through startNodeRouter) has to get right on its own:
  * client aborts, body errors, HEAD, bodies over IPv6. The shared ones run on both paths in app.test.ts.
  */
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
-async function backend(...args: Parameters<typeof startBackend>): Promise<Backend> {
-  const started = await startBackend(...args);
-  cleanups.push(started.close);
-  return started;
+function backend(...args: Parameters<typeof startBackend>): Promise<Backend> {
+  return closing(startBackend(...args));
 }
 
-async function router(...args: Parameters<typeof startNodeRouterOver>): Promise<Router> {
-  const started = await startNodeRouterOver(...args);
-  cleanups.push(started.close);
-  return started;
-}
-
-async function publish(store: MemoryStore, record: ServiceRecord): Promise<void> {
-  const writer = store.writer(record.cluster);
-  await writer.put(record);
-  await writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
+function router(...args: Parameters<typeof startNodeRouterOver>): Promise<Router> {
+  return closing(startNodeRouterOver(...args));
 }
 
 async function until(predicate: () => boolean, what: string): Promise<void> {
