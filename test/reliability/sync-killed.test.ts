@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRedisClusterWriter } from "../../sync/redis-writer.js";
 import { startFakeKube } from "../fake-kube/server.js";
@@ -17,6 +18,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
+
+async function backendServing(routerUrl: string): Promise<string | null> {
+  const response = await request(routerUrl, { headers: { host: HOST } });
+  await response.body.text();
+  const backend = response.headers["x-backend"];
+  return typeof backend === "string" ? backend : null;
+}
 
 describe("sync killed", () => {
   it("the router's own cluster's sync is SIGKILLed: its lease lapses, traffic fails over to the other cluster without an error, and comes back when a new sync starts", async () => {
@@ -66,9 +74,15 @@ describe("sync killed", () => {
       refreshIntervalMs: 100,
     });
     cleanups.push(() => router.close());
+    // West is routable before the east sync has published; start the measured traffic only once east serves,
+    // so the recorded order begins with east.
+    await eventually(
+      async () => (await backendServing(router.url)) === "east",
+      10_000,
+      "the router prefers its own cluster",
+    );
     const traffic = startTraffic(router.url, { host: HOST, concurrency: 2 });
     const lastBackend = () => traffic.backends[traffic.backends.length - 1];
-    await eventually(() => lastBackend() === "east", 10_000, "the router prefers its own cluster");
 
     await sync.kill();
     await eventually(
