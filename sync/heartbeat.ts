@@ -24,6 +24,12 @@ export interface Heartbeat {
    * cluster only by that key, so waiting a whole interval would hide every route of the cluster.
    */
   beatNow(): void;
+  /**
+   * No beat leaves until `work` settles, then one beats at once. After Redis restarted empty the cluster is
+   * invisible to routers until its heartbeat is back; a periodic beat landing mid re-push would announce it
+   * with only some of its Services, and routers would swap their last full view for that partial one.
+   */
+  holdUntil(work: Promise<unknown>): void;
   /** No further beats; the lease then runs out on its own unless the next leader beats. */
   stop(): Promise<void>;
   readonly running: boolean;
@@ -43,6 +49,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   let running = false;
   let inFlight: Promise<void> | undefined;
   let beatAgain = false;
+  let holds = 0;
 
   const beat = async () => {
     const at = now();
@@ -57,7 +64,8 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
 
   const tick = () => {
     timer = undefined;
-    if (!running) return;
+    // Held: the release beats, and the periodic schedule restarts from there.
+    if (!running || holds > 0) return;
     inFlight = beat().finally(() => {
       inFlight = undefined;
       // setTimeout after each beat rather than setInterval: a slow Redis never stacks up beats.
@@ -66,21 +74,33 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     });
   };
 
+  const beatNow = () => {
+    if (!running || holds > 0) return;
+    // A beat in flight may have been sent before Redis was back: beat again right after it.
+    if (inFlight) {
+      beatAgain = true;
+      return;
+    }
+    if (timer !== undefined) timers.clearTimeout(timer);
+    tick();
+  };
+
   return {
     start() {
       if (running) return;
       running = true;
       tick();
     },
-    beatNow() {
-      if (!running) return;
-      // A beat in flight may have been sent before Redis was back: beat again right after it.
-      if (inFlight) {
-        beatAgain = true;
-        return;
-      }
+    beatNow,
+    holdUntil(work) {
+      holds++;
       if (timer !== undefined) timers.clearTimeout(timer);
-      tick();
+      timer = undefined;
+      const release = () => {
+        holds--;
+        if (holds === 0) beatNow();
+      };
+      work.then(release, release);
     },
     async stop() {
       running = false;

@@ -109,9 +109,9 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     if (!activeReconciler.enabled) return;
     // Redis may have restarted empty: compare everything and re-push what is missing, then beat at once.
     // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
-    // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. Beating after
-    // the re-push keeps routers on their last view (fail static) until the records are back.
-    void activeReconciler.fullResync().then(() => heartbeat.beatNow());
+    // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. No beat leaves
+    // during the re-push, so routers keep their last view (fail static) until every record is back.
+    heartbeat.holdUntil(activeReconciler.fullResync());
   });
 
   let elector: LeaderElector | undefined;

@@ -13,6 +13,7 @@ import {
   startPrivateRedis,
   uniquePrefix,
 } from "../support/redis.js";
+import { startRedisMonitor } from "../support/redis-monitor.js";
 
 function service(
   name: string,
@@ -184,6 +185,58 @@ describe("live sync against the fake API server and real Redis", () => {
       await eventually(() => endpointsOf(direct, "api").catch(() => null), same(["10.0.1.1"]), 20_000);
       expect(sync.metrics.get("writeErrors") + sync.metrics.get("fullResyncs")).toBeGreaterThan(1);
     } finally {
+      direct.disconnect();
+    }
+  });
+
+  it("brings the heartbeat back only after every Service is re-pushed when Redis lost its data", async () => {
+    privateRedis = await startPrivateRedis();
+    // A beat every 2 ms: any beat the sync lets out during the re-push lands between two Service writes.
+    const sync = await begin({ HEARTBEAT_MS: "2", LEASE_MS: "60000" }, privateRedis.url);
+    const names = Array.from({ length: 150 }, (_, index) => `svc-${index}`);
+    for (const name of names) {
+      kube.apply(service(name));
+      kube.apply(slice(name, ["10.0.0.1"]));
+    }
+    const keys = clusterKeys(prefix, "east");
+    const direct = new Redis(privateRedis.url);
+    const monitor = await startRedisMonitor(privateRedis.url);
+    try {
+      await eventually(
+        () => direct.hlen(keys.services),
+        (count) => count === names.length,
+      );
+      // Data loss as after a restart without persistence: cut the sync's connection, then empty Redis
+      // before its first reconnect attempt (ioredis waits its retry delay). The monitor stays attached.
+      const ownId = await direct.client("ID");
+      const clients = String(await direct.client("LIST"))
+        .trim()
+        .split("\n");
+      for (const line of clients) {
+        const id = /\bid=(\d+)/.exec(line)?.[1];
+        const monitoring = /\bflags=\S*O/.test(line);
+        if (id && Number(id) !== ownId && !monitoring) await direct.client("KILL", "ID", id);
+      }
+      await direct.flushall();
+      await eventually(
+        async () =>
+          (await direct.hlen(keys.services)) === names.length && (await direct.exists(keys.heartbeat)) === 1,
+        Boolean,
+      );
+      const log = monitor.commands;
+      const afterFlush = log.slice(log.findLastIndex(([command]) => command === "flushall"));
+      const firstBeat = afterFlush.findIndex(([command, key]) => command === "set" && key === keys.heartbeat);
+      expect(firstBeat).toBeGreaterThan(0);
+      const repushedBeforeBeat = new Set(
+        afterFlush
+          .slice(0, firstBeat)
+          .filter(([command, key]) => command === "hset" && key === keys.services)
+          .map(([, , field]) => field),
+      );
+      expect(repushedBeforeBeat.size).toBe(names.length);
+      expect(sync.metrics.get("fullResyncs")).toBeGreaterThan(1);
+    } finally {
+      monitor.close();
       direct.disconnect();
     }
   });

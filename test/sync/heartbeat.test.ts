@@ -127,4 +127,35 @@ describe("heartbeat", () => {
     expect(beats).toHaveLength(2);
     await heartbeat.stop();
   });
+
+  it("sends no beat while held, beats once the held work settles, then resumes the period", async () => {
+    const { writer, beats } = beatingWriter();
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 300,
+      logger: silentLogger,
+      metrics: createSyncMetrics(),
+    });
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(1);
+    let finishRepush: () => void = () => {};
+    let failRepush: (error: Error) => void = () => {};
+    heartbeat.holdUntil(new Promise<void>((resolve) => (finishRepush = resolve)));
+    heartbeat.holdUntil(new Promise<void>((_, reject) => (failRepush = reject)));
+    heartbeat.beatNow();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(beats).toHaveLength(1);
+    finishRepush();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(1);
+    // A failed re-push releases too: the hold bounds a beat's delay, it does not silence the cluster.
+    failRepush(new Error("redis down again"));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(beats).toHaveLength(3);
+    await heartbeat.stop();
+  });
 });
