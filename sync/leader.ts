@@ -15,7 +15,8 @@ import type { Logger } from "./types.js";
  *   await election.stop({ release: false });   // walk away without releasing (a crash, for tests)
  *
  * Rules:
- * - Acquire when the Lease is absent, has no holder, or its renewTime + leaseDurationSeconds has passed.
+ * - Acquire when the Lease is absent, has no holder, or its record has not changed for leaseDurationSeconds
+ *   as timed by this replica since it first saw that record (client-go's observedTime).
  * - Every write is a PUT carrying the resourceVersion that was read: a 409 Conflict means another replica
  *   wrote first, and this one lost the race (optimistic concurrency, no lock).
  * - The leader renews every renewIntervalMs; it stops leading as soon as it sees another holder, or when no
@@ -23,9 +24,12 @@ import type { Logger } from "./types.js";
  * - Lease times are metav1.MicroTime (RFC 3339 with microseconds); leaseDurationSeconds is an integer, so the
  *   Lease records ceil(leaseDurationMs / 1000) s (>= 1) while this replica steps down after leaseDurationMs:
  *   a leader never outlives the Lease its peers see.
- * - Like client-go, expiry is judged by this replica's clock against the recorded renewTime, so replica clocks
- *   must agree to well under a lease duration (NTP). A short overlap remains possible if a leader's process
- *   stalls longer than the lease; writers must stay idempotent.
+ * - Expiry never compares the holder's clock with this one: renewTime is written for humans and tools, and a
+ *   candidate counts a lease duration on its own clock from when the record last changed. So a candidate whose
+ *   clock runs ahead cannot steal a lease that is being renewed, and one whose clock runs behind does not wait
+ *   longer than a lease. The price, as in client-go: a candidate that just started waits one lease duration
+ *   before taking a lease whose holder died without releasing it. A short overlap remains possible if a
+ *   leader's process stalls longer than the lease; writers must stay idempotent.
  */
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -55,11 +59,35 @@ export interface LeaseView {
   readonly leaseDurationSeconds: number | undefined;
 }
 
-/** True when another replica holds a Lease that has not expired at `nowMs`: do not take it. */
-export function heldByAnother(lease: LeaseView, identity: string, nowMs: number): boolean {
+/** A Lease record as this replica last saw it, and when (on this replica's clock) it first saw it so. */
+export interface LeaseObservation {
+  readonly record: string;
+  readonly sinceMs: number;
+}
+
+/** The observation after reading `lease` at `nowMs`: its clock restarts only when the record changed. */
+export function observeLease(
+  previous: LeaseObservation | undefined,
+  lease: LeaseView,
+  nowMs: number,
+): LeaseObservation {
+  const record = JSON.stringify([lease.holderIdentity, lease.renewTimeMs, lease.leaseDurationSeconds]);
+  return previous?.record === record ? previous : { record, sinceMs: nowMs };
+}
+
+/**
+ * True when another replica holds a Lease whose record changed less than its leaseDurationSeconds ago, as
+ * observed here (`observedSinceMs`, this replica's clock): do not take it.
+ */
+export function heldByAnother(
+  lease: LeaseView,
+  identity: string,
+  observedSinceMs: number,
+  nowMs: number,
+): boolean {
   if (!lease.holderIdentity || lease.holderIdentity === identity) return false;
-  if (lease.renewTimeMs === undefined || lease.leaseDurationSeconds === undefined) return false;
-  return lease.renewTimeMs + lease.leaseDurationSeconds * 1000 > nowMs;
+  if (lease.leaseDurationSeconds === undefined) return false;
+  return observedSinceMs + lease.leaseDurationSeconds * 1000 > nowMs;
 }
 
 /** metav1.MicroTime text: RFC 3339 with exactly six fractional digits. */
@@ -82,6 +110,7 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
   let loopTimer: NodeJS.Timeout | undefined;
   let deadlineTimer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
+  let observed: LeaseObservation | undefined;
 
   async function tryAcquireOrRenew(): Promise<Attempt> {
     const current = await readLease();
@@ -92,7 +121,9 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       );
       return holdingAt(created, attemptAt);
     }
-    if (heldByAnother(viewOf(current), identity, attemptAt)) return "held-by-another";
+    const view = viewOf(current);
+    observed = observeLease(observed, view, attemptAt);
+    if (heldByAnother(view, identity, observed.sinceMs, attemptAt)) return "held-by-another";
     const written = await write(() =>
       api.replaceNamespacedLease({ name, namespace, body: leaseBody(current, attemptAt) }),
     );

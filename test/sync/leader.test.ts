@@ -6,6 +6,7 @@ import {
   type LeaderElection,
   type LeaseView,
   microTime,
+  observeLease,
 } from "../../sync/leader.js";
 import { eventually } from "../fake-kube/fixtures.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
@@ -13,26 +14,36 @@ import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 
 describe("lease expiry rule", () => {
-  it.each<[string, LeaseView, boolean]>([
-    ["no holder", { holderIdentity: undefined, renewTimeMs: NOW, leaseDurationSeconds: 10 }, false],
-    ["held by me", { holderIdentity: "me", renewTimeMs: NOW, leaseDurationSeconds: 10 }, false],
+  const lease = (holderIdentity: string | undefined, renewTimeMs: number | undefined): LeaseView => ({
+    holderIdentity,
+    renewTimeMs,
+    leaseDurationSeconds: 10,
+  });
+
+  it.each<[string, LeaseView, number, boolean]>([
+    ["no holder", lease(undefined, NOW), NOW, false],
+    ["held by me", lease("me", NOW), NOW - 60_000, false],
+    ["held by another, record seen changing 9 s ago", lease("b", NOW - 9_000), NOW - 9_000, true],
+    ["held by another, record unchanged for 10 s", lease("b", NOW - 9_000), NOW - 10_000, false],
+    // renewTime is the holder's clock: an hour behind ours says nothing about whether it still renews.
+    ["held by another, renewTime an hour old but just seen changing", lease("b", NOW - 3_600_000), NOW, true],
     [
-      "held by another, fresh",
-      { holderIdentity: "b", renewTimeMs: NOW - 9_000, leaseDurationSeconds: 10 },
-      true,
-    ],
-    [
-      "held by another, expired",
-      { holderIdentity: "b", renewTimeMs: NOW - 10_000, leaseDurationSeconds: 10 },
+      "held by another, renewTime in our future but unchanged for 10 s",
+      lease("b", NOW + 3_600_000),
+      NOW - 10_000,
       false,
     ],
-    [
-      "held by another, no renewTime",
-      { holderIdentity: "b", renewTimeMs: undefined, leaseDurationSeconds: 10 },
-      false,
-    ],
-  ])("%s → held by another: %s", (_label, lease, expected) => {
-    expect(heldByAnother(lease, "me", NOW)).toBe(expected);
+    ["held by another, no renewTime, just seen", lease("b", undefined), NOW, true],
+  ])("%s → held by another: %s", (_label, view, observedSinceMs, expected) => {
+    expect(heldByAnother(view, "me", observedSinceMs, NOW)).toBe(expected);
+  });
+
+  it("restarts the observation clock only when the Lease record changes", () => {
+    const first = observeLease(undefined, lease("b", NOW - 5_000), NOW);
+    expect(first.sinceMs).toBe(NOW);
+    expect(observeLease(first, lease("b", NOW - 5_000), NOW + 4_000)).toBe(first);
+    expect(observeLease(first, lease("b", NOW - 1_000), NOW + 4_000).sinceMs).toBe(NOW + 4_000);
+    expect(observeLease(first, lease("c", NOW - 5_000), NOW + 4_000).sinceMs).toBe(NOW + 4_000);
   });
 
   it("writes Lease times as MicroTime with six fractional digits", () => {
@@ -55,7 +66,7 @@ describe("leader election against the fake API server", () => {
     await kube.close();
   });
 
-  async function candidate(identity: string): Promise<Candidate> {
+  async function candidate(identity: string, clockOffsetMs = 0): Promise<Candidate> {
     const transitions: string[] = [];
     const election = createLeaderElection({
       kubeConfig: kube.kubeConfig(),
@@ -68,6 +79,7 @@ describe("leader election against the fake API server", () => {
       onStartedLeading: () => transitions.push("started"),
       onStoppedLeading: () => transitions.push("stopped"),
       logger: silentLogger,
+      now: () => Date.now() + clockOffsetMs,
     });
     const made = { identity, election, transitions };
     candidates.push(made);
@@ -148,5 +160,35 @@ describe("leader election against the fake API server", () => {
     await eventually(() => kube.requests("get", "Lease") >= 3, 5_000, "several attempts");
     expect(waiting.election.isLeader()).toBe(false);
     expect(kube.requests("update", "Lease")).toBe(0);
+  });
+
+  it("never takes a lease its holder keeps renewing, even with a clock an hour ahead of the holder's", async () => {
+    kube = await startFakeKube();
+    const holder = await candidate("replica-a");
+    holder.election.start();
+    await eventually(() => holder.election.isLeader(), 5_000, "leader");
+    const ahead = await candidate("replica-b", 3_600_000);
+    ahead.election.start();
+    // Several lease durations (1 s recorded) of the holder renewing every 150 ms.
+    const deadline = Date.now() + 2_500;
+    while (Date.now() < deadline) {
+      expect(leaders()).toEqual(["replica-a"]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(ahead.transitions).toEqual([]);
+    expect(leaseSpec().leaseTransitions ?? 0).toBe(0);
+  });
+
+  it("takes over within a lease of the holder going silent, even with a clock an hour behind the holder's", async () => {
+    kube = await startFakeKube();
+    const holder = await candidate("replica-a");
+    holder.election.start();
+    await eventually(() => holder.election.isLeader(), 5_000, "leader");
+    const behind = await candidate("replica-b", -3_600_000);
+    behind.election.start();
+    await eventually(() => kube.requests("get", "Lease") >= 6, 5_000, "the follower observing the lease");
+    await holder.election.stop({ release: false });
+    await eventually(() => behind.election.isLeader(), 5_000, "takeover after the lease went unrenewed");
+    expect(leaseSpec().holderIdentity).toBe("replica-b");
   });
 });
