@@ -97,6 +97,7 @@ export function routerAclRules(prefix: string): string[] {
     "+select",
     "+cluster|slots",
     "+cluster|info",
+    "+cluster|keyslot",
     "+scan",
     "+hgetall",
     "+hget",

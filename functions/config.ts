@@ -1,13 +1,17 @@
 import * as v from "valibot";
-import { integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
+import { booleanFromEnv, integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
+import { type RedisTarget, redisTargetOrThrow } from "../contract/redis-target.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
 /** The router's environment (the same names as Workers vars/secrets). DESIGN.md "User contract". */
 export const RouterEnvSchema = v.object({
+  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (contract/redis-target.ts). */
   REDIS_URL: optionalText,
+  /** Node only: REDIS_URL names Redis Cluster seed nodes. */
+  REDIS_CLUSTER: booleanFromEnv(false),
   PORT: integerFromEnv(8080, 0, 65535),
   /** Node only: the address to bind; `::` for dual-stack, `127.0.0.1` for local only. */
   HOST: optionalText,
@@ -34,6 +38,8 @@ export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
 
 export interface RouterConfig {
   readonly redisUrl: string | undefined;
+  /** From REDIS_URL and REDIS_CLUSTER; undefined when REDIS_URL is unset. */
+  readonly redis: RedisTarget | undefined;
   readonly port: number;
   readonly host: string;
   readonly prefix: string;
@@ -53,6 +59,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
   const e = parseEnv(RouterEnvSchema, env, "router");
   return {
     redisUrl: e.REDIS_URL,
+    redis: e.REDIS_URL === undefined ? undefined : redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "router"),
     port: e.PORT,
     host: e.HOST ?? "0.0.0.0",
     prefix: e.EDGESLICE_PREFIX,

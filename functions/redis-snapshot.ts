@@ -125,7 +125,7 @@ export async function loadSnapshot(
  * service is gone or its record is invalid (logged).
  */
 export async function readServices(
-  redis: Redis,
+  redis: Redis | Cluster,
   prefix: string,
   cluster: string,
   services: readonly string[],

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import { type Cluster, Redis } from "ioredis";
 import * as v from "valibot";
 import { clusterKeys } from "../contract/keys.js";
 import type { Logger } from "../contract/logger.js";
@@ -8,7 +8,6 @@ import {
   discoverClusters,
   type LoadedCluster,
   loadCluster,
-  pipelineValues,
   readServices,
   STREAM_START_ID,
 } from "./redis-snapshot.js";
@@ -21,8 +20,10 @@ import {
  * While Redis is unreachable the last snapshot keeps serving (fail static).
  *
  * Redis Cluster: one multi-key XREAD needs every stream in one hash slot, which clusters' keys are not (each has
- * its own `{cluster}` tag). This reader targets a standalone Redis (or a primary with replicas); on Redis Cluster
- * it would need one blocking XREAD per cluster tag.
+ * its own `{cluster}` tag), and a blocking read on the Cluster client would hold up that node's connection for
+ * every other command. So there each cluster's stream gets its own blocking connection to the master serving its
+ * slot, looked up again after any error (a failover or a moved slot). Redis Cluster has no single run_id; a
+ * master that lost its data shows up per stream (gone or reset), which reloads that cluster.
  */
 
 export interface RedisSnapshotSource extends SnapshotSource {
@@ -35,7 +36,7 @@ export interface RedisSnapshotSource extends SnapshotSource {
 }
 
 export interface RedisSnapshotSourceOptions {
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   readonly prefix: string;
   readonly logger: Logger;
   readonly now: () => number;
@@ -61,15 +62,19 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
   const blockMs = options.blockMs ?? refreshIntervalMs;
   const closing = new AbortController();
-  let blocking: Redis | undefined;
-  let feed: Promise<void> | undefined;
+  /** Change-feed loops: one over every stream (standalone), or one per cluster (Redis Cluster). */
+  const feeds = new Map<string, Promise<void>>();
+  const feedConnections = new Set<Redis>();
+  const unhealthyFeeds = new Set<string>();
+  /** Redis Cluster: starts a feed for clusters that joined. */
+  let onClustersChanged: () => void = () => {};
+  let feedsStarted = false;
   let refreshTimer: ReturnType<typeof setTimeout> | undefined;
   let clusters = new Map<string, ClusterState>();
   let snapshot: Snapshot | undefined;
   let runId: string | undefined;
   let lastLoadAt: number | undefined;
   let refreshHealthy = false;
-  let feedHealthy = false;
   let queue: Promise<unknown> = Promise.resolve();
 
   /** State changes run one at a time, so a reload and a change batch never interleave. */
@@ -82,6 +87,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   const publish = () => {
     const views = [...clusters.values()].map((state) => state.view).sort(byName);
     snapshot = { version: (snapshot?.version ?? 0) + 1, clusters: views };
+    onClustersChanged();
   };
 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
@@ -93,6 +99,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   };
 
   const readRunId = async (): Promise<string | undefined> => {
+    if (redis.isCluster) return CLUSTER_RUN_ID;
     const info = await redis.info("server");
     return /^run_id:(\S+)/m.exec(info)?.[1];
   };
@@ -126,9 +133,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     if (!snapshot) return reloadAll();
     const names = await discoverClusters(redis, prefix, logger);
     const known = [...clusters.keys()];
-    const pipeline = redis.pipeline();
-    for (const name of known) pipeline.exists(clusterKeys(prefix, name).lease);
-    const leases = known.length > 0 ? pipelineValues(await pipeline.exec(), known.length) : [];
+    // One command per cluster, sent together: each lease lives in its own slot, which a Redis Cluster pipeline
+    // cannot span; on a standalone Redis ioredis writes them back to back all the same.
+    const leases = await Promise.all(known.map((name) => redis.exists(clusterKeys(prefix, name).lease)));
     let changed = false;
     known.forEach((name, index) => {
       const state = clusters.get(name);
@@ -173,17 +180,20 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
    * Before resuming the feed: a restarted Redis (new run_id) reloads everything; a cluster whose stream was
    * trimmed past our position, reset (its last id is older than ours) or deleted reloads that cluster.
    */
-  const verifyPositions = async () => {
+  const verifyPositions = async (names: readonly string[]) => {
     const id = await readRunId();
     if (id !== runId) {
       logger.warn("redis instance changed; reloading the whole store", { previous: runId, current: id });
       return reloadAll();
     }
-    const names = [...clusters.keys()];
-    if (names.length === 0) return;
-    const pipeline = redis.pipeline();
-    for (const name of names) pipeline.xinfo("STREAM", clusterKeys(prefix, name).changes);
-    const results = (await pipeline.exec()) ?? [];
+    const results = await Promise.all(
+      names.map((name) =>
+        redis.xinfo("STREAM", clusterKeys(prefix, name).changes).then(
+          (reply): [Error | null, unknown] => [null, reply],
+          (error: Error): [Error | null, unknown] => [error, undefined],
+        ),
+      ),
+    );
     for (const [index, name] of names.entries()) {
       const state = clusters.get(name);
       const result = results[index];
@@ -226,46 +236,136 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     return lagging;
   };
 
-  const followChanges = async (connection: Redis) => {
+  /**
+   * One blocking XREAD loop over the streams of `scope.names()`. After any error it re-verifies its positions
+   * (and, on Redis Cluster, asks for a fresh connection) before reading again.
+   */
+  const follow = async (scope: FeedScope) => {
+    unhealthyFeeds.add(scope.id);
     let verify = true;
     let failures = 0;
     while (!closing.signal.aborted) {
       try {
+        const connection = await scope.connection();
+        if (!connection) break;
         if (verify) {
-          await exclusive(verifyPositions);
+          await exclusive(() => verifyPositions(scope.names()));
           verify = false;
-          feedHealthy = true;
+          unhealthyFeeds.delete(scope.id);
         }
-        const positions = [...clusters.entries()];
+        const positions = scope.names().flatMap((name) => {
+          const state = clusters.get(name);
+          return state ? [{ key: clusterKeys(prefix, name).changes, id: state.lastId }] : [];
+        });
         if (positions.length === 0) {
           await sleep(blockMs, closing.signal);
           continue;
         }
-        const keys = positions.map(([name]) => clusterKeys(prefix, name).changes);
-        const ids = positions.map(([, state]) => state.lastId);
         const reply = await unlessClosed(
           connection,
-          connection.xread("COUNT", READ_BATCH, "BLOCK", blockMs, "STREAMS", ...keys, ...ids),
+          connection.xread(
+            "COUNT",
+            READ_BATCH,
+            "BLOCK",
+            blockMs,
+            "STREAMS",
+            ...positions.map(({ key }) => key),
+            ...positions.map(({ id }) => id),
+          ),
         );
         if (closing.signal.aborted) break;
         if (reply) verify = await exclusive(() => applyEntries(reply));
-        if (failures > 0) logger.info("change feed resumed");
+        if (failures > 0) logger.info("change feed resumed", { feed: scope.id });
         failures = 0;
       } catch (error) {
         if (closing.signal.aborted) break;
+        scope.failed();
         verify = true;
         failures++;
-        if (failures === 1) logger.warn("change feed interrupted; will resume", { error });
-        feedHealthy = false;
+        if (failures === 1) logger.warn("change feed interrupted; will resume", { feed: scope.id, error });
+        unhealthyFeeds.add(scope.id);
         await sleep(Math.min(MAX_BACKOFF_MS, 50 * 2 ** failures), closing.signal);
       }
+    }
+    unhealthyFeeds.delete(scope.id);
+  };
+
+  const feedConnectionOptions = {
+    connectionName: options.connectionName ?? "edgeslice-router-changes",
+    // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
+    // the disabled offline queue then refuses: start() would wait out waitUntilReady for nothing.
+    lazyConnect: false,
+    // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
+    autoResendUnfulfilledCommands: false,
+    enableOfflineQueue: false,
+    // A half-open socket would block forever: XREAD answers at least every blockMs, so silence means dead.
+    socketTimeout: blockMs + 10_000,
+  } as const;
+
+  /** Standalone Redis: every cluster's stream in one XREAD on one duplicate connection that ioredis reconnects. */
+  const startSingleFeed = async (client: Redis) => {
+    const connection = client.duplicate(feedConnectionOptions);
+    connection.on("error", () => {});
+    feedConnections.add(connection);
+    // Not a failure worth a warning: the duplicate is still connecting when start() returns.
+    await waitUntilReady(connection, 2_000);
+    feeds.set(
+      ALL_CLUSTERS,
+      follow({
+        id: ALL_CLUSTERS,
+        names: () => [...clusters.keys()],
+        connection: async () => connection,
+        failed: () => {},
+      }),
+    );
+  };
+
+  /** Redis Cluster: a loop per known cluster, each on its own connection to the master of that cluster's slot. */
+  const startClusterFeeds = (client: Cluster) => {
+    for (const name of clusters.keys()) {
+      if (feeds.has(name)) continue;
+      let connection: Redis | undefined;
+      const drop = () => {
+        if (connection) {
+          connection.disconnect();
+          feedConnections.delete(connection);
+        }
+        connection = undefined;
+      };
+      const scope: FeedScope = {
+        id: name,
+        names: () => [name],
+        connection: async () => {
+          if (!clusters.has(name)) {
+            drop();
+            return undefined;
+          }
+          if (!connection) {
+            connection = await connectToSlotMaster(
+              client,
+              clusterKeys(prefix, name).changes,
+              feedConnectionOptions,
+            );
+            feedConnections.add(connection);
+          }
+          return connection;
+        },
+        failed: drop,
+      };
+      feeds.set(
+        name,
+        follow(scope).finally(() => {
+          drop();
+          feeds.delete(name);
+        }),
+      );
     }
   };
 
   return {
     current: () => snapshot,
     status: () => ({
-      connected: refreshHealthy && feedHealthy && redis.status === "ready",
+      connected: refreshHealthy && feedsStarted && unhealthyFeeds.size === 0 && redis.status === "ready",
       lastLoadAt,
       version: snapshot?.version ?? 0,
     }),
@@ -276,32 +376,63 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       } catch (error) {
         logger.warn("initial store load failed; retrying in the background", { error });
       }
-      const connection = redis.duplicate({
-        connectionName: options.connectionName ?? "edgeslice-router-changes",
-        // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
-        // the disabled offline queue then refuses: start() would wait out waitUntilReady for nothing.
-        lazyConnect: false,
-        // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
-        autoResendUnfulfilledCommands: false,
-        enableOfflineQueue: false,
-        // A half-open socket would block forever: XREAD answers at least every blockMs, so silence means dead.
-        socketTimeout: blockMs + 10_000,
-      });
-      connection.on("error", () => {});
-      blocking = connection;
-      // Not a failure worth a warning: the duplicate is still connecting when start() returns.
-      await waitUntilReady(connection, 2_000);
-      feed = followChanges(connection);
+      if (redis.isCluster) {
+        const client = redis as Cluster;
+        startClusterFeeds(client);
+        onClustersChanged = () => startClusterFeeds(client);
+      } else await startSingleFeed(redis as Redis);
+      feedsStarted = true;
       scheduleRefresh();
     },
     async close() {
       closing.abort();
       if (refreshTimer) clearTimeout(refreshTimer);
-      blocking?.disconnect();
-      await feed;
+      for (const connection of feedConnections) connection.disconnect();
+      await Promise.all(feeds.values());
       await queue;
     },
   };
+}
+
+/** What one change-feed loop follows, and on which connection. */
+interface FeedScope {
+  /** For logs and health: the cluster name, or ALL_CLUSTERS. */
+  readonly id: string;
+  names(): string[];
+  /** The blocking connection to read on; undefined ends the loop (its cluster left the store). */
+  connection(): Promise<Redis | undefined>;
+  /** After an error: a Redis Cluster loop drops its connection, so the next goes to the slot's current master. */
+  failed(): void;
+}
+
+const ALL_CLUSTERS = "*";
+/** Stands in for run_id on Redis Cluster, which has no single instance to identify. */
+const CLUSTER_RUN_ID = "redis-cluster";
+
+/**
+ * A plain connection to the master serving `key`'s slot, with the cluster client's credentials and TLS. No
+ * reconnects of its own: after an error the feed asks for a new one, which follows a failover or a moved slot.
+ */
+async function connectToSlotMaster(
+  cluster: Cluster,
+  key: string,
+  overrides: Record<string, unknown>,
+): Promise<Redis> {
+  const slot = Number(await cluster.cluster("KEYSLOT", key));
+  const ranges = await cluster.cluster("SLOTS");
+  const master = ranges.find(([start, end]) => slot >= start && slot <= end)?.[2];
+  if (!master) throw new Error(`no master serves slot ${slot} of ${key}`);
+  const [host, port] = master;
+  const connection = new Redis({
+    ...cluster.options.redisOptions,
+    ...overrides,
+    host,
+    port,
+    retryStrategy: () => null,
+  });
+  connection.on("error", () => {});
+  await waitUntilReady(connection, 2_000);
+  return connection;
 }
 
 function byName(a: ClusterView, b: ClusterView): number {

@@ -98,6 +98,9 @@ function createIsolateRuntime(env: WorkerEnv): IsolateRuntime {
 async function loadWithOwnClient(config: RouterConfig, logger: Logger, version: number): Promise<Snapshot> {
   if (config.redisUrl === undefined)
     throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
+  // Each load opens and closes its own connection; a Cluster client would first map every slot per load.
+  if (config.redis?.kind === "cluster")
+    throw new Error("REDIS_CLUSTER is not supported on Workers: point REDIS_URL at one Redis endpoint");
   const redis = new Redis(config.redisUrl, {
     lazyConnect: true,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
 import { createJsonLogger, type LogLevel } from "../contract/logger.js";
 import { MemoryStore } from "../contract/memory-store.js";
+import { createRedisClient, type RedisClient } from "../contract/redis-client.js";
+import { describeRedisTarget } from "../contract/redis-target.js";
 import type { ClusterWriter } from "../contract/store.js";
 import { parseRouterConfig } from "../functions/config.js";
 import { type NodeRouter, startNodeRouter } from "../functions/node-server.js";
@@ -33,7 +34,7 @@ interface Running {
   reconciler?: Reconciler;
   heartbeat?: Heartbeat;
   router?: NodeRouter;
-  redis?: Redis;
+  redis?: RedisClient;
 }
 
 const running: Running = { backends: [] };
@@ -61,14 +62,17 @@ async function main(): Promise<void> {
     PORT: process.env.PORT ?? "8080",
     ADMIN_TOKEN: process.env.ADMIN_TOKEN?.trim() || randomBytes(12).toString("hex"),
   });
-  const memory = config.redisUrl === undefined ? new MemoryStore() : undefined;
+  let memory: MemoryStore | undefined;
   let writer: ClusterWriter;
-  if (memory) {
+  if (config.redis === undefined) {
+    memory = new MemoryStore();
     writer = memory.writer(CLUSTER);
   } else {
-    const redis = new Redis(config.redisUrl ?? "", {
+    const redis = createRedisClient(config.redis, {
+      enableOfflineQueue: true,
       maxRetriesPerRequest: 1,
       connectionName: "edgeslice-start",
+      retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
     });
     redis.on("error", (error) => logger.warn("redis error", { error }));
     running.redis = redis;
@@ -104,7 +108,9 @@ async function main(): Promise<void> {
   process.stdout.write(
     banner({
       url: router.url,
-      store: memory ? "memory" : `Redis at ${config.redisUrl} (prefix ${config.prefix})`,
+      store: config.redis
+        ? `Redis at ${describeRedisTarget(config.redis)} (prefix ${config.prefix})`
+        : "memory",
       backends: running.backends,
       hosts: exposedHosts(loaded.services),
       adminToken: config.adminToken ?? "",

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import * as v from "valibot";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
+import { type RedisTarget, redisTargetOrThrow } from "../contract/redis-target.js";
 
 const NamespaceListSchema = v.pipe(
   v.optional(v.string(), ""),
@@ -21,11 +22,12 @@ const NamespaceListSchema = v.pipe(
 
 /** The sync worker's environment. DESIGN.md "User contract"; the extras are documented in deploy/README.md. */
 export const SyncEnvSchema = v.object({
+  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (contract/redis-target.ts). */
   REDIS_URL: v.pipe(
     v.optional(v.string(), ""),
     v.transform((url) => url.trim() || "redis://127.0.0.1:6379"),
-    v.url("REDIS_URL must be a URL"),
   ),
+  REDIS_CLUSTER: booleanFromEnv(false),
   CLUSTER_NAME: v.pipe(
     v.string("CLUSTER_NAME is required"),
     v.trim(),
@@ -72,7 +74,7 @@ export const SyncEnvSchema = v.object({
 });
 
 export interface SyncConfig {
-  readonly redisUrl: string;
+  readonly redis: RedisTarget;
   readonly cluster: string;
   readonly prefix: string;
   /** Empty: every namespace. */
@@ -101,7 +103,7 @@ export function parseSyncConfig(
 ): SyncConfig {
   const e = parseEnv(SyncEnvSchema, env, "sync");
   return {
-    redisUrl: e.REDIS_URL,
+    redis: redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "sync"),
     cluster: e.CLUSTER_NAME,
     prefix: e.EDGESLICE_PREFIX,
     namespaces: e.WATCH_NAMESPACES,

@@ -1,6 +1,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { Redis } from "ioredis";
 import type { Logger } from "../contract/logger.js";
+import { createRedisClient, type RedisClient } from "../contract/redis-client.js";
+import { describeRedisTarget, type RedisTarget } from "../contract/redis-target.js";
 import type { ClusterWriter } from "../contract/store.js";
 import type { SyncConfig } from "./config.js";
 import { exposeService } from "./exposure.js";
@@ -57,7 +58,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const { logger } = options;
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
-  const redis = connectRedis(config.redisUrl, logger, metrics);
+  const redis = connectRedis(config.redis, logger, metrics);
   const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
 
   let reconciler: Reconciler | undefined;
@@ -216,7 +217,7 @@ export async function publishFromFolder(
   const loaded = await readManifestFolder(dir, logger);
   if (!loaded) return 1;
   const metrics = createSyncMetrics({ cluster: config.cluster });
-  const redis = connectRedis(config.redisUrl, logger, metrics);
+  const redis = connectRedis(config.redis, logger, metrics);
   try {
     await whenReady(redis, 10_000);
     const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
@@ -267,14 +268,16 @@ function defaultKubeConfig(): KubeConfig {
  * One long-lived client. No offline queue: while Redis is down a write fails at once and the reconciler
  * keeps it dirty with backoff, instead of piling commands up in memory; 'ready' then triggers a full resync.
  */
-function connectRedis(url: string, logger: Logger, metrics: SyncMetrics): Redis {
-  const redis = new Redis(url, {
+function connectRedis(target: RedisTarget, logger: Logger, metrics: SyncMetrics): RedisClient {
+  const redis = createRedisClient(target, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 5_000,
+    connectionName: "edgeslice-sync",
     retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 10), 5_000),
   });
+  logger.info("redis target", { redis: describeRedisTarget(target) });
   let down = false;
   redis.on("ready", () => {
     metrics.set("redisUp", 1);
@@ -295,7 +298,7 @@ function connectRedis(url: string, logger: Logger, metrics: SyncMetrics): Redis 
   return redis;
 }
 
-function whenReady(redis: Redis, ms: number): Promise<void> {
+function whenReady(redis: RedisClient, ms: number): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -310,7 +313,7 @@ function whenReady(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-async function closeRedis(redis: Redis): Promise<void> {
+async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === "ready") {
     await withTimeout(
       redis.quit().then(() => undefined),

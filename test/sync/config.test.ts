@@ -7,7 +7,7 @@ describe("parseSyncConfig", () => {
   it("applies the documented defaults when only CLUSTER_NAME is set", () => {
     const config = parseSyncConfig({ CLUSTER_NAME: "east" }, identity);
     expect(config).toMatchObject({
-      redisUrl: "redis://127.0.0.1:6379",
+      redis: { kind: "standalone", url: "redis://127.0.0.1:6379" },
       cluster: "east",
       prefix: "edgeslice",
       namespaces: [],
@@ -35,6 +35,20 @@ describe("parseSyncConfig", () => {
     { env: { LEASE_MS: "9000", HEARTBEAT_MS: "1000" }, field: "heartbeatMs", value: 1000 },
     { env: { EDGESLICE_PREFIX: "team:edge" }, field: "prefix", value: "team:edge" },
     { env: { SYNC_PORT: "" }, field: "port", value: 9464 },
+    {
+      env: { REDIS_URL: "redis://a:6379,redis://b:7000", REDIS_CLUSTER: "true" },
+      field: "redis",
+      value: {
+        kind: "cluster",
+        nodes: [
+          { host: "a", port: 6379 },
+          { host: "b", port: 7000 },
+        ],
+        username: undefined,
+        password: undefined,
+        tls: false,
+      },
+    },
   ])("reads $field from $env", ({ env, field, value }) => {
     const config = parseSyncConfig({ CLUSTER_NAME: "east", ...env }, identity);
     expect(config[field as keyof typeof config]).toEqual(value);
