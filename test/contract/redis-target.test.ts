@@ -47,7 +47,12 @@ describe("redisTarget", () => {
     ["a database other than 0 on a cluster", "redis://a:7000/3", true, /only database 0/],
     ["a database that is not a number", "redis://a:7000/x", true, /not a number/],
     ["text that is no URL", "not a url", true, /is not a URL/],
-    ["a URL without its scheme, without echoing its password", "user:hunter2@nohost:6379", true, /redis:\/\//],
+    [
+      "a URL without its scheme, without echoing its password",
+      "user:hunter2@nohost:6379",
+      true,
+      /redis:\/\//,
+    ],
   ])("rejects %s", (_label, url, cluster, message) => {
     expect(() => redisTarget(url, cluster)).toThrow(message);
     expect(() => redisTarget(url, cluster)).not.toThrow(/hunter2/);
