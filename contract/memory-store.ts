@@ -37,6 +37,7 @@ export class MemoryStore implements SnapshotSource {
       heartbeat: async ({ leaseMs }) => {
         state.leaseUntil = this.#now() + leaseMs;
       },
+      registered: async () => state.leaseUntil > 0,
     };
   }
 

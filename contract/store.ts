@@ -14,6 +14,11 @@ export interface ClusterWriter {
   load(): Promise<Map<string, string>>;
   /** Refreshes the heartbeat record and the lease that keeps this cluster fresh for `leaseMs`. */
   heartbeat(beat: { holder: string; leaseMs: number; at: number }): Promise<void>;
+  /**
+   * Whether the cluster's heartbeat record exists. It has no TTL, so once written it goes missing only when
+   * the store lost it (a restart without persistence, FLUSHALL, a failover to a replica that lagged behind).
+   */
+  registered(): Promise<boolean>;
 }
 
 /** What routers see of one cluster. */

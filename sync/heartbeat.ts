@@ -13,6 +13,12 @@ export interface HeartbeatOptions {
   readonly metrics: SyncMetrics;
   readonly now?: () => number;
   readonly timers?: Timers;
+  /**
+   * Called instead of a beat when the heartbeat record this replica wrote is gone: the store lost the
+   * cluster's keys without a reconnect to tell (FLUSHALL, a Redis Cluster master restarting empty). The caller
+   * re-pushes and passes that work to holdUntil; beating first would announce an empty cluster to routers.
+   */
+  readonly onStoreLost?: () => void;
 }
 
 export interface Heartbeat {
@@ -50,11 +56,23 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   let inFlight: Promise<void> | undefined;
   let beatAgain = false;
   let holds = 0;
+  /** A beat landed since the last hold: the heartbeat record should be in the store. */
+  let announced = false;
 
   const beat = async () => {
     const at = now();
     try {
+      if (announced && options.onStoreLost && !(await writer.registered())) {
+        announced = false;
+        metrics.count("storeLosses");
+        logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {
+          cluster: writer.cluster,
+        });
+        options.onStoreLost();
+        return;
+      }
       await writer.heartbeat({ holder, leaseMs, at });
+      announced = true;
       metrics.set("lastHeartbeat", Math.floor(at / 1000));
     } catch (error) {
       metrics.count("heartbeatErrors");
@@ -94,6 +112,8 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     beatNow,
     holdUntil(work) {
       holds++;
+      // The caller is re-pushing: the beat after it announces the cluster again, nothing to check first.
+      announced = false;
       if (timer !== undefined) timers.clearTimeout(timer);
       timer = undefined;
       const release = () => {

@@ -83,7 +83,9 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     maxWaitMs: config.maxWaitMs,
   });
   reconciler = activeReconciler;
-  const heartbeat = heartbeatFor(writer, config, logger, metrics);
+  const heartbeat = heartbeatFor(writer, config, logger, metrics, () =>
+    heartbeat.holdUntil(activeReconciler.fullResync()),
+  );
 
   let leading = !config.leaderElection;
   let stopping = false;
@@ -371,7 +373,13 @@ function leaseElector(config: SyncConfig, kubeConfig: KubeConfig, logger: Logger
     });
 }
 
-function heartbeatFor(writer: ClusterWriter, config: SyncConfig, logger: Logger, metrics: SyncMetrics) {
+function heartbeatFor(
+  writer: ClusterWriter,
+  config: SyncConfig,
+  logger: Logger,
+  metrics: SyncMetrics,
+  onStoreLost?: () => void,
+) {
   return createHeartbeat({
     writer,
     holder: config.identity,
@@ -379,5 +387,6 @@ function heartbeatFor(writer: ClusterWriter, config: SyncConfig, logger: Logger,
     intervalMs: config.heartbeatMs,
     logger,
     metrics,
+    ...(onStoreLost ? { onStoreLost } : {}),
   });
 }

@@ -26,6 +26,10 @@ const COUNTERS = {
     "Informer restarts after a watch or list error.",
   ],
   heartbeatErrors: ["edgeslice_sync_heartbeat_errors_total", "Heartbeats that failed to reach the store."],
+  storeLosses: [
+    "edgeslice_sync_store_losses_total",
+    "Times the store was found without this cluster's heartbeat record between beats (then re-pushed).",
+  ],
 } as const;
 
 const GAUGES = {

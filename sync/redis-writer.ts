@@ -63,6 +63,9 @@ export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisW
       multi.set(keys.lease, holder, "PX", leaseMs);
       await execOrThrow(multi);
     },
+    async registered() {
+      return (await redis.exists(keys.heartbeat)) === 1;
+    },
   };
 }
 

@@ -241,6 +241,45 @@ describe("live sync against the fake API server and real Redis", () => {
     }
   });
 
+  it("notices a FLUSHALL without any reconnect and re-pushes every Service before beating again", async () => {
+    privateRedis = await startPrivateRedis();
+    const sync = await begin({ HEARTBEAT_MS: "50", LEASE_MS: "60000" }, privateRedis.url);
+    const names = Array.from({ length: 60 }, (_, index) => `svc-${index}`);
+    for (const name of names) {
+      kube.apply(service(name));
+      kube.apply(slice(name, ["10.0.0.1"]));
+    }
+    const keys = clusterKeys(prefix, "east");
+    const direct = new Redis(privateRedis.url);
+    const monitor = await startRedisMonitor(privateRedis.url);
+    try {
+      await eventually(
+        () => direct.hlen(keys.services),
+        (count) => count === names.length,
+      );
+      await direct.flushall();
+      await eventually(
+        async () =>
+          (await direct.hlen(keys.services)) === names.length && (await direct.exists(keys.heartbeat)) === 1,
+        Boolean,
+      );
+      const log = monitor.commands;
+      const afterFlush = log.slice(log.findLastIndex(([command]) => command === "flushall"));
+      const firstBeat = afterFlush.findIndex(([command, key]) => command === "set" && key === keys.heartbeat);
+      const repushedBeforeBeat = new Set(
+        afterFlush
+          .slice(0, firstBeat)
+          .filter(([command, key]) => command === "hset" && key === keys.services)
+          .map(([, , field]) => field),
+      );
+      expect(repushedBeforeBeat.size).toBe(names.length);
+      expect(sync.metrics.get("storeLosses")).toBe(1);
+    } finally {
+      monitor.close();
+      direct.disconnect();
+    }
+  });
+
   it("registers the cluster as soon as Redis answers when Redis was down at the first heartbeat", async () => {
     privateRedis = await startPrivateRedis();
     await privateRedis.stop();

@@ -7,6 +7,7 @@ import { createSyncMetrics } from "../../sync/metrics.js";
 function beatingWriter() {
   const beats: { holder: string; leaseMs: number; at: number }[] = [];
   let failures = 0;
+  let registered = false;
   const writer: ClusterWriter = {
     cluster: "east",
     put: async () => {},
@@ -18,9 +19,16 @@ function beatingWriter() {
         throw new Error("redis down");
       }
       beats.push(beat);
+      registered = true;
     },
+    registered: async () => registered,
   };
-  return { writer, beats, failNext: (count: number) => (failures = count) };
+  return {
+    writer,
+    beats,
+    failNext: (count: number) => (failures = count),
+    loseStore: () => (registered = false),
+  };
 }
 
 describe("heartbeat", () => {
@@ -102,6 +110,7 @@ describe("heartbeat", () => {
       put: async () => {},
       remove: async () => {},
       load: async () => new Map(),
+      registered: async () => true,
       heartbeat: (beat) => {
         beats.push(beat.at);
         if (beats.length > 1) return Promise.resolve();
@@ -156,6 +165,41 @@ describe("heartbeat", () => {
     expect(beats).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(100);
     expect(beats).toHaveLength(3);
+    await heartbeat.stop();
+  });
+
+  it("skips the beat and reports the loss when its heartbeat record vanished, then beats once the re-push is done", async () => {
+    const { writer, beats, loseStore } = beatingWriter();
+    const metrics = createSyncMetrics();
+    let finishRepush: () => void = () => {};
+    let losses = 0;
+    const heartbeat = createHeartbeat({
+      writer,
+      holder: "sync-0",
+      leaseMs: 300,
+      logger: silentLogger,
+      metrics,
+      onStoreLost: () => {
+        losses++;
+        heartbeat.holdUntil(new Promise<void>((resolve) => (finishRepush = resolve)));
+      },
+    });
+    heartbeat.start();
+    await vi.advanceTimersByTimeAsync(250);
+    expect(beats).toHaveLength(3);
+    expect(losses).toBe(0);
+
+    loseStore();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(beats).toHaveLength(3);
+    expect(losses).toBe(1);
+    expect(metrics.get("storeLosses")).toBe(1);
+    finishRepush();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(beats).toHaveLength(5);
+    expect(losses).toBe(1);
     await heartbeat.stop();
   });
 });
