@@ -12,10 +12,28 @@ const STATUS: Record<RouterError, number> = {
 /** Seconds a client should wait before retrying a route that has no endpoints (RFC 9110 §10.2.3). */
 export const NO_ENDPOINTS_RETRY_AFTER_SECONDS = 5;
 
+/** One error answer in parts, for transports that write HTTP themselves (the Node upgrade path). */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: string;
+}
+
+export function errorAnswer(error: RouterError): ErrorAnswer {
+  const headers: [string, string][] = [
+    ["content-type", "application/json"],
+    ["cache-control", "no-store"],
+  ];
+  if (error === "no_endpoints") headers.push(["retry-after", String(NO_ENDPOINTS_RETRY_AFTER_SECONDS)]);
+  return { status: STATUS[error], headers, body: `{"error":"${error}"}` };
+}
+
 export function errorResponse(error: RouterError): Response {
-  const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
-  if (error === "no_endpoints") headers.set("retry-after", String(NO_ENDPOINTS_RETRY_AFTER_SECONDS));
-  return new Response(`{"error":"${error}"}`, { status: STATUS[error], headers });
+  const answer = errorAnswer(error);
+  return new Response(answer.body, {
+    status: answer.status,
+    headers: answer.headers.map(([n, v]) => [n, v]),
+  });
 }
 
 export function statusOf(error: RouterError): number {

@@ -5,7 +5,7 @@
  * about one connection and never forwarded, in either direction. Proxy-Authorization and
  * Proxy-Authenticate are exchanged with the proxy itself (RFC 9110 §11.7.1-2); this router does not
  * authenticate clients that way, so it drops them rather than leak credentials to a backend. Upgrade is
- * dropped, so protocol switches (WebSocket) are not proxied.
+ * dropped from ordinary exchanges; an upgrade request and its answer keep it (the upgrade rules below).
  *
  * Expect is dropped (RFC 9110 §10.1.1): the router answers for the whole request, and the transports
  * stream the body anyway, so a backend waiting to send 100-continue would only add a round trip.
@@ -80,6 +80,16 @@ export interface ForwardingInfo {
 /** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
 const REPLACED = new Set(["host", "expect", "x-forwarded-proto", "x-forwarded-host"]);
 
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * Upgrade is hop-by-hop (RFC 9110 §7.6.1), but on an upgrade request and its answer it is the point of the
+ * exchange: the router takes part in the switch (RFC 9110 §7.8, RFC 6455 §4.1), so it passes Upgrade on and
+ * sends its own Connection naming it. Every other hop-by-hop field is still dropped (HTTP2-Settings too, so
+ * an h2c upgrade is declined by the backend and relayed as an ordinary answer).
+ */
+const UPGRADE_KEPT: ReadonlySet<string> = new Set(["upgrade"]);
+
 /**
  * The request rules over any header representation: `forEachField` calls back with each client field
  * (lowercase name), `connection` is the client's Connection value, `emit` receives the upstream fields in
@@ -90,12 +100,13 @@ export function rewriteRequestFields(
   forEachField: (visit: (name: string, value: string) => void) => void,
   info: ForwardingInfo,
   emit: (name: string, value: string) => void,
+  kept: ReadonlySet<string> = NONE,
 ): void {
   const listed = connectionTokens(connection);
   let forwardedFor: string | undefined;
   let forwarded: string | undefined;
   forEachField((name, value) => {
-    if (!passesHop(name, listed) || REPLACED.has(name)) return;
+    if ((!passesHop(name, listed) && !kept.has(name)) || REPLACED.has(name)) return;
     if (name === "x-forwarded-for")
       forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
     else if (name === "forwarded") forwarded = forwarded === undefined ? value : `${forwarded}, ${value}`;
@@ -132,6 +143,24 @@ export function upstreamRequestHeaders(incoming: Headers, info: ForwardingInfo):
  */
 export function upstreamRequestHeaderList(rawHeaders: readonly string[], info: ForwardingInfo): string[] {
   const out: string[] = [];
+  rewriteRawRequest(rawHeaders, info, NONE, out);
+  return out;
+}
+
+/** An upgrade request's fields, from Node's `rawHeaders`: the request rules, Upgrade kept, `Connection: upgrade`. */
+export function upstreamUpgradeHeaderList(rawHeaders: readonly string[], info: ForwardingInfo): string[] {
+  const out: string[] = [];
+  rewriteRawRequest(rawHeaders, info, UPGRADE_KEPT, out);
+  out.push("connection", "upgrade");
+  return out;
+}
+
+function rewriteRawRequest(
+  rawHeaders: readonly string[],
+  info: ForwardingInfo,
+  kept: ReadonlySet<string>,
+  out: string[],
+): void {
   let connection: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
@@ -151,7 +180,38 @@ export function upstreamRequestHeaderList(rawHeaders: readonly string[], info: F
     },
     info,
     (name, value) => out.push(name, value),
+    kept,
   );
+}
+
+/**
+ * A backend's answer to an upgrade request, from Node's `rawHeaders`, for the client: hop-by-hop removed but
+ * Upgrade kept. A 101 (`switched`) gets `Connection: upgrade`; any other answer is the last on its
+ * connection, so `Connection: close`, naming upgrade too when Upgrade is kept (a 426 must send Upgrade, and
+ * a sender of Upgrade must list it in Connection: RFC 9110 §7.8, §15.5.22).
+ */
+export function upgradeResponseHeaderList(rawHeaders: readonly string[], switched: boolean): string[] {
+  let connection: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === "connection") {
+      const value = rawHeaders[i + 1] ?? "";
+      connection = connection === undefined ? value : `${connection}, ${value}`;
+    }
+  }
+  const listed = connectionTokens(connection);
+  const out: string[] = [];
+  let upgrade = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    const value = rawHeaders[i + 1];
+    if (name === undefined || value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (!passesHop(lower, listed) && !UPGRADE_KEPT.has(lower)) continue;
+    if (lower === "upgrade") upgrade = true;
+    out.push(name, value);
+  }
+  if (switched) out.push("connection", "upgrade");
+  else out.push("connection", upgrade ? "upgrade, close" : "close");
   return out;
 }
 

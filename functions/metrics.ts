@@ -17,6 +17,8 @@ export class RouterMetrics {
   readonly upstreamErrors: Record<UpstreamErrorKind, number> = { connect: 0, timeout: 0, transport: 0 };
   retries = 0;
   ejections = 0;
+  /** Upgraded connections (WebSocket) being proxied now; their 101s count in requests as class 1xx. */
+  upgradedConnections = 0;
 
   countResponse(status: number): void {
     if (status < 200) this.requests["1xx"]++;
@@ -53,6 +55,9 @@ export class RouterMetrics {
     metric("edgeslice_ejected_backends", "gauge", "Backends currently ejected.", [["", gauges.ejected]]);
     metric("edgeslice_in_flight_requests", "gauge", "Upstream requests waiting for response headers.", [
       ["", gauges.inFlight],
+    ]);
+    metric("edgeslice_upgraded_connections", "gauge", "Upgraded (WebSocket) connections being proxied.", [
+      ["", this.upgradedConnections],
     ]);
     const s = gauges.snapshot;
     metric("edgeslice_snapshot_loaded", "gauge", "1 when a store snapshot was ever loaded.", [

@@ -222,7 +222,7 @@ function cut(attempt: UpstreamAttempt, cause: AbortCause): void {
 }
 
 /** RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding. */
-function hasBody(rawHeaders: readonly string[]): boolean {
+export function hasBody(rawHeaders: readonly string[]): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
     if (name === undefined) continue;

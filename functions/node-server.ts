@@ -7,7 +7,9 @@ import type { SnapshotSource } from "../contract/store.js";
 import { type AppDeps, createApp } from "./app.js";
 import type { RouterConfig } from "./config.js";
 import { createNodeProxy } from "./node-proxy.js";
+import { createNodeUpgrades } from "./node-upgrade.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "./redis-source.js";
+import { createRouting } from "./routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "./undici-upstream.js";
 import type { Upstream } from "./upstream.js";
 
@@ -26,7 +28,7 @@ export interface NodeRouterDeps {
   readonly random?: () => number;
   /** Store refresh period of the Redis source. */
   readonly refreshIntervalMs?: number;
-  /** How long close() waits for in-flight requests before cutting them. */
+  /** How long close() waits for in-flight requests and upgraded connections before cutting them. */
   readonly drainMs?: number;
   /** Tuning of passive ejection (tests); defaults in ejection.ts. */
   readonly ejection?: AppDeps["ejection"];
@@ -39,7 +41,10 @@ export interface NodeRouter {
   readonly server: Server;
   /** The Redis source when the router owns one (for status and tests). */
   readonly redisSource: RedisSnapshotSource | undefined;
-  /** Stops accepting, drains in-flight requests up to `drainMs`, then closes pools and Redis. */
+  /**
+   * Stops accepting, drains in-flight requests up to `drainMs`, then cuts what is left (upgraded
+   * connections included) and closes pools and Redis.
+   */
   close(): Promise<void>;
 }
 
@@ -77,7 +82,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
 
-  const app = createApp({
+  const appDeps: AppDeps = {
     source,
     upstream,
     config,
@@ -89,8 +94,13 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     // Our own undici pools: proxy natively on Node's objects (a custom transport takes the web path).
     ...(ownedUpstream ? { native: createNodeProxy(ownedUpstream) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
-  });
+  };
+  // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
+  const routing = createRouting(appDeps);
+  const app = createApp(appDeps, routing);
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const upgrades = createNodeUpgrades(routing);
+  server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -110,7 +120,11 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       // A keep-alive connection turns idle when its last response ends; close those as they appear.
       server.closeIdleConnections();
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const bound = setTimeout(() => server.closeAllConnections(), deps.drainMs ?? 10_000);
+      // Upgraded connections (WebSockets) are no longer the HTTP server's: closeAllConnections misses them.
+      const bound = setTimeout(() => {
+        server.closeAllConnections();
+        upgrades.destroyAll();
+      }, deps.drainMs ?? 10_000);
       await drained;
       clearInterval(sweep);
       clearTimeout(bound);
