@@ -2,7 +2,12 @@ import { type Context, Hono } from "hono";
 import { ADMIN_PREFIX, registerAdmin } from "./admin.js";
 import type { RouterConfig } from "./config.js";
 import { errorResponse, type RouterError } from "./errors.js";
-import { type ForwardingInfo, upstreamRequestHeaders } from "./headers.js";
+import {
+  type ForwardingInfo,
+  isWebSocketUpgrade,
+  upstreamRequestHeaders,
+  upstreamUpgradeHeaders,
+} from "./headers.js";
 import { type ProxyDeps, proxy } from "./proxy.js";
 import type { PolicyDeps, ProxyResult } from "./proxy-policy.js";
 import { createRouting, type Routing, type RoutingDeps } from "./routing.js";
@@ -88,14 +93,20 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     }
     // The web path: reading these makes the adapter build a web Request (Node), or is the request (Workers).
     const raw = c.req.raw;
+    // A WebSocket handshake passes through where the transport carries it (Workers' fetch); on Node the
+    // server's 'upgrade' listener takes upgrades before they reach the app (node-upgrade.ts).
+    const upgrade = deps.upstream.webSockets === true && isWebSocketUpgrade(raw.headers);
     const response = await proxy(
       routed.selection,
       {
         method: raw.method,
         path: routed.target.path,
-        headers: upstreamRequestHeaders(raw.headers, forwarding),
+        headers: upgrade
+          ? upstreamUpgradeHeaders(raw.headers, forwarding)
+          : upstreamRequestHeaders(raw.headers, forwarding),
         body: raw.body,
         signal: raw.signal,
+        upgrade,
       },
       proxyDeps,
     );

@@ -11,6 +11,8 @@ export interface FetchUpstreamOptions {
   readonly decodesContentEncoding?: boolean;
   /** Upstream URL for a request; default `http://ip:port/path` (Workers VPC bindings may want another). */
   readonly url?: (request: UpstreamRequest) => string;
+  /** `fetchFn` returns a 101 Response with a `webSocket` for a WebSocket handshake (Workers; Node's does not). */
+  readonly webSockets?: boolean;
 }
 
 /** Error codes of a failed connection: the request was never written, so any method may be retried. */
@@ -36,6 +38,7 @@ export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstrea
   const urlOf =
     options.url ?? ((request: UpstreamRequest) => `http://${endpointAddress(request.target)}${request.path}`);
   return {
+    webSockets: options.webSockets ?? false,
     async send(request) {
       const init: RequestInit & { duplex?: "half" } = {
         method: request.method,
@@ -54,7 +57,7 @@ export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstrea
         }
         throw error;
       }
-      if (!decodes || request.method === "HEAD") return response;
+      if (!decodes || request.method === "HEAD" || response.status === 101) return response;
       const encoding = response.headers.get("content-encoding");
       if (encoding === null || !DECODED_ENCODINGS.has(encoding.trim().toLowerCase())) return response;
       const headers = new Headers(response.headers);

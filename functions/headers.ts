@@ -138,6 +138,34 @@ export function upstreamRequestHeaders(incoming: Headers, info: ForwardingInfo):
 }
 
 /**
+ * A WebSocket opening handshake (RFC 6455 §4.2.1: an Upgrade field naming "websocket", case-insensitive):
+ * what Workers' fetch turns into a 101 Response carrying a WebSocket.
+ */
+export function isWebSocketUpgrade(headers: Headers): boolean {
+  const upgrade = headers.get("upgrade");
+  if (upgrade === null) return false;
+  for (const token of upgrade.split(",")) if (token.trim().toLowerCase() === "websocket") return true;
+  return false;
+}
+
+/** An upgrade request's headers (web Headers): the request rules, Upgrade kept, `Connection: upgrade`. */
+export function upstreamUpgradeHeaders(incoming: Headers, info: ForwardingInfo): Headers {
+  const out = new Headers();
+  rewriteRequestFields(
+    incoming.get("connection"),
+    (visit) =>
+      incoming.forEach((value, name) => {
+        visit(name, value);
+      }),
+    info,
+    (name, value) => out.append(name, value),
+    UPGRADE_KEPT,
+  );
+  out.set("connection", "upgrade");
+  return out;
+}
+
+/**
  * The same rules over Node's `rawHeaders` (name, value, name, value ..., names as the client spelt them):
  * a flat list undici's Pool.request sends as is, with no Headers object built.
  */
@@ -147,7 +175,10 @@ export function upstreamRequestHeaderList(rawHeaders: readonly string[], info: F
   return out;
 }
 
-/** An upgrade request's fields, from Node's `rawHeaders`: the request rules, Upgrade kept, `Connection: upgrade`. */
+/**
+ * An upgrade request's fields, from Node's `rawHeaders`: the request rules, Upgrade kept, and
+ * `Connection: upgrade`.
+ */
 export function upstreamUpgradeHeaderList(rawHeaders: readonly string[], info: ForwardingInfo): string[] {
   const out: string[] = [];
   rewriteRawRequest(rawHeaders, info, UPGRADE_KEPT, out);

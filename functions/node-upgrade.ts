@@ -36,7 +36,10 @@ import { isConnectPhaseError } from "./undici-upstream.js";
 export interface NodeUpgrades {
   /** The http.Server 'upgrade' listener. */
   readonly listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
-  /** Destroys every client and backend connection in a handshake, a relayed answer or a tunnel (the router's close, once its drain bound is over). */
+  /**
+   * Destroys every client and backend connection in a handshake, a relayed answer or a tunnel (the router's
+   * close, once its drain bound is over).
+   */
   destroyAll(): void;
 }
 

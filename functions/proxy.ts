@@ -27,6 +27,8 @@ export interface ProxyRequest {
   readonly body: ReadableStream<Uint8Array> | null;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal | undefined;
+  /** A WebSocket handshake: tried on another backend only when the connect failed (nothing reached it). */
+  readonly upgrade?: boolean;
 }
 
 /** Request body bytes kept while streaming so that a retry can resend them; larger bodies are not retried. */
@@ -94,6 +96,8 @@ async function attemptOnce(
       signal: attempt.signal,
     });
     noteAnswer(backend, response.status, deps);
+    // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
+    if (response.status === 101) return { ok: true, value: response };
     return {
       ok: true,
       value: new Response(response.body, {
@@ -104,7 +108,8 @@ async function attemptOnce(
     };
   } catch (error) {
     const cause = attempt.signal.aborted ? causeOf(attempt.signal.reason) : undefined;
-    return noteAttemptFailure(backend, cause, error instanceof UpstreamConnectError, error, deps);
+    const failure = noteAttemptFailure(backend, cause, error instanceof UpstreamConnectError, error, deps);
+    return request.upgrade && failure.kind !== "connect" ? { ...failure, stop: true } : failure;
   } finally {
     clearTimeout(tryTimer);
     whole.removeEventListener("abort", onWholeAbort);

@@ -22,6 +22,11 @@ export interface UpstreamRequest {
 
 export interface Upstream {
   /**
+   * The transport answers a WebSocket handshake (Upgrade: websocket) with the backend's 101 Response, its
+   * `webSocket` attached (Workers' fetch), which the router hands back as is.
+   */
+  readonly webSockets?: boolean;
+  /**
    * Resolves with the upstream's response as is (redirects are not followed, the body streams). Rejects with
    * UpstreamConnectError when nothing reached the backend (safe to retry any method), otherwise any error.
    */

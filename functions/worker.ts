@@ -80,8 +80,9 @@ function createIsolateRuntime(env: WorkerEnv): IsolateRuntime {
     : (input, init) => fetch(input, init);
   const app = createApp({
     source,
-    // Workers' fetch re-encodes a body it decoded when the response is returned as is (fetch-upstream.ts).
-    upstream: createFetchUpstream(fetchFn, { decodesContentEncoding: false }),
+    // Workers' fetch re-encodes a body it decoded when the response is returned as is (fetch-upstream.ts),
+    // and answers a WebSocket handshake with a 101 Response whose webSocket the Worker may return as is.
+    upstream: createFetchUpstream(fetchFn, { decodesContentEncoding: false, webSockets: true }),
     config,
     now: Date.now,
     random: Math.random,

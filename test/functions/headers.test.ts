@@ -3,10 +3,12 @@ import {
   downstreamResponseHeaderObject,
   downstreamResponseHeaders,
   forwardedElement,
+  isWebSocketUpgrade,
   upgradeResponseHeaderList,
   upstreamRequestHeaderList,
   upstreamRequestHeaders,
   upstreamUpgradeHeaderList,
+  upstreamUpgradeHeaders,
 } from "../../functions/headers.js";
 
 const info = { clientIp: "192.0.2.7", proto: "https" as const, host: "app.example" };
@@ -259,6 +261,28 @@ describe("upstreamUpgradeHeaderList (an upgrade request, from Node rawHeaders)",
     expect(upstreamUpgradeHeaderList(raw, info)).toEqual(expected);
   });
 
+  it.each([
+    ["a WebSocket handshake", ["Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Key", "k"]],
+    [
+      "listed and hop-by-hop fields",
+      ["Connection", "Upgrade, X-Secret", "Upgrade", "websocket", "X-Secret", "1", "TE", "x"],
+    ],
+    [
+      "client forwarding fields",
+      ["Upgrade", "websocket", "X-Forwarded-For", "203.0.113.1", "Forwarded", "for=x"],
+    ],
+  ])("agrees with the web Headers version (upstreamUpgradeHeaders) for %s", (_what, raw) => {
+    const incoming = new Headers();
+    for (let i = 0; i < raw.length; i += 2) incoming.append(raw[i] ?? "", raw[i + 1] ?? "");
+    const pairs = (list: string[]) => {
+      const out: [string, string][] = [];
+      for (let i = 0; i < list.length; i += 2) out.push([list[i] ?? "", list[i + 1] ?? ""]);
+      return out.sort(([a], [b]) => a.localeCompare(b));
+    };
+    const web = [...upstreamUpgradeHeaders(incoming, info).entries()].sort(([a], [b]) => a.localeCompare(b));
+    expect(pairs(upstreamUpgradeHeaderList(raw, info))).toEqual(web);
+  });
+
   it("leaves the ordinary request rule alone: Upgrade is still dropped there", () => {
     const raw = ["Connection", "Upgrade", "Upgrade", "websocket"];
     expect(upstreamRequestHeaderList(raw, info)).toEqual(forwardingOf());
@@ -322,5 +346,18 @@ describe("upgradeResponseHeaderList (a backend's answer to an upgrade, from Node
     ],
   ])("%s", (_what, raw, switched, expected) => {
     expect(upgradeResponseHeaderList(raw, switched)).toEqual(expected);
+  });
+});
+
+describe("isWebSocketUpgrade (RFC 6455 §4.2.1)", () => {
+  it.each([
+    [{ upgrade: "websocket" }, true],
+    [{ upgrade: "WebSocket" }, true],
+    [{ upgrade: "h2c, websocket" }, true],
+    [{ upgrade: "h2c" }, false],
+    [{ upgrade: "websockets" }, false],
+    [{}, false],
+  ])("for %j is %s", (fields, expected) => {
+    expect(isWebSocketUpgrade(new Headers(fields))).toBe(expected);
   });
 });
