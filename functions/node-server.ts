@@ -1,8 +1,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
-import { Redis } from "ioredis";
 import { createJsonLogger, type Logger } from "../contract/logger.js";
+import { createRedisClient, type RedisClient } from "../contract/redis-client.js";
+import { describeRedisTarget, redisTarget } from "../contract/redis-target.js";
 import type { SnapshotSource } from "../contract/store.js";
 import { type AppDeps, createApp } from "./app.js";
 import type { RouterConfig } from "./config.js";
@@ -55,17 +56,19 @@ export interface NodeRouter {
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
   const now = deps.now ?? Date.now;
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
   let redisSource: RedisSnapshotSource | undefined;
   let source = deps.source;
   if (!source) {
-    redis = new Redis(config.redisUrl ?? DEFAULT_REDIS_URL, {
+    const target = config.redis ?? redisTarget(DEFAULT_REDIS_URL, false);
+    redis = createRedisClient(target, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
       connectionName: "edgeslice-router",
       lazyConnect: true,
     });
+    logger.info("redis target", { redis: describeRedisTarget(target) });
     redis.on("error", (error) => logger.debug("redis connection error", { error }));
     await redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
     redisSource = createRedisSnapshotSource({
