@@ -124,6 +124,10 @@ export function rewriteRequestFields(
 
 /** Headers to send upstream: hop-by-hop and Expect removed, Host kept, forwarding headers set. */
 export function upstreamRequestHeaders(incoming: Headers, info: ForwardingInfo): Headers {
+  return rewriteWebRequest(incoming, info, NONE);
+}
+
+function rewriteWebRequest(incoming: Headers, info: ForwardingInfo, kept: ReadonlySet<string>): Headers {
   const out = new Headers();
   rewriteRequestFields(
     incoming.get("connection"),
@@ -133,6 +137,7 @@ export function upstreamRequestHeaders(incoming: Headers, info: ForwardingInfo):
       }),
     info,
     (name, value) => out.append(name, value),
+    kept,
   );
   return out;
 }
@@ -150,17 +155,7 @@ export function isWebSocketUpgrade(headers: Headers): boolean {
 
 /** An upgrade request's headers (web Headers): the request rules, Upgrade kept, `Connection: upgrade`. */
 export function upstreamUpgradeHeaders(incoming: Headers, info: ForwardingInfo): Headers {
-  const out = new Headers();
-  rewriteRequestFields(
-    incoming.get("connection"),
-    (visit) =>
-      incoming.forEach((value, name) => {
-        visit(name, value);
-      }),
-    info,
-    (name, value) => out.append(name, value),
-    UPGRADE_KEPT,
-  );
+  const out = rewriteWebRequest(incoming, info, UPGRADE_KEPT);
   out.set("connection", "upgrade");
   return out;
 }

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clusterKeys, routerAclRules } from "../../contract/keys.js";
 import { silentLogger } from "../../contract/logger.js";
 import { decodeServiceRecord } from "../../contract/records.js";
-import { createRedisClient } from "../../contract/redis-client.js";
+import { createRedisClient, type RedisClient } from "../../contract/redis-client.js";
 import { redisTarget } from "../../contract/redis-target.js";
 import { parseRouterConfig } from "../../functions/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node-server.js";
@@ -56,6 +56,37 @@ describe("the sync and the Node router on Redis Cluster", () => {
       ?.clusters.find((view) => view.name === cluster)
       ?.services.get("shop/web")?.ipv4.endpoints[0]?.port;
 
+  /** Two loopback backends: records point at `first`, then a change moves them to `second`. */
+  const twoBackends = async () => {
+    const first = await startBackend("first");
+    const second = await startBackend("second");
+    closers.push(
+      () => first.kill(),
+      () => second.kill(),
+    );
+    return { first, second };
+  };
+
+  /** The router's reader over `redis`; with the default refresh a minute away only the feed brings changes. */
+  const startReader = async (
+    redis: RedisClient,
+    prefix: string,
+    options: { connectionName?: string; refreshIntervalMs?: number } = {},
+  ) => {
+    const source = createRedisSnapshotSource({
+      redis,
+      prefix,
+      logger: silentLogger,
+      now: Date.now,
+      refreshIntervalMs: options.refreshIntervalMs ?? 60_000,
+      blockMs: 200,
+      ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+    });
+    closers.push(() => source.close());
+    await source.start();
+    return source;
+  };
+
   beforeAll(async () => {
     redisCluster = await startPrivateRedisCluster();
     seeds = redisCluster.nodes.map(({ host, port }) => `redis://${host}:${port}`).join(",");
@@ -74,26 +105,9 @@ describe("the sync and the Node router on Redis Cluster", () => {
     const prefix = uniquePrefix("rcfeed");
     const names = await onDistinctMasters(prefix, 3);
     expect(names).toHaveLength(3);
-    const first = await startBackend("first");
-    const second = await startBackend("second");
-    closers.push(
-      () => first.kill(),
-      () => second.kill(),
-    );
+    const { first, second } = await twoBackends();
     for (const name of names) await publish(prefix, name, `${name}.test`, first);
-
-    // A refresh far away: only the change feed can bring the updates below.
-    const source = createRedisSnapshotSource({
-      redis: client,
-      prefix,
-      logger: silentLogger,
-      now: Date.now,
-      refreshIntervalMs: 60_000,
-      blockMs: 200,
-      connectionName: "test-feed",
-    });
-    closers.push(() => source.close());
-    await source.start();
+    const source = await startReader(client, prefix, { connectionName: "test-feed" });
     for (const name of names) expect(backendOf(source, name)).toBe(first.port);
 
     for (const name of names) await publish(prefix, name, `${name}.test`, second);
@@ -116,24 +130,9 @@ describe("the sync and the Node router on Redis Cluster", () => {
   it("resumes a cluster's feed on a new connection after its connection is killed", async () => {
     const prefix = uniquePrefix("rckill");
     const [name = "k0"] = await onDistinctMasters(prefix, 1);
-    const first = await startBackend("first");
-    const second = await startBackend("second");
-    closers.push(
-      () => first.kill(),
-      () => second.kill(),
-    );
+    const { first, second } = await twoBackends();
     await publish(prefix, name, "web.test", first);
-    const source = createRedisSnapshotSource({
-      redis: client,
-      prefix,
-      logger: silentLogger,
-      now: Date.now,
-      refreshIntervalMs: 60_000,
-      blockMs: 200,
-      connectionName: "test-killed-feed",
-    });
-    closers.push(() => source.close());
-    await source.start();
+    const source = await startReader(client, prefix, { connectionName: "test-killed-feed" });
     await eventually(() => source.status().connected, 5_000, "the feed is verified");
 
     let killed = 0;
@@ -156,12 +155,7 @@ describe("the sync and the Node router on Redis Cluster", () => {
   it("follows changes on Redis Cluster as the documented read-only router ACL user", async () => {
     const prefix = uniquePrefix("rcacl");
     const names = await onDistinctMasters(prefix, 2);
-    const first = await startBackend("first");
-    const second = await startBackend("second");
-    closers.push(
-      () => first.kill(),
-      () => second.kill(),
-    );
+    const { first, second } = await twoBackends();
     for (const name of names) await publish(prefix, name, `${name}.test`, first);
     // Redis Cluster does not propagate ACL users: each master gets the rule (deploy/README.md).
     const user = `router-${prefix.slice(-8)}`;
@@ -181,16 +175,7 @@ describe("the sync and the Node router on Redis Cluster", () => {
     );
     reader.on("error", () => {});
     closers.push(async () => reader.disconnect());
-    const source = createRedisSnapshotSource({
-      redis: reader,
-      prefix,
-      logger: silentLogger,
-      now: Date.now,
-      refreshIntervalMs: 200,
-      blockMs: 200,
-    });
-    closers.push(() => source.close());
-    await source.start();
+    const source = await startReader(reader, prefix, { refreshIntervalMs: 200 });
     for (const name of names) expect(backendOf(source, name)).toBe(first.port);
     for (const name of names) await publish(prefix, name, `${name}.test`, second);
     await eventually(

@@ -189,14 +189,21 @@ describe("live sync against the fake API server and real Redis", () => {
     }
   });
 
-  it("brings the heartbeat back only after every Service is re-pushed when Redis lost its data", async () => {
+  /**
+   * `count` exposed Services published to a private Redis watched by MONITOR; `loseData` empties it, then the
+   * test waits until every Service and the heartbeat are back and returns the Services written after the
+   * FLUSHALL and before the first heartbeat.
+   */
+  const repushAfterDataLoss = async (
+    count: number,
+    env: Record<string, string>,
+    loseData: (direct: Redis) => Promise<void>,
+  ) => {
     privateRedis = await startPrivateRedis();
-    // A beat every 2 ms: any beat the sync lets out during the re-push lands between two Service writes.
-    const sync = await begin({ HEARTBEAT_MS: "2", LEASE_MS: "60000" }, privateRedis.url);
-    const names = Array.from({ length: 150 }, (_, index) => `svc-${index}`);
-    for (const name of names) {
-      kube.apply(service(name));
-      kube.apply(slice(name, ["10.0.0.1"]));
+    const sync = await begin({ ...env, LEASE_MS: "60000" }, privateRedis.url);
+    for (let index = 0; index < count; index++) {
+      kube.apply(service(`svc-${index}`));
+      kube.apply(slice(`svc-${index}`, ["10.0.0.1"]));
     }
     const keys = clusterKeys(prefix, "east");
     const direct = new Redis(privateRedis.url);
@@ -204,23 +211,12 @@ describe("live sync against the fake API server and real Redis", () => {
     try {
       await eventually(
         () => direct.hlen(keys.services),
-        (count) => count === names.length,
+        (stored) => stored === count,
       );
-      // Data loss as after a restart without persistence: cut the sync's connection, then empty Redis
-      // before its first reconnect attempt (ioredis waits its retry delay). The monitor stays attached.
-      const ownId = await direct.client("ID");
-      const clients = String(await direct.client("LIST"))
-        .trim()
-        .split("\n");
-      for (const line of clients) {
-        const id = /\bid=(\d+)/.exec(line)?.[1];
-        const monitoring = /\bflags=\S*O/.test(line);
-        if (id && Number(id) !== ownId && !monitoring) await direct.client("KILL", "ID", id);
-      }
-      await direct.flushall();
+      await loseData(direct);
       await eventually(
         async () =>
-          (await direct.hlen(keys.services)) === names.length && (await direct.exists(keys.heartbeat)) === 1,
+          (await direct.hlen(keys.services)) === count && (await direct.exists(keys.heartbeat)) === 1,
         Boolean,
       );
       const log = monitor.commands;
@@ -233,51 +229,46 @@ describe("live sync against the fake API server and real Redis", () => {
           .filter(([command, key]) => command === "hset" && key === keys.services)
           .map(([, , field]) => field),
       );
-      expect(repushedBeforeBeat.size).toBe(names.length);
-      expect(sync.metrics.get("fullResyncs")).toBeGreaterThan(1);
+      return { sync, repushedBeforeBeat };
     } finally {
       monitor.close();
       direct.disconnect();
     }
+  };
+
+  it("brings the heartbeat back only after every Service is re-pushed when Redis lost its data", async () => {
+    // A beat every 2 ms: any beat the sync lets out during the re-push lands between two Service writes.
+    const { sync, repushedBeforeBeat } = await repushAfterDataLoss(
+      150,
+      { HEARTBEAT_MS: "2" },
+      async (direct) => {
+        // Data loss as after a restart without persistence: cut the sync's connection, then empty Redis
+        // before its first reconnect attempt (ioredis waits its retry delay). The monitor stays attached.
+        const ownId = await direct.client("ID");
+        for (const line of String(await direct.client("LIST"))
+          .trim()
+          .split("\n")) {
+          const id = /\bid=(\d+)/.exec(line)?.[1];
+          const monitoring = /\bflags=\S*O/.test(line);
+          if (id && Number(id) !== ownId && !monitoring) await direct.client("KILL", "ID", id);
+        }
+        await direct.flushall();
+      },
+    );
+    expect(repushedBeforeBeat.size).toBe(150);
+    expect(sync.metrics.get("fullResyncs")).toBeGreaterThan(1);
   });
 
   it("notices a FLUSHALL without any reconnect and re-pushes every Service before beating again", async () => {
-    privateRedis = await startPrivateRedis();
-    const sync = await begin({ HEARTBEAT_MS: "50", LEASE_MS: "60000" }, privateRedis.url);
-    const names = Array.from({ length: 60 }, (_, index) => `svc-${index}`);
-    for (const name of names) {
-      kube.apply(service(name));
-      kube.apply(slice(name, ["10.0.0.1"]));
-    }
-    const keys = clusterKeys(prefix, "east");
-    const direct = new Redis(privateRedis.url);
-    const monitor = await startRedisMonitor(privateRedis.url);
-    try {
-      await eventually(
-        () => direct.hlen(keys.services),
-        (count) => count === names.length,
-      );
-      await direct.flushall();
-      await eventually(
-        async () =>
-          (await direct.hlen(keys.services)) === names.length && (await direct.exists(keys.heartbeat)) === 1,
-        Boolean,
-      );
-      const log = monitor.commands;
-      const afterFlush = log.slice(log.findLastIndex(([command]) => command === "flushall"));
-      const firstBeat = afterFlush.findIndex(([command, key]) => command === "set" && key === keys.heartbeat);
-      const repushedBeforeBeat = new Set(
-        afterFlush
-          .slice(0, firstBeat)
-          .filter(([command, key]) => command === "hset" && key === keys.services)
-          .map(([, , field]) => field),
-      );
-      expect(repushedBeforeBeat.size).toBe(names.length);
-      expect(sync.metrics.get("storeLosses")).toBe(1);
-    } finally {
-      monitor.close();
-      direct.disconnect();
-    }
+    const { sync, repushedBeforeBeat } = await repushAfterDataLoss(
+      60,
+      { HEARTBEAT_MS: "50" },
+      async (direct) => {
+        await direct.flushall();
+      },
+    );
+    expect(repushedBeforeBeat.size).toBe(60);
+    expect(sync.metrics.get("storeLosses")).toBe(1);
   });
 
   it("registers the cluster as soon as Redis answers when Redis was down at the first heartbeat", async () => {
