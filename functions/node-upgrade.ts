@@ -45,6 +45,7 @@ export interface NodeUpgrades {
 
 /** The backend's answer to one handshake: a 101 with its socket, or any other response to relay. */
 interface Answer {
+  readonly backend: Backend;
   readonly response: IncomingMessage;
   readonly upgraded?: { readonly socket: Socket; readonly head: Buffer };
 }
@@ -97,7 +98,7 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     );
     const result = await withRetries(routed.selection, handshake, policy);
     if (!result.ok) return refuse(client, result.error);
-    const { response, upgraded } = result.value;
+    const { backend, response, upgraded } = result.value;
     metrics.countResponse(response.statusCode ?? 0);
     if (client.destroyed) {
       response.destroy();
@@ -112,8 +113,12 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     client.write(head);
     if (upgraded.head.length > 0) client.write(upgraded.head);
     metrics.upgradedConnections++;
+    // An open tunnel counts as in flight on its backend until it closes, so power-of-two-choices spreads
+    // long-lived connections by how many each backend holds (least connections), not by handshakes.
+    policy.balancer.acquire(backend.address);
     joinSockets(client, upgraded.socket, clientHead, () => {
       metrics.upgradedConnections--;
+      policy.balancer.release(backend.address);
     });
   };
 
@@ -233,7 +238,7 @@ class Handshake implements Attempts<Answer> {
           return;
         }
         noteAnswer(backend, 101, policy);
-        settle({ ok: true, value: { response, upgraded: { socket, head } } });
+        settle({ ok: true, value: { backend, response, upgraded: { socket, head } } });
       });
       upstream.once("response", (response: IncomingMessage) => {
         if (settled) {
@@ -241,7 +246,7 @@ class Handshake implements Attempts<Answer> {
           return;
         }
         noteAnswer(backend, response.statusCode ?? 0, policy);
-        settle({ ok: true, value: { response } });
+        settle({ ok: true, value: { backend, response } });
       });
       upstream.end();
     });

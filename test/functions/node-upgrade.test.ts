@@ -308,6 +308,35 @@ describe("an upgrade through the Node router", () => {
     expect(canary.connections()).toBe(0);
   });
 
+  it("sends new upgrades to the backend holding fewer open upgraded connections", async () => {
+    const a = await backend("127.0.0.1", "a");
+    const b = await backend("127.0.0.1", "b");
+    const r = await router();
+    await publish(r.store, serviceRecord({ cluster: "a", ipv4: [ep(a.host, a.port), ep(b.host, b.port)] }));
+    const greeter = async (c: UpgradeClient) => {
+      const text = await c.until((t) => /hello from \w+;/.test(t), "the greeting");
+      return /hello from (\w+);/.exec(text)?.[1];
+    };
+    const held = client(r.port);
+    const busy = await greeter(held);
+
+    // Each later connection opens while `held` is still open and closes before the next one: with the
+    // tunnel counted on its backend, power-of-two-choices over two backends must pick the other one every
+    // time (a random pick would match that six times in a row once in 64 runs).
+    const chosen: (string | undefined)[] = [];
+    for (let round = 0; round < 6; round++) {
+      const c = client(r.port);
+      chosen.push(await greeter(c));
+      await c.close();
+      await eventually(
+        async () => (await metricsOf(r.port)).includes("edgeslice_upgraded_connections 1"),
+        "the short tunnel to be released",
+      );
+    }
+    expect(busy).toMatch(/^[ab]$/);
+    expect(chosen).toEqual(Array(6).fill(busy === "a" ? "b" : "a"));
+  });
+
   it("counts a switch as a 1xx response and shows open upgraded connections", async () => {
     const chat = await backend("127.0.0.1", "chat");
     const r = await router();
