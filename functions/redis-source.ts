@@ -51,6 +51,12 @@ export interface RedisSnapshotSourceOptions {
 interface ClusterState {
   readonly view: ClusterView;
   readonly lastId: string;
+  /**
+   * The services were read while the heartbeat record existed. False once the record went missing: the store
+   * lost the cluster's keys, and records kept from before (fail static) may include Services deleted
+   * meanwhile, which a re-push never announces; the cluster is read whole again when its heartbeat is back.
+   */
+  readonly registered: boolean;
 }
 
 /** Entries per XREAD; a full batch means we may lag behind, so positions are re-verified. */
@@ -93,9 +99,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
   const adopt = (loaded: LoadedCluster): ClusterState | undefined => {
     const previous = clusters.get(loaded.view.name);
-    if (loaded.registered) return { view: loaded.view, lastId: loaded.lastChangeId };
+    if (loaded.registered) return { view: loaded.view, lastId: loaded.lastChangeId, registered: true };
     if (!previous) return undefined;
-    return { view: { ...previous.view, stale: true }, lastId: loaded.lastChangeId };
+    return { view: { ...previous.view, stale: true }, lastId: loaded.lastChangeId, registered: false };
   };
 
   const readRunId = async (): Promise<string | undefined> => {
@@ -137,16 +143,25 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     // cannot span; on a standalone Redis ioredis writes them back to back all the same.
     const leases = await Promise.all(known.map((name) => redis.exists(clusterKeys(prefix, name).lease)));
     let changed = false;
+    const regained: string[] = [];
     known.forEach((name, index) => {
       const state = clusters.get(name);
       if (!state) return;
-      const stale = leases[index] !== 1 || !names.includes(name);
-      if (stale !== state.view.stale) {
-        clusters.set(name, { ...state, view: { ...state.view, stale } });
-        logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
+      const present = names.includes(name);
+      if (present && !state.registered) {
+        regained.push(name);
+        return;
+      }
+      const registered = state.registered && present;
+      const stale = leases[index] !== 1 || !present;
+      if (stale !== state.view.stale || registered !== state.registered) {
+        clusters.set(name, { ...state, registered, view: { ...state.view, stale } });
+        if (stale !== state.view.stale)
+          logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
         changed = true;
       }
     });
+    for (const name of regained) await reloadCluster(name, "its heartbeat is back after the store lost it");
     for (const name of names) {
       if (clusters.has(name)) continue;
       const state = adopt(await loadCluster(redis, prefix, name, logger));
@@ -228,7 +243,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         if (record) services.set(service, record);
         else services.delete(service);
       }
-      clusters.set(name, { view: { ...state.view, services }, lastId: lastEntry[0] });
+      clusters.set(name, { ...state, view: { ...state.view, services }, lastId: lastEntry[0] });
       logger.debug("applied changes", { cluster: name, services: [...touched], id: lastEntry[0] });
     }
     lastLoadAt = now();

@@ -330,6 +330,42 @@ describe("redis snapshot source", () => {
     );
   });
 
+  it("drops a Service deleted while the store had lost the cluster, once the cluster's heartbeat is back", async () => {
+    const prefix = fresh();
+    await heartbeat(admin, prefix, "east", 60_000);
+    for (const service of ["shop/web", "shop/old"]) {
+      await putRecord(
+        admin,
+        prefix,
+        serviceRecord({ cluster: "east", service, ipv4: [endpoint("10.0.0.9", 80)] }),
+      );
+    }
+    const source = await startSource({ prefix });
+    expect(ipsOf(source.current(), "east", "shop/old")).toEqual(["10.0.0.9"]);
+
+    // The store loses every key of east; the router keeps the last records, stale (fail static).
+    await deleteKeysWithPrefix(admin, prefix);
+    await waitFor(() => source.current()?.clusters.find((c) => c.name === "east")?.stale, "east to go stale");
+    expect(ipsOf(source.current(), "east", "shop/old")).toEqual(["10.0.0.9"]);
+
+    // Meanwhile shop/old was deleted in Kubernetes: the sync re-pushes only shop/web, then beats.
+    await putRecord(
+      admin,
+      prefix,
+      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
+    );
+    await heartbeat(admin, prefix, "east", 60_000);
+    await waitFor(
+      () => source.current()?.clusters.find((c) => c.name === "east" && !c.stale),
+      "east fresh again",
+    );
+    await waitFor(
+      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.1"),
+      "the re-pushed web",
+    );
+    expect(ipsOf(source.current(), "east", "shop/old")).toBeUndefined();
+  });
+
   it("serves the last snapshot while Redis is down and catches up after Redis restarts", async () => {
     const { redis, writer, prefix } = await privateStoreServingWeb();
     const source = await startSource({ url: redis.url, prefix });
