@@ -39,6 +39,9 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
       lazyConnect: options.lazyConnect ?? false,
       enableOfflineQueue: options.enableOfflineQueue,
       clusterRetryStrategy: options.retryStrategy,
+      // With TLS, connect to seed nodes by the names given, not the addresses they resolve to, so the
+      // certificate is checked against the name it was issued for (ioredis resolves them by default).
+      ...(target.tls ? { dnsLookup: keepHostName } : {}),
       redisOptions: {
         ...common,
         ...(target.username === undefined ? {} : { username: target.username }),
@@ -52,4 +55,8 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
 /** Whether the client is a Redis Cluster client (its multi-key commands must stay within one hash slot). */
 export function isClusterClient(client: RedisClient): client is Cluster {
   return client.isCluster;
+}
+
+function keepHostName(address: string, callback: (error: Error | null, address: string) => void): void {
+  callback(null, address);
 }

@@ -18,25 +18,29 @@ export interface ClusterTarget {
 const DEFAULT_PORT = 6379;
 
 /**
- * Reads `REDIS_URL` (and `REDIS_CLUSTER`). Standalone: one `redis://` or `rediss://` URL, handed to ioredis as
- * is. Cluster: a comma list of seed node URLs; credentials and TLS are the first URL's, since every node of a
- * Redis Cluster shares them (ACL users must exist on each node). Throws an error naming the bad part.
+ * Reads `REDIS_URL` (and `REDIS_CLUSTER`). Standalone: the value is handed to ioredis untouched, so every form
+ * it accepts keeps working and a password may hold any character. Cluster: a comma list of seed node URLs
+ * (a comma inside a password is written `%2C`); credentials and TLS are the first URL's, since every node of
+ * a Redis Cluster shares them (ACL users must exist on each node). Errors name the node's position, never
+ * the text: the value is a secret.
  */
 export function redisTarget(url: string, cluster: boolean): RedisTarget {
+  if (!cluster) {
+    if (url.trim() === "") throw new Error("REDIS_URL is empty");
+    return { kind: "standalone", url: url.trim() };
+  }
   const parts = url
     .split(",")
     .map((part) => part.trim())
     .filter((part) => part !== "");
   if (parts.length === 0) throw new Error("REDIS_URL is empty");
-  const parsed = parts.map(parseRedisUrl);
-  if (!cluster) {
-    if (parts.length > 1)
-      throw new Error("REDIS_URL lists several nodes: set REDIS_CLUSTER=true for Redis Cluster");
-    return { kind: "standalone", url: parts[0] ?? "" };
-  }
+  const parsed = parts.map((part, index) =>
+    parseRedisUrl(part, `REDIS_URL node ${index + 1} of ${parts.length}`),
+  );
   const first = parsed[0];
   if (!first) throw new Error("REDIS_URL is empty");
-  if (first.database !== 0) throw new Error("REDIS_URL: Redis Cluster has only database 0");
+  if (parsed.some((node) => node.database !== 0))
+    throw new Error("REDIS_URL: Redis Cluster has only database 0");
   return {
     kind: "cluster",
     nodes: parsed.map(({ host, port }) => ({ host, port })),
@@ -60,8 +64,15 @@ export function describeRedisTarget(target: RedisTarget): string {
   if (target.kind === "cluster") {
     return `cluster ${target.nodes.map(({ host, port }) => `${host.includes(":") ? `[${host}]` : host}:${port}`).join(",")}`;
   }
-  const { hostname, port } = new URL(target.url);
-  return `${hostname}:${port || DEFAULT_PORT}`;
+  try {
+    const { protocol, hostname, port } = new URL(target.url);
+    if ((protocol === "redis:" || protocol === "rediss:") && hostname !== "") {
+      return `${hostname}:${port || DEFAULT_PORT}`;
+    }
+  } catch {
+    // Another form ioredis accepts (a socket path, host:port): say nothing that could be a secret.
+  }
+  return "REDIS_URL";
 }
 
 interface ParsedRedisUrl {
@@ -73,32 +84,34 @@ interface ParsedRedisUrl {
   readonly database: number;
 }
 
-function parseRedisUrl(text: string): ParsedRedisUrl {
+function parseRedisUrl(text: string, which: string): ParsedRedisUrl {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new Error(`REDIS_URL: "${redacted(text)}" is not a URL`);
+    throw new Error(`${which} is not a URL`);
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-    throw new Error(`REDIS_URL: "${redacted(text)}" must start with redis:// or rediss://`);
+    throw new Error(`${which} must start with redis:// or rediss://`);
   }
-  if (url.hostname === "") throw new Error(`REDIS_URL: "${redacted(text)}" has no host`);
+  if (url.hostname === "") throw new Error(`${which} has no host`);
   const database = url.pathname.replace(/^\//, "");
-  if (database !== "" && !/^\d+$/.test(database)) {
-    throw new Error(`REDIS_URL: "${redacted(text)}" has a database that is not a number`);
-  }
+  if (database !== "" && !/^\d+$/.test(database))
+    throw new Error(`${which} has a database that is not a number`);
   return {
     host: url.hostname.replace(/^\[|\]$/g, ""),
     port: url.port === "" ? DEFAULT_PORT : Number(url.port),
-    username: url.username === "" ? undefined : decodeURIComponent(url.username),
-    password: url.password === "" ? undefined : decodeURIComponent(url.password),
+    username: url.username === "" ? undefined : decoded(url.username, which),
+    password: url.password === "" ? undefined : decoded(url.password, which),
     tls: url.protocol === "rediss:",
     database: database === "" ? 0 : Number(database),
   };
 }
 
-/** A URL with its password replaced, for error messages. */
-function redacted(text: string): string {
-  return text.replace(/:[^:@/]*@/, ":***@");
+function decoded(text: string, which: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new Error(`${which} has a malformed percent-escape in its credentials`);
+  }
 }

@@ -160,8 +160,8 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
   function leaseBody(current: V1Lease | undefined, atMs: number): V1Lease {
     const spec = current?.spec;
     const sameHolder = spec?.holderIdentity === identity;
-    const transitions =
-      (spec?.leaseTransitions ?? 0) + (current && !sameHolder && spec?.holderIdentity ? 1 : 0);
+    // As client-go: every acquisition by a replica that was not the holder counts, a released Lease included.
+    const transitions = (spec?.leaseTransitions ?? 0) + (current && !sameHolder ? 1 : 0);
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",

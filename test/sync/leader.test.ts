@@ -123,6 +123,8 @@ describe("leader election against the fake API server", () => {
     expect(leader.transitions).toEqual(["started", "stopped"]);
     await eventually(() => follower.election.isLeader(), 2_000, "takeover after release");
     expect(leaders()).toEqual([follower.identity]);
+    // client-go counts taking a released Lease as a transition too.
+    expect(leaseSpec().leaseTransitions).toBe(1);
   });
 
   it("lets the other replica take over after a leader that stops renewing, once the lease expires", async () => {
