@@ -47,7 +47,8 @@ export interface Reconciler {
   /**
    * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
    * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
-   * previous run). Resolves once that pass is done; a failure leaves it scheduled for retry.
+   * previous run). Resolves once the store holds the whole state: a pass that failed part-way is retried
+   * after its backoff and the promise waits for it. It also resolves when publishing stops (disable, stop).
    */
   fullResync(): Promise<void>;
   /** Start publishing (after the first full sync, while leading). Begins with a full resync. */
@@ -93,6 +94,16 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let failures = 0;
   let retryNotBefore = 0;
   let running: Promise<void> | undefined;
+  /** The last cycle ran its whole batch (or had nothing to do) without a store error. */
+  let lastCycleComplete = false;
+  /** Resolved at the end of every cycle, and when publishing stops. */
+  let cycleWaiters: (() => void)[] = [];
+  const wakeCycleWaiters = () => {
+    const waiters = cycleWaiters;
+    cycleWaiters = [];
+    for (const wake of waiters) wake();
+  };
+  const nextCycle = () => new Promise<void>((resolve) => cycleWaiters.push(resolve));
 
   const schedule = () => {
     if (stopped || !enabled || (dirty.size === 0 && stored !== undefined)) return;
@@ -119,6 +130,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       } finally {
         running = undefined;
         metrics.set("dirtyServices", dirty.size);
+        wakeCycleWaiters();
       }
       schedule();
     })();
@@ -126,6 +138,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   };
 
   const cycle = async () => {
+    lastCycleComplete = false;
     if (!enabled || stopped) return;
     firstDirtyAt = undefined;
     if (stored === undefined) {
@@ -139,7 +152,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       for (const service of stored.keys()) dirty.add(service);
       for (const service of cache.services()) dirty.add(`${namespaceOf(service)}/${service.metadata.name}`);
     }
-    if (dirty.size === 0) return;
+    if (dirty.size === 0) {
+      lastCycleComplete = true;
+      return;
+    }
     metrics.count("debounceFlushes");
     const batch = [...dirty].sort();
     dirty.clear();
@@ -158,6 +174,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
     failures = 0;
     retryNotBefore = 0;
+    lastCycleComplete = true;
   };
 
   const failed = (what: string, error: unknown) => {
@@ -268,6 +285,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       stored = undefined;
       cancelTimer();
       await run();
+      // A failed pass left the rest dirty (and the store possibly unloaded) with a retry scheduled.
+      while (!lastCycleComplete && enabled && !stopped) await nextCycle();
     },
     async enable() {
       if (stopped) return;
@@ -283,6 +302,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       enabled = false;
       cancelTimer();
       if (running) await running;
+      wakeCycleWaiters();
     },
     get enabled() {
       return enabled;
@@ -302,6 +322,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       for (const handle of valveTimers.values()) timers.clearTimeout(handle);
       valveTimers.clear();
       if (running) await running;
+      wakeCycleWaiters();
     },
   };
 }

@@ -290,6 +290,46 @@ describe("reconciler", () => {
     expect(reconciler.pending).toBe(0);
   });
 
+  it("resolves a full resync only once a pass that failed has been retried to the end", async () => {
+    cache.setService("shop", "api", "api.example.com");
+    cache.setEndpoints("shop", "api", ["10.0.2.1"]);
+    build();
+    await reconciler.enable();
+    // The store lost everything; the next two store calls fail (the load, then the load again).
+    const inner = store.writer("east");
+    await inner.remove("shop/web");
+    await inner.remove("shop/api");
+    writer.failNext = 2;
+    let done = false;
+    const resync = reconciler.fullResync().then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect([done, metrics.get("writeErrors")]).toEqual([false, 1]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect([done, metrics.get("writeErrors")]).toEqual([false, 2]);
+    await vi.advanceTimersByTimeAsync(200);
+    await resync;
+    expect(done).toBe(true);
+    expect(await endpointsIn(inner, "shop/web")).toEqual(["10.0.0.1", "10.0.0.2"]);
+    expect(await endpointsIn(inner, "shop/api")).toEqual(["10.0.2.1"]);
+  });
+
+  it("stops waiting for a failing full resync when publishing is disabled", async () => {
+    build();
+    await reconciler.enable();
+    writer.failNext = 1_000;
+    let done = false;
+    const resync = reconciler.fullResync().then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(done).toBe(false);
+    await reconciler.disable();
+    await resync;
+    expect(done).toBe(true);
+  });
+
   it("holds a mass removal and publishes it once it has persisted for the hold time", async () => {
     cache.setEndpoints("shop", "web", ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]);
     build({ holdMs: 1_000 });
