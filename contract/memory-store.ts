@@ -34,10 +34,11 @@ export class MemoryStore implements SnapshotSource {
         if (state.records.delete(service)) notify(service, "delete");
       },
       load: async () => new Map(state.records),
-      heartbeat: async ({ leaseMs }) => {
+      heartbeat: async ({ leaseMs, ifRegistered }) => {
+        if (ifRegistered && state.leaseUntil === 0) return false;
         state.leaseUntil = this.#now() + leaseMs;
+        return true;
       },
-      registered: async () => state.leaseUntil > 0,
     };
   }
 

@@ -12,13 +12,13 @@ export interface ClusterWriter {
   remove(service: string): Promise<void>;
   /** Every stored record of this cluster as its serialised string, keyed by `ns/name`. */
   load(): Promise<Map<string, string>>;
-  /** Refreshes the heartbeat record and the lease that keeps this cluster fresh for `leaseMs`. */
-  heartbeat(beat: { holder: string; leaseMs: number; at: number }): Promise<void>;
   /**
-   * Whether the cluster's heartbeat record exists. It has no TTL, so once written it goes missing only when
-   * the store lost it (a restart without persistence, FLUSHALL, a failover to a replica that lagged behind).
+   * Writes the heartbeat record and the lease that keeps this cluster fresh for `leaseMs`; resolves true.
+   * With `ifRegistered`, the record is only replaced, never created, and the result is false when it was
+   * missing. It has no TTL, so once written it goes missing only when the store lost it (a restart without
+   * persistence, FLUSHALL, a Redis Cluster master restarting empty).
    */
-  registered(): Promise<boolean>;
+  heartbeat(beat: { holder: string; leaseMs: number; at: number; ifRegistered?: boolean }): Promise<boolean>;
 }
 
 /** What routers see of one cluster. */

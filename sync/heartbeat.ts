@@ -14,9 +14,10 @@ export interface HeartbeatOptions {
   readonly now?: () => number;
   readonly timers?: Timers;
   /**
-   * Called instead of a beat when the heartbeat record this replica wrote is gone: the store lost the
-   * cluster's keys without a reconnect to tell (FLUSHALL, a Redis Cluster master restarting empty). The caller
-   * re-pushes and passes that work to holdUntil; beating first would announce an empty cluster to routers.
+   * Called when a beat found the heartbeat record this replica wrote gone (the beat only replaces it, never
+   * creates it): the store lost the cluster's keys without a reconnect to tell (FLUSHALL, a Redis Cluster
+   * master restarting empty). The caller re-pushes and passes that work to holdUntil; recreating the record
+   * first would announce an empty cluster to routers.
    */
   readonly onStoreLost?: () => void;
 }
@@ -62,16 +63,16 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const beat = async () => {
     const at = now();
     try {
-      if (announced && options.onStoreLost && !(await writer.registered())) {
+      const ifRegistered = announced && options.onStoreLost !== undefined;
+      if (!(await writer.heartbeat({ holder, leaseMs, at, ifRegistered }))) {
         announced = false;
         metrics.count("storeLosses");
         logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {
           cluster: writer.cluster,
         });
-        options.onStoreLost();
+        options.onStoreLost?.();
         return;
       }
-      await writer.heartbeat({ holder, leaseMs, at });
       announced = true;
       metrics.set("lastHeartbeat", Math.floor(at / 1000));
     } catch (error) {

@@ -54,17 +54,17 @@ export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisW
     async load() {
       return new Map(Object.entries(await redis.hgetall(keys.services)));
     },
-    async heartbeat({ holder, leaseMs, at }) {
+    async heartbeat({ holder, leaseMs, at, ifRegistered }) {
       const beat: HeartbeatRecord = { v: SCHEMA_VERSION, cluster, holder, at, leaseMs };
       const multi = redis.multi();
       // No TTL on the heartbeat record: routers discover clusters by it. Staleness comes from the lease
-      // key alone, expired by Redis itself, so writer and reader clocks never have to agree.
-      multi.set(keys.heartbeat, JSON.stringify(beat));
+      // key alone, expired by Redis itself, so writer and reader clocks never have to agree. XX makes the
+      // check for a lost record and the beat one atomic step: a beat can never recreate it on an empty store.
+      if (ifRegistered) multi.set(keys.heartbeat, JSON.stringify(beat), "XX");
+      else multi.set(keys.heartbeat, JSON.stringify(beat));
       multi.set(keys.lease, holder, "PX", leaseMs);
-      await execOrThrow(multi);
-    },
-    async registered() {
-      return (await redis.exists(keys.heartbeat)) === 1;
+      const [replaced] = await execOrThrow(multi);
+      return replaced === "OK";
     },
   };
 }
@@ -74,7 +74,7 @@ export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisW
  * refused while queueing (NOPERM from an ACL) aborts the whole transaction with EXECABORT, whose
  * `previousErrors` hold the actual cause: rethrow that, so the log says why.
  */
-async function execOrThrow(multi: ChainableCommander): Promise<void> {
+async function execOrThrow(multi: ChainableCommander): Promise<unknown[]> {
   let results: Awaited<ReturnType<typeof multi.exec>>;
   try {
     results = await multi.exec();
@@ -86,6 +86,7 @@ async function execOrThrow(multi: ChainableCommander): Promise<void> {
   for (const [error] of results) {
     if (error) throw error;
   }
+  return results.map(([, value]) => value);
 }
 
 function firstPreviousError(error: unknown): Error | undefined {

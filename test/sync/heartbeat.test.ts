@@ -18,10 +18,11 @@ function beatingWriter() {
         failures--;
         throw new Error("redis down");
       }
+      if (beat.ifRegistered && !registered) return false;
       beats.push(beat);
       registered = true;
+      return true;
     },
-    registered: async () => registered,
   };
   return {
     writer,
@@ -110,12 +111,11 @@ describe("heartbeat", () => {
       put: async () => {},
       remove: async () => {},
       load: async () => new Map(),
-      registered: async () => true,
       heartbeat: (beat) => {
         beats.push(beat.at);
-        if (beats.length > 1) return Promise.resolve();
-        return new Promise<void>((resolve) => {
-          release = resolve;
+        if (beats.length > 1) return Promise.resolve(true);
+        return new Promise<boolean>((resolve) => {
+          release = () => resolve(true);
         });
       },
     };

@@ -100,7 +100,6 @@ function recordingWriter(inner: ClusterWriter, delayMs = 0): RecordingWriter {
     remove: (service) => guard(`remove ${service}`, () => inner.remove(service)),
     load: () => guard("load", () => inner.load()),
     heartbeat: (beat) => inner.heartbeat(beat),
-    registered: () => inner.registered(),
   };
   return writer;
 }

@@ -120,6 +120,27 @@ describe("redis cluster writer", () => {
     expect(leaseTtl).toBeLessThanOrEqual(15_000);
   });
 
+  it("only replaces an existing heartbeat record when asked to, and reports a record the store lost", async () => {
+    const { writer, keys } = freshWriter();
+    expect(await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 1, ifRegistered: true })).toBe(
+      false,
+    );
+    expect(await redis.exists(keys.heartbeat)).toBe(0);
+    expect(await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 2 })).toBe(true);
+    expect(await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 3, ifRegistered: true })).toBe(
+      true,
+    );
+    expect(decodeHeartbeatRecord((await redis.get(keys.heartbeat)) ?? "")).toMatchObject({
+      value: { at: 3 },
+    });
+
+    await redis.del(keys.heartbeat);
+    expect(await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 4, ifRegistered: true })).toBe(
+      false,
+    );
+    expect(await redis.exists(keys.heartbeat)).toBe(0);
+  });
+
   it("caps the change stream near the configured length", async () => {
     const { writer, keys } = freshWriter(50);
     for (let i = 0; i < 600; i++) await writer.put(record(`shop/s${i % 7}`, [`10.0.0.${i % 250}`]));
