@@ -262,7 +262,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     while (!closing.signal.aborted) {
       try {
         const connection = await scope.connection();
-        if (!connection) break;
+        if (!connection || closing.signal.aborted) break;
         if (verify) {
           await exclusive(() => verifyPositions(scope.names()));
           verify = false;
@@ -447,6 +447,10 @@ async function connectToSlotMaster(
   });
   connection.on("error", () => {});
   await waitUntilReady(connection, 2_000);
+  if (connection.status !== "ready") {
+    connection.disconnect();
+    throw new Error(`the master of slot ${slot} at ${host}:${port} did not answer`);
+  }
   return connection;
 }
 
@@ -558,13 +562,16 @@ function unlessClosed<T>(connection: Redis, command: Promise<T>): Promise<T> {
 function waitUntilReady(connection: Redis, limitMs: number): Promise<void> {
   if (connection.status === "ready") return Promise.resolve();
   return new Promise((resolve) => {
+    // 'end': a connection without reconnects gave up; nothing more to wait for.
     const done = () => {
       clearTimeout(timer);
       connection.off("ready", done);
+      connection.off("end", done);
       resolve();
     };
     const timer = setTimeout(done, limitMs);
     connection.once("ready", done);
+    connection.once("end", done);
   });
 }
 
