@@ -38,6 +38,16 @@ function ipsOf(snapshot: Snapshot | undefined, cluster: string, service: string)
   return record?.ipv4.endpoints.map((e) => e.ip);
 }
 
+/** shop/web of cluster east served by one IPv4 endpoint: the record most tests publish and change. */
+function webRecord(ip: string) {
+  return serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint(ip, 80)] });
+}
+
+/** Waits until the source serves shop/web of cluster east from `ip`. */
+function untilServingWeb(source: { current(): Snapshot | undefined }, ip: string, what: string) {
+  return waitFor(() => ipsOf(source.current(), "east", "shop/web")?.includes(ip), what);
+}
+
 function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   return {
@@ -71,11 +81,7 @@ describe("redis snapshot source", () => {
     await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
     const prefix = "edgeslice";
     await heartbeat(writer, prefix, "east", 60_000);
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(writer, prefix, webRecord("10.0.0.1"));
     return { redis, writer, prefix };
   }
 
@@ -137,11 +143,7 @@ describe("redis snapshot source", () => {
   it("loads at start and serves the snapshot synchronously", async () => {
     const prefix = fresh();
     await heartbeat(admin, prefix, "east", 60_000);
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
 
     const source = await startSource({ prefix });
 
@@ -163,18 +165,10 @@ describe("redis snapshot source", () => {
     const before = source.current();
     const westBefore = before?.clusters.find((c) => c.name === "west");
 
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     await waitFor(() => ipsOf(source.current(), "east", "shop/web"), "the new service");
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
-    );
-    await waitFor(() => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"), "the update");
+    await putRecord(admin, prefix, webRecord("10.0.0.2"));
+    await untilServingWeb(source, "10.0.0.2", "the update");
     await removeRecord(admin, prefix, "east", "shop/web");
     await waitFor(() => ipsOf(source.current(), "east", "shop/web") === undefined, "the delete");
 
@@ -210,11 +204,7 @@ describe("redis snapshot source", () => {
     });
     await source.start();
 
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     await waitFor(() => ipsOf(source.current(), "east", "shop/web"), "the change through the feed");
     expect(lines.filter((line) => line.level === "warn")).toEqual([]);
   });
@@ -223,11 +213,7 @@ describe("redis snapshot source", () => {
     const prefix = fresh();
     const { logger, lines } = capturingLogger();
     await heartbeat(admin, prefix, "east", 60_000);
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     const source = await startSource({ prefix, logger });
 
     await putRaw(admin, prefix, "east", "shop/broken", '{"v":1,"cluster":"east"}');
@@ -248,17 +234,13 @@ describe("redis snapshot source", () => {
     const prefix = fresh();
     const connectionName = `edgeslice-test-${randomBytes(4).toString("hex")}`;
     await heartbeat(admin, prefix, "east", 60_000);
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     const source = await startSource({ prefix, connectionName });
     const clientId = await blockingClientId(admin, connectionName);
 
     // Kill and write in one transaction: the change lands while the reader has no connection.
     const keys = clusterKeys(prefix, "east");
-    const changed = serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.7", 80)] });
+    const changed = webRecord("10.0.0.7");
     await admin
       .multi()
       .client("KILL", "ID", clientId)
@@ -266,10 +248,7 @@ describe("redis snapshot source", () => {
       .xadd(keys.changes, "*", "service", "shop/web", "op", "put")
       .exec();
 
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.7"),
-      "the change made while down",
-    );
+    await untilServingWeb(source, "10.0.0.7", "the change made while down");
     const reconnected = await blockingClientId(admin, connectionName);
     expect(reconnected).not.toBe(clientId);
   });
@@ -278,18 +257,14 @@ describe("redis snapshot source", () => {
     const prefix = fresh();
     const connectionName = `edgeslice-test-${randomBytes(4).toString("hex")}`;
     await heartbeat(admin, prefix, "east", 60_000);
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     const { logger, lines } = capturingLogger();
     const source = await startSource({ prefix, connectionName, logger });
     const clientId = await blockingClientId(admin, connectionName);
 
     // The change to shop/web has its entry trimmed away: only a full reload can see it.
     const keys = clusterKeys(prefix, "east");
-    const changed = serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.8", 80)] });
+    const changed = webRecord("10.0.0.8");
     await admin
       .multi()
       .client("KILL", "ID", clientId)
@@ -299,10 +274,7 @@ describe("redis snapshot source", () => {
       .xtrim(keys.changes, "MAXLEN", 1)
       .exec();
 
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.8"),
-      "the trimmed change",
-    );
+    await untilServingWeb(source, "10.0.0.8", "the trimmed change");
     expect(lines.some((line) => line.msg === "reloading cluster" && line.cluster === "east")).toBe(true);
   });
 
@@ -349,20 +321,13 @@ describe("redis snapshot source", () => {
     expect(ipsOf(source.current(), "east", "shop/old")).toEqual(["10.0.0.9"]);
 
     // Meanwhile shop/old was deleted in Kubernetes: the sync re-pushes only shop/web, then beats.
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     await heartbeat(admin, prefix, "east", 60_000);
     await waitFor(
       () => source.current()?.clusters.find((c) => c.name === "east" && !c.stale),
       "east fresh again",
     );
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.1"),
-      "the re-pushed web",
-    );
+    await untilServingWeb(source, "10.0.0.1", "the re-pushed web");
     expect(ipsOf(source.current(), "east", "shop/old")).toBeUndefined();
   });
 
@@ -381,16 +346,9 @@ describe("redis snapshot source", () => {
     await redis.start();
     await waitFor(() => writer.status === "ready", "the writer to reconnect");
     await heartbeat(writer, prefix, "east", 60_000);
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
-    );
+    await putRecord(writer, prefix, webRecord("10.0.0.2"));
 
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"),
-      "the store after restart",
-    );
+    await untilServingWeb(source, "10.0.0.2", "the store after restart");
     await waitFor(() => source.status().connected, "the source to reconnect");
   });
 
@@ -411,24 +369,10 @@ describe("redis snapshot source", () => {
     await redis.start();
     await waitFor(() => writer.status === "ready", "the writer to reconnect");
     await heartbeat(writer, prefix, "east", 60_000);
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
-    );
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"),
-      "the change after the blip",
-    );
-    await putRecord(
-      writer,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.3", 80)] }),
-    );
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.3"),
-      "a later change through the feed",
-    );
+    await putRecord(writer, prefix, webRecord("10.0.0.2"));
+    await untilServingWeb(source, "10.0.0.2", "the change after the blip");
+    await putRecord(writer, prefix, webRecord("10.0.0.3"));
+    await untilServingWeb(source, "10.0.0.3", "a later change through the feed");
     // The feed loop ends on close (a stuck XREAD used to keep close() waiting forever).
     await source.close();
   });
@@ -460,11 +404,7 @@ describe("redis snapshot source", () => {
     cleanups.push(async () => writer.disconnect());
     await new Promise<void>((resolve) => writer.once("ready", () => resolve()));
     await heartbeat(writer, "edgeslice", "east", 60_000);
-    await putRecord(
-      writer,
-      "edgeslice",
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.3", 80)] }),
-    );
+    await putRecord(writer, "edgeslice", webRecord("10.0.0.3"));
 
     await waitFor(() => ipsOf(source.current(), "east", "shop/web"), "the first load");
     await waitFor(() => source.status().connected, "the source to report connected");
@@ -502,25 +442,14 @@ describe("redis snapshot source", () => {
       reader.disconnect();
     });
     await heartbeat(owner, "edgeslice", "east", 60_000);
-    await putRecord(
-      owner,
-      "edgeslice",
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(owner, "edgeslice", webRecord("10.0.0.1"));
     await source.start();
     expect(ipsOf(source.current(), "east", "shop/web")).toEqual(["10.0.0.1"]);
 
     await owner.client("KILL", "ID", await blockingClientId(owner, connectionName));
-    await putRecord(
-      owner,
-      "edgeslice",
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.2", 80)] }),
-    );
+    await putRecord(owner, "edgeslice", webRecord("10.0.0.2"));
 
-    await waitFor(
-      () => ipsOf(source.current(), "east", "shop/web")?.includes("10.0.0.2"),
-      "the change as router user",
-    );
+    await untilServingWeb(source, "10.0.0.2", "the change as router user");
     await waitFor(() => source.status().connected, "the source to report connected");
     expect(lines.filter((line) => JSON.stringify(line).includes("NOPERM"))).toEqual([]);
   });
@@ -528,11 +457,7 @@ describe("redis snapshot source", () => {
   it("keeps a cluster's last records, marked stale, when its keys vanish", async () => {
     const prefix = fresh();
     await heartbeat(admin, prefix, "east", 60_000);
-    await putRecord(
-      admin,
-      prefix,
-      serviceRecord({ cluster: "east", service: "shop/web", ipv4: [endpoint("10.0.0.1", 80)] }),
-    );
+    await putRecord(admin, prefix, webRecord("10.0.0.1"));
     const source = await startSource({ prefix });
 
     await deleteKeysWithPrefix(admin, prefix);
