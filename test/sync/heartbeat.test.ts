@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../../contract/logger.js";
 import type { ClusterWriter } from "../../contract/store.js";
-import { createHeartbeat } from "../../sync/heartbeat.js";
+import { createHeartbeat, type Heartbeat, type HeartbeatOptions } from "../../sync/heartbeat.js";
 import { createSyncMetrics } from "../../sync/metrics.js";
 
 function beatingWriter() {
@@ -32,19 +32,29 @@ function beatingWriter() {
   };
 }
 
+/** The heartbeat of replica sync-0 with a `leaseMs` lease; options as createHeartbeat takes them. */
+function heartbeatOver(
+  writer: ClusterWriter,
+  leaseMs: number,
+  options: Partial<Pick<HeartbeatOptions, "metrics" | "onStoreLost">> = {},
+): Heartbeat {
+  return createHeartbeat({
+    writer,
+    holder: "sync-0",
+    leaseMs,
+    logger: silentLogger,
+    metrics: options.metrics ?? createSyncMetrics(),
+    ...(options.onStoreLost ? { onStoreLost: options.onStoreLost } : {}),
+  });
+}
+
 describe("heartbeat", () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it("beats at once and then every leaseMs / 3 while running", async () => {
     const { writer, beats } = beatingWriter();
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 3_000,
-      logger: silentLogger,
-      metrics: createSyncMetrics(),
-    });
+    const heartbeat = heartbeatOver(writer, 3_000);
     heartbeat.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(beats).toHaveLength(1);
@@ -59,13 +69,7 @@ describe("heartbeat", () => {
   it("keeps beating after a failed beat and counts the failure", async () => {
     const { writer, beats, failNext } = beatingWriter();
     const metrics = createSyncMetrics();
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 900,
-      logger: silentLogger,
-      metrics,
-    });
+    const heartbeat = heartbeatOver(writer, 900, { metrics });
     failNext(2);
     heartbeat.start();
     await vi.advanceTimersByTimeAsync(900);
@@ -77,13 +81,7 @@ describe("heartbeat", () => {
 
   it("beats at once on beatNow instead of waiting for the next interval, and only while running", async () => {
     const { writer, beats, failNext } = beatingWriter();
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 60_000,
-      logger: silentLogger,
-      metrics: createSyncMetrics(),
-    });
+    const heartbeat = heartbeatOver(writer, 60_000);
     heartbeat.beatNow();
     await vi.advanceTimersByTimeAsync(0);
     expect(beats).toHaveLength(0);
@@ -119,13 +117,7 @@ describe("heartbeat", () => {
         });
       },
     };
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 60_000,
-      logger: silentLogger,
-      metrics: createSyncMetrics(),
-    });
+    const heartbeat = heartbeatOver(writer, 60_000);
     heartbeat.start();
     await vi.advanceTimersByTimeAsync(0);
     heartbeat.beatNow();
@@ -139,13 +131,7 @@ describe("heartbeat", () => {
 
   it("sends no beat while held, beats once the held work settles, then resumes the period", async () => {
     const { writer, beats } = beatingWriter();
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 300,
-      logger: silentLogger,
-      metrics: createSyncMetrics(),
-    });
+    const heartbeat = heartbeatOver(writer, 300);
     heartbeat.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(beats).toHaveLength(1);
@@ -173,11 +159,7 @@ describe("heartbeat", () => {
     const metrics = createSyncMetrics();
     let finishRepush: () => void = () => {};
     let losses = 0;
-    const heartbeat = createHeartbeat({
-      writer,
-      holder: "sync-0",
-      leaseMs: 300,
-      logger: silentLogger,
+    const heartbeat = heartbeatOver(writer, 300, {
       metrics,
       onStoreLost: () => {
         losses++;
