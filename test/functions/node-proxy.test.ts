@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../support/redis.js";
-import { ep, publish, serviceRecord } from "./fixtures.js";
+import { endpointOn, ep, publish, serviceRecord } from "./fixtures.js";
 import {
   type Backend,
   closeAfterEach,
@@ -46,7 +46,7 @@ describe.each(["127.0.0.1", "::1"] as const)("node fast path to a backend on %s"
       r.store,
       serviceRecord({
         cluster: "a",
-        ...(family === "::1" ? { ipv6: [ep(b.host, b.port)] } : { ipv4: [ep(b.host, b.port)] }),
+        ...endpointOn(b),
       }),
     );
     const res = await send(r.port, { method: "PUT", path: "/items/1", body: "x".repeat(100_000) });
@@ -67,7 +67,7 @@ describe.each(["127.0.0.1", "::1"] as const)("node fast path to a backend on %s"
       r.store,
       serviceRecord({
         cluster: "a",
-        ...(family === "::1" ? { ipv6: [ep(b.host, b.port)] } : { ipv4: [ep(b.host, b.port)] }),
+        ...endpointOn(b),
       }),
     );
     const client = request({ host: "127.0.0.1", port: r.port, path: "/", headers: { host: "app.example" } });
@@ -91,7 +91,7 @@ describe.each(["127.0.0.1", "::1"] as const)("node fast path to a backend on %s"
       r.store,
       serviceRecord({
         cluster: "a",
-        ...(family === "::1" ? { ipv6: [ep(b.host, b.port)] } : { ipv4: [ep(b.host, b.port)] }),
+        ...endpointOn(b),
       }),
     );
     await new Promise<void>((resolve, reject) => {

@@ -8,7 +8,7 @@ import { parseRouterConfig, type RouterConfig } from "../../functions/config.js"
 import { startNodeRouter } from "../../functions/node-server.js";
 import { incomingUrl } from "../../functions/node-upgrade.js";
 import { freePort } from "../support/redis.js";
-import { ep, publish, serviceRecord } from "./fixtures.js";
+import { endpointOn, ep, publish, serviceRecord } from "./fixtures.js";
 import {
   closeAfterEach,
   closeServer,
@@ -44,9 +44,6 @@ function client(...args: Parameters<typeof openUpgrade>): UpgradeClient {
   return opened;
 }
 
-const on = (b: UpgradeBackend) =>
-  b.host === "::1" ? { ipv6: [ep(b.host, b.port)] } : { ipv4: [ep(b.host, b.port)] };
-
 async function metricsOf(port: number): Promise<string> {
   const res = await send(port, {
     path: "/_edgeslice/metrics",
@@ -68,10 +65,15 @@ describe.each(["127.0.0.1", "::1"] as const)("an upgrade to a backend on %s", (f
     const chat = await backend(family, "chat");
     const other = await backend(family, "other");
     const r = await router({ config: { ipFamily: family === "::1" ? "IPv6" : "IPv4" } });
-    await publish(r.store, serviceRecord({ cluster: "a", hosts: ["chat.example"], ...on(chat) }));
+    await publish(r.store, serviceRecord({ cluster: "a", hosts: ["chat.example"], ...endpointOn(chat) }));
     await publish(
       r.store,
-      serviceRecord({ cluster: "a", service: "default/other", hosts: ["other.example"], ...on(other) }),
+      serviceRecord({
+        cluster: "a",
+        service: "default/other",
+        hosts: ["other.example"],
+        ...endpointOn(other),
+      }),
     );
 
     const c = client(r.port, { host: "chat.example", path: "/room/1?x=y", early: "early-bytes;" });
@@ -97,7 +99,7 @@ describe("an upgrade through the Node router", () => {
   it("for a host no Service exposes gets 404 no_route and never touches any backend", async () => {
     const canary = await backend("127.0.0.1", "canary");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", hosts: ["app.example"], ...on(canary) }));
+    await publish(r.store, serviceRecord({ cluster: "a", hosts: ["app.example"], ...endpointOn(canary) }));
 
     const c = client(r.port, { host: "unknown.example" });
     const head = await c.head();
@@ -114,7 +116,7 @@ describe("an upgrade through the Node router", () => {
   it("to the reserved admin prefix gets 404 no_route and never reaches a backend", async () => {
     const canary = await backend("127.0.0.1", "canary");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(canary) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(canary) }));
 
     for (const path of ["/_edgeslice/metrics", "/%5Fedgeslice/healthz"]) {
       const c = client(r.port, { path });
@@ -211,7 +213,7 @@ describe("an upgrade through the Node router", () => {
       raw: "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nno way",
     });
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(refusing) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(refusing) }));
 
     const c = client(r.port);
     await c.closed;
@@ -227,7 +229,7 @@ describe("an upgrade through the Node router", () => {
       raw: "HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nlogin\r\n6\r\n first\r\n0\r\n\r\n",
     });
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(refusing) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(refusing) }));
 
     const c = client(r.port);
     await c.closed;
@@ -240,7 +242,7 @@ describe("an upgrade through the Node router", () => {
   it("closes the client's connection when the backend closes the upgraded one", async () => {
     const chat = await backend("127.0.0.1", "chat");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(chat) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(chat) }));
 
     const c = client(r.port);
     await c.until((t) => t.endsWith("hello from chat;"), "the greeting");
@@ -252,7 +254,7 @@ describe("an upgrade through the Node router", () => {
   it("closes the backend's connection when the client closes the upgraded one", async () => {
     const chat = await backend("127.0.0.1", "chat");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(chat) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(chat) }));
 
     const c = client(r.port);
     await c.until((t) => t.endsWith("hello from chat;"), "the greeting");
@@ -266,7 +268,7 @@ describe("an upgrade through the Node router", () => {
   it("sets X-Forwarded-For and Forwarded, keeps Host, and strips hop-by-hop fields other than Upgrade and Connection", async () => {
     const chat = await backend("127.0.0.1", "chat");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(chat) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(chat) }));
 
     const c = client(r.port, {
       headers: [
@@ -299,7 +301,7 @@ describe("an upgrade through the Node router", () => {
   it("refuses an upgrade request that declares a body with 400 and never touches a backend", async () => {
     const canary = await backend("127.0.0.1", "canary");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(canary) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(canary) }));
 
     const c = client(r.port, { headers: [["Content-Length", "4"]], early: "abcd" });
     const head = await c.head();
@@ -340,7 +342,7 @@ describe("an upgrade through the Node router", () => {
   it("counts a switch as a 1xx response and shows open upgraded connections", async () => {
     const chat = await backend("127.0.0.1", "chat");
     const r = await router();
-    await publish(r.store, serviceRecord({ cluster: "a", ...on(chat) }));
+    await publish(r.store, serviceRecord({ cluster: "a", ...endpointOn(chat) }));
 
     const c = client(r.port);
     await c.until((t) => t.endsWith("hello from chat;"), "the greeting");
@@ -376,7 +378,7 @@ describe("the Node router's close()", () => {
         },
       }),
     );
-    await publish(store, serviceRecord({ cluster: "a", ...on(chat) }));
+    await publish(store, serviceRecord({ cluster: "a", ...endpointOn(chat) }));
 
     const c = client(r.port);
     await c.until((t) => t.endsWith("hello from chat;"), "the greeting");
