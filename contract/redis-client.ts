@@ -52,11 +52,6 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
   );
 }
 
-/** Whether the client is a Redis Cluster client (its multi-key commands must stay within one hash slot). */
-export function isClusterClient(client: RedisClient): client is Cluster {
-  return client.isCluster;
-}
-
 function keepHostName(address: string, callback: (error: Error | null, address: string) => void): void {
   callback(null, address);
 }

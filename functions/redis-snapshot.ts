@@ -66,7 +66,7 @@ async function scanHeartbeats(
 }
 
 /** Structural check, so the Workers bundle needs no runtime import of ioredis' Cluster class. */
-function isClusterClient(redis: Redis | Cluster): redis is Cluster {
+export function isClusterClient(redis: Redis | Cluster): redis is Cluster {
   return redis.isCluster;
 }
 

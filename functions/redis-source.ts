@@ -6,6 +6,7 @@ import { ChangeEntrySchema, type ServiceRecord } from "../contract/records.js";
 import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../contract/store.js";
 import {
   discoverClusters,
+  isClusterClient,
   type LoadedCluster,
   loadCluster,
   readServices,
@@ -105,7 +106,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   };
 
   const readRunId = async (): Promise<string | undefined> => {
-    if (redis.isCluster) return CLUSTER_RUN_ID;
+    if (isClusterClient(redis)) return CLUSTER_RUN_ID;
     const info = await redis.info("server");
     return /^run_id:(\S+)/m.exec(info)?.[1];
   };
@@ -391,11 +392,10 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       } catch (error) {
         logger.warn("initial store load failed; retrying in the background", { error });
       }
-      if (redis.isCluster) {
-        const client = redis as Cluster;
-        startClusterFeeds(client);
-        onClustersChanged = () => startClusterFeeds(client);
-      } else await startSingleFeed(redis as Redis);
+      if (isClusterClient(redis)) {
+        startClusterFeeds(redis);
+        onClustersChanged = () => startClusterFeeds(redis);
+      } else await startSingleFeed(redis);
       feedsStarted = true;
       scheduleRefresh();
     },
