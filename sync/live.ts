@@ -83,9 +83,9 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     maxWaitMs: config.maxWaitMs,
   });
   reconciler = activeReconciler;
-  const heartbeat = heartbeatFor(writer, config, logger, metrics, () =>
-    heartbeat.holdUntil(activeReconciler.fullResync()),
-  );
+  /** Re-pushes the whole state with no heartbeat leaving until the store holds it again. */
+  const repushBeforeBeating = () => heartbeat.holdUntil(activeReconciler.fullResync());
+  const heartbeat = heartbeatFor(writer, config, logger, metrics, repushBeforeBeating);
 
   let leading = !config.leaderElection;
   let stopping = false;
@@ -114,7 +114,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
     // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. No beat leaves
     // during the re-push, so routers keep their last view (fail static) until every record is back.
-    heartbeat.holdUntil(activeReconciler.fullResync());
+    repushBeforeBeating();
   });
 
   let elector: LeaderElector | undefined;
