@@ -1,21 +1,21 @@
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createJsonLogger, type LogLevel } from "../contract/logger.js";
-import { MemoryStore } from "../contract/memory-store.js";
-import { createRedisClient, type RedisClient } from "../contract/redis-client.js";
-import { describeRedisTarget } from "../contract/redis-target.js";
-import type { ClusterWriter } from "../contract/store.js";
-import { parseRouterConfig } from "../functions/config.js";
-import { type NodeRouter, startNodeRouter } from "../functions/node-server.js";
-import { exposeService } from "../sync/exposure.js";
-import { createHeartbeat, type Heartbeat } from "../sync/heartbeat.js";
-import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/kube-objects.js";
-import { cacheFromObjects, loadManifests } from "../sync/manifests.js";
+import { parseRouterConfig } from "../functions/core/config.js";
+import { type NodeRouter, startNodeRouter } from "../functions/node/server.js";
+import { createJsonLogger, type LogLevel } from "../lib/logger.js";
+import { MemoryStore } from "../store/memory-store.js";
+import { createRedisClient, type RedisClient } from "../store/redis/client.js";
+import { describeRedisTarget } from "../store/redis/target.js";
+import { createRedisClusterWriter } from "../store/redis/writer.js";
+import type { ClusterWriter } from "../store/store.js";
+import { cacheFromObjects, loadManifests } from "../sync/kube/manifests.js";
 import { createSyncMetrics } from "../sync/metrics.js";
-import { createReconciler, type Reconciler } from "../sync/reconciler.js";
-import { createRedisClusterWriter } from "../sync/redis-writer.js";
-import { createSafetyValve, DEFAULT_VALVE_CONFIG } from "../sync/safety-valve.js";
+import { createHeartbeat, type Heartbeat } from "../sync/publish/heartbeat.js";
+import { createReconciler, type Reconciler } from "../sync/publish/reconciler.js";
+import { createSafetyValve, DEFAULT_VALVE_CONFIG } from "../sync/publish/safety-valve.js";
+import { exposeService } from "../sync/translate/exposure.js";
+import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/translate/kube-objects.js";
 import { type DemoBackend, startDemoBackend } from "./demo-backend.js";
 
 /**

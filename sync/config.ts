@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
 import * as v from "valibot";
-import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../contract/env.js";
-import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../contract/names.js";
-import { type RedisTarget, redisTargetOrThrow } from "../contract/redis-target.js";
+import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
+import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
+import { type RedisTarget, redisTargetOrThrow } from "../store/redis/target.js";
 
 const NamespaceListSchema = v.pipe(
   v.optional(v.string(), ""),

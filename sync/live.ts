@@ -1,19 +1,19 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import type { Logger } from "../contract/logger.js";
-import { createRedisClient, type RedisClient } from "../contract/redis-client.js";
-import { describeRedisTarget, type RedisTarget } from "../contract/redis-target.js";
-import type { ClusterWriter } from "../contract/store.js";
+import type { Logger } from "../lib/logger.js";
+import { createRedisClient, type RedisClient } from "../store/redis/client.js";
+import { describeRedisTarget, type RedisTarget } from "../store/redis/target.js";
+import { createRedisClusterWriter } from "../store/redis/writer.js";
+import type { ClusterWriter } from "../store/store.js";
 import type { SyncConfig } from "./config.js";
-import { exposeService } from "./exposure.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
-import { createHeartbeat } from "./heartbeat.js";
-import { type ClusterWatch, createClusterWatch } from "./informers.js";
-import { createLeaderElection } from "./leader.js";
-import { cacheFromObjects, readManifestFolder } from "./manifests.js";
+import { type ClusterWatch, createClusterWatch } from "./kube/cluster-watch.js";
+import { createLeaderElection } from "./kube/leader.js";
+import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
-import { createReconciler, type Reconciler } from "./reconciler.js";
-import { createRedisClusterWriter } from "./redis-writer.js";
-import { createSafetyValve } from "./safety-valve.js";
+import { createHeartbeat } from "./publish/heartbeat.js";
+import { createReconciler, type Reconciler } from "./publish/reconciler.js";
+import { createSafetyValve } from "./publish/safety-valve.js";
+import { exposeService } from "./translate/exposure.js";
 
 /** What live mode needs from leader election (sync/leader.ts). */
 export interface LeaderElector {

@@ -1,10 +1,10 @@
 import { parseArgs } from "node:util";
 import * as v from "valibot";
-import { createJsonLogger, type Logger } from "../contract/logger.js";
-import { ClusterNameSchema } from "../contract/names.js";
+import { createJsonLogger, type Logger } from "../lib/logger.js";
+import { ClusterNameSchema } from "../store/names.js";
 import { parseSyncConfig, type SyncConfig } from "./config.js";
+import { readManifestFolder } from "./kube/manifests.js";
 import { publishFromFolder, runLive } from "./live.js";
-import { readManifestFolder } from "./manifests.js";
 import { printLines } from "./print.js";
 
 const USAGE = `Usage: npm run sync -- [--from DIR] [--once] [--print]

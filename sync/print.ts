@@ -1,8 +1,8 @@
-import { serviceId } from "../contract/names.js";
-import { endpointAddress, type FamilyRecord } from "../contract/records.js";
-import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
-import { cacheFromObjects } from "./manifests.js";
-import { translateService } from "./translate.js";
+import { serviceId } from "../store/names.js";
+import { endpointAddress, type FamilyRecord } from "../store/records.js";
+import { cacheFromObjects } from "./kube/manifests.js";
+import { translateService } from "./translate/backends.js";
+import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./translate/kube-objects.js";
 
 /**
  * `--print`: one JSON line per port of every Service (exposed or not, so the translation itself can be

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { silentLogger } from "../../contract/logger.js";
-import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../functions/redis-source.js";
+import { silentLogger } from "../../lib/logger.js";
+import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { startFakeKube } from "../../test/fake-kube/server.js";
 import { startPrivateRedis } from "../../test/support/redis.js";
 import { startChild } from "../support/child.js";

@@ -1,6 +1,6 @@
 import { resourceUsage } from "node:process";
 import { KubeConfig } from "@kubernetes/client-node";
-import { createJsonLogger } from "../../contract/logger.js";
+import { createJsonLogger } from "../../lib/logger.js";
 import { parseSyncConfig } from "../../sync/config.js";
 import { startLive } from "../../sync/live.js";
 import { exitOnStop, tell } from "../support/child.js";

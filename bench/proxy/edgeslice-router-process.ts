@@ -1,8 +1,8 @@
-import { createJsonLogger } from "../../contract/logger.js";
-import { MemoryStore } from "../../contract/memory-store.js";
-import { SCHEMA_VERSION } from "../../contract/records.js";
-import { parseRouterConfig } from "../../functions/config.js";
-import { startNodeRouter } from "../../functions/node-server.js";
+import { parseRouterConfig } from "../../functions/core/config.js";
+import { startNodeRouter } from "../../functions/node/server.js";
+import { createJsonLogger } from "../../lib/logger.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import { SCHEMA_VERSION } from "../../store/records.js";
 import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
 import { BENCH_HOST } from "./payloads.js";
 

@@ -3,11 +3,11 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../contract/logger.js";
-import { MemoryStore } from "../../contract/memory-store.js";
-import { SCHEMA_VERSION } from "../../contract/records.js";
-import { parseRouterConfig } from "../../functions/config.js";
-import { startNodeRouter } from "../../functions/node-server.js";
+import { parseRouterConfig } from "../../functions/core/config.js";
+import { startNodeRouter } from "../../functions/node/server.js";
+import { silentLogger } from "../../lib/logger.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import { SCHEMA_VERSION } from "../../store/records.js";
 import { REDIS_URL, uniquePrefix } from "../support/redis.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -70,7 +70,7 @@ describe("node router process", () => {
   });
 
   it("runs as `npm run router`: listens, answers healthz from Redis, and exits 0 on SIGTERM", async () => {
-    const child: ChildProcess = spawn("node_modules/.bin/tsx", ["functions/node.ts"], {
+    const child: ChildProcess = spawn("node_modules/.bin/tsx", ["functions/node/main.ts"], {
       env: {
         ...process.env,
         PORT: "0",

@@ -1,4 +1,4 @@
-import type { Logger, LogLevel } from "../../contract/logger.js";
+import type { Logger, LogLevel } from "../../lib/logger.js";
 
 export interface LogEntry {
   readonly level: LogLevel;

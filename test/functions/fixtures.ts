@@ -1,6 +1,6 @@
-import type { MemoryStore } from "../../contract/memory-store.js";
-import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../contract/records.js";
-import type { ClusterView, Snapshot } from "../../contract/store.js";
+import type { MemoryStore } from "../../store/memory-store.js";
+import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
+import type { ClusterView, Snapshot } from "../../store/store.js";
 
 /** A ServiceRecord with only what a test cares about filled in. */
 export function serviceRecord(options: {

@@ -3,14 +3,14 @@ import { type AddressInfo, connect } from "node:net";
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { afterEach } from "vitest";
-import { silentLogger } from "../../contract/logger.js";
-import { MemoryStore } from "../../contract/memory-store.js";
-import type { SnapshotSource } from "../../contract/store.js";
-import { type AppDeps, createApp } from "../../functions/app.js";
-import { parseRouterConfig, type RouterConfig } from "../../functions/config.js";
-import { createFetchUpstream } from "../../functions/fetch-upstream.js";
-import { startNodeRouter } from "../../functions/node-server.js";
-import type { Upstream } from "../../functions/upstream.js";
+import { type AppDeps, createApp } from "../../functions/app/app.js";
+import { parseRouterConfig, type RouterConfig } from "../../functions/core/config.js";
+import { startNodeRouter } from "../../functions/node/server.js";
+import { createFetchUpstream } from "../../functions/transports/fetch.js";
+import type { Upstream } from "../../functions/transports/upstream.js";
+import { silentLogger } from "../../lib/logger.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import type { SnapshotSource } from "../../store/store.js";
 
 export interface SeenRequest {
   readonly method: string;

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { clusterKeys } from "../../contract/keys.js";
-import { silentLogger } from "../../contract/logger.js";
-import { decodeServiceRecord } from "../../contract/records.js";
+import { silentLogger } from "../../lib/logger.js";
+import { clusterKeys } from "../../store/keys.js";
+import { decodeServiceRecord } from "../../store/records.js";
 import { parseSyncConfig } from "../../sync/config.js";
 import { type LiveSync, startLive } from "../../sync/live.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";

@@ -1,10 +1,10 @@
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClusterKeys, clusterKeys } from "../../contract/keys.js";
-import { silentLogger } from "../../contract/logger.js";
-import { decodeHeartbeatRecord, serializeServiceRecord } from "../../contract/records.js";
-import { discoverClusters, loadSnapshot } from "../../functions/redis-snapshot.js";
-import { createRedisClusterWriter } from "../../sync/redis-writer.js";
+import { silentLogger } from "../../lib/logger.js";
+import { type ClusterKeys, clusterKeys } from "../../store/keys.js";
+import { decodeHeartbeatRecord, serializeServiceRecord } from "../../store/records.js";
+import { discoverClusters, loadSnapshot } from "../../store/redis/snapshot.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { uniquePrefix } from "../support/redis.js";
 import { type PrivateRedisCluster, startPrivateRedisCluster } from "../support/redis-cluster.js";

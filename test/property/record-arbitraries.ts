@@ -6,7 +6,7 @@ import {
   type RouteRecord,
   SCHEMA_VERSION,
   type ServiceRecord,
-} from "../../contract/records.js";
+} from "../../store/records.js";
 
 /** Generators of valid store records, for property tests of decoding. */
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);

@@ -7,7 +7,7 @@ import {
   decodeServiceRecord,
   serializeRouteRecord,
   serializeServiceRecord,
-} from "../../contract/records.js";
+} from "../../store/records.js";
 import { heartbeatRecordArb, routeRecordArb, serviceRecordArb } from "./record-arbitraries.js";
 
 /** Each decoder with the encoder of its record: anything a decoder accepts must re-encode and decode unchanged. */

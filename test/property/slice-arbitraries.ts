@@ -6,7 +6,7 @@ import {
   parseService,
   SERVICE_NAME_LABEL,
   SOURCE_CLUSTER_LABEL,
-} from "../../sync/kube-objects.js";
+} from "../../sync/translate/kube-objects.js";
 
 /**
  * Generators of one Service and a pile of EndpointSlices around it, built to collide: a small address pool

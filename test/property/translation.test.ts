@@ -1,9 +1,13 @@
 import { isIPv4, isIPv6 } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { EndpointRecord } from "../../contract/records.js";
-import { type KubeEndpointSlice, parseEndpointSlice, parseService } from "../../sync/kube-objects.js";
-import { translateService } from "../../sync/translate.js";
+import type { EndpointRecord } from "../../store/records.js";
+import { translateService } from "../../sync/translate/backends.js";
+import {
+  type KubeEndpointSlice,
+  parseEndpointSlice,
+  parseService,
+} from "../../sync/translate/kube-objects.js";
 import {
   NAMESPACE,
   poolFamilyOf,

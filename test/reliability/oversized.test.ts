@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStore } from "../../contract/memory-store.js";
-import type { NodeRouter } from "../../functions/node-server.js";
+import type { NodeRouter } from "../../functions/node/server.js";
+import { MemoryStore } from "../../store/memory-store.js";
 import { startBackend, type TestBackend } from "./support/backends.js";
 import { serviceRecord } from "./support/records.js";
 import { startTestRouter } from "./support/router.js";

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { clusterKeys } from "../../contract/keys.js";
-import { createRedisClusterWriter } from "../../sync/redis-writer.js";
+import { clusterKeys } from "../../store/keys.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis, uniquePrefix } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
 import { serviceRecord } from "./support/records.js";

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRedisClusterWriter } from "../../sync/redis-writer.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { startFakeKube } from "../fake-kube/server.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";

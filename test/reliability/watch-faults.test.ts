@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../contract/logger.js";
+import { silentLogger } from "../../lib/logger.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { exposedService, readySlice } from "./support/kube-objects.js";

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { KubeEndpointSlice, KubeService } from "../../sync/kube-objects.js";
 import { printLines } from "../../sync/print.js";
+import type { KubeEndpointSlice, KubeService } from "../../sync/translate/kube-objects.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/fixtures/manifests");

@@ -18,7 +18,7 @@ export interface WorkerBundle {
 }
 
 /**
- * Bundles functions/worker.ts exactly as a deploy would (`wrangler deploy --dry-run`), into a directory of
+ * Bundles functions/workers/main.ts exactly as a deploy would (`wrangler deploy --dry-run`), into a directory of
  * its own so parallel runs and `npm run build:worker` never overwrite each other. Takes a few seconds: once
  * per test file.
  */
@@ -30,7 +30,7 @@ export async function buildWorkerBundle(): Promise<WorkerBundle> {
     timeout: 60_000,
   });
   return {
-    scriptPath: join(outdir, "worker.js"),
+    scriptPath: join(outdir, "main.js"),
     remove: () => rm(outdir, { recursive: true, force: true }),
   };
 }

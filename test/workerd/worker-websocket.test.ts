@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import type { Miniflare } from "miniflare";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { EndpointRecord } from "../../contract/records.js";
-import { createRedisClusterWriter } from "../../sync/redis-writer.js";
+import type { EndpointRecord } from "../../store/records.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { serviceRecord } from "../functions/fixtures.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { startWebSocketBackend, type WebSocketBackend } from "./websocket-backend.js";

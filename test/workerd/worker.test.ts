@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import type { Miniflare } from "miniflare";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../contract/records.js";
-import type { ClusterWriter } from "../../contract/store.js";
-import { createRedisClusterWriter } from "../../sync/redis-writer.js";
+import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import type { ClusterWriter } from "../../store/store.js";
 import {
   deleteKeysWithPrefix,
   freePort,

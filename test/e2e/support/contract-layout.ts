@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { CHANGE_STREAM_MAXLEN, clusterKeys } from "../../../contract/keys.js";
+import { CHANGE_STREAM_MAXLEN, clusterKeys } from "../../../store/keys.js";
 import {
   type EndpointRecord,
   routeOf,
@@ -7,7 +7,7 @@ import {
   type ServiceRecord,
   serializeRouteRecord,
   serializeServiceRecord,
-} from "../../../contract/records.js";
+} from "../../../store/records.js";
 
 /**
  * Writes the store's Redis layout by hand (contract/keys.ts), the way a sync writer does, so the router's

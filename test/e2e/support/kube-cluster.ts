@@ -1,4 +1,4 @@
-import { createJsonLogger, type Logger, silentLogger } from "../../../contract/logger.js";
+import { createJsonLogger, type Logger, silentLogger } from "../../../lib/logger.js";
 import { parseSyncConfig } from "../../../sync/config.js";
 import { type LiveSync, startLive } from "../../../sync/live.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";

@@ -1,4 +1,4 @@
-import { SCHEMA_VERSION, type ServiceRecord } from "../../../contract/records.js";
+import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 
 /** A valid ServiceRecord routing `host` to the given IPv4 backends. */
 export function serviceRecord(options: {

@@ -1,7 +1,7 @@
-import { createJsonLogger, type Logger } from "../../../contract/logger.js";
-import type { SnapshotSource } from "../../../contract/store.js";
-import { parseRouterConfig } from "../../../functions/config.js";
-import { type NodeRouter, startNodeRouter } from "../../../functions/node-server.js";
+import { parseRouterConfig } from "../../../functions/core/config.js";
+import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
+import { createJsonLogger, type Logger } from "../../../lib/logger.js";
+import type { SnapshotSource } from "../../../store/store.js";
 
 /**
  * The Node router exactly as `npm run router` builds it (undici pools, Hono on @hono/node-server), on

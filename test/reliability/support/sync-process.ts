@@ -1,5 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { createJsonLogger } from "../../../contract/logger.js";
+import { createJsonLogger } from "../../../lib/logger.js";
 import { parseSyncConfig } from "../../../sync/config.js";
 import { startLive } from "../../../sync/live.js";
 

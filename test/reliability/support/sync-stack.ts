@@ -1,13 +1,13 @@
 import type { Redis } from "ioredis";
-import type { Logger } from "../../../contract/logger.js";
-import { decodeServiceRecord } from "../../../contract/records.js";
-import type { ClusterWriter } from "../../../contract/store.js";
-import { exposeService } from "../../../sync/exposure.js";
-import { createClusterWatch } from "../../../sync/informers.js";
+import type { Logger } from "../../../lib/logger.js";
+import { decodeServiceRecord } from "../../../store/records.js";
+import { createRedisClusterWriter } from "../../../store/redis/writer.js";
+import type { ClusterWriter } from "../../../store/store.js";
+import { createClusterWatch } from "../../../sync/kube/cluster-watch.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
-import { createReconciler } from "../../../sync/reconciler.js";
-import { createRedisClusterWriter } from "../../../sync/redis-writer.js";
-import { createSafetyValve } from "../../../sync/safety-valve.js";
+import { createReconciler } from "../../../sync/publish/reconciler.js";
+import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
+import { exposeService } from "../../../sync/translate/exposure.js";
 import type { FakeKube } from "../../fake-kube/server.js";
 
 /**

@@ -1,0 +1,76 @@
+import * as v from "valibot";
+import { booleanFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
+import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
+import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
+
+export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
+export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
+
+/** The router's environment (the same names as Workers vars/secrets). DESIGN.md "User contract". */
+export const RouterEnvSchema = v.object({
+  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (contract/redis-target.ts). */
+  REDIS_URL: optionalText,
+  /** Node only: REDIS_URL names Redis Cluster seed nodes. */
+  REDIS_CLUSTER: booleanFromEnv(false),
+  PORT: integerFromEnv(8080, 0, 65535),
+  /** Node only: the address to bind; `::` for dual-stack, `127.0.0.1` for local only. */
+  HOST: optionalText,
+  EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
+  ROUTER_CLUSTER: v.pipe(optionalText, v.optional(ClusterNameSchema)),
+  ROUTER_ZONE: optionalText,
+  IP_FAMILY: v.optional(
+    v.picklist(IP_FAMILY_POLICIES, `IP_FAMILY must be one of ${IP_FAMILY_POLICIES.join(", ")}`),
+    "PreferIPv4",
+  ),
+  ADMIN_TOKEN: optionalText,
+  /** Per attempt: connect plus time to response headers. */
+  UPSTREAM_TRY_TIMEOUT_MS: integerFromEnv(10_000, 1, 600_000),
+  /** Whole request across retries, until response headers. */
+  UPSTREAM_TOTAL_TIMEOUT_MS: integerFromEnv(30_000, 1, 3_600_000),
+  /** Further attempts on other backends (connect failures, or idempotent methods). */
+  UPSTREAM_RETRIES: integerFromEnv(2, 0, 10),
+  /** Workers: how long decoded records are served from isolate memory before a background refresh. */
+  CACHE_TTL_MS: integerFromEnv(2_000, 0, 600_000),
+  LOG_LEVEL: v.optional(v.picklist(["debug", "info", "warn", "error"]), "info"),
+});
+
+export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
+
+export interface RouterConfig {
+  readonly redisUrl: string | undefined;
+  /** From REDIS_URL and REDIS_CLUSTER; undefined when REDIS_URL is unset. */
+  readonly redis: RedisTarget | undefined;
+  readonly port: number;
+  readonly host: string;
+  readonly prefix: string;
+  readonly cluster: string | undefined;
+  readonly zone: string | undefined;
+  readonly ipFamily: IpFamilyPolicy;
+  readonly adminToken: string | undefined;
+  readonly tryTimeoutMs: number;
+  readonly totalTimeoutMs: number;
+  readonly retries: number;
+  readonly cacheTtlMs: number;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+}
+
+/** Validates the environment; throws one error listing every bad variable. */
+export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
+  const e = parseEnv(RouterEnvSchema, env, "router");
+  return {
+    redisUrl: e.REDIS_URL,
+    redis: e.REDIS_URL === undefined ? undefined : redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "router"),
+    port: e.PORT,
+    host: e.HOST ?? "0.0.0.0",
+    prefix: e.EDGESLICE_PREFIX,
+    cluster: e.ROUTER_CLUSTER,
+    zone: e.ROUTER_ZONE,
+    ipFamily: e.IP_FAMILY,
+    adminToken: e.ADMIN_TOKEN,
+    tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
+    totalTimeoutMs: e.UPSTREAM_TOTAL_TIMEOUT_MS,
+    retries: e.UPSTREAM_RETRIES,
+    cacheTtlMs: e.CACHE_TTL_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,185 @@
+import type { Logger } from "../../lib/logger.js";
+import type { Balancer } from "./balancer.js";
+import type { PassiveEjection } from "./ejection.js";
+import type { RouterError } from "./errors.js";
+import type { RouterMetrics, UpstreamErrorKind } from "./metrics.js";
+import type { Backend, Selection } from "./select.js";
+
+/**
+ * The proxy policy shared by every transport (the web one in proxy.ts, the Node-native one in
+ * node-proxy.ts): which backend to try, when another attempt is allowed, what a failure counts as for
+ * metrics and ejection, and which error the client gets. Transports only send one attempt.
+ */
+export interface ProxySettings {
+  /** Per attempt: connect plus time to response headers. */
+  readonly tryTimeoutMs: number;
+  /** Whole request across retries, until response headers. */
+  readonly totalTimeoutMs: number;
+  /** Further attempts on other backends. */
+  readonly retries: number;
+}
+
+export interface PolicyDeps {
+  readonly balancer: Balancer;
+  readonly ejection: PassiveEjection;
+  readonly metrics: RouterMetrics;
+  readonly logger: Logger;
+  readonly settings: ProxySettings;
+}
+
+/** Why an attempt was cut short by the router itself. */
+export type AbortCause = "try-timeout" | "total-timeout" | "client-gone";
+
+export type AttemptFailure = {
+  readonly ok: false;
+  readonly kind: UpstreamErrorKind | "client";
+  readonly stop: boolean;
+};
+export type AttemptResult<T> = { readonly ok: true; readonly value: T } | AttemptFailure;
+export type ProxyResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: RouterError };
+
+/** RFC 9110 §9.2.2: repeating these has the same effect as sending them once. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+
+/** 502/503/504 from a backend count as its failure for ejection (a gateway-failure detector). */
+const GATEWAY_FAILURE = new Set([502, 503, 504]);
+
+export function isIdempotent(method: string): boolean {
+  return IDEMPOTENT.has(method);
+}
+
+/**
+ * Nothing reached the backend on a connect error: any method may go elsewhere. Otherwise only an
+ * idempotent one (RFC 9110 §9.2.2), and in both cases only while its body can be sent again in full.
+ */
+export function mayRetry(
+  kind: UpstreamErrorKind | "client",
+  idempotent: boolean,
+  canResend: boolean,
+): boolean {
+  if (kind === "client" || !canResend) return false;
+  return kind === "connect" || idempotent;
+}
+
+/** The error the client gets once no attempt produced a response. */
+export function failureError(last: UpstreamErrorKind | "client"): RouterError {
+  return last === "timeout" ? "upstream_timeout" : "bad_gateway";
+}
+
+/** One request as a transport runs it (an object rather than closures: this runs once per request). */
+export interface Attempts<T> {
+  readonly method: string;
+  /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
+  canResend(): boolean;
+  /** Sends once; resolves when the response headers arrived or the attempt failed. */
+  attempt(backend: Backend): Promise<AttemptResult<T>>;
+}
+
+/**
+ * Sends the request to one backend of the first tier that has a usable one, retrying on another backend
+ * after a failure when mayRetry allows it. In flight, for p2c, means waiting for the response headers.
+ */
+export async function withRetries<T>(
+  selection: Selection,
+  attempts: Attempts<T>,
+  deps: PolicyDeps,
+): Promise<ProxyResult<T>> {
+  const { balancer, metrics, settings } = deps;
+  const idempotent = IDEMPOTENT.has(attempts.method);
+  let tried: Set<string> | undefined;
+  let last: UpstreamErrorKind | "client" = "transport";
+  for (let n = 0; n <= settings.retries; n++) {
+    const backend = pickBackend(selection, deps, tried);
+    if (!backend) break;
+    if (n > 0) metrics.retries++;
+    balancer.acquire(backend.address);
+    let result: AttemptResult<T>;
+    try {
+      result = await attempts.attempt(backend);
+    } finally {
+      // Long response bodies are not counted in flight: cheap to track and what p2c needs to steer away
+      // from backends slow to answer.
+      balancer.release(backend.address);
+    }
+    if (result.ok) return result;
+    last = result.kind;
+    if (result.stop || !mayRetry(result.kind, idempotent, attempts.canResend())) break;
+    tried ??= new Set();
+    tried.add(backend.address);
+  }
+  return { ok: false, error: failureError(last) };
+}
+
+/** Records a backend's answer for ejection: 502/503/504 are its failure, anything else a success. */
+export function noteAnswer(backend: Backend, status: number, deps: PolicyDeps): void {
+  if (GATEWAY_FAILURE.has(status)) noteFailure(backend, deps);
+  else deps.ejection.recordSuccess(backend.address);
+}
+
+/**
+ * Records a failed attempt (metrics, ejection, log) and says whether to stop: `cause` is set when the router
+ * cut the attempt itself; `connectFailure` when nothing reached the backend.
+ */
+export function noteAttemptFailure(
+  backend: Backend,
+  cause: AbortCause | undefined,
+  connectFailure: boolean,
+  error: unknown,
+  deps: PolicyDeps,
+): AttemptFailure {
+  if (cause === "client-gone") return { ok: false, kind: "client", stop: true };
+  if (cause !== undefined) {
+    deps.metrics.upstreamErrors.timeout++;
+    noteFailure(backend, deps);
+    deps.logger.debug("upstream attempt timed out", { backend: backend.address, limit: cause });
+    return { ok: false, kind: "timeout", stop: cause === "total-timeout" };
+  }
+  const kind: UpstreamErrorKind = connectFailure ? "connect" : "transport";
+  deps.metrics.upstreamErrors[kind]++;
+  noteFailure(backend, deps);
+  deps.logger.debug("upstream attempt failed", { backend: backend.address, kind, error });
+  return { ok: false, kind, stop: false };
+}
+
+/** An attempt that could not start because the request was already cut. */
+export function abortedBeforeAttempt(cause: AbortCause): AttemptFailure {
+  return cause === "client-gone"
+    ? { ok: false, kind: "client", stop: true }
+    : { ok: false, kind: "timeout", stop: true };
+}
+
+function noteFailure(backend: Backend, deps: PolicyDeps): void {
+  const ejected = deps.ejection.recordFailure(backend.address);
+  if (ejected) {
+    deps.metrics.ejections++;
+    deps.logger.warn("backend ejected", {
+      backend: backend.address,
+      cluster: backend.cluster,
+      durationMs: ejected.durationMs,
+      ejections: ejected.ejections,
+    });
+  }
+}
+
+/** First tier with a backend that is neither ejected (within the cap) nor already tried. */
+export function pickBackend(
+  selection: Selection,
+  deps: Pick<PolicyDeps, "balancer" | "ejection">,
+  tried: ReadonlySet<string> | undefined,
+): Backend | undefined {
+  const excluded = deps.ejection.excluded(selection.addresses);
+  const skip = mergeSkip(excluded, tried);
+  for (const tier of selection.tiers) {
+    const backend = deps.balancer.pick(tier.backends, skip);
+    if (backend) return backend;
+  }
+  return undefined;
+}
+
+function mergeSkip(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): ReadonlySet<string> {
+  if (!b || b.size === 0) return a;
+  if (a.size === 0) return b;
+  return new Set([...a, ...b]);
+}

@@ -1,0 +1,205 @@
+import { type EndpointRecord, endpointAddress, type ServiceRecord } from "../../store/records.js";
+import type { IpFamilyPolicy } from "./config.js";
+import type { RouteCandidate, RouteEntry } from "./route-index.js";
+
+export type Family = "ipv4" | "ipv6";
+
+/** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
+export interface Backend {
+  readonly address: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly cluster: string;
+}
+
+export type TierName = "local-zone" | "local" | "remote" | "all" | "fallback";
+
+export interface Tier {
+  readonly name: TierName;
+  readonly backends: readonly Backend[];
+}
+
+export interface FamilyChoice {
+  readonly family: Family | undefined;
+  readonly fallback: boolean;
+  readonly reason: string;
+}
+
+export interface ClusterChoice extends FamilyChoice {
+  readonly cluster: string;
+  readonly service: string;
+  readonly stale: boolean;
+  readonly local: boolean;
+}
+
+export type ZoneHints =
+  | "applied"
+  | "no-zone-configured"
+  | "no-local-cluster"
+  | "not-every-endpoint-hinted"
+  | "fallback-endpoints"
+  | "no-endpoint-for-zone";
+
+/** Ordered tiers (try the first tier with a usable backend) and why they look the way they do. */
+export interface Selection {
+  readonly tiers: readonly Tier[];
+  readonly clusters: readonly ClusterChoice[];
+  readonly zoneHints: ZoneHints;
+  /** Distinct backend addresses across all tiers: the candidate set the ejection cap is computed on. */
+  readonly addresses: readonly string[];
+}
+
+export interface SelectPolicy {
+  readonly ipFamily: IpFamilyPolicy;
+  /** ROUTER_CLUSTER: this router's own cluster, tried first. */
+  readonly cluster: string | undefined;
+  /** ROUTER_ZONE: applied within the own cluster only, with kube-proxy's hint rule. */
+  readonly zone: string | undefined;
+}
+
+const PREFERRED: Record<IpFamilyPolicy, Family> = {
+  PreferIPv4: "ipv4",
+  PreferIPv6: "ipv6",
+  IPv4: "ipv4",
+  IPv6: "ipv6",
+};
+
+/**
+ * The family to use for one cluster's record. A family with no endpoints is unusable; the strict
+ * policies never switch family; the Prefer* policies take a family that is not in fallback (ready
+ * endpoints) over one in fallback (only serving-terminating endpoints), then the preferred family.
+ */
+export function chooseFamily(record: ServiceRecord, policy: IpFamilyPolicy): FamilyChoice {
+  const preferred = PREFERRED[policy];
+  const other: Family = preferred === "ipv4" ? "ipv6" : "ipv4";
+  const first = record[preferred];
+  const second = record[other];
+  const strict = policy === "IPv4" || policy === "IPv6";
+  if (strict) {
+    if (first.endpoints.length === 0) {
+      return { family: undefined, fallback: false, reason: `${policy} only and no ${preferred} endpoints` };
+    }
+    return { family: preferred, fallback: first.fallback, reason: `${policy} only` };
+  }
+  const firstUsable = first.endpoints.length > 0;
+  const secondUsable = second.endpoints.length > 0;
+  if (!firstUsable && !secondUsable) return { family: undefined, fallback: false, reason: "no endpoints" };
+  if (!firstUsable) return { family: other, fallback: second.fallback, reason: `no ${preferred} endpoints` };
+  if (!secondUsable) return { family: preferred, fallback: first.fallback, reason: `preferred (${policy})` };
+  if (first.fallback && !second.fallback) {
+    return { family: other, fallback: false, reason: `${preferred} only has terminating endpoints` };
+  }
+  return { family: preferred, fallback: first.fallback, reason: `preferred (${policy})` };
+}
+
+/**
+ * kube-proxy's topology-hint rule (KEP-2433, "Topology Aware Routing"): use hints only when every
+ * endpoint carries them, then keep the endpoints hinted for our zone; if none is, ignore the hints.
+ */
+export function zoneSubset(
+  endpoints: readonly EndpointRecord[],
+  zone: string | undefined,
+): { readonly endpoints: readonly EndpointRecord[]; readonly hints: ZoneHints } {
+  if (zone === undefined) return { endpoints, hints: "no-zone-configured" };
+  for (const endpoint of endpoints) {
+    if (!endpoint.forZones || endpoint.forZones.length === 0) {
+      return { endpoints, hints: "not-every-endpoint-hinted" };
+    }
+  }
+  const inZone = endpoints.filter((endpoint) => endpoint.forZones?.includes(zone) === true);
+  if (inZone.length === 0) return { endpoints, hints: "no-endpoint-for-zone" };
+  return { endpoints: inZone, hints: "applied" };
+}
+
+/** Builds the ordered tiers for one route: own zone, own cluster, every other cluster, then terminating endpoints. */
+export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection {
+  const clusters: ClusterChoice[] = [];
+  const localEndpoints: {
+    candidate: RouteCandidate;
+    endpoints: readonly EndpointRecord[];
+    fallback: boolean;
+  }[] = [];
+  const remote: Backend[] = [];
+  const seen = new Set<string>();
+  const local = (candidate: RouteCandidate) =>
+    policy.cluster !== undefined && candidate.cluster === policy.cluster;
+  for (const candidate of route.serving) {
+    const choice = chooseFamily(candidate.record, policy.ipFamily);
+    clusters.push({
+      ...choice,
+      cluster: candidate.cluster,
+      service: candidate.record.service,
+      stale: candidate.stale,
+      local: local(candidate),
+    });
+    if (choice.family === undefined) continue;
+    const endpoints = candidate.record[choice.family].endpoints;
+    if (local(candidate)) localEndpoints.push({ candidate, endpoints, fallback: choice.fallback });
+  }
+  let zoneHints: ZoneHints = policy.cluster === undefined ? "no-local-cluster" : "no-zone-configured";
+  const tiers: Tier[] = [];
+  // Terminating endpoints (a family in fallback) come after every ready endpoint of every cluster:
+  // locality never outranks readiness, as kube-proxy only uses terminating endpoints when no ready one is left.
+  const fallbackEndpoints: { cluster: string; endpoints: readonly EndpointRecord[] }[] = [];
+  const localCluster = localEndpoints[0];
+  if (localCluster) {
+    const { candidate, endpoints, fallback } = localCluster;
+    if (fallback) {
+      if (policy.zone !== undefined) zoneHints = "fallback-endpoints";
+      fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
+    } else {
+      const subset = zoneSubset(endpoints, policy.zone);
+      zoneHints = subset.hints;
+      if (subset.hints === "applied") {
+        pushTier(tiers, "local-zone", toBackends(candidate.cluster, subset.endpoints, seen));
+      }
+      pushTier(tiers, "local", toBackends(candidate.cluster, endpoints, seen));
+    }
+  } else if (policy.cluster !== undefined) {
+    zoneHints = "no-local-cluster";
+  }
+  for (const candidate of route.serving) {
+    if (local(candidate)) continue;
+    const choice = clusters.find((c) => c.cluster === candidate.cluster);
+    if (choice?.family === undefined) continue;
+    const endpoints = candidate.record[choice.family].endpoints;
+    if (choice.fallback) fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
+    else remote.push(...toBackends(candidate.cluster, endpoints, seen));
+  }
+  pushTier(tiers, policy.cluster === undefined ? "all" : "remote", remote);
+  pushTier(
+    tiers,
+    "fallback",
+    fallbackEndpoints.flatMap(({ cluster, endpoints }) => toBackends(cluster, endpoints, seen)),
+  );
+  return { tiers, clusters, zoneHints, addresses: [...seen] };
+}
+
+/** selectTiers memoised per route entry (entries live as long as their snapshot's index). */
+export function createSelector(policy: SelectPolicy): (route: RouteEntry) => Selection {
+  const cache = new WeakMap<RouteEntry, Selection>();
+  return (route) => {
+    let selection = cache.get(route);
+    if (!selection) {
+      selection = selectTiers(route, policy);
+      cache.set(route, selection);
+    }
+    return selection;
+  };
+}
+
+function pushTier(tiers: Tier[], name: TierName, backends: readonly Backend[]): void {
+  if (backends.length > 0) tiers.push({ name, backends });
+}
+
+/** Backends not already placed in an earlier tier: the same pod IP listed twice is tried once. */
+function toBackends(cluster: string, endpoints: readonly EndpointRecord[], seen: Set<string>): Backend[] {
+  const backends: Backend[] = [];
+  for (const endpoint of endpoints) {
+    const address = endpointAddress(endpoint);
+    if (seen.has(address)) continue;
+    seen.add(address);
+    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster });
+  }
+  return backends;
+}

@@ -1,0 +1,30 @@
+import { createJsonLogger } from "../../lib/logger.js";
+import { parseRouterConfig, type RouterConfig } from "../core/config.js";
+import { startNodeRouter } from "./server.js";
+
+/** `npm run router`: the Node entry. Reads the environment, starts the router, stops cleanly on SIGTERM/SIGINT. */
+let config: RouterConfig;
+try {
+  config = parseRouterConfig(process.env);
+} catch (error) {
+  createJsonLogger({ base: { component: "router" } }).error((error as Error).message);
+  process.exit(2);
+}
+const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+const router = await startNodeRouter(config, { logger, host: config.host });
+
+let stopping = false;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal });
+    router.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error("shutdown failed", { error });
+        process.exit(1);
+      },
+    );
+  });
+}

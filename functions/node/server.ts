@@ -1,0 +1,142 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
+import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { createRedisClient, type RedisClient } from "../../store/redis/client.js";
+import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
+import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
+import type { SnapshotSource } from "../../store/store.js";
+import { type AppDeps, createApp } from "../app/app.js";
+import type { RouterConfig } from "../core/config.js";
+import { createRouting } from "../core/routing.js";
+import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
+import type { Upstream } from "../transports/upstream.js";
+import { createNodeProxy } from "./proxy.js";
+import { createNodeUpgrades } from "./upgrade.js";
+
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+export interface NodeRouterDeps {
+  readonly logger?: Logger;
+  /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redisUrl. */
+  readonly source?: SnapshotSource;
+  /** Default: undici pools. */
+  readonly upstream?: Upstream;
+  readonly upstreamOptions?: UndiciUpstreamOptions;
+  /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
+  readonly host?: string;
+  readonly now?: () => number;
+  readonly random?: () => number;
+  /** Store refresh period of the Redis source. */
+  readonly refreshIntervalMs?: number;
+  /** How long close() waits for in-flight requests and upgraded connections before cutting them. */
+  readonly drainMs?: number;
+  /** Tuning of passive ejection (tests); defaults in ejection.ts. */
+  readonly ejection?: AppDeps["ejection"];
+}
+
+export interface NodeRouter {
+  /** `http://host:port` the router listens on. */
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  /** The Redis source when the router owns one (for status and tests). */
+  readonly redisSource: RedisSnapshotSource | undefined;
+  /**
+   * Stops accepting, drains in-flight requests up to `drainMs`, then cuts what is left (upgraded
+   * connections included) and closes pools and Redis.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
+ * the in-memory Redis source, undici pools, the Hono app on @hono/node-server.
+ */
+export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
+  const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+  const now = deps.now ?? Date.now;
+  let redis: RedisClient | undefined;
+  let redisSource: RedisSnapshotSource | undefined;
+  let source = deps.source;
+  if (!source) {
+    const target = config.redis ?? redisTarget(DEFAULT_REDIS_URL, false);
+    redis = createRedisClient(target, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
+      connectionName: "edgeslice-router",
+      lazyConnect: true,
+    });
+    logger.info("redis target", { redis: describeRedisTarget(target) });
+    redis.on("error", (error) => logger.debug("redis connection error", { error }));
+    await redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
+    redisSource = createRedisSnapshotSource({
+      redis,
+      prefix: config.prefix,
+      logger,
+      now,
+      refreshIntervalMs: deps.refreshIntervalMs,
+    });
+    await redisSource.start();
+    source = redisSource;
+  }
+  const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
+  const upstream = deps.upstream ?? ownedUpstream;
+  if (!upstream) throw new Error("no upstream transport");
+
+  const appDeps: AppDeps = {
+    source,
+    upstream,
+    config,
+    now,
+    random: deps.random ?? Math.random,
+    balancing: "p2c",
+    logger,
+    clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    // Our own undici pools: proxy natively on Node's objects (a custom transport takes the web path).
+    ...(ownedUpstream ? { native: createNodeProxy(ownedUpstream) } : {}),
+    ...(deps.ejection ? { ejection: deps.ejection } : {}),
+  };
+  // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
+  const routing = createRouting(appDeps);
+  const app = createApp(appDeps, routing);
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const upgrades = createNodeUpgrades(routing);
+  server.on("upgrade", upgrades.listener);
+  const host = deps.host ?? "0.0.0.0";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info("router listening", { url });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A keep-alive connection turns idle when its last response ends; close those as they appear.
+      server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      // Upgraded connections (WebSockets) are no longer the HTTP server's: closeAllConnections misses them.
+      const bound = setTimeout(() => {
+        server.closeAllConnections();
+        upgrades.destroyAll();
+      }, deps.drainMs ?? 10_000);
+      await drained;
+      clearInterval(sweep);
+      clearTimeout(bound);
+      await ownedUpstream?.destroy();
+      await redisSource?.close();
+      if (redis) await redis.quit().catch(() => redis?.disconnect());
+      logger.info("router stopped");
+    })();
+    return closing;
+  };
+  return { url, port, server, redisSource, close };
+}

@@ -1,0 +1,207 @@
+import type { Cluster, Redis } from "ioredis";
+import * as v from "valibot";
+import type { Logger } from "../../lib/logger.js";
+import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../keys.js";
+import { ClusterNameSchema } from "../names.js";
+import { decodeServiceRecord, type ServiceRecord } from "../records.js";
+import type { ClusterView, Snapshot } from "../store.js";
+
+/**
+ * Reads the store's Redis layout (contract/keys.ts) into decoded, validated views. Runtime-agnostic: only
+ * ioredis calls, so the Node source and the Workers entry share it.
+ */
+
+/** The change stream id before any entry: reading after it returns the whole stream. */
+export const STREAM_START_ID = "0-0";
+
+export interface LoadedCluster {
+  readonly view: ClusterView;
+  /**
+   * Id of the change stream's last entry, read before the services: a change feed that resumes after it
+   * replays anything written during or after the read, so nothing is missed. STREAM_START_ID when empty.
+   */
+  readonly lastChangeId: string;
+  /** The heartbeat key exists: the cluster is registered and its services hash is authoritative. */
+  readonly registered: boolean;
+}
+
+/**
+ * Cluster names found by their heartbeat keys (SCAN, never KEYS), sorted. On Redis Cluster a SCAN covers
+ * one node only, so every master is scanned and the names merged.
+ */
+export async function discoverClusters(
+  redis: Redis | Cluster,
+  prefix: string,
+  logger: Logger,
+): Promise<string[]> {
+  const found = new Set<string>();
+  for (const node of await scanTargets(redis)) await scanHeartbeats(node, prefix, found, logger);
+  return [...found].sort();
+}
+
+async function scanTargets(redis: Redis | Cluster): Promise<Redis[]> {
+  if (!isClusterClient(redis)) return [redis];
+  // Until the client is ready its node list holds only the seed nodes; a PING waits for the slot map
+  // (queued like any command), so the masters listed below are the cluster's actual ones.
+  if (redis.status !== "ready") await redis.ping();
+  return redis.nodes("master");
+}
+
+async function scanHeartbeats(
+  node: Redis,
+  prefix: string,
+  found: Set<string>,
+  logger: Logger,
+): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await node.scan(cursor, "MATCH", heartbeatScanPattern(prefix), "COUNT", 1000);
+    cursor = next;
+    for (const key of keys) {
+      const cluster = clusterFromHeartbeatKey(prefix, key);
+      if (cluster !== undefined && v.is(ClusterNameSchema, cluster)) found.add(cluster);
+      else logger.warn("skipping heartbeat key with an invalid cluster name", { key });
+    }
+  } while (cursor !== "0");
+}
+
+/** Structural check, so the Workers bundle needs no runtime import of ioredis' Cluster class. */
+export function isClusterClient(redis: Redis | Cluster): redis is Cluster {
+  return redis.isCluster;
+}
+
+/**
+ * One cluster in one round trip: stream position first (see LoadedCluster.lastChangeId), then the services,
+ * the lease (stale = lease key missing: server-side expiry, so no clock skew) and the heartbeat. Every key
+ * shares the `{cluster}` hash tag, so on Redis Cluster the pipeline goes to the one node owning that slot.
+ */
+export async function loadCluster(
+  redis: Redis | Cluster,
+  prefix: string,
+  cluster: string,
+  logger: Logger,
+): Promise<LoadedCluster> {
+  const keys = clusterKeys(prefix, cluster);
+  const results = await redis
+    .pipeline()
+    .xrevrange(keys.changes, "+", "-", "COUNT", 1)
+    .hgetall(keys.services)
+    .exists(keys.lease)
+    .exists(keys.heartbeat)
+    .exec();
+  const [lastEntries, services, lease, heartbeat] = pipelineValues(results, 4);
+  return {
+    view: {
+      name: cluster,
+      stale: lease !== 1,
+      services: decodeServices(cluster, hashEntries(services), logger),
+    },
+    lastChangeId: lastStreamId(lastEntries) ?? STREAM_START_ID,
+    registered: heartbeat === 1,
+  };
+}
+
+/** Every registered cluster. */
+export async function loadClusters(
+  redis: Redis | Cluster,
+  prefix: string,
+  logger: Logger,
+): Promise<LoadedCluster[]> {
+  const clusters = await discoverClusters(redis, prefix, logger);
+  return Promise.all(clusters.map((cluster) => loadCluster(redis, prefix, cluster, logger)));
+}
+
+/** The whole store as one immutable snapshot (the Workers entry reloads this on its cache TTL). */
+export async function loadSnapshot(
+  redis: Redis | Cluster,
+  options: { prefix: string; logger: Logger; version: number },
+): Promise<Snapshot> {
+  const loaded = await loadClusters(redis, options.prefix, options.logger);
+  return { version: options.version, clusters: loaded.map((cluster) => cluster.view) };
+}
+
+/**
+ * The current records of some services of one cluster (HMGET): a decoded record, or undefined when the
+ * service is gone or its record is invalid (logged).
+ */
+export async function readServices(
+  redis: Redis | Cluster,
+  prefix: string,
+  cluster: string,
+  services: readonly string[],
+  logger: Logger,
+): Promise<Map<string, ServiceRecord | undefined>> {
+  const out = new Map<string, ServiceRecord | undefined>();
+  if (services.length === 0) return out;
+  const raws = await redis.hmget(clusterKeys(prefix, cluster).services, ...services);
+  services.forEach((service, index) => {
+    const raw = raws[index];
+    out.set(service, typeof raw === "string" ? decodeService(cluster, service, raw, logger) : undefined);
+  });
+  return out;
+}
+
+/** Valid records keyed by service; each invalid one is logged with its cluster, service and reason. */
+export function decodeServices(
+  cluster: string,
+  entries: Iterable<readonly [string, string]>,
+  logger: Logger,
+): Map<string, ServiceRecord> {
+  const services = new Map<string, ServiceRecord>();
+  for (const [service, raw] of entries) {
+    const record = decodeService(cluster, service, raw, logger);
+    if (record) services.set(service, record);
+  }
+  return services;
+}
+
+export function decodeService(
+  cluster: string,
+  service: string,
+  raw: string,
+  logger: Logger,
+): ServiceRecord | undefined {
+  const decoded = decodeServiceRecord(raw);
+  let reason: string | undefined;
+  if (!decoded.ok) reason = decoded.error;
+  else if (decoded.value.cluster !== cluster) reason = `record names cluster "${decoded.value.cluster}"`;
+  else if (decoded.value.service !== service) reason = `record names service "${decoded.value.service}"`;
+  if (reason === undefined && decoded.ok) return decoded.value;
+  logger.warn("skipping invalid service record", { cluster, service, reason });
+  return undefined;
+}
+
+/** Results of `pipeline().exec()`, throwing the first command error. */
+export function pipelineValues(results: [Error | null, unknown][] | null, expected: number): unknown[] {
+  if (!results || results.length !== expected) throw new Error("redis pipeline returned no results");
+  return results.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+}
+
+/** A hash reply: HGETALL gives an object (ioredis), tolerate a flat array too. */
+function hashEntries(reply: unknown): [string, string][] {
+  if (Array.isArray(reply)) {
+    const entries: [string, string][] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const field = reply[i];
+      const value = reply[i + 1];
+      if (typeof field === "string" && typeof value === "string") entries.push([field, value]);
+    }
+    return entries;
+  }
+  if (reply && typeof reply === "object") {
+    return Object.entries(reply).filter((entry): entry is [string, string] => typeof entry[1] === "string");
+  }
+  return [];
+}
+
+/** The id of the first entry of an XRANGE/XREVRANGE reply. */
+function lastStreamId(reply: unknown): string | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const first: unknown = reply[0];
+  if (!Array.isArray(first)) return undefined;
+  const id: unknown = first[0];
+  return typeof id === "string" ? id : undefined;
+}

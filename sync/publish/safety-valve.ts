@@ -1,0 +1,93 @@
+import { endpointAddress, type ServiceRecord } from "../../store/records.js";
+
+/**
+ * The safety valve (DESIGN.md "Sync worker"): a Service that suddenly loses most of its endpoints is more
+ * often a partial list, a broken controller or an API hiccup than a real scale-down, and publishing it
+ * would pour all traffic onto the few survivors. Such a change is held until it has persisted for `holdMs`.
+ *
+ * Only the net loss counts (before minus after, over the distinct published endpoints of both families):
+ * a rollout that swaps every pod for a new, ready one loses nothing and passes at once. Deleting a Service
+ * or withdrawing its exposure never goes through the valve: those are deliberate acts, published at once.
+ */
+export interface ValveConfig {
+  /** A change losing more than this fraction of the endpoints is held. 0.5 by default. */
+  readonly maxLossFraction: number;
+  /** ...and at least this many endpoints: small Services (1 → 0) are not held. 2 by default. */
+  readonly minLoss: number;
+  /** How long the reduced state must persist before it is published. 30 s by default. */
+  readonly holdMs: number;
+}
+
+export const DEFAULT_VALVE_CONFIG: ValveConfig = { maxLossFraction: 0.5, minLoss: 2, holdMs: 30_000 };
+
+export type ValveVerdict =
+  | { readonly action: "publish" }
+  | {
+      readonly action: "hold";
+      /** When the reduced state was first seen (kept across re-checks). */
+      readonly heldSince: number;
+      /** When the change will be published if it is still reduced. */
+      readonly releaseAt: number;
+      readonly before: number;
+      readonly after: number;
+    };
+
+export interface ValveInput {
+  /** What is in the store now; undefined when nothing is (a first publish is never held). */
+  readonly published: ServiceRecord | undefined;
+  readonly next: ServiceRecord;
+  /** Set when the previous verdict for this Service was a hold still pending. */
+  readonly heldSince: number | undefined;
+  readonly now: number;
+  readonly config: ValveConfig;
+}
+
+/** Pure: decides whether `next` may replace `published` now. */
+export function judgeChange(input: ValveInput): ValveVerdict {
+  const { published, next, config, now } = input;
+  if (!published) return { action: "publish" };
+  const before = endpointCount(published);
+  const after = endpointCount(next);
+  const loss = before - after;
+  const massRemoval = loss >= config.minLoss && loss > before * config.maxLossFraction;
+  if (!massRemoval) return { action: "publish" };
+  const heldSince = input.heldSince ?? now;
+  const releaseAt = heldSince + config.holdMs;
+  if (now >= releaseAt) return { action: "publish" };
+  return { action: "hold", heldSince, releaseAt, before, after };
+}
+
+/** Distinct active endpoints over both families, as `ip:port`. */
+export function endpointCount(record: ServiceRecord): number {
+  const addresses = new Set<string>();
+  for (const endpoint of record.ipv4.endpoints) addresses.add(endpointAddress(endpoint));
+  for (const endpoint of record.ipv6.endpoints) addresses.add(endpointAddress(endpoint));
+  return addresses.size;
+}
+
+/** Remembers, per Service, since when a mass removal has been held. */
+export interface SafetyValve {
+  judge(
+    service: string,
+    published: ServiceRecord | undefined,
+    next: ServiceRecord,
+    now: number,
+  ): ValveVerdict;
+  /** The Service was published or removed: any pending hold is over. */
+  clear(service: string): void;
+}
+
+export function createSafetyValve(config: ValveConfig = DEFAULT_VALVE_CONFIG): SafetyValve {
+  const heldSince = new Map<string, number>();
+  return {
+    judge(service, published, next, now) {
+      const verdict = judgeChange({ published, next, heldSince: heldSince.get(service), now, config });
+      if (verdict.action === "hold") heldSince.set(service, verdict.heldSince);
+      else heldSince.delete(service);
+      return verdict;
+    },
+    clear(service) {
+      heldSince.delete(service);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clusterKeys, routerAclRules, syncAclRules } from "../../store/keys.js";
+import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
+import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { type PrivateRedis, startPrivateRedis } from "../support/redis.js";
+
+const PREFIX = "edgeslice";
+
+function record(cluster: string, service: string): ServiceRecord {
+  return {
+    v: SCHEMA_VERSION,
+    cluster,
+    service,
+    hosts: ["web.example.com"],
+    pathPrefix: "/",
+    port: { name: "http", number: 80 },
+    ipv4: { endpoints: [{ ip: "10.0.0.1", port: 8080 }], fallback: false, draining: [] },
+    ipv6: { endpoints: [], fallback: false, draining: [] },
+  };
+}
+
+// ACL users are server-wide state, so this runs on a private redis-server, never the shared one.
+describe("redis ACL rules from contract/keys.ts", () => {
+  let server: PrivateRedis;
+  let admin: Redis;
+  const clients: Redis[] = [];
+
+  const connectAs = async (username: string): Promise<Redis> => {
+    const client = new Redis(server.url, { username, password: `${username}-pw`, maxRetriesPerRequest: 0 });
+    client.on("error", () => {});
+    clients.push(client);
+    await client.ping();
+    return client;
+  };
+
+  beforeAll(async () => {
+    server = await startPrivateRedis();
+    admin = new Redis(server.url);
+    await admin.call("ACL", "SETUSER", "sync-east", ">sync-east-pw", ...syncAclRules(PREFIX, "east"));
+    await admin.call("ACL", "SETUSER", "sync-west", ">sync-west-pw", ...syncAclRules(PREFIX, "west"));
+    await admin.call("ACL", "SETUSER", "router", ">router-pw", ...routerAclRules(PREFIX));
+  });
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    admin.disconnect();
+    await server.stop();
+  });
+
+  it("lets a cluster's sync user put, load, remove and heartbeat its own keys", async () => {
+    const east = createRedisClusterWriter(await connectAs("sync-east"), { prefix: PREFIX, cluster: "east" });
+    await east.put(record("east", "shop/web"));
+    await east.put(record("east", "shop/api"));
+    expect([...(await east.load()).keys()].sort()).toEqual(["shop/api", "shop/web"]);
+    await east.remove("shop/api");
+    expect([...(await east.load()).keys()]).toEqual(["shop/web"]);
+    await east.heartbeat({ holder: "sync-east-0", leaseMs: 10_000, at: 1 });
+    const keys = clusterKeys(PREFIX, "east");
+    expect(await admin.get(keys.lease)).toBe("sync-east-0");
+    expect(await admin.xlen(keys.changes)).toBe(3);
+  });
+
+  it("refuses a cluster's sync user every write to another cluster's keys", async () => {
+    const eastClient = await connectAs("sync-east");
+    const west = clusterKeys(PREFIX, "west");
+    const eastPretendingWest = createRedisClusterWriter(eastClient, { prefix: PREFIX, cluster: "west" });
+    await expect(eastPretendingWest.put(record("west", "shop/web"))).rejects.toThrow(/NOPERM/);
+    await expect(eastPretendingWest.heartbeat({ holder: "x", leaseMs: 1000, at: 1 })).rejects.toThrow(
+      /NOPERM/,
+    );
+    await expect(eastPretendingWest.load()).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.set(west.lease, "x")).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.del(west.services)).rejects.toThrow(/NOPERM/);
+    expect(await admin.exists(west.services, west.routes, west.changes, west.heartbeat, west.lease)).toBe(0);
+  });
+
+  it("refuses a sync user commands outside the writer's set", async () => {
+    const eastClient = await connectAs("sync-east");
+    await expect(eastClient.flushall()).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.keys("*")).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.call("CONFIG", "GET", "maxmemory")).rejects.toThrow(/NOPERM/);
+  });
+
+  it("lets the router user read every cluster but write none", async () => {
+    const west = createRedisClusterWriter(await connectAs("sync-west"), { prefix: PREFIX, cluster: "west" });
+    await west.put(record("west", "shop/web"));
+    await west.heartbeat({ holder: "sync-west-0", leaseMs: 10_000, at: 1 });
+    const keys = clusterKeys(PREFIX, "west");
+
+    const router = await connectAs("router");
+    expect(Object.keys(await router.hgetall(keys.services))).toEqual(["shop/web"]);
+    expect(await router.get(keys.heartbeat)).toContain('"cluster":"west"');
+    expect((await router.xrange(keys.changes, "-", "+")).length).toBe(1);
+    const [, found] = await router.scan("0", "MATCH", `${PREFIX}:{*}:heartbeat`, "COUNT", 1000);
+    expect(found).toContain(keys.heartbeat);
+
+    await expect(router.hset(keys.services, "shop/web", "{}")).rejects.toThrow(/NOPERM/);
+    await expect(router.set(keys.lease, "router")).rejects.toThrow(/NOPERM/);
+    await expect(router.xadd(keys.changes, "*", "service", "shop/web", "op", "put")).rejects.toThrow(
+      /NOPERM/,
+    );
+    await expect(router.del(keys.heartbeat)).rejects.toThrow(/NOPERM/);
+  });
+});

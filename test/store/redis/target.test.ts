@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { describeRedisTarget, type RedisTarget, redisTarget } from "../../../store/redis/target.js";
+
+describe("redisTarget", () => {
+  it.each<[string, string, boolean, RedisTarget]>([
+    [
+      "one URL is a standalone Redis, passed through as written",
+      "redis://user:secret@10.0.0.5:6380/2",
+      false,
+      { kind: "standalone", url: "redis://user:secret@10.0.0.5:6380/2" },
+    ],
+    [
+      "a cluster seed list takes its credentials and TLS from the first URL",
+      "rediss://edge:p%40ss@r1.internal:7000, rediss://r2.internal",
+      true,
+      {
+        kind: "cluster",
+        nodes: [
+          { host: "r1.internal", port: 7000 },
+          { host: "r2.internal", port: 6379 },
+        ],
+        username: "edge",
+        password: "p@ss",
+        tls: true,
+      },
+    ],
+    [
+      "an IPv6 seed node loses its brackets",
+      "redis://[fd00::1]:7001",
+      true,
+      {
+        kind: "cluster",
+        nodes: [{ host: "fd00::1", port: 7001 }],
+        username: undefined,
+        password: undefined,
+        tls: false,
+      },
+    ],
+  ])("%s", (_label, url, cluster, expected) => {
+    expect(redisTarget(url, cluster)).toEqual(expected);
+  });
+
+  it("hands a standalone value to ioredis untouched, commas and slashes in the password included", () => {
+    for (const url of [
+      "redis://user:ab,cd@10.0.0.5:6379",
+      "rediss://u:s3cr/et@host:6380/2",
+      "/run/redis.sock",
+    ]) {
+      expect(redisTarget(url, false)).toEqual({ kind: "standalone", url });
+    }
+  });
+
+  it.each<[string, string, RegExp]>([
+    ["an empty value", " , ", /empty/],
+    [
+      "a URL of another scheme",
+      "redis://a:7000,http://hunter2@b:6379",
+      /node 2 of 2 must start with redis:\/\//,
+    ],
+    ["a database other than 0 on a cluster", "redis://a:7000,redis://b:7001/3", /only database 0/],
+    [
+      "a database that is not a number",
+      "redis://a:7000/x",
+      /node 1 of 1 has a database that is not a number/,
+    ],
+    ["text that is no URL", "user:hunter2 @nohost", /is not a URL|must start with/],
+    ["a password with a slash", "redis://user:hunter2/x@host:7000", /node 1 of 1/],
+    ["a malformed percent-escape", "redis://user:hunter2%zz@host:7000", /malformed percent-escape/],
+  ])("rejects as a cluster seed list %s, without echoing the value", (_label, url, message) => {
+    expect(() => redisTarget(url, true)).toThrow(message);
+    expect(() => redisTarget(url, true)).not.toThrow(/hunter2/);
+  });
+
+  it("describes a target without its credentials", () => {
+    expect(describeRedisTarget(redisTarget("redis://u:secret@10.0.0.5:6380", false))).toBe("10.0.0.5:6380");
+    expect(describeRedisTarget(redisTarget("u:secret@host:6379", false))).toBe("REDIS_URL");
+    expect(describeRedisTarget(redisTarget("redis://u:secret@a:7000,redis://[fd00::1]:7001", true))).toBe(
+      "cluster a:7000,[fd00::1]:7001",
+    );
+  });
+});
