@@ -1,23 +1,28 @@
 /**
- * Capped exponential backoff with "full jitter": the delay is uniform in [0, min(maxMs, initialMs * 2^attempt)).
- * Full jitter spreads reconnecting replicas apart best of the usual variants (AWS Architecture Blog,
- * "Exponential Backoff And Jitter", 2015); client-go's reflector backs off the same way, capped.
+ * The one backoff formula: capped exponential, `min(maxMs, initialMs * 2^attempt)`. Reconnect delays, retry
+ * delays and ejection durations all grow this way; a caller that many replicas share adds full jitter
+ * (uniform in [0, delay)), which spreads reconnecting clients apart best of the usual variants (AWS
+ * Architecture Blog, "Exponential Backoff And Jitter", 2015; client-go's reflector backs off the same way).
  */
 export interface BackoffPolicy {
   readonly initialMs: number;
   readonly maxMs: number;
 }
 
-/** `attempt` counts consecutive failures before this one (0 for the first retry). `random` returns [0, 1). */
-export function nextDelay(attempt: number, policy: BackoffPolicy, random: () => number): number {
+/** The delay after `attempt` earlier failures (0 for the first retry): no jitter. */
+export function exponentialDelay(attempt: number, policy: BackoffPolicy): number {
   const safeAttempt = Math.max(0, Math.floor(attempt));
   // 2^attempt overflows to Infinity long before it matters; Math.min keeps the cap.
-  const ceiling = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(safeAttempt, 1024));
-  const fraction = Math.min(Math.max(random(), 0), 1);
-  return Math.floor(ceiling * fraction);
+  return Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(safeAttempt, 1024));
 }
 
-/** The stateful wrapper an edge keeps: `next()` after a failure, `reset()` after a success. */
+/** `exponentialDelay` with full jitter. `random` returns [0, 1). */
+export function jitteredDelay(attempt: number, policy: BackoffPolicy, random: () => number): number {
+  const fraction = Math.min(Math.max(random(), 0), 1);
+  return Math.floor(exponentialDelay(attempt, policy) * fraction);
+}
+
+/** The stateful wrapper an edge keeps: `next()` after a failure, `reset()` after a success. Jittered. */
 export interface Backoff {
   next(): number;
   reset(): void;
@@ -28,7 +33,7 @@ export function createBackoff(policy: BackoffPolicy, random: () => number): Back
   let attempts = 0;
   return {
     next() {
-      const delay = nextDelay(attempts, policy, random);
+      const delay = jitteredDelay(attempts, policy, random);
       attempts += 1;
       return delay;
     },

@@ -3,9 +3,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseRouterConfig } from "../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../functions/node/server.js";
+import { exponentialDelay } from "../lib/backoff.js";
 import { createJsonLogger, type LogLevel } from "../lib/logger.js";
 import { MemoryStore } from "../store/memory-store.js";
-import { createRedisClient, type RedisClient } from "../store/redis/client.js";
+import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../store/redis/client.js";
 import { describeRedisTarget } from "../store/redis/target.js";
 import { createRedisClusterWriter } from "../store/redis/writer.js";
 import type { ClusterWriter } from "../store/store.js";
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
       enableOfflineQueue: true,
       maxRetriesPerRequest: 1,
       connectionName: "edgeslice-start",
-      retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
+      retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
     });
     redis.on("error", (error) => logger.warn("redis error", { error }));
     running.redis = redis;

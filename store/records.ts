@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { Result } from "../lib/result.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
 
 /** Bumped on any incompatible change; readers skip (and log) records of another version. */
@@ -82,9 +83,7 @@ export type ChangeOp = v.InferOutput<typeof ChangeOpSchema>;
 export const ChangeEntrySchema = v.object({ service: ServiceIdSchema, op: ChangeOpSchema });
 export type ChangeEntry = v.InferOutput<typeof ChangeEntrySchema>;
 
-export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
-
-function decodeJson<T>(schema: v.GenericSchema<unknown, T>, raw: string): Decoded<T> {
+function decodeJson<T>(schema: v.GenericSchema<unknown, T>, raw: string): Result<T> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -98,13 +97,13 @@ function decodeJson<T>(schema: v.GenericSchema<unknown, T>, raw: string): Decode
   return { ok: false, error: `${path ?? "(root)"}: ${issue?.message ?? "invalid"}` };
 }
 
-export function decodeServiceRecord(raw: string): Decoded<ServiceRecord> {
+export function decodeServiceRecord(raw: string): Result<ServiceRecord> {
   return decodeJson(ServiceRecordSchema, raw);
 }
-export function decodeRouteRecord(raw: string): Decoded<RouteRecord> {
+export function decodeRouteRecord(raw: string): Result<RouteRecord> {
   return decodeJson(RouteRecordSchema, raw);
 }
-export function decodeHeartbeatRecord(raw: string): Decoded<HeartbeatRecord> {
+export function decodeHeartbeatRecord(raw: string): Result<HeartbeatRecord> {
   return decodeJson(HeartbeatRecordSchema, raw);
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PROMETHEUS_CONTENT_TYPE, type SyncMetrics } from "./metrics.js";
+import { PROMETHEUS_CONTENT_TYPE } from "../lib/prometheus.js";
+import type { SyncMetrics } from "./metrics.js";
 
 /** What /readyz reports; ready only when every check passes. */
 export interface Readiness {

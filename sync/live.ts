@@ -1,6 +1,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
+import { settlesWithin } from "../lib/async.js";
+import { exponentialDelay } from "../lib/backoff.js";
 import type { Logger } from "../lib/logger.js";
-import { createRedisClient, type RedisClient } from "../store/redis/client.js";
+import { createRedisClient, type RedisClient, untilReady } from "../store/redis/client.js";
 import { describeRedisTarget, type RedisTarget } from "../store/redis/target.js";
 import { createRedisClusterWriter } from "../store/redis/writer.js";
 import type { ClusterWriter } from "../store/store.js";
@@ -158,11 +160,11 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
       await watch.stop();
       await synced;
       if (activeReconciler.enabled) {
-        await withTimeout(activeReconciler.flush(), options.flushTimeoutMs ?? 5_000, () =>
+        if (!(await settlesWithin(activeReconciler.flush(), options.flushTimeoutMs ?? 5_000))) {
           logger.warn("pending writes not flushed before the shutdown deadline", {
             pending: activeReconciler.pending,
-          }),
-        );
+          });
+        }
       }
       await heartbeat.stop();
       await activeReconciler.stop();
@@ -221,7 +223,7 @@ export async function publishFromFolder(
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
   try {
-    await whenReady(redis, 10_000);
+    if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
     const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
     const reconciler = createReconciler({
       cache: cacheFromObjects(loaded.services, loaded.slices),
@@ -277,7 +279,7 @@ function connectRedis(target: RedisTarget, logger: Logger, metrics: SyncMetrics)
     maxRetriesPerRequest: 1,
     connectTimeout: 5_000,
     connectionName: "edgeslice-sync",
-    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 10), 5_000),
+    retryStrategy: (attempt) => exponentialDelay(attempt, { initialMs: 100, maxMs: 5_000 }),
   });
   logger.info("redis target", { redis: describeRedisTarget(target) });
   let down = false;
@@ -300,29 +302,8 @@ function connectRedis(target: RedisTarget, logger: Logger, metrics: SyncMetrics)
   return redis;
 }
 
-function whenReady(redis: RedisClient, ms: number): Promise<void> {
-  if (redis.status === "ready") return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      redis.off("ready", onReady);
-      reject(new Error(`redis not ready within ${ms} ms`));
-    }, ms);
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    redis.once("ready", onReady);
-  });
-}
-
 async function closeRedis(redis: RedisClient): Promise<void> {
-  if (redis.status === "ready") {
-    await withTimeout(
-      redis.quit().then(() => undefined),
-      2_000,
-      () => {},
-    ).catch(() => {});
-  }
+  if (redis.status === "ready") await settlesWithin(redis.quit(), 2_000).catch(() => {});
   redis.disconnect();
 }
 
@@ -337,21 +318,6 @@ function waitForSignal(logger: Logger): Promise<void> {
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
-}
-
-async function withTimeout(work: Promise<void>, ms: number, onTimeout: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      onTimeout();
-      resolve();
-    }, ms);
-  });
-  try {
-    await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

@@ -1,7 +1,6 @@
-/**
- * The sync worker's Prometheus metrics, rendered in the text exposition format (version 0.0.4):
- * a handful of counters and gauges need no client library.
- */
+import { renderFamilies } from "../lib/prometheus.js";
+
+/** The sync worker's Prometheus metrics: a handful of counters and gauges, labelled with the cluster. */
 const COUNTERS = {
   writes: ["edgeslice_sync_writes_total", "Service records written (put) to the store."],
   deletes: ["edgeslice_sync_deletes_total", "Service records removed from the store."],
@@ -54,11 +53,14 @@ export interface SyncMetrics {
   render(): string;
 }
 
-export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
 export function createSyncMetrics(labels: Readonly<Record<string, string>> = {}): SyncMetrics {
   const values = new Map<string, number>();
-  const labelText = renderLabels(labels);
+  const family = (type: "counter" | "gauge", key: string, [name, help]: readonly [string, string]) => ({
+    name,
+    type,
+    help,
+    samples: [{ labels, value: values.get(key) ?? 0 }],
+  });
   return {
     count(name, by = 1) {
       values.set(name, (values.get(name) ?? 0) + by);
@@ -70,30 +72,10 @@ export function createSyncMetrics(labels: Readonly<Record<string, string>> = {})
       return values.get(name) ?? 0;
     },
     render() {
-      const lines: string[] = [];
-      for (const [name, [metric, help]] of Object.entries(COUNTERS)) {
-        lines.push(
-          `# HELP ${metric} ${help}`,
-          `# TYPE ${metric} counter`,
-          `${metric}${labelText} ${values.get(name) ?? 0}`,
-        );
-      }
-      for (const [name, [metric, help]] of Object.entries(GAUGES)) {
-        lines.push(
-          `# HELP ${metric} ${help}`,
-          `# TYPE ${metric} gauge`,
-          `${metric}${labelText} ${values.get(name) ?? 0}`,
-        );
-      }
-      return `${lines.join("\n")}\n`;
+      return renderFamilies([
+        ...Object.entries(COUNTERS).map(([key, text]) => family("counter", key, text)),
+        ...Object.entries(GAUGES).map(([key, text]) => family("gauge", key, text)),
+      ]);
     },
   };
-}
-
-function renderLabels(labels: Readonly<Record<string, string>>): string {
-  const entries = Object.entries(labels);
-  if (entries.length === 0) return "";
-  const escapeLabel = (value: string) =>
-    value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
-  return `{${entries.map(([key, value]) => `${key}="${escapeLabel(value)}"`).join(",")}}`;
 }

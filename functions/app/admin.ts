@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import { PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
@@ -120,7 +121,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
         storeConnected: deps.source.status?.().connected,
       },
     });
-    return c.body(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", ...NO_STORE });
+    return c.body(text, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, ...NO_STORE });
   });
 
   app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));

@@ -1,3 +1,4 @@
+import { exponentialDelay } from "../../lib/backoff.js";
 /**
  * Passive outlier ejection (the shape of Envoy's consecutive-gateway-failure detector): a backend that
  * fails `consecutiveFailures` times in a row is left out for `baseMs`, doubled on every ejection that
@@ -67,7 +68,10 @@ export class PassiveEjection {
     if (health.ejectedUntil > now) return undefined;
     health.failures++;
     if (health.failures < this.options.consecutiveFailures) return undefined;
-    const durationMs = Math.min(this.options.maxMs, this.options.baseMs * 2 ** health.ejections);
+    const durationMs = exponentialDelay(health.ejections, {
+      initialMs: this.options.baseMs,
+      maxMs: this.options.maxMs,
+    });
     health.ejections++;
     health.failures = 0;
     health.ejectedAt = now;

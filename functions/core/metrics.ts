@@ -1,4 +1,6 @@
-/** Counters of one router process, rendered in the Prometheus text format (version 0.0.4). */
+import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
+
+/** Counters of one router process, rendered on scrape (lib/prometheus.ts). */
 export type UpstreamErrorKind = "connect" | "timeout" | "transport";
 
 export interface SnapshotGauges {
@@ -29,53 +31,87 @@ export class RouterMetrics {
   }
 
   render(gauges: { inFlight: number; ejected: number; snapshot: SnapshotGauges }): string {
-    const lines: string[] = [];
-    const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-      for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
-    };
-    metric(
-      "edgeslice_requests_total",
-      "counter",
-      "Responses sent to clients by status class.",
-      Object.entries(this.requests).map(([klass, n]) => [`{class="${klass}"}`, n]),
-    );
-    metric(
-      "edgeslice_upstream_errors_total",
-      "counter",
-      "Failed upstream attempts by kind.",
-      Object.entries(this.upstreamErrors).map(([kind, n]) => [`{kind="${kind}"}`, n]),
-    );
-    metric("edgeslice_retries_total", "counter", "Attempts on another backend after a failure.", [
-      ["", this.retries],
-    ]);
-    metric("edgeslice_ejections_total", "counter", "Backends ejected after consecutive failures.", [
-      ["", this.ejections],
-    ]);
-    metric("edgeslice_ejected_backends", "gauge", "Backends currently ejected.", [["", gauges.ejected]]);
-    metric("edgeslice_in_flight_requests", "gauge", "Upstream requests waiting for response headers.", [
-      ["", gauges.inFlight],
-    ]);
-    metric("edgeslice_upgraded_connections", "gauge", "Upgraded (WebSocket) connections being proxied.", [
-      ["", this.upgradedConnections],
-    ]);
+    const one = (value: number) => [{ value }];
     const s = gauges.snapshot;
-    metric("edgeslice_snapshot_loaded", "gauge", "1 when a store snapshot was ever loaded.", [
-      ["", s.loaded ? 1 : 0],
-    ]);
-    metric("edgeslice_snapshot_version", "gauge", "Version of the snapshot in use.", [["", s.version]]);
-    metric("edgeslice_snapshot_age_seconds", "gauge", "Seconds since the snapshot in use was first seen.", [
-      ["", s.ageSeconds],
-    ]);
+    const families: MetricFamily[] = [
+      {
+        name: "edgeslice_requests_total",
+        type: "counter",
+        help: "Responses sent to clients by status class.",
+        samples: Object.entries(this.requests).map(([klass, value]) => ({ labels: { class: klass }, value })),
+      },
+      {
+        name: "edgeslice_upstream_errors_total",
+        type: "counter",
+        help: "Failed upstream attempts by kind.",
+        samples: Object.entries(this.upstreamErrors).map(([kind, value]) => ({ labels: { kind }, value })),
+      },
+      {
+        name: "edgeslice_retries_total",
+        type: "counter",
+        help: "Attempts on another backend after a failure.",
+        samples: one(this.retries),
+      },
+      {
+        name: "edgeslice_ejections_total",
+        type: "counter",
+        help: "Backends ejected after consecutive failures.",
+        samples: one(this.ejections),
+      },
+      {
+        name: "edgeslice_ejected_backends",
+        type: "gauge",
+        help: "Backends currently ejected.",
+        samples: one(gauges.ejected),
+      },
+      {
+        name: "edgeslice_in_flight_requests",
+        type: "gauge",
+        help: "Upstream requests waiting for response headers.",
+        samples: one(gauges.inFlight),
+      },
+      {
+        name: "edgeslice_upgraded_connections",
+        type: "gauge",
+        help: "Upgraded (WebSocket) connections being proxied.",
+        samples: one(this.upgradedConnections),
+      },
+      {
+        name: "edgeslice_snapshot_loaded",
+        type: "gauge",
+        help: "1 when a store snapshot was ever loaded.",
+        samples: one(s.loaded ? 1 : 0),
+      },
+      {
+        name: "edgeslice_snapshot_version",
+        type: "gauge",
+        help: "Version of the snapshot in use.",
+        samples: one(s.version),
+      },
+      {
+        name: "edgeslice_snapshot_age_seconds",
+        type: "gauge",
+        help: "Seconds since the snapshot in use was first seen.",
+        samples: one(s.ageSeconds),
+      },
+    ];
     if (s.storeConnected !== undefined) {
-      metric("edgeslice_store_connected", "gauge", "1 while the store answers; 0 means serving last known.", [
-        ["", s.storeConnected ? 1 : 0],
-      ]);
+      families.push({
+        name: "edgeslice_store_connected",
+        type: "gauge",
+        help: "1 while the store answers; 0 means serving last known.",
+        samples: one(s.storeConnected ? 1 : 0),
+      });
     }
-    metric("edgeslice_clusters", "gauge", "Clusters in the snapshot by staleness.", [
-      ['{stale="false"}', s.clusters - s.staleClusters],
-      ['{stale="true"}', s.staleClusters],
-    ]);
-    return `${lines.join("\n")}\n`;
+    families.push({
+      name: "edgeslice_clusters",
+      type: "gauge",
+      help: "Clusters in the snapshot by staleness.",
+      samples: [
+        { labels: { stale: "false" }, value: s.clusters - s.staleClusters },
+        { labels: { stale: "true" }, value: s.staleClusters },
+      ],
+    });
+    return renderFamilies(families);
   }
 }

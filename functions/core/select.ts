@@ -1,8 +1,7 @@
+import type { IpFamily } from "../../lib/ip.js";
 import { type EndpointRecord, endpointAddress, type ServiceRecord } from "../../store/records.js";
 import type { IpFamilyPolicy } from "./config.js";
 import type { RouteCandidate, RouteEntry } from "./route-index.js";
-
-export type Family = "ipv4" | "ipv6";
 
 /** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
 export interface Backend {
@@ -20,7 +19,7 @@ export interface Tier {
 }
 
 export interface FamilyChoice {
-  readonly family: Family | undefined;
+  readonly family: IpFamily | undefined;
   readonly fallback: boolean;
   readonly reason: string;
 }
@@ -57,7 +56,7 @@ export interface SelectPolicy {
   readonly zone: string | undefined;
 }
 
-const PREFERRED: Record<IpFamilyPolicy, Family> = {
+const PREFERRED: Record<IpFamilyPolicy, IpFamily> = {
   PreferIPv4: "ipv4",
   PreferIPv6: "ipv6",
   IPv4: "ipv4",
@@ -71,7 +70,7 @@ const PREFERRED: Record<IpFamilyPolicy, Family> = {
  */
 export function chooseFamily(record: ServiceRecord, policy: IpFamilyPolicy): FamilyChoice {
   const preferred = PREFERRED[policy];
-  const other: Family = preferred === "ipv4" ? "ipv6" : "ipv4";
+  const other: IpFamily = preferred === "ipv4" ? "ipv6" : "ipv4";
   const first = record[preferred];
   const second = record[other];
   const strict = policy === "IPv4" || policy === "IPv6";

@@ -1,8 +1,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
+import { exponentialDelay } from "../../lib/backoff.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
-import { createRedisClient, type RedisClient } from "../../store/redis/client.js";
+import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
@@ -64,7 +65,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     redis = createRedisClient(target, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      retryStrategy: (attempt) => Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)),
+      retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
       connectionName: "edgeslice-router",
       lazyConnect: true,
     });

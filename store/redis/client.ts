@@ -1,5 +1,9 @@
 import { Cluster, Redis } from "ioredis";
+import type { BackoffPolicy } from "../../lib/backoff.js";
 import type { RedisTarget } from "./target.js";
+
+/** Reconnect delays of the router's client: quick, since a router serves its last view meanwhile. */
+export const ROUTER_RECONNECT: BackoffPolicy = { initialMs: 50, maxMs: 2_000 };
 
 /** The store client of the Node processes: one Redis, or a Redis Cluster client speaking to every master. */
 export type RedisClient = Redis | Cluster;
@@ -54,4 +58,23 @@ export function createRedisClient(target: RedisTarget, options: RedisClientOptio
 
 function keepHostName(address: string, callback: (error: Error | null, address: string) => void): void {
   callback(null, address);
+}
+
+/**
+ * Waits until the client is ready, at most `limitMs`: true when it is. False on the deadline, or at once when a
+ * client without reconnects gave up ('end').
+ */
+export function untilReady(client: RedisClient, limitMs: number): Promise<boolean> {
+  if (client.status === "ready") return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off("ready", done);
+      client.off("end", done);
+      resolve(client.status === "ready");
+    };
+    const timer = setTimeout(done, limitMs);
+    client.once("ready", done);
+    client.once("end", done);
+  });
 }

@@ -1,9 +1,12 @@
 import { type Cluster, Redis } from "ioredis";
 import * as v from "valibot";
+import { sleep } from "../../lib/async.js";
+import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import { clusterKeys } from "../keys.js";
 import { ChangeEntrySchema, type ServiceRecord } from "../records.js";
 import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
+import { untilReady } from "./client.js";
 import {
   discoverClusters,
   isClusterClient,
@@ -62,7 +65,7 @@ interface ClusterState {
 
 /** Entries per XREAD; a full batch means we may lag behind, so positions are re-verified. */
 const READ_BATCH = 500;
-const MAX_BACKOFF_MS = 2_000;
+const FEED_RETRY = { initialMs: 50, maxMs: 2_000 };
 
 export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
   const { redis, prefix, logger, now } = options;
@@ -300,7 +303,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         failures++;
         if (failures === 1) logger.warn("change feed interrupted; will resume", { feed: scope.id, error });
         unhealthyFeeds.add(scope.id);
-        await sleep(Math.min(MAX_BACKOFF_MS, 50 * 2 ** failures), closing.signal);
+        await sleep(exponentialDelay(failures, FEED_RETRY), closing.signal);
       }
     }
     unhealthyFeeds.delete(scope.id);
@@ -309,7 +312,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   const feedConnectionOptions = {
     connectionName: options.connectionName ?? "edgeslice-router-changes",
     // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
-    // the disabled offline queue then refuses: start() would wait out waitUntilReady for nothing.
+    // the disabled offline queue then refuses: start() would wait out untilReady for nothing.
     lazyConnect: false,
     // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
     autoResendUnfulfilledCommands: false,
@@ -324,7 +327,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     connection.on("error", () => {});
     feedConnections.add(connection);
     // Not a failure worth a warning: the duplicate is still connecting when start() returns.
-    await waitUntilReady(connection, 2_000);
+    await untilReady(connection, 2_000);
     feeds.set(
       ALL_CLUSTERS,
       follow({
@@ -446,7 +449,7 @@ async function connectToSlotMaster(
     retryStrategy: () => null,
   });
   connection.on("error", () => {});
-  await waitUntilReady(connection, 2_000);
+  await untilReady(connection, 2_000);
   if (connection.status !== "ready") {
     connection.disconnect();
     throw new Error(`the master of slot ${slot} at ${host}:${port} did not answer`);
@@ -556,34 +559,5 @@ function unlessClosed<T>(connection: Redis, command: Promise<T>): Promise<T> {
         reject(error);
       },
     );
-  });
-}
-
-function waitUntilReady(connection: Redis, limitMs: number): Promise<void> {
-  if (connection.status === "ready") return Promise.resolve();
-  return new Promise((resolve) => {
-    // 'end': a connection without reconnects gave up; nothing more to wait for.
-    const done = () => {
-      clearTimeout(timer);
-      connection.off("ready", done);
-      connection.off("end", done);
-      resolve();
-    };
-    const timer = setTimeout(done, limitMs);
-    connection.once("ready", done);
-    connection.once("end", done);
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
   });
 }

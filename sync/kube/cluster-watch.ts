@@ -8,6 +8,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { type BackoffPolicy, createBackoff } from "../../lib/backoff.js";
+import type { Logger } from "../../lib/logger.js";
 import {
   type KubeEndpointSlice,
   type KubeService,
@@ -16,7 +17,7 @@ import {
   parseService,
   SERVICE_NAME_LABEL,
 } from "../translate/kube-objects.js";
-import type { ClusterCache, Logger } from "../translate/types.js";
+import type { ClusterCache } from "../translate/types.js";
 
 /**
  * Watches Services and EndpointSlices (discovery.k8s.io/v1) of one cluster with client-node's real

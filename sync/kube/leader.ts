@@ -1,5 +1,6 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
-import type { Logger } from "../translate/types.js";
+import { settlesWithin } from "../../lib/async.js";
+import type { Logger } from "../../lib/logger.js";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with the semantics of client-go's leaderelection package
@@ -279,9 +280,9 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       running = false;
       if (loopTimer) clearTimeout(loopTimer);
       loopTimer = undefined;
-      await boundedWait(inFlight, options.leaseDurationMs);
+      if (inFlight) await settlesWithin(inFlight, options.leaseDurationMs);
       if (!leader) return;
-      if (stopOptions.release ?? true) await boundedWait(release(), options.leaseDurationMs);
+      if (stopOptions.release ?? true) await settlesWithin(release(), options.leaseDurationMs);
       stepDown("stopped");
     },
     isLeader: () => leader,
@@ -316,11 +317,4 @@ function statusOf(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code } = error as { code?: unknown };
   return typeof code === "number" ? code : undefined;
-}
-
-async function boundedWait(promise: Promise<void> | undefined, timeoutMs: number): Promise<void> {
-  if (!promise) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-  clearTimeout(timer);
 }

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { parseAllDocuments } from "yaml";
+import type { Logger } from "../../lib/logger.js";
 import {
   type KubeEndpointSlice,
   type KubeService,
@@ -9,7 +10,7 @@ import {
   parseService,
   SERVICE_NAME_LABEL,
 } from "../translate/kube-objects.js";
-import type { ClusterCache, Logger } from "../translate/types.js";
+import type { ClusterCache } from "../translate/types.js";
 
 /** Something in the folder that was skipped: `file` relative to the folder, `path` inside the file. */
 export interface ManifestProblem {

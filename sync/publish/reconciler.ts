@@ -1,3 +1,4 @@
+import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
 import type { ClusterWriter } from "../../store/store.js";
@@ -180,7 +181,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const failed = (what: string, error: unknown) => {
     failures++;
     metrics.count("writeErrors");
-    const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failures - 1, 20));
+    const delay = exponentialDelay(failures - 1, { initialMs: retryBaseMs, maxMs: retryMaxMs });
     retryNotBefore = now() + delay;
     logger.warn("store write failed; retrying", { cluster, what, error, retryInMs: delay, failures });
   };

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { Result } from "../../lib/result.js";
 import { serviceId } from "../../store/names.js";
 import { SCHEMA_VERSION, type ServiceRecord, ServiceRecordSchema } from "../../store/records.js";
 import { translateService } from "./backends.js";
@@ -50,8 +51,6 @@ export function exposeService(
   }
   return { kind: "exposed", record };
 }
-
-type Result<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function invalid(annotation: string, error: string): ExposureResult {
   return { kind: "invalid", reason: `${annotation}: ${error}` };

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { Result } from "../../lib/result.js";
 
 /**
  * The parts of Service and EndpointSlice (discovery.k8s.io/v1) that edgeslice reads, validated at the
@@ -68,9 +69,7 @@ export const KubeEndpointSliceSchema = v.looseObject({
 });
 export type KubeEndpointSlice = v.InferOutput<typeof KubeEndpointSliceSchema>;
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
-
-function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown): Parsed<T> {
+function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown): Result<T> {
   const result = v.safeParse(schema, input);
   if (result.success) return { ok: true, value: result.output };
   const issue = result.issues[0];
@@ -78,11 +77,11 @@ function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown): Pars
   return { ok: false, error: `${path ?? "(root)"}: ${issue?.message ?? "invalid"}` };
 }
 
-export function parseService(input: unknown): Parsed<KubeService> {
+export function parseService(input: unknown): Result<KubeService> {
   return parseWith(KubeServiceSchema, input);
 }
 
-export function parseEndpointSlice(input: unknown): Parsed<KubeEndpointSlice> {
+export function parseEndpointSlice(input: unknown): Result<KubeEndpointSlice> {
   return parseWith(KubeEndpointSliceSchema, input);
 }
 

@@ -19,8 +19,6 @@ export interface ClusterCache {
   slicesOf(namespace: string, serviceName: string): readonly KubeEndpointSlice[];
 }
 
-export type { Logger } from "../../lib/logger.js";
-
 /** What one Service becomes in the store, decided from its annotations (DESIGN.md "User contract"). */
 export type ExposureResult =
   | { readonly kind: "exposed"; readonly record: import("../../store/records.js").ServiceRecord }

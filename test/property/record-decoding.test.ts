@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { Result } from "../../lib/result.js";
 import {
-  type Decoded,
   decodeHeartbeatRecord,
   decodeRouteRecord,
   decodeServiceRecord,
@@ -18,10 +18,10 @@ const decoders = [
 ];
 
 function roundTrip<T>(
-  decode: (raw: string) => Decoded<T>,
+  decode: (raw: string) => Result<T>,
   encode: (value: T) => string,
   raw: string,
-): { first: Decoded<T>; second: Decoded<T> | undefined } {
+): { first: Result<T>; second: Result<T> | undefined } {
   const first = decode(raw);
   return { first, second: first.ok ? decode(encode(first.value)) : undefined };
 }

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createBackoff, nextDelay } from "../../../lib/backoff.js";
 import {
   type ClusterWatch,
   type ClusterWatchOptions,
@@ -337,28 +336,5 @@ describe("cluster watch on the real client-node informers", () => {
     const afterStop = resyncs;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(resyncs).toBe(afterStop);
-  });
-});
-
-describe("restart backoff (capped exponential, full jitter)", () => {
-  const policy = { initialMs: 100, maxMs: 1_000 };
-  it.each([
-    [0, 0.5, 50],
-    [1, 0.5, 100],
-    [3, 0.5, 400],
-    [4, 0.999, 999],
-    [40, 0.5, 500],
-    [2, 0, 0],
-  ])("attempt %i with random %d waits %i ms", (attempt, random, expected) => {
-    expect(nextDelay(attempt, policy, () => random)).toBe(expected);
-  });
-
-  it("grows with each failure and starts over after reset", () => {
-    const backoff = createBackoff(policy, () => 0.99);
-    const delays = [backoff.next(), backoff.next(), backoff.next()];
-    expect(delays[0]).toBeLessThan(delays[1] ?? 0);
-    expect(delays[1]).toBeLessThan(delays[2] ?? 0);
-    backoff.reset();
-    expect(backoff.next()).toBe(delays[0]);
   });
 });
