@@ -17,7 +17,7 @@ export interface ClusterKeys {
 }
 
 export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
-  const tag = `${prefix}:{${cluster}}`;
+  const tag = clusterTag(prefix, cluster);
   return {
     services: `${tag}:services`,
     routes: `${tag}:routes`,
@@ -25,6 +25,16 @@ export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
     heartbeat: `${tag}:heartbeat`,
     lease: `${tag}:lease`,
   };
+}
+
+/** Glob matching every key of one cluster: its sync user's ACL key pattern. */
+export function clusterKeysPattern(prefix: string, cluster: string): string {
+  return `${escapeGlob(`${clusterTag(prefix, cluster)}:`)}*`;
+}
+
+/** Glob matching every key under `prefix`, of any cluster: the routers' ACL key pattern. */
+export function storeKeysPattern(prefix: string): string {
+  return `${escapeGlob(prefix)}:*`;
 }
 
 /** SCAN MATCH pattern that finds every cluster's heartbeat key. */
@@ -44,75 +54,11 @@ export function clusterFromHeartbeatKey(prefix: string, key: string): string | u
 /** Entries kept in each cluster's change stream (approximate trim, `XADD MAXLEN ~`). */
 export const CHANGE_STREAM_MAXLEN = 10_000;
 
-/**
- * The ACL rule for one cluster's sync user: it may touch only keys under its own hash tag.
- * Commands are the ones the writer uses; nothing else (no KEYS, FLUSHALL, CONFIG ...).
- * No `client|setinfo`: Redis < 7.2 rejects the whole ACL SETUSER over that unknown subcommand, and ioredis
- * ignores the refusal of its optional CLIENT SETINFO handshake anyway.
- */
-export function syncAclRules(prefix: string, cluster: string): string[] {
-  return [
-    "on",
-    "resetkeys",
-    `~${escapeGlob(`${prefix}:{${cluster}}:`)}*`,
-    "resetchannels",
-    "-@all",
-    "+ping",
-    "+hello",
-    "+client|setname",
-    "+info",
-    "+select",
-    // Topology reads an ioredis Cluster client needs to start; harmless on a standalone Redis.
-    "+cluster|slots",
-    "+cluster|info",
-    "+multi",
-    "+exec",
-    "+discard",
-    "+hset",
-    "+hdel",
-    "+hgetall",
-    "+hget",
-    "+hkeys",
-    "+xadd",
-    "+set",
-    "+get",
-    "+del",
-    "+pexpire",
-    "+exists",
-  ];
-}
-
-/** Read-only ACL rule for routers: read every edgeslice key, write none. */
-export function routerAclRules(prefix: string): string[] {
-  return [
-    "on",
-    "resetkeys",
-    `%R~${escapeGlob(prefix)}:*`,
-    "resetchannels",
-    "-@all",
-    "+ping",
-    "+hello",
-    "+client|setname",
-    "+info",
-    "+select",
-    "+cluster|slots",
-    "+cluster|info",
-    "+cluster|keyslot",
-    "+scan",
-    "+hgetall",
-    "+hget",
-    "+hmget",
-    "+get",
-    "+mget",
-    "+exists",
-    "+pttl",
-    "+xread",
-    "+xrange",
-    "+xrevrange",
-    "+xinfo|stream",
-  ];
-}
-
 function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/** `<prefix>:{<cluster>}`: the hash tag shared by every key of one cluster. */
+function clusterTag(prefix: string, cluster: string): string {
+  return `${prefix}:{${cluster}}`;
 }

@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterKeys, routerAclRules, syncAclRules } from "../../store/keys.js";
+import { routerAclRules, syncAclRules } from "../../store/acl.js";
+import { clusterKeys } from "../../store/keys.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis } from "../support/redis.js";
@@ -21,7 +22,7 @@ function record(cluster: string, service: string): ServiceRecord {
 }
 
 // ACL users are server-wide state, so this runs on a private redis-server, never the shared one.
-describe("redis ACL rules from contract/keys.ts", () => {
+describe("redis ACL rules from store/acl.ts", () => {
   let server: PrivateRedis;
   let admin: Redis;
   const clients: Redis[] = [];

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { routerAclRules, syncAclRules } from "../../store/keys.js";
+import { routerAclRules, syncAclRules } from "../../store/acl.js";
 
 /** The ACL lines an operator copies from the docs, rebuilt from the rules the ACL test proves. */
 function documentedLines(): string[] {
@@ -14,7 +14,7 @@ function documentedLines(): string[] {
 
 describe("documented ACL lines", () => {
   it.each(["README.md", "deploy/README.md"])(
-    "%s shows exactly the rules contract/keys.ts generates",
+    "%s shows exactly the rules store/acl.ts generates",
     async (file) => {
       const text = await readFile(new URL(`../../${file}`, import.meta.url), "utf8");
       for (const line of documentedLines()) expect(text).toContain(line);

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createJsonLogger, type Logger } from "../../../lib/logger.js";
-import { clusterKeys, routerAclRules } from "../../../store/keys.js";
+import { routerAclRules } from "../../../store/acl.js";
+import { clusterKeys } from "../../../store/keys.js";
 import { serializeServiceRecord } from "../../../store/records.js";
 import {
   compareStreamIds,

@@ -1,0 +1,78 @@
+import { clusterKeysPattern, storeKeysPattern } from "./keys.js";
+
+/**
+ * Redis ACL rules for the store's two kinds of users, as `ACL SETUSER <name> >password ...rules` arguments
+ * (README.md and deploy/README.md print them; test/store/documented-acl.test.ts keeps those in step).
+ *
+ * @example
+ * await admin.call("ACL", "SETUSER", "edgeslice-sync-east", ">pw", ...syncAclRules("edgeslice", "east"));
+ * await admin.call("ACL", "SETUSER", "edgeslice-router", ">pw", ...routerAclRules("edgeslice"));
+ */
+
+/**
+ * One cluster's sync user: it may touch only keys under its own hash tag, with the commands the writer uses;
+ * nothing else (no KEYS, FLUSHALL, CONFIG ...). No `client|setinfo`: Redis < 7.2 rejects the whole ACL SETUSER
+ * over that unknown subcommand, and ioredis ignores the refusal of its optional CLIENT SETINFO handshake anyway.
+ */
+export function syncAclRules(prefix: string, cluster: string): string[] {
+  return [
+    "on",
+    "resetkeys",
+    `~${clusterKeysPattern(prefix, cluster)}`,
+    "resetchannels",
+    "-@all",
+    "+ping",
+    "+hello",
+    "+client|setname",
+    "+info",
+    "+select",
+    // Topology reads an ioredis Cluster client needs to start; harmless on a standalone Redis.
+    "+cluster|slots",
+    "+cluster|info",
+    "+multi",
+    "+exec",
+    "+discard",
+    "+hset",
+    "+hdel",
+    "+hgetall",
+    "+hget",
+    "+hkeys",
+    "+xadd",
+    "+set",
+    "+get",
+    "+del",
+    "+pexpire",
+    "+exists",
+  ];
+}
+
+/** Routers: read every key under the prefix (`%R~`), write none. */
+export function routerAclRules(prefix: string): string[] {
+  return [
+    "on",
+    "resetkeys",
+    `%R~${storeKeysPattern(prefix)}`,
+    "resetchannels",
+    "-@all",
+    "+ping",
+    "+hello",
+    "+client|setname",
+    "+info",
+    "+select",
+    "+cluster|slots",
+    "+cluster|info",
+    "+cluster|keyslot",
+    "+scan",
+    "+hgetall",
+    "+hget",
+    "+hmget",
+    "+get",
+    "+mget",
+    "+exists",
+    "+pttl",
+    "+xread",
+    "+xrange",
+    "+xrevrange",
+    "+xinfo|stream",
+  ];
+}
