@@ -5,14 +5,12 @@ import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../k
 import { ClusterNameSchema } from "../names.js";
 import { decodeServiceRecord, type ServiceRecord } from "../records.js";
 import type { ClusterView, Snapshot } from "../store.js";
+import { STREAM_START_ID } from "./streams.js";
 
 /**
  * Reads the store's Redis layout (contract/keys.ts) into decoded, validated views. Runtime-agnostic: only
  * ioredis calls, so the Node source and the Workers entry share it.
  */
-
-/** The change stream id before any entry: reading after it returns the whole stream. */
-export const STREAM_START_ID = "0-0";
 
 export interface LoadedCluster {
   readonly view: ClusterView;

@@ -2,13 +2,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../../lib/logger.js";
 import { clusterKeys } from "../../../store/keys.js";
-import {
-  discoverClusters,
-  loadCluster,
-  loadSnapshot,
-  readServices,
-  STREAM_START_ID,
-} from "../../../store/redis/snapshot.js";
+import { discoverClusters, loadCluster, loadSnapshot, readServices } from "../../../store/redis/snapshot.js";
+import { STREAM_START_ID } from "../../../store/redis/streams.js";
 import { endpoint, heartbeat, putRaw, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 

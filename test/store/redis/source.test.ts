@@ -5,12 +5,8 @@ import { createJsonLogger, type Logger } from "../../../lib/logger.js";
 import { routerAclRules } from "../../../store/acl.js";
 import { clusterKeys } from "../../../store/keys.js";
 import { serializeServiceRecord } from "../../../store/records.js";
-import {
-  compareStreamIds,
-  createRedisSnapshotSource,
-  type StreamInfo,
-  streamGapReason,
-} from "../../../store/redis/source.js";
+import { createRedisSnapshotSource } from "../../../store/redis/source.js";
+import { compareStreamIds, type StreamInfo, streamGapReason } from "../../../store/redis/streams.js";
 import type { Snapshot } from "../../../store/store.js";
 import {
   endpoint,
