@@ -1,0 +1,273 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { Agent, request } from "undici";
+import {
+  type AccessFiles,
+  type Identity,
+  kubeConfigFor,
+  type ServiceAccountRef,
+  writeAccessFiles,
+  writeKubeconfig,
+} from "./envtest-access.js";
+import { type Daemon, pollUntil, runCommand } from "./envtest-process.js";
+import { type EtcdServer, startApiserverProcess, startEtcd } from "./envtest-servers.js";
+import { freePort } from "./redis.js";
+
+export type { Identity, ServiceAccountRef } from "./envtest-access.js";
+
+/**
+ * A real kube-apiserver on a real etcd for tests, from the folder named by KUBEBUILDER_ASSETS (the envtest
+ * convention of controller-runtime: it holds `kube-apiserver` and `etcd`). Each call gets its own temp dir and
+ * free loopback ports, so test files run side by side; RBAC is on, with an admin and the sync's ServiceAccount
+ * as static tokens (envtest-access.ts). No controllers run: tests create EndpointSlices themselves.
+ *
+ *   const envtest = await startEnvtest({ watchCache: false });
+ *   await envtest.apply(yamlText);                  // kubectl apply as admin
+ *   process.env.KUBECONFIG = envtest.kubeconfigPath("sync");
+ *   await envtest.stopApiserver(); await envtest.startApiserver();   // etcd and port kept
+ *   await envtest.compact();                        // etcd compaction: resumed watches get 410 Gone
+ *   await envtest.requestCount("LIST", "endpointslices");
+ *   await envtest.close();                          // always, in afterAll
+ */
+export interface EnvtestAssets {
+  readonly dir: string;
+  readonly kubeApiserver: string;
+  readonly etcd: string;
+}
+
+/** The assets named by KUBEBUILDER_ASSETS, or undefined when it is unset or lacks a binary. */
+export function envtestAssets(env: NodeJS.ProcessEnv = process.env): EnvtestAssets | undefined {
+  const folder = env.KUBEBUILDER_ASSETS;
+  if (!folder) return undefined;
+  const dir = resolve(folder);
+  const assets = { dir, kubeApiserver: join(dir, "kube-apiserver"), etcd: join(dir, "etcd") };
+  return existsSync(assets.kubeApiserver) && existsSync(assets.etcd) ? assets : undefined;
+}
+
+/** True when envtest tests can run; use with describe.skipIf(!ENVTEST_AVAILABLE). */
+export const ENVTEST_AVAILABLE = envtestAssets() !== undefined;
+
+/** The one line printed when the envtest tests skip. */
+export const ENVTEST_SKIP_LINE =
+  "envtest tests skipped: KUBEBUILDER_ASSETS is unset or lacks kube-apiserver and etcd; get them with " +
+  "`go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path 1.26.x` and export " +
+  "KUBEBUILDER_ASSETS=<the folder it prints> (CI: .ci/run uses ../shared/envtest)";
+
+export interface EnvtestOptions {
+  /** `--watch-cache` (default true, as in production). False: watches go straight to etcd. */
+  readonly watchCache?: boolean;
+  /** The ServiceAccount the "sync" identity stands for; default edgeslice/edgeslice-sync (deploy/). */
+  readonly serviceAccount?: ServiceAccountRef;
+  /** Extra kube-apiserver flags. */
+  readonly apiserverFlags?: readonly string[];
+}
+
+export interface Envtest {
+  readonly url: string;
+  /** The temp dir holding etcd data, certs, tokens, kubeconfigs and logs (removed by close()). */
+  readonly dir: string;
+  readonly serviceAccount: ServiceAccountRef;
+  /** RBAC user of the sync: system:serviceaccount:<ns>:<name>. */
+  readonly syncUser: string;
+  kubeconfigPath(identity?: Identity): string;
+  kubeConfig(identity?: Identity): KubeConfig;
+  /** `kubectl apply` as admin: YAML/JSON text, one object or a list of objects. */
+  apply(input: string | object | readonly object[]): Promise<string>;
+  /** Any kubectl command as admin (or `identity`); resolves its stdout. */
+  kubectl(args: readonly string[], options?: { input?: string; identity?: Identity }): Promise<string>;
+  /** GET `path` on the apiserver with `identity`'s token. */
+  get(path: string, identity?: Identity): Promise<{ status: number; body: string }>;
+  /** Stops the apiserver alone (etcd keeps running). SIGTERM waits for it (open watches delay it). */
+  stopApiserver(options?: { signal?: NodeJS.Signals }): Promise<void>;
+  /** Starts the apiserver again on the same port; resolves once /readyz answers 200. */
+  startApiserver(): Promise<void>;
+  readonly apiserverRunning: boolean;
+  /**
+   * A second apiserver on the same etcd and another port (as in an HA control plane), to change the
+   * cluster while the main one is down. Stop it before starting the main one again, or not: both work.
+   */
+  startPeerApiserver(): Promise<PeerApiserver>;
+  /** Compacts etcd at its current revision; resolves that revision. */
+  compact(): Promise<number>;
+  /** The apiserver's /metrics text (admin). */
+  metrics(): Promise<string>;
+  /** apiserver_request_total summed over codes for `verb` (LIST, WATCH, GET...) and `resource`. */
+  requestCount(verb: string, resource: string): Promise<number>;
+  /** Stops everything and removes the temp dir. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface PeerApiserver {
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
+export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
+  const assets = envtestAssets();
+  if (!assets) throw new Error(ENVTEST_SKIP_LINE);
+  const dir = mkdtempSync(join(tmpdir(), "edgeslice-envtest-"));
+  const serviceAccount = options.serviceAccount ?? { namespace: "edgeslice", name: "edgeslice-sync" };
+  const access = writeAccessFiles(dir, serviceAccount);
+  const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+  let etcd: EtcdServer | undefined;
+  let apiserver: Daemon | undefined;
+  const peers = new Set<Daemon>();
+  const flags = [
+    ...(options.watchCache === false ? ["--watch-cache=false"] : []),
+    ...(options.apiserverFlags ?? []),
+  ];
+
+  const close = async () => {
+    await Promise.all([...peers].map((peer) => peer.stop("SIGKILL")));
+    await apiserver?.stop("SIGKILL");
+    await etcd?.stop();
+    await dispatcher.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    etcd = await startEtcd(assets, dir);
+    const launch = (at: number, name: string) =>
+      startApiserverProcess({
+        assets,
+        dir,
+        name,
+        port: at,
+        etcdUrl: (etcd as EtcdServer).url,
+        access,
+        flags,
+        dispatcher,
+      });
+    // A port picked free may be taken by a test alongside before the apiserver binds it: retry elsewhere.
+    let port = 0;
+    for (let attempt = 1; !apiserver; attempt++) {
+      port = await freePort();
+      apiserver = await launch(port, "apiserver").catch((error: unknown) => {
+        if (attempt >= 3) throw error;
+        return undefined;
+      });
+    }
+    const url = `https://127.0.0.1:${port}`;
+    const kubeconfigs = writeKubeconfigs(dir, url, access);
+    const get = (path: string, identity: Identity = "admin") =>
+      httpGet(dispatcher, `${url}${path}`, access.tokens[identity]);
+    const kubectl = (args: readonly string[], kubectlOptions: { input?: string; identity?: Identity } = {}) =>
+      runCommand("kubectl", ["--kubeconfig", kubeconfigs[kubectlOptions.identity ?? "admin"], ...args], {
+        ...(kubectlOptions.input === undefined ? {} : { input: kubectlOptions.input }),
+      });
+    const metrics = async () => {
+      const response = await get("/metrics");
+      if (response.status !== 200) throw new Error(`apiserver /metrics answered ${response.status}`);
+      return response.body;
+    };
+    return {
+      url,
+      dir,
+      serviceAccount,
+      syncUser: access.syncUser,
+      kubeconfigPath: (identity = "admin") => kubeconfigs[identity],
+      kubeConfig: (identity = "admin") => kubeConfigFor(url, identity, access.tokens[identity]),
+      apply: (input) => kubectl(["apply", "-f", "-"], { input: manifestText(input) }),
+      kubectl,
+      get,
+      async stopApiserver(stopOptions = {}) {
+        await apiserver?.stop(stopOptions.signal ?? "SIGTERM", 90_000);
+        apiserver = undefined;
+      },
+      async startApiserver() {
+        if (apiserver && !apiserver.exited) throw new Error("the apiserver is already running");
+        apiserver = await launch(port, "apiserver");
+      },
+      get apiserverRunning() {
+        return apiserver !== undefined && !apiserver.exited;
+      },
+      async startPeerApiserver() {
+        const peerPort = await freePort();
+        const peer = await launch(peerPort, `peer-${peerPort}`);
+        peers.add(peer);
+        const peerUrl = `https://127.0.0.1:${peerPort}`;
+        const kubeconfigPath = join(dir, `kubeconfig-peer-${peerPort}.json`);
+        writeKubeconfig(kubeconfigPath, peerUrl, "admin", access.tokens.admin);
+        return {
+          url: peerUrl,
+          kubeconfigPath,
+          async stop() {
+            await peer.stop("SIGKILL");
+            peers.delete(peer);
+          },
+        };
+      },
+      compact: () => (etcd as EtcdServer).compact(),
+      metrics,
+      async requestCount(verb, resource) {
+        return sumRequests(await metrics(), verb, resource);
+      },
+      close: once(close),
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function writeKubeconfigs(dir: string, url: string, access: AccessFiles): Record<Identity, string> {
+  const paths = { admin: join(dir, "kubeconfig-admin.json"), sync: join(dir, "kubeconfig-sync.json") };
+  mkdirSync(dir, { recursive: true });
+  writeKubeconfig(paths.admin, url, "admin", access.tokens.admin);
+  writeKubeconfig(paths.sync, url, access.syncUser, access.tokens.sync);
+  return paths;
+}
+
+function manifestText(input: string | object | readonly object[]): string {
+  if (typeof input === "string") return input;
+  const items = Array.isArray(input) ? input : [input];
+  return JSON.stringify({ apiVersion: "v1", kind: "List", items });
+}
+
+async function httpGet(
+  dispatcher: Agent,
+  url: string,
+  token: string,
+): Promise<{ status: number; body: string }> {
+  const response = await request(url, { dispatcher, headers: { authorization: `Bearer ${token}` } });
+  return { status: response.statusCode, body: await response.body.text() };
+}
+
+/** Sums `apiserver_request_total` samples whose verb and resource labels match. */
+export function sumRequests(metricsText: string, verb: string, resource: string): number {
+  let total = 0;
+  for (const line of metricsText.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`)) continue;
+    total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
+
+/** Waits until `identity` may GET `path` (RBAC objects reach the authorizer's cache a moment after apply). */
+export async function untilAllowed(
+  envtest: Envtest,
+  path: string,
+  identity: Identity = "sync",
+  timeoutMs = 10_000,
+): Promise<void> {
+  let last = 0;
+  await pollUntil(
+    async () => {
+      last = (await envtest.get(path, identity)).status;
+      return last === 200;
+    },
+    { timeoutMs, describe: () => `${identity} may not GET ${path} (last status ${last})` },
+  );
+}
+
+function once<T>(work: () => Promise<T>): () => Promise<T> {
+  let result: Promise<T> | undefined;
+  return () => {
+    result ??= work();
+    return result;
+  };
+}
