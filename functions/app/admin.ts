@@ -5,9 +5,8 @@ import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
 import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "../core/route-index.js";
+import { ADMIN_PREFIX } from "../core/routing.js";
 import type { Selection } from "../core/select.js";
-
-export const ADMIN_PREFIX = "/_edgeslice";
 
 export interface AdminDeps {
   readonly source: SnapshotSource;

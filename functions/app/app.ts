@@ -8,15 +8,11 @@ import {
   upstreamUpgradeHeaders,
 } from "../core/headers.js";
 import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
-import { createRouting, type Routing, type RoutingDeps } from "../core/routing.js";
+import { ADMIN_PREFIX, createRouting, type Routing, type RoutingDeps } from "../core/routing.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
-import { ADMIN_PREFIX, registerAdmin } from "./admin.js";
+import { registerAdmin } from "./admin.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
-
-export type { BalancingMode } from "../core/balancer.js";
-export { type RequestTarget, requestTarget } from "../core/routing.js";
-export { createFetchUpstream } from "../transports/fetch.js";
 
 export interface AppDeps extends RoutingDeps {
   readonly upstream: Upstream;
@@ -24,7 +20,7 @@ export interface AppDeps extends RoutingDeps {
   readonly config: RoutingDeps["config"] & Pick<RouterConfig, "adminToken">;
   /** The client's IP as the runtime knows it (Node: socket peer; Workers: CF-Connecting-IP). */
   readonly clientAddress?: (c: Context) => string | undefined;
-  /** A runtime's own proxy (Node: node-proxy.ts); requests it declines take the web path. */
+  /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
   readonly native?: NativeProxy;
 }
 
@@ -94,7 +90,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     // The web path: reading these makes the adapter build a web Request (Node), or is the request (Workers).
     const raw = c.req.raw;
     // A WebSocket handshake passes through where the transport carries it (Workers' fetch); on Node the
-    // server's 'upgrade' listener takes upgrades before they reach the app (node-upgrade.ts).
+    // server's 'upgrade' listener takes upgrades before they reach the app (node/upgrade.ts).
     const upgrade = deps.upstream.webSockets === true && isWebSocketUpgrade(raw.headers);
     const response = await proxy(
       routed.selection,

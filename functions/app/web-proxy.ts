@@ -5,14 +5,13 @@ import {
   type AttemptResult,
   abortedBeforeAttempt,
   noteAnswer,
-  noteAttemptFailure,
   type PolicyDeps,
+  upgradeFailure,
   withRetries,
 } from "../core/proxy-policy.js";
 import type { Backend, Selection } from "../core/select.js";
-import { type Upstream, UpstreamConnectError } from "../transports/upstream.js";
-
-export type { ProxySettings } from "../core/proxy-policy.js";
+import { failedAttempt } from "../transports/connect-errors.js";
+import type { Upstream } from "../transports/upstream.js";
 
 export interface ProxyDeps extends PolicyDeps {
   readonly upstream: Upstream;
@@ -22,7 +21,7 @@ export interface ProxyRequest {
   readonly method: string;
   /** Origin-form path and query of the routed request. */
   readonly path: string;
-  /** Already cleaned (headers.ts). */
+  /** Already cleaned (core/headers.ts). */
   readonly headers: Headers;
   readonly body: ReadableStream<Uint8Array> | null;
   /** Aborts when the client goes away. */
@@ -41,8 +40,8 @@ class AbortReason extends Error {
 }
 
 /**
- * The web transport's proxy (Workers, and the app tests): the shared policy (proxy-policy.ts) over an
- * Upstream that speaks web Request/Response. Never follows redirects: the backend's response, 3xx
+ * The web path's proxy (Workers, a custom transport on Node, and the app tests): the shared policy
+ * (core/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the backend's response, 3xx
  * included, streams back as is.
  */
 export async function proxy(selection: Selection, request: ProxyRequest, deps: ProxyDeps): Promise<Response> {
@@ -108,8 +107,8 @@ async function attemptOnce(
     };
   } catch (error) {
     const cause = attempt.signal.aborted ? causeOf(attempt.signal.reason) : undefined;
-    const failure = noteAttemptFailure(backend, cause, error instanceof UpstreamConnectError, error, deps);
-    return request.upgrade && failure.kind !== "connect" ? { ...failure, stop: true } : failure;
+    const failure = failedAttempt(backend, cause, error, deps);
+    return request.upgrade ? upgradeFailure(failure, failure.kind !== "connect") : failure;
   } finally {
     clearTimeout(tryTimer);
     whole.removeEventListener("abort", onWholeAbort);

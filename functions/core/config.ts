@@ -8,7 +8,7 @@ export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
 /** The router's environment (the same names as Workers vars/secrets). DESIGN.md "User contract". */
 export const RouterEnvSchema = v.object({
-  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (contract/redis-target.ts). */
+  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: optionalText,
   /** Node only: REDIS_URL names Redis Cluster seed nodes. */
   REDIS_CLUSTER: booleanFromEnv(false),

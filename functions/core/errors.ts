@@ -35,7 +35,3 @@ export function errorResponse(error: RouterError): Response {
     headers: answer.headers.map(([n, v]) => [n, v]),
   });
 }
-
-export function statusOf(error: RouterError): number {
-  return STATUS[error];
-}

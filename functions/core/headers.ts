@@ -28,12 +28,8 @@ const HOP_BY_HOP = new Set([
   "http2-settings",
 ]);
 
-export function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name.toLowerCase());
-}
-
 /** Connection options (comma separated tokens, case-insensitive), lowercased; none when absent. */
-export function connectionTokens(value: string | readonly string[] | undefined | null): string[] {
+function connectionTokens(value: string | readonly string[] | undefined | null): string[] {
   // The usual values name no other field: skip the split (this runs for every request and response).
   if (value === undefined || value === null || value === "keep-alive" || value === "close") return [];
   const names: string[] = [];
@@ -45,17 +41,17 @@ export function connectionTokens(value: string | readonly string[] | undefined |
 }
 
 /** Header names listed in Connection (comma separated tokens, case-insensitive). */
-export function connectionListed(headers: Headers): string[] {
+function connectionListed(headers: Headers): string[] {
   return connectionTokens(headers.get("connection"));
 }
 
 /** The one rule for both directions: a field (lowercase name) goes past this hop unless it is hop-by-hop or listed. */
-export function passesHop(name: string, listed: readonly string[]): boolean {
+function passesHop(name: string, listed: readonly string[]): boolean {
   return !HOP_BY_HOP.has(name) && (listed.length === 0 || !listed.includes(name));
 }
 
 /** A copy of `source` without hop-by-hop headers and the headers named in its Connection header. */
-export function withoutHopByHop(source: Headers): Headers {
+function withoutHopByHop(source: Headers): Headers {
   const listed = connectionListed(source);
   const out = new Headers();
   source.forEach((value, name) => {
@@ -95,7 +91,7 @@ const UPGRADE_KEPT: ReadonlySet<string> = new Set(["upgrade"]);
  * (lowercase name), `connection` is the client's Connection value, `emit` receives the upstream fields in
  * order. Both the web Headers version and the Node raw-headers version are this one function.
  */
-export function rewriteRequestFields(
+function rewriteRequestFields(
   connection: string | readonly string[] | undefined | null,
   forEachField: (visit: (name: string, value: string) => void) => void,
   info: ForwardingInfo,
@@ -187,16 +183,8 @@ function rewriteRawRequest(
   kept: ReadonlySet<string>,
   out: string[],
 ): void {
-  let connection: string | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name !== undefined && name.length === 10 && name.toLowerCase() === "connection") {
-      const value = rawHeaders[i + 1] ?? "";
-      connection = connection === undefined ? value : `${connection}, ${value}`;
-    }
-  }
   rewriteRequestFields(
-    connection,
+    rawConnection(rawHeaders),
     (visit) => {
       for (let i = 0; i < rawHeaders.length; i += 2) {
         const name = rawHeaders[i];
@@ -217,14 +205,7 @@ function rewriteRawRequest(
  * a sender of Upgrade must list it in Connection: RFC 9110 §7.8, §15.5.22).
  */
 export function upgradeResponseHeaderList(rawHeaders: readonly string[], switched: boolean): string[] {
-  let connection: string | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]?.toLowerCase() === "connection") {
-      const value = rawHeaders[i + 1] ?? "";
-      connection = connection === undefined ? value : `${connection}, ${value}`;
-    }
-  }
-  const listed = connectionTokens(connection);
+  const listed = connectionTokens(rawConnection(rawHeaders));
   const out: string[] = [];
   let upgrade = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -239,6 +220,35 @@ export function upgradeResponseHeaderList(rawHeaders: readonly string[], switche
   if (switched) out.push("connection", "upgrade");
   else out.push("connection", upgrade ? "upgrade, close" : "close");
   return out;
+}
+
+/** Every Connection line of Node's `rawHeaders` as one comma list; undefined when there is none. */
+function rawConnection(rawHeaders: readonly string[]): string | undefined {
+  let connection: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name !== undefined && name.length === 10 && name.toLowerCase() === "connection") {
+      const value = rawHeaders[i + 1] ?? "";
+      connection = connection === undefined ? value : `${connection}, ${value}`;
+    }
+  }
+  return connection;
+}
+
+/**
+ * RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding (from
+ * Node's `rawHeaders`).
+ */
+export function hasBody(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name === undefined) continue;
+    if (name.length === 17 && name.toLowerCase() === "transfer-encoding") return true;
+    if (name.length === 14 && name.toLowerCase() === "content-length" && rawHeaders[i + 1]?.trim() !== "0") {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Headers to send back to the client: hop-by-hop removed. */
@@ -264,7 +274,7 @@ export function forwardedElement(info: ForwardingInfo): string {
   return `for=${forwardedNode(info.clientIp)};host=${tokenOrQuoted(info.host)};proto=${info.proto}`;
 }
 
-export function forwardedNode(ip: string | undefined): string {
+function forwardedNode(ip: string | undefined): string {
   if (ip === undefined || ip === "") return "unknown";
   return ip.includes(":") ? `"[${ip}]"` : tokenOrQuoted(ip);
 }

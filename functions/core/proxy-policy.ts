@@ -6,9 +6,10 @@ import type { RouterMetrics, UpstreamErrorKind } from "./metrics.js";
 import type { Backend, Selection } from "./select.js";
 
 /**
- * The proxy policy shared by every transport (the web one in proxy.ts, the Node-native one in
- * node-proxy.ts): which backend to try, when another attempt is allowed, what a failure counts as for
- * metrics and ejection, and which error the client gets. Transports only send one attempt.
+ * The proxy policy shared by every transport (the web path in app/web-proxy.ts, the Node-native proxy in
+ * node/proxy.ts, Node upgrades in node/handshake.ts): which backend to try, when another attempt is allowed,
+ * what a failure counts as for metrics and ejection, and which error the client gets. Transports only send
+ * one attempt and report it as an AttemptResult.
  */
 export interface ProxySettings {
   /** Per attempt: connect plus time to response headers. */
@@ -141,6 +142,14 @@ export function noteAttemptFailure(
   noteFailure(backend, deps);
   deps.logger.debug("upstream attempt failed", { backend: backend.address, kind, error });
   return { ok: false, kind, stop: false };
+}
+
+/**
+ * An upgrade goes to another backend only while nothing reached this one: once its handshake was sent, the
+ * backend may have acted on it. `mayHaveReached` says whether it could have.
+ */
+export function upgradeFailure(failure: AttemptFailure, mayHaveReached: boolean): AttemptFailure {
+  return mayHaveReached && !failure.stop ? { ...failure, stop: true } : failure;
 }
 
 /** An attempt that could not start because the request was already cut. */

@@ -1,6 +1,5 @@
 import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
-import { ADMIN_PREFIX } from "../app/admin.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
@@ -11,8 +10,8 @@ import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "./rou
 import { createSelector, type Selection } from "./select.js";
 
 /**
- * The routing core every entry path shares: the Hono catch-all (app.ts) and the Node upgrade path
- * (node-upgrade.ts) route with the same function over the same balancer, ejection and metrics, so a
+ * The routing core every entry path shares: the Hono catch-all (app/app.ts) and the Node upgrade path
+ * (node/upgrade.ts) route with the same function over the same balancer, ejection and metrics, so a
  * request, upgraded or not, can only ever reach a backend the store lists.
  */
 export interface RoutingDeps {
@@ -89,6 +88,9 @@ export function createRouting(deps: RoutingDeps): Routing {
     },
   };
 }
+
+/** The router's own endpoints (app/admin.ts); nothing under this prefix is ever proxied. */
+export const ADMIN_PREFIX = "/_edgeslice";
 
 /**
  * Whether an origin-form path is under the admin prefix as Hono matches it: on the path without its query,

@@ -2,7 +2,11 @@ import { createJsonLogger } from "../../lib/logger.js";
 import { parseRouterConfig, type RouterConfig } from "../core/config.js";
 import { startNodeRouter } from "./server.js";
 
-/** `npm run router`: the Node entry. Reads the environment, starts the router, stops cleanly on SIGTERM/SIGINT. */
+/**
+ * The Node entry: the environment becomes the router's config and logger, server.ts wires the rest, and a
+ * signal stops it cleanly.
+ * @example PORT=8080 REDIS_URL=redis://127.0.0.1:6379 npm run router
+ */
 let config: RouterConfig;
 try {
   config = parseRouterConfig(process.env);

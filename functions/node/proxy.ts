@@ -4,21 +4,20 @@ import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Dispatcher, Pool } from "undici";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
-import { downstreamResponseHeaderObject, upstreamRequestHeaderList } from "../core/headers.js";
+import { downstreamResponseHeaderObject, hasBody, upstreamRequestHeaderList } from "../core/headers.js";
 import {
   type AbortCause,
   type AttemptResult,
   type Attempts,
-  abortedBeforeAttempt,
   noteAnswer,
-  noteAttemptFailure,
   type PolicyDeps,
   type ProxyResult,
   withRetries,
 } from "../core/proxy-policy.js";
 import type { Backend } from "../core/select.js";
-import { isConnectPhaseError } from "../transports/undici.js";
+import { failedAttempt } from "../transports/connect-errors.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
+import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt-bounds.js";
 
 /**
  * The Node-native proxy: the same routing, header rules and policy (proxy-policy.ts) as the web path, but
@@ -27,7 +26,7 @@ import type { UpstreamTarget } from "../transports/upstream.js";
  * Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
  * the backend's undici Pool through a dispatch handler that writes the response head with writeHead and
  * each chunk with write (backpressure by pausing undici; no stream.pipeline, which halves throughput,
- * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (no AbortControllers).
+ * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (attempt-bounds.ts).
  */
 export interface NodeProxyTransport {
   poolFor(target: UpstreamTarget): Pool;
@@ -99,18 +98,13 @@ class Exchange implements Attempts<number> {
   }
 
   attempt(backend: Backend): Promise<AttemptResult<number>> {
-    if (this.clientGone) return Promise.resolve(abortedBeforeAttempt("client-gone"));
     const remaining = this.deadline - Date.now();
-    if (remaining <= 0) return Promise.resolve(abortedBeforeAttempt("total-timeout"));
+    const refused = refusedAttempt(this.clientGone, remaining);
+    if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => {
       const attempt = new UpstreamAttempt(this, backend, resolve);
       this.current = attempt;
-      const { tryTimeoutMs } = this.deps.settings;
-      // One timer per attempt covers both limits: whichever ends first.
-      attempt.timer =
-        remaining <= tryTimeoutMs
-          ? setTimeout(cut, remaining, attempt, "total-timeout")
-          : setTimeout(cut, tryTimeoutMs, attempt, "try-timeout");
+      attempt.timer = armAttemptTimer(attempt, remaining, this.deps.settings.tryTimeoutMs);
       this.transport.poolFor(backend).dispatch(
         {
           method: this.method as Dispatcher.HttpMethod,
@@ -130,7 +124,7 @@ class Exchange implements Attempts<number> {
  * Readable, no pipe, no promise per chunk: the cheapest shape undici offers (Pool.request wraps the same
  * handler in a Readable and an AsyncResource).
  */
-class UpstreamAttempt implements Dispatcher.DispatchHandler {
+class UpstreamAttempt implements Dispatcher.DispatchHandler, CuttableAttempt {
   readonly #exchange: Exchange;
   readonly #backend: Backend;
   #resolve: ((result: AttemptResult<number>) => void) | undefined;
@@ -151,8 +145,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (this.#cause !== undefined || this.#done) return;
     this.#cause = cause;
     const error = new Error(`upstream attempt cut: ${cause}`);
-    if (!this.#answered)
-      this.#settle(noteAttemptFailure(this.#backend, cause, false, error, this.#exchange.deps));
+    if (!this.#answered) this.#settle(failedAttempt(this.#backend, cause, error, this.#exchange.deps));
     this.#controller?.abort(error);
   }
 
@@ -204,9 +197,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       return;
     }
     if (this.#cause !== undefined) return;
-    this.#settle(
-      noteAttemptFailure(this.#backend, undefined, isConnectPhaseError(error), error, this.#exchange.deps),
-    );
+    this.#settle(failedAttempt(this.#backend, undefined, error, this.#exchange.deps));
   }
 
   #settle(result: AttemptResult<number>): void {
@@ -215,23 +206,6 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     this.#resolve = undefined;
     resolve?.(result);
   }
-}
-
-function cut(attempt: UpstreamAttempt, cause: AbortCause): void {
-  attempt.cut(cause);
-}
-
-/** RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding. */
-export function hasBody(rawHeaders: readonly string[]): boolean {
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name === undefined) continue;
-    if (name.length === 17 && name.toLowerCase() === "transfer-encoding") return true;
-    if (name.length === 14 && name.toLowerCase() === "content-length" && rawHeaders[i + 1]?.trim() !== "0") {
-      return true;
-    }
-  }
-  return false;
 }
 
 /**

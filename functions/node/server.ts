@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import { exponentialDelay } from "../../lib/backoff.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { endpointAddress } from "../../store/records.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
@@ -52,7 +53,8 @@ export interface NodeRouter {
 
 /**
  * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
- * the in-memory Redis source, undici pools, the Hono app on @hono/node-server.
+ * the in-memory Redis source, undici pools, the Hono app on @hono/node-server with the native proxy
+ * (proxy.ts), and the upgrade listener (upgrade.ts) on the same routing core.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
@@ -114,7 +116,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const url = `http://${endpointAddress({ ip: host, port })}`;
   logger.info("router listening", { url });
 
   let closing: Promise<void> | undefined;

@@ -1,5 +1,5 @@
-import { endpointAddress } from "../../store/records.js";
-import { type Upstream, UpstreamConnectError, type UpstreamRequest } from "./upstream.js";
+import { upstreamError } from "./connect-errors.js";
+import { originOf, type Upstream, type UpstreamRequest } from "./upstream.js";
 
 export interface FetchUpstreamOptions {
   /**
@@ -15,16 +15,6 @@ export interface FetchUpstreamOptions {
   readonly webSockets?: boolean;
 }
 
-/** Error codes of a failed connection: the request was never written, so any method may be retried. */
-const CONNECT_ERROR_CODES = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_SOCKET_NOT_CONNECTED",
-]);
-
 const DECODED_ENCODINGS = new Set(["gzip", "x-gzip", "deflate", "br"]);
 
 /**
@@ -35,8 +25,7 @@ const DECODED_ENCODINGS = new Set(["gzip", "x-gzip", "deflate", "br"]);
  */
 export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstreamOptions = {}): Upstream {
   const decodes = options.decodesContentEncoding ?? true;
-  const urlOf =
-    options.url ?? ((request: UpstreamRequest) => `http://${endpointAddress(request.target)}${request.path}`);
+  const urlOf = options.url ?? ((request: UpstreamRequest) => `${originOf(request.target)}${request.path}`);
   return {
     webSockets: options.webSockets ?? false,
     async send(request) {
@@ -52,10 +41,7 @@ export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstrea
       try {
         response = await fetchFn(urlOf(request), init);
       } catch (error) {
-        if (!request.signal.aborted && isConnectFailure(error)) {
-          throw new UpstreamConnectError(request.target, { cause: error });
-        }
-        throw error;
+        throw upstreamError(error, request);
       }
       if (!decodes || request.method === "HEAD" || response.status === 101) return response;
       const encoding = response.headers.get("content-encoding");
@@ -70,15 +56,4 @@ export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstrea
       });
     },
   };
-}
-
-/** Node's fetch rejects with TypeError("fetch failed") whose cause carries the socket error code. */
-export function isConnectFailure(error: unknown): boolean {
-  for (let depth = 0, current: unknown = error; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && CONNECT_ERROR_CODES.has(code)) return true;
-    if (current instanceof AggregateError) return current.errors.some((inner) => isConnectFailure(inner));
-    current = current.cause;
-  }
-  return false;
 }

@@ -1,9 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { type Dispatcher, Pool } from "undici";
-import { endpointAddress } from "../../store/records.js";
-import { isConnectFailure } from "./fetch.js";
-import { type Upstream, UpstreamConnectError, type UpstreamTarget } from "./upstream.js";
+import { upstreamError } from "./connect-errors.js";
+import { originOf, type Upstream, type UpstreamTarget } from "./upstream.js";
 
 /**
  * The Node transport: one keep-alive undici Pool per backend origin and `Pool.request` (measured on this
@@ -51,7 +50,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   const pools = new Map<string, PoolEntry>();
 
   const entryFor = (target: UpstreamTarget): PoolEntry => {
-    const origin = `http://${endpointAddress(target)}`;
+    const origin = originOf(target);
     let entry = pools.get(origin);
     if (!entry) {
       entry = {
@@ -111,10 +110,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
           signal: request.signal,
         });
       } catch (error) {
-        if (!request.signal.aborted && isConnectPhaseError(error)) {
-          throw new UpstreamConnectError(request.target, { cause: error });
-        }
-        throw error;
+        throw upstreamError(error, request);
       }
       const headers = toWebHeaders(data.headers);
       const init = { status: data.statusCode, statusText: data.statusText, headers };
@@ -131,22 +127,8 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   };
 }
 
-/**
- * Nothing reached the backend: undici's connect timeout, or any socket error Node raised from `connect`
- * (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH ...: `syscall` says which phase failed, so an ETIMEDOUT
- * on an established socket is not mistaken for one). A reset after the request was written (UND_ERR_SOCKET,
- * ECONNRESET on read/write) is not: the backend may have acted on it.
- */
-export function isConnectPhaseError(error: unknown): boolean {
-  for (let depth = 0, current: unknown = error; depth < 4 && current instanceof Error; depth++) {
-    if ((current as { syscall?: unknown }).syscall === "connect") return true;
-    current = current.cause;
-  }
-  return isConnectFailure(error);
-}
-
 /** Node's header object (arrays for repeated fields such as Set-Cookie) as web Headers. */
-export function toWebHeaders(incoming: IncomingHttpHeaders): Headers {
+function toWebHeaders(incoming: IncomingHttpHeaders): Headers {
   const headers = new Headers();
   for (const name in incoming) {
     const value = incoming[name];
@@ -163,7 +145,7 @@ export function toWebHeaders(incoming: IncomingHttpHeaders): Headers {
  * `Readable.toWeb`, 127-137 / 188-190 for `ReadableStream.from` and 142-144 / 173-214 for buffering;
  * differences within noise, so streaming (no buffering by default) with explicit cancel is kept.
  */
-export function webStreamOf(
+function webStreamOf(
   body: NodeJS.ReadableStream & { destroy(error?: Error): void },
 ): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({

@@ -1,6 +1,9 @@
+import { endpointAddress } from "../../store/records.js";
+
 /**
- * The transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici pools,
- * Workers with fetch or a VPC binding. The core owns retries, timeouts and ejection; a transport only sends.
+ * The transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici pools
+ * (undici.ts), Workers with fetch or a VPC binding (fetch.ts). The core owns retries, timeouts and
+ * ejection; a transport only sends, and classifies what failed the same way (connect-errors.ts).
  */
 export interface UpstreamTarget {
   /** Canonical IP from the store (never from the request). */
@@ -40,9 +43,11 @@ export class UpstreamConnectError extends Error {
     readonly target: UpstreamTarget,
     options?: { cause?: unknown },
   ) {
-    super(
-      `cannot connect to ${target.ip.includes(":") ? `[${target.ip}]` : target.ip}:${target.port}`,
-      options,
-    );
+    super(`cannot connect to ${endpointAddress(target)}`, options);
   }
+}
+
+/** `http://ip:port`, IPv6 in brackets: where a transport sends a request for `target`. */
+export function originOf(target: UpstreamTarget): string {
+  return `http://${endpointAddress(target)}`;
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
-import { closeServer, listen } from "../harness.js";
+import { closeAfterEach, closeServer, listen, type Router, send, startNodeRouterOver } from "../harness.js";
 
 /** RFC 6455 §1.3: the accept value is base64(SHA-1(key + this GUID)). */
 const WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -163,4 +163,42 @@ export function openUpgrade(
       await closed;
     },
   };
+}
+
+/**
+ * What every upgrade test starts, each closed after the test, newest first: upgrade backends, Node routers
+ * (startNodeRouterOver) and upgrade clients. `closing` takes anything else with a close().
+ */
+export function upgradeTestKit() {
+  const closing = closeAfterEach();
+  return {
+    closing,
+    backend: (...args: Parameters<typeof startUpgradeBackend>): Promise<UpgradeBackend> =>
+      closing(startUpgradeBackend(...args)),
+    router: (...args: Parameters<typeof startNodeRouterOver>): Promise<Router> =>
+      closing(startNodeRouterOver(...args)),
+    client: (...args: Parameters<typeof openUpgrade>): UpgradeClient => {
+      const opened = openUpgrade(...args);
+      void closing(Promise.resolve(opened));
+      return opened;
+    },
+  };
+}
+
+/** The router's Prometheus text (ADMIN_TOKEN of the test config). */
+export async function metricsOf(port: number): Promise<string> {
+  const res = await send(port, {
+    path: "/_edgeslice/metrics",
+    headers: { authorization: "Bearer secret-token" },
+  });
+  return res.body;
+}
+
+/** Resolves once `predicate` holds, polling; bounded. */
+export async function eventually(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }

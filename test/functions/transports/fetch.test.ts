@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFetchUpstream, isConnectFailure } from "../../../functions/transports/fetch.js";
+import { createFetchUpstream } from "../../../functions/transports/fetch.js";
 import { UpstreamConnectError, type UpstreamRequest } from "../../../functions/transports/upstream.js";
 import { freePort } from "../../support/redis.js";
 import { type Backend, startBackend } from "../harness.js";
@@ -53,18 +53,5 @@ describe("createFetchUpstream", () => {
     started.push(b);
     const res = await createFetchUpstream(fetch).send(requestTo(b.port, "::1", "/p?q=1"));
     expect(await res.text()).toBe("ok GET /p?q=1");
-  });
-});
-
-describe("isConnectFailure", () => {
-  it.each([
-    ["ECONNREFUSED", true],
-    ["EHOSTUNREACH", true],
-    ["UND_ERR_CONNECT_TIMEOUT", true],
-    ["ECONNRESET", false],
-    ["UND_ERR_SOCKET", false],
-  ])("a fetch failure caused by %s is a connect failure: %s", (code, expected) => {
-    const cause = Object.assign(new Error(code), { code });
-    expect(isConnectFailure(new TypeError("fetch failed", { cause }))).toBe(expected);
   });
 });

@@ -2,11 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  createUndiciUpstream,
-  isConnectPhaseError,
-  type UndiciUpstream,
-} from "../../../functions/transports/undici.js";
+import { createUndiciUpstream, type UndiciUpstream } from "../../../functions/transports/undici.js";
 import { UpstreamConnectError, type UpstreamRequest } from "../../../functions/transports/upstream.js";
 import { freePort } from "../../support/redis.js";
 
@@ -241,29 +237,5 @@ describe("undici upstream", () => {
     expect(sockets.size).toBe(1);
     expect(created.poolCount()).toBe(1);
     await until(() => created.poolCount() === 0, "the idle pool to close");
-  });
-});
-
-function systemError(code: string, syscall?: string): Error {
-  return Object.assign(new Error(`${syscall ?? "socket"} ${code}`), { code, syscall });
-}
-
-describe("connect-phase classification", () => {
-  it.each([
-    ["a refused connect", systemError("ECONNREFUSED", "connect"), true],
-    ["a connect that timed out in the kernel", systemError("ETIMEDOUT", "connect"), true],
-    ["an unreachable host", systemError("EHOSTUNREACH", "connect"), true],
-    ["undici's connect timeout", systemError("UND_ERR_CONNECT_TIMEOUT"), true],
-    [
-      "a connect error wrapped as a cause",
-      new Error("wrapped", { cause: systemError("ENETUNREACH", "connect") }),
-      true,
-    ],
-    ["a reset while reading the response", systemError("ECONNRESET", "read"), false],
-    ["a timeout on an established socket", systemError("ETIMEDOUT", "read"), false],
-    ["the socket closing after the request was sent", systemError("UND_ERR_SOCKET"), false],
-    ["something that is not an error", "ECONNREFUSED", false],
-  ])("classifies %s as connect-phase or not", (_label, error, expected) => {
-    expect(isConnectPhaseError(error)).toBe(expected);
   });
 });

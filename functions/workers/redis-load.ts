@@ -1,0 +1,39 @@
+import { Redis } from "ioredis";
+import type { Logger } from "../../lib/logger.js";
+import { loadSnapshot } from "../../store/redis/snapshot.js";
+import type { Snapshot } from "../../store/store.js";
+import type { RouterConfig } from "../core/config.js";
+
+/** How long one Redis round of a snapshot load may take before the isolate gives up on it. */
+const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * One snapshot load for the isolate's cache (source.ts): opens a client, reads the whole store, closes it.
+ * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (DESIGN.md).
+ */
+export async function loadWithOwnClient(
+  config: RouterConfig,
+  logger: Logger,
+  version: number,
+): Promise<Snapshot> {
+  if (config.redisUrl === undefined)
+    throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
+  // Each load opens and closes its own connection; a Cluster client would first map every slot per load.
+  if (config.redis?.kind === "cluster")
+    throw new Error("REDIS_CLUSTER is not supported on Workers: point REDIS_URL at one Redis endpoint");
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  redis.on("error", (error: unknown) => logger.debug("redis client error", { error }));
+  try {
+    await redis.connect();
+    return await loadSnapshot(redis, { prefix: config.prefix, logger, version });
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}

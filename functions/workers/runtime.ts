@@ -1,0 +1,45 @@
+import type { Hono } from "hono";
+import { createJsonLogger } from "../../lib/logger.js";
+import { createApp } from "../app/app.js";
+import type { RouterConfig } from "../core/config.js";
+import { createFetchUpstream } from "../transports/fetch.js";
+import { loadWithOwnClient } from "./redis-load.js";
+import { createWorkerSnapshotSource, type WorkerSnapshotSource } from "./source.js";
+
+/**
+ * What one isolate builds once and keeps in module scope (main.ts): the snapshot cache and the app. Only
+ * the Redis client is per request (redis-load.ts).
+ */
+export interface IsolateRuntime {
+  readonly source: WorkerSnapshotSource;
+  readonly app: Hono;
+}
+
+/** `fetchFn` reaches the pods: a Workers VPC network binding, or the global fetch. */
+export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch): IsolateRuntime {
+  const logger = createJsonLogger({
+    level: config.logLevel,
+    base: { component: "router", runtime: "workers" },
+  });
+  const source = createWorkerSnapshotSource({
+    load: (version) => loadWithOwnClient(config, logger, version),
+    ttlMs: config.cacheTtlMs,
+    now: Date.now,
+    logger,
+  });
+  const app = createApp({
+    source,
+    // Workers' fetch re-encodes a body it decoded when the response is returned as is (transports/fetch.ts),
+    // and answers a WebSocket handshake with a 101 Response whose webSocket the Worker may return as is.
+    upstream: createFetchUpstream(fetchFn, { decodesContentEncoding: false, webSockets: true }),
+    config,
+    now: Date.now,
+    random: Math.random,
+    // Isolates share no memory, so in-flight counts for power-of-two-choices would be per isolate and misleading.
+    balancing: "random",
+    logger,
+    // Set by Cloudflare's edge on every request; a client cannot forge it there.
+    clientAddress: (c) => c.req.header("cf-connecting-ip"),
+  });
+  return { source, app };
+}
