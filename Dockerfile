@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# One image, two commands (deploy/README.md):
+#   node dist/router.js                               the Node router (the default command)
+#   node dist/sync.js [--from DIR] [--once] [--print]  the sync of one Kubernetes cluster
+# Every step is a command test/build runs: `npm run build`, `npm ci --omit=dev --ignore-scripts`, `node dist/...`.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# Build: dev dependencies (esbuild), then bundle our TypeScript into dist/. No install script is needed:
+# esbuild finds its platform binary in its optional dependency package.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts/build.mjs scripts/
+COPY lib lib
+COPY store store
+COPY sync sync
+COPY functions functions
+RUN npm run build
+
+# Runtime: production dependencies only, the bundles and their source maps; no sources, no tsx, no build tools.
+FROM ${NODE_IMAGE} AS runtime
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/sync.js /app/dist/sync.bundle.js /app/dist/sync.bundle.js.map dist/
+COPY --from=build /app/dist/router.js /app/dist/router.bundle.js /app/dist/router.bundle.js.map dist/
+# Non-root, numeric so Kubernetes can check runAsNonRoot. Everything under /app is root-owned and read-only to
+# this user, and neither entry writes to disk, so the container runs with a read-only root filesystem.
+USER 65532:65532
+EXPOSE 8080 9464
+# Node itself is PID 1 (exec form, no shell, no npm in between), so SIGTERM reaches it directly. PID 1 gets no
+# default signal actions from the kernel, but both entries install their own SIGTERM/SIGINT handlers (drain,
+# flush, release the Lease, exit 0), and neither starts child processes, so there are no zombies to reap: an
+# init (tini, docker run --init) would add nothing.
+ENTRYPOINT []
+CMD ["node", "dist/router.js"]
