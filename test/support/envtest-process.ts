@@ -76,6 +76,18 @@ export function startDaemon(command: string, args: readonly string[], logFile: s
   };
 }
 
+export class CommandFailed extends Error {
+  constructor(
+    command: string,
+    readonly exitCode: number | null,
+    signal: NodeJS.Signals | null,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(`${command} failed (${signal ?? exitCode}): ${stderr.trim() || stdout.trim()}`);
+  }
+}
+
 /** Runs a short command to completion; rejects with its stderr when it exits non-zero. */
 export function runCommand(
   command: string,
@@ -104,7 +116,7 @@ export function runCommand(
     child.once("close", (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`${command} ${args.join(" ")} failed (${signal ?? code}): ${stderr.trim()}`));
+      else reject(new CommandFailed(`${command} ${args.join(" ")}`, code, signal, stdout, stderr));
     });
     child.stdin.end(options.input ?? "");
   });

@@ -1,0 +1,118 @@
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { CommandFailed, pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { type DeployManifests, renderDeploy } from "./support/deploy.js";
+import { exposedWithSlice, namespaceObject } from "./support/objects.js";
+import { published } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
+
+describe.skipIf(!ENVTEST_AVAILABLE)(
+  "the RBAC of deploy/ on a real apiserver, used with the sync's own token",
+  () => {
+    let envtest: Envtest;
+    let deploy: DeployManifests;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const prefixes: string[] = [];
+    let syncs: SyncCli[] = [];
+
+    beforeAll(async () => {
+      deploy = await renderDeploy();
+      envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+      await envtest.apply(deploy.objects);
+      await envtest.apply([
+        namespaceObject("shop"),
+        namespaceObject("blog"),
+        ...exposedWithSlice("shop", "web", ["10.1.0.1", "10.1.0.2"]),
+        ...exposedWithSlice("blog", "posts", ["192.0.2.10"]),
+      ]);
+      await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
+      await untilAllowed(envtest, "/api/v1/services");
+    });
+    afterEach(async () => {
+      await Promise.all(syncs.map((sync) => sync.kill()));
+      syncs = [];
+    });
+    afterAll(async () => {
+      for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+      redis.disconnect();
+      await envtest?.close();
+    });
+
+    const start = async (cluster: string) => {
+      const prefix = uniquePrefix("envtest-rbac");
+      prefixes.push(prefix);
+      const sync = await startSyncCli({ envtest, cluster, prefix, podName: `${cluster}-0` });
+      syncs.push(sync);
+      return { sync, prefix };
+    };
+
+    it("lets the sync list and watch every namespace, hold its Lease and publish, with no refusal logged", async () => {
+      const { sync, prefix } = await start("east");
+      await untilReady(sync);
+      await untilLeader(sync, 1);
+      await pollUntil(async () => (await published(redis, prefix, "east")).services.size === 2, {
+        timeoutMs: 15_000,
+        describe: () => "shop/web and blog/posts were not both published",
+      });
+      const view = await published(redis, prefix, "east");
+      expect([...view.services.keys()].sort()).toEqual(["blog/posts", "shop/web"]);
+      expect(view.stale).toBe(false);
+
+      const lease = await envtest.get(
+        `/apis/coordination.k8s.io/v1/namespaces/${deploy.serviceAccount.namespace}/leases/edgeslice-sync-east`,
+      );
+      expect(JSON.parse(lease.body)).toMatchObject({ spec: { holderIdentity: "east-0" } });
+      expect(sync.logged("not authorised")).toEqual([]);
+      expect(sync.logged("lease request failed")).toEqual([]);
+    });
+
+    it("grants the sync nothing beyond reading Services and EndpointSlices and its own namespace's Leases", async () => {
+      const refused = [
+        "/api/v1/secrets",
+        "/api/v1/endpoints",
+        "/api/v1/pods",
+        "/api/v1/namespaces/shop/configmaps",
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+      ];
+      for (const path of refused)
+        expect([path, (await envtest.get(path, "sync")).status]).toEqual([path, 403]);
+      const can = (verb: string, resource: string, namespace: string) =>
+        envtest
+          .kubectl(["auth", "can-i", verb, resource, "-n", namespace], { identity: "sync" })
+          .catch((error: unknown) => (error instanceof CommandFailed ? error.stdout : String(error)))
+          .then((answer) => answer.trim());
+      expect(await can("create", "services", "shop")).toBe("no");
+      expect(await can("delete", "endpointslices.discovery.k8s.io", "shop")).toBe("no");
+      expect(await can("delete", "leases.coordination.k8s.io", deploy.serviceAccount.namespace)).toBe("no");
+      expect(await can("update", "leases.coordination.k8s.io", deploy.serviceAccount.namespace)).toBe("yes");
+    });
+
+    it("keeps the sync unready and logging 'not authorised' when the endpointslices rule is missing (README upgrade note)", async () => {
+      const rules = (deploy.readRules as { resources?: string[] }[]).filter(
+        (rule) => !rule.resources?.includes("endpointslices"),
+      );
+      await envtest.apply({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "edgeslice-sync" },
+        rules,
+      });
+      await pollUntil(
+        async () => (await envtest.get("/apis/discovery.k8s.io/v1/endpointslices", "sync")).status === 403,
+        { timeoutMs: 10_000, describe: () => "the narrowed ClusterRole never took effect" },
+      );
+      try {
+        const { sync, prefix } = await start("west");
+        await sync.waitForLog((line) => line.msg.includes("not authorised") && line.level === "error");
+        const readyz = await sync.readyz();
+        expect(readyz.status).toBe(503);
+        expect(JSON.parse(readyz.body)).toMatchObject({ ready: false, synced: false });
+        expect((await published(redis, prefix, "west")).registered).toBe(false);
+      } finally {
+        await envtest.apply(deploy.objects.filter((object) => object.kind === "ClusterRole"));
+      }
+    });
+  },
+);
