@@ -1,0 +1,101 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildInto, PRODUCTION_INSTALL, ROOT, remove, tempFolder } from "./support/built.js";
+
+/** `npm run build` into a folder of this file's own, read once. */
+let outdir = "";
+let buildLog = "";
+let dockerfile = "";
+
+beforeAll(async () => {
+  outdir = await tempFolder("build");
+  buildLog = await buildInto(outdir);
+  dockerfile = await readFile(join(ROOT, "Dockerfile"), "utf8");
+}, 60_000);
+
+afterAll(async () => {
+  await remove(outdir);
+});
+
+/** The instructions of one stage (`FROM ... AS name` up to the next FROM), continuation lines joined. */
+function stage(name: string): string[] {
+  const lines = dockerfile
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"));
+  const start = lines.findIndex((line) => new RegExp(`^FROM \\S+ AS ${name}$`).test(line));
+  if (start < 0) throw new Error(`Dockerfile has no stage ${name}`);
+  const end = lines.findIndex((line, index) => index > start && line.startsWith("FROM "));
+  return lines.slice(start + 1, end < 0 ? undefined : end);
+}
+
+/** The bundles' TypeScript inputs, from their source maps, as paths from the repository root. */
+async function bundledSources(): Promise<string[]> {
+  const sources = new Set<string>();
+  for (const file of (await readdir(outdir)).filter((name) => name.endsWith(".map"))) {
+    const map = JSON.parse(await readFile(join(outdir, file), "utf8")) as { sources: string[] };
+    for (const source of map.sources) sources.add(relative(ROOT, resolve(outdir, source)));
+  }
+  return [...sources].sort();
+}
+
+describe("npm run build", () => {
+  it("writes a launcher, an ESM bundle and its source map for the sync and the router", async () => {
+    expect((await readdir(outdir)).sort()).toEqual([
+      "router.bundle.js",
+      "router.bundle.js.map",
+      "router.js",
+      "sync.bundle.js",
+      "sync.bundle.js.map",
+      "sync.js",
+    ]);
+    for (const name of ["sync", "router"]) {
+      const launcher = await readFile(join(outdir, `${name}.js`), "utf8");
+      expect(launcher).toBe(`process.setSourceMapsEnabled(true);\nawait import("./${name}.bundle.js");\n`);
+      const bundle = await readFile(join(outdir, `${name}.bundle.js`), "utf8");
+      expect(bundle).toContain(`//# sourceMappingURL=${name}.bundle.js.map`);
+      expect(bundle).not.toMatch(/\brequire\(/);
+    }
+  });
+
+  it("bundles only our own TypeScript and leaves every npm package to node_modules", async () => {
+    const sources = await bundledSources();
+
+    expect(sources).toContain("sync/main.ts");
+    expect(sources).toContain("functions/node/main.ts");
+    expect(sources.filter((source) => !/^(lib|store|sync|functions)\/.+\.ts$/.test(source))).toEqual([]);
+    expect(buildLog).toMatch(/external: .*@kubernetes\/client-node .*ioredis/);
+  });
+});
+
+describe("the Dockerfile", () => {
+  it("builds with the dev dependencies and `npm run build`, from only the folders the bundles come from", async () => {
+    const build = stage("build");
+    const copied = build.filter((line) => line.startsWith("COPY ")).map((line) => line.split(" ")[1]);
+    const folders = new Set((await bundledSources()).map((source) => source.split("/")[0]));
+    const ignore = await readFile(join(ROOT, ".dockerignore"), "utf8");
+
+    expect(build).toContain("RUN npm ci --ignore-scripts --no-audit --no-fund");
+    expect(build[build.length - 1]).toBe("RUN npm run build");
+    expect(copied).toEqual(expect.arrayContaining(["package.json", "tsconfig.json", "scripts/build.mjs"]));
+    for (const folder of folders) {
+      expect(copied).toContain(folder);
+      expect(ignore).toContain(`\n!${folder}/\n`);
+    }
+  });
+
+  it("runs what test/build runs: the production install, the built files, node dist/router.js, uid 65532", async () => {
+    const runtime = stage("runtime");
+    const fromBuild = runtime
+      .filter((line) => line.startsWith("COPY --from=build "))
+      .flatMap((line) => line.split(" ").slice(2, -1))
+      .map((path) => path.replace("/app/dist/", ""));
+
+    expect(runtime).toContain(`RUN npm ${PRODUCTION_INSTALL.join(" ")} && npm cache clean --force`);
+    expect(fromBuild.sort()).toEqual((await readdir(outdir)).sort());
+    expect(runtime).toContain("USER 65532:65532");
+    expect(runtime).toContain("ENTRYPOINT []");
+    expect(runtime[runtime.length - 1]).toBe('CMD ["node", "dist/router.js"]');
+  });
+});
