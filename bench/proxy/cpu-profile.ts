@@ -120,6 +120,7 @@ function areaOf(functionName: string, url: string): string {
   const match = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(url);
   if (match?.[1]) return match[1];
   if (url.includes("/functions/")) return "edgeslice functions/";
-  if (url.includes("/contract/")) return "edgeslice contract/";
+  if (url.includes("/store/")) return "edgeslice store/";
+  if (url.includes("/lib/")) return "edgeslice lib/";
   return "other";
 }

@@ -41,7 +41,6 @@ export function ep(ip: string, port = 8080, extra: Partial<EndpointRecord> = {})
   return { ip, port, ...extra };
 }
 
-/** Puts the record into the memory store and keeps its cluster fresh for `leaseMs`. */
 /** The serviceRecord endpoint field for one backend listening on `host` (::1 → ipv6, else ipv4). */
 export function endpointOn(backend: { host: string; port: number }): {
   ipv4?: EndpointRecord[];
@@ -51,6 +50,7 @@ export function endpointOn(backend: { host: string; port: number }): {
   return backend.host === "::1" ? { ipv6: endpoints } : { ipv4: endpoints };
 }
 
+/** Puts the record into the memory store and keeps its cluster fresh for `leaseMs`. */
 export async function publish(store: MemoryStore, record: ServiceRecord, leaseMs = 60_000): Promise<void> {
   const writer = store.writer(record.cluster);
   await writer.put(record);

@@ -8,7 +8,7 @@ import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.
 import { startWebSocketBackend, type WebSocketBackend } from "./websocket-backend.js";
 import { buildWorkerBundle, runBundle, type WorkerBundle } from "./worker-bundle.js";
 
-/** WebSocket pass-through on the Workers path (proxy.ts, fetch-upstream.ts), in real workerd. */
+/** WebSocket pass-through on the Workers path (app/web-proxy.ts, transports/fetch.ts), in real workerd. */
 const CLUSTER = "east";
 
 type ClientSocket = NonNullable<Awaited<ReturnType<Miniflare["dispatchFetch"]>>["webSocket"]>;

@@ -10,7 +10,7 @@ import {
 } from "../../../store/records.js";
 
 /**
- * Writes the store's Redis layout by hand (contract/keys.ts), the way a sync writer does, so the router's
+ * Writes the store's Redis layout by hand (store/keys.ts), the way a sync writer does, so the router's
  * reader is tested against the contract rather than against another teammate's writer.
  */
 

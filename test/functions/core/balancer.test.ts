@@ -26,16 +26,14 @@ function seeded(seed: number): () => number {
 }
 
 describe("Balancer", () => {
-  it("picks the less loaded of two random backends (p2c)", () => {
-    const balancer = new Balancer("p2c", sequence(0, 0));
-    balancer.acquire("10.0.0.1:80");
+  it.each([
     // first = index 0, second = index 1 (0 of the others): index 1 has fewer in flight.
-    expect(balancer.pick(backends, new Set())?.address).toBe("10.0.0.2:80");
-  });
-
-  it("keeps the first of two equally loaded backends", () => {
-    const balancer = new Balancer("p2c", sequence(0.9, 0));
-    expect(balancer.pick(backends, new Set())?.address).toBe("10.0.0.3:80");
+    ["picks the less loaded of two random backends (p2c)", [0, 0], ["10.0.0.1:80"], "10.0.0.2:80"],
+    ["keeps the first of two equally loaded backends", [0.9, 0], [], "10.0.0.3:80"],
+  ])("%s", (_what, draws, inFlight, expected) => {
+    const balancer = new Balancer("p2c", sequence(...draws));
+    for (const address of inFlight) balancer.acquire(address);
+    expect(balancer.pick(backends, new Set())?.address).toBe(expected);
   });
 
   it("never picks a skipped backend", () => {

@@ -79,39 +79,21 @@ describe("route index", () => {
     expect(lookupRoute(index, "evil.example", "/")).toBeUndefined();
   });
 
-  it("gathers the same host and prefix from every cluster", () => {
+  it.each([
+    ["gathers the same host and prefix from every cluster", false, false, ["a", "b"], false],
+    ["drops a stale cluster while another one is fresh", true, false, ["b"], false],
+    ["serves every stale cluster when all of them are stale (fail static)", true, true, ["a", "b"], true],
+  ])("%s", (_what, staleA, staleB, serving, failStatic) => {
     const index = buildRouteIndex(
       snapshotOf([
-        { name: "a", records: [a] },
-        { name: "b", records: [b] },
-      ]),
-    );
-    expect(lookupRoute(index, "app.example", "/")?.serving.map((c) => c.cluster)).toEqual(["a", "b"]);
-  });
-
-  it("drops a stale cluster while another one is fresh", () => {
-    const index = buildRouteIndex(
-      snapshotOf([
-        { name: "a", records: [a], stale: true },
-        { name: "b", records: [b] },
+        { name: "a", records: [a], stale: staleA },
+        { name: "b", records: [b], stale: staleB },
       ]),
     );
     const route = lookupRoute(index, "app.example", "/");
-    expect(route?.serving.map((c) => c.cluster)).toEqual(["b"]);
+    expect(route?.serving.map((c) => c.cluster)).toEqual(serving);
     expect(route?.candidates.map((c) => c.cluster)).toEqual(["a", "b"]);
-    expect(route?.failStatic).toBe(false);
-  });
-
-  it("serves every stale cluster when all of them are stale (fail static)", () => {
-    const index = buildRouteIndex(
-      snapshotOf([
-        { name: "a", records: [a], stale: true },
-        { name: "b", records: [b], stale: true },
-      ]),
-    );
-    const route = lookupRoute(index, "app.example", "/");
-    expect(route?.serving.map((c) => c.cluster)).toEqual(["a", "b"]);
-    expect(route?.failStatic).toBe(true);
+    expect(route?.failStatic).toBe(failStatic);
   });
 
   it("keeps the lexically first service when two of one cluster claim the same route", () => {

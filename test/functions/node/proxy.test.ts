@@ -12,7 +12,7 @@ import {
 } from "../harness.js";
 
 /**
- * Semantics only the Node fast path (node-proxy.ts through startNodeRouter) has to get right on its own:
+ * Semantics only the Node fast path (node/proxy.ts through startNodeRouter) has to get right on its own:
  * client aborts, body errors, HEAD, bodies over IPv6. The shared ones run on both paths in app.test.ts.
  */
 const closing = closeAfterEach();
