@@ -1,37 +1,17 @@
-import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
 import { settlesWithin } from "../../lib/async.js";
 import type { Logger } from "../../lib/logger.js";
+import { statusOf } from "./api-errors.js";
+import {
+  claimedLease,
+  heldByAnother,
+  type LeaseClaim,
+  type LeaseObservation,
+  leaseView,
+  observeLease,
+  releasedLease,
+} from "./lease-record.js";
 
-/**
- * Leader election on a coordination.k8s.io/v1 Lease, with the semantics of client-go's leaderelection package
- * (https://kubernetes.io/docs/concepts/architecture/leases/): only the leader writes to Redis.
- *
- * Usage (sync/main.ts):
- *   const election = createLeaderElection({ kubeConfig, namespace, name: "edgeslice-<cluster>", identity: podName,
- *     leaseDurationMs: 15_000, renewIntervalMs: 5_000, retryIntervalMs: 2_000,
- *     onStartedLeading: () => ..., onStoppedLeading: () => ..., logger });
- *   election.start();
- *   election.isLeader();
- *   await election.stop();                     // releases the Lease if held, so a peer takes over at once
- *   await election.stop({ release: false });   // walk away without releasing (a crash, for tests)
- *
- * Rules:
- * - Acquire when the Lease is absent, has no holder, or its record has not changed for leaseDurationSeconds
- *   as timed by this replica since it first saw that record (client-go's observedTime).
- * - Every write is a PUT carrying the resourceVersion that was read: a 409 Conflict means another replica
- *   wrote first, and this one lost the race (optimistic concurrency, no lock).
- * - The leader renews every renewIntervalMs; it stops leading as soon as it sees another holder, or when no
- *   renew has succeeded for leaseDurationMs (the moment peers may take the Lease).
- * - Lease times are metav1.MicroTime (RFC 3339 with microseconds); leaseDurationSeconds is an integer, so the
- *   Lease records ceil(leaseDurationMs / 1000) s (>= 1) while this replica steps down after leaseDurationMs:
- *   a leader never outlives the Lease its peers see.
- * - Expiry never compares the holder's clock with this one: renewTime is written for humans and tools, and a
- *   candidate counts a lease duration on its own clock from when the record last changed. So a candidate whose
- *   clock runs ahead cannot steal a lease that is being renewed, and one whose clock runs behind does not wait
- *   longer than a lease. The price, as in client-go: a candidate that just started waits one lease duration
- *   before taking a lease whose holder died without releasing it. A short overlap remains possible if a
- *   leader's process stalls longer than the lease; writers must stay idempotent.
- */
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
@@ -53,57 +33,38 @@ export interface LeaderElection {
   isLeader(): boolean;
 }
 
-/** What the election reads from a Lease. */
-export interface LeaseView {
-  readonly holderIdentity: string | undefined;
-  readonly renewTimeMs: number | undefined;
-  readonly leaseDurationSeconds: number | undefined;
-}
-
-/** A Lease record as this replica last saw it, and when (on this replica's clock) it first saw it so. */
-export interface LeaseObservation {
-  readonly record: string;
-  readonly sinceMs: number;
-}
-
-/** The observation after reading `lease` at `nowMs`: its clock restarts only when the record changed. */
-export function observeLease(
-  previous: LeaseObservation | undefined,
-  lease: LeaseView,
-  nowMs: number,
-): LeaseObservation {
-  const record = JSON.stringify([lease.holderIdentity, lease.renewTimeMs, lease.leaseDurationSeconds]);
-  return previous?.record === record ? previous : { record, sinceMs: nowMs };
-}
-
-/**
- * True when another replica holds a Lease whose record changed less than its leaseDurationSeconds ago, as
- * observed here (`observedSinceMs`, this replica's clock): do not take it.
- */
-export function heldByAnother(
-  lease: LeaseView,
-  identity: string,
-  observedSinceMs: number,
-  nowMs: number,
-): boolean {
-  if (!lease.holderIdentity || lease.holderIdentity === identity) return false;
-  if (lease.leaseDurationSeconds === undefined) return false;
-  return observedSinceMs + lease.leaseDurationSeconds * 1000 > nowMs;
-}
-
-/** metav1.MicroTime text: RFC 3339 with exactly six fractional digits. */
-export function microTime(ms: number): string {
-  return new V1MicroTime(ms).toISOString();
-}
-
 type Attempt = "holding" | "held-by-another" | "lost-race";
 
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with the semantics of client-go's leaderelection package
+ * (https://kubernetes.io/docs/concepts/architecture/leases/): only the leader writes to the store. What is read
+ * from and written into the Lease, and when it counts as expired, is lease-record.ts.
+ *
+ * - Acquire when the Lease is absent, has no holder, or its record has not changed for leaseDurationSeconds
+ *   as timed by this replica since it first saw that record.
+ * - Every write is a PUT carrying the resourceVersion that was read: a 409 Conflict means another replica
+ *   wrote first, and this one lost the race (optimistic concurrency, no lock).
+ * - The leader renews every renewIntervalMs; it stops leading as soon as it sees another holder, or when no
+ *   renew has succeeded for leaseDurationMs (the moment peers may take the Lease).
+ * - The Lease records ceil(leaseDurationMs / 1000) s (>= 1) while this replica steps down after
+ *   leaseDurationMs: a leader never outlives the Lease its peers see. A short overlap remains possible if a
+ *   leader's process stalls longer than the lease; writers must stay idempotent.
+ *
+ * @example
+ * const election = createLeaderElection({ kubeConfig, namespace: "edgeslice", name: "edgeslice-sync-east",
+ *   identity: podName, leaseDurationMs: 15_000, renewIntervalMs: 5_000, retryIntervalMs: 2_500,
+ *   onStartedLeading, onStoppedLeading, logger });
+ * election.start();
+ * await election.stop();                     // releases the Lease if held, so a peer takes over at once
+ * await election.stop({ release: false });   // walk away without releasing (a crash, for tests)
+ */
 export function createLeaderElection(options: LeaderElectionOptions): LeaderElection {
   const { logger, identity, namespace, name } = options;
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
   const leaseDurationSeconds = Math.max(1, Math.ceil(options.leaseDurationMs / 1000));
+  const claim: LeaseClaim = { name, namespace, identity, leaseDurationSeconds };
 
   let running = false;
   let leader = false;
@@ -118,15 +79,15 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
     const attemptAt = now();
     if (!current) {
       const created = await write(() =>
-        api.createNamespacedLease({ namespace, body: leaseBody(undefined, attemptAt) }),
+        api.createNamespacedLease({ namespace, body: claimedLease(undefined, claim, attemptAt) }),
       );
       return holdingAt(created, attemptAt);
     }
-    const view = viewOf(current);
+    const view = leaseView(current);
     observed = observeLease(observed, view, attemptAt);
     if (heldByAnother(view, identity, observed.sinceMs, attemptAt)) return "held-by-another";
     const written = await write(() =>
-      api.replaceNamespacedLease({ name, namespace, body: leaseBody(current, attemptAt) }),
+      api.replaceNamespacedLease({ name, namespace, body: claimedLease(current, claim, attemptAt) }),
     );
     return holdingAt(written, attemptAt);
   }
@@ -156,25 +117,6 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       if (statusOf(error) === 409) return false;
       throw error;
     }
-  }
-
-  function leaseBody(current: V1Lease | undefined, atMs: number): V1Lease {
-    const spec = current?.spec;
-    const sameHolder = spec?.holderIdentity === identity;
-    // As client-go: every acquisition by a replica that was not the holder counts, a released Lease included.
-    const transitions = (spec?.leaseTransitions ?? 0) + (current && !sameHolder ? 1 : 0);
-    return {
-      apiVersion: "coordination.k8s.io/v1",
-      kind: "Lease",
-      metadata: current?.metadata ?? { name, namespace },
-      spec: {
-        holderIdentity: identity,
-        leaseDurationSeconds,
-        acquireTime: sameHolder && spec?.acquireTime ? spec.acquireTime : new V1MicroTime(atMs),
-        renewTime: new V1MicroTime(atMs),
-        leaseTransitions: transitions,
-      },
-    };
   }
 
   function becomeLeader(): void {
@@ -243,22 +185,7 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
     try {
       const current = await readLease();
       if (!current || current.spec?.holderIdentity !== identity) return;
-      const atMs = now();
-      // As client-go's release: no holder, a 1 s duration, times set to now; peers acquire on their next try.
-      await api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          ...current,
-          spec: {
-            ...current.spec,
-            holderIdentity: undefined,
-            leaseDurationSeconds: 1,
-            acquireTime: new V1MicroTime(atMs),
-            renewTime: new V1MicroTime(atMs),
-          },
-        },
-      });
+      await api.replaceNamespacedLease({ name, namespace, body: releasedLease(current, now()) });
     } catch (error) {
       logger.warn("could not release the lease; peers take it when it expires", {
         status: statusOf(error),
@@ -295,26 +222,4 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       logger.error(`${label} threw`, { error });
     }
   }
-}
-
-function viewOf(lease: V1Lease): LeaseView {
-  return {
-    holderIdentity: lease.spec?.holderIdentity || undefined,
-    renewTimeMs: timeOf(lease.spec?.renewTime),
-    leaseDurationSeconds: lease.spec?.leaseDurationSeconds,
-  };
-}
-
-/** client-node hands MicroTime fields back as the JSON string (V1MicroTime is not in its type map). */
-function timeOf(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value !== "string") return undefined;
-  const parsed = Date.parse(value);
-  return Number.isNaN(parsed) ? undefined : parsed;
-}
-
-function statusOf(error: unknown): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const { code } = error as { code?: unknown };
-  return typeof code === "number" ? code : undefined;
 }
