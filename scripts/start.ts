@@ -12,11 +12,15 @@ import { createRedisClusterWriter } from "../store/redis/writer.js";
 import type { ClusterWriter } from "../store/store.js";
 import { cacheFromObjects, loadManifests } from "../sync/kube/manifests.js";
 import { createSyncMetrics } from "../sync/metrics.js";
-import { createHeartbeat, type Heartbeat } from "../sync/publish/heartbeat.js";
-import { createReconciler, type Reconciler } from "../sync/publish/reconciler.js";
-import { createSafetyValve, DEFAULT_VALVE_CONFIG } from "../sync/publish/safety-valve.js";
-import { exposeService } from "../sync/translate/exposure.js";
-import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/translate/kube-objects.js";
+import { createPublishPipeline, type PublishPipeline } from "../sync/publish/pipeline.js";
+import { DEFAULT_VALVE_CONFIG } from "../sync/publish/safety-valve.js";
+import { HOSTS_ANNOTATION, parseHosts } from "../sync/translate/exposure.js";
+import {
+  type KubeEndpointSlice,
+  type KubeService,
+  namespaceOf,
+  SERVICE_NAME_LABEL,
+} from "../sync/translate/kube-objects.js";
 import { type DemoBackend, startDemoBackend } from "./demo-backend.js";
 
 /**
@@ -32,8 +36,7 @@ const LOOPBACK = new Set(["127.0.0.1", "::1"]);
 
 interface Running {
   readonly backends: DemoBackend[];
-  reconciler?: Reconciler;
-  heartbeat?: Heartbeat;
+  pipeline?: PublishPipeline;
   router?: NodeRouter;
   redis?: RedisClient;
 }
@@ -80,24 +83,20 @@ async function main(): Promise<void> {
     writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
   }
 
-  const metrics = createSyncMetrics({ cluster: CLUSTER });
-  const reconciler = createReconciler({
+  const pipeline = createPublishPipeline({
     cache: cacheFromObjects(loaded.services, loaded.slices),
     writer,
-    cluster: CLUSTER,
-    expose: exposeService,
     // examples/ is explicit desired state: nothing to hold back.
-    valve: createSafetyValve({ ...DEFAULT_VALVE_CONFIG, holdMs: 0 }),
+    valve: { ...DEFAULT_VALVE_CONFIG, holdMs: 0 },
+    holder: "npm-start",
+    leaseMs: LEASE_MS,
     logger,
-    metrics,
+    metrics: createSyncMetrics({ cluster: CLUSTER }),
   });
-  running.reconciler = reconciler;
-  await reconciler.enable();
-  if (reconciler.pending > 0)
-    throw new Error(`could not publish ${reconciler.pending} Service(s); see the log`);
-  const heartbeat = createHeartbeat({ writer, holder: "npm-start", leaseMs: LEASE_MS, logger, metrics });
-  running.heartbeat = heartbeat;
-  heartbeat.start();
+  running.pipeline = pipeline;
+  const pending = await pipeline.publishOnce();
+  if (pending > 0) throw new Error(`could not publish ${pending} Service(s); see the log`);
+  pipeline.heartbeat.start();
 
   const router = await startNodeRouter(config, {
     logger,
@@ -137,13 +136,13 @@ function demoTargets(slices: readonly KubeEndpointSlice[]): { service: string; i
   return [...targets.values()];
 }
 
-function exposedHosts(services: readonly { metadata: { annotations?: Record<string, string> | null } }[]) {
-  return services.flatMap((service) =>
-    (service.metadata.annotations?.["edgeslice.io/hosts"] ?? "")
-      .split(",")
-      .map((host) => host.trim())
-      .filter((host) => host !== ""),
-  );
+/** Each Service's hosts as the sync publishes them; a Service whose annotation is invalid is not routed. */
+function exposedHosts(services: readonly KubeService[]): string[] {
+  return services.flatMap((service) => {
+    const raw = service.metadata.annotations?.[HOSTS_ANNOTATION];
+    const hosts = raw === undefined ? undefined : parseHosts(raw);
+    return hosts?.ok ? hosts.value : [];
+  });
 }
 
 function banner(info: {
@@ -191,8 +190,7 @@ async function shutdown(signal: string, failed = false): Promise<void> {
     }
   };
   await attempt(() => running.router?.close());
-  await attempt(() => running.heartbeat?.stop());
-  await attempt(() => running.reconciler?.stop());
+  await attempt(() => running.pipeline?.stop());
   await attempt(async () => {
     await running.redis?.quit();
   });

@@ -22,7 +22,7 @@ const NamespaceListSchema = v.pipe(
 
 /** The sync worker's environment. DESIGN.md "User contract"; the extras are documented in deploy/README.md. */
 export const SyncEnvSchema = v.object({
-  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (contract/redis-target.ts). */
+  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: v.pipe(
     v.optional(v.string(), ""),
     v.transform((url) => url.trim() || "redis://127.0.0.1:6379"),

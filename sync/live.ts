@@ -1,40 +1,22 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { settlesWithin } from "../lib/async.js";
-import { exponentialDelay } from "../lib/backoff.js";
 import type { Logger } from "../lib/logger.js";
-import { createRedisClient, type RedisClient, untilReady } from "../store/redis/client.js";
-import { describeRedisTarget, type RedisTarget } from "../store/redis/target.js";
+import { shutdownSignal } from "../lib/signals.js";
 import { createRedisClusterWriter } from "../store/redis/writer.js";
-import type { ClusterWriter } from "../store/store.js";
 import type { SyncConfig } from "./config.js";
+import { type LeaderElector, type LeaderElectorFactory, leaseElector } from "./elector.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
 import { type ClusterWatch, createClusterWatch } from "./kube/cluster-watch.js";
-import { createLeaderElection } from "./kube/leader.js";
-import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
-import { createHeartbeat } from "./publish/heartbeat.js";
-import { createReconciler, type Reconciler } from "./publish/reconciler.js";
-import { createSafetyValve } from "./publish/safety-valve.js";
-import { exposeService } from "./translate/exposure.js";
-
-/** What live mode needs from leader election (sync/leader.ts). */
-export interface LeaderElector {
-  start(): void | Promise<void>;
-  /** Stops campaigning and releases the Lease if held. */
-  stop(): Promise<void>;
-  isLeader(): boolean;
-}
-
-export type LeaderElectorFactory = (callbacks: {
-  onStartedLeading: () => void;
-  onStoppedLeading: () => void;
-}) => LeaderElector;
+import { createPublishPipeline } from "./publish/pipeline.js";
+import type { Reconciler } from "./publish/reconciler.js";
+import { closeRedis, connectRedis } from "./redis-connection.js";
 
 export interface LiveOptions {
   readonly logger: Logger;
   /** Default: loadFromDefault() (in-cluster service account, or KUBECONFIG). */
   readonly kubeConfig?: KubeConfig;
-  /** Default: a coordination.k8s.io Lease election (sync/leader.ts) when config.leaderElection is on. */
+  /** Default: a coordination.k8s.io Lease election (kube/leader.ts) when config.leaderElection is on. */
   readonly elector?: LeaderElectorFactory;
   /** Longest wait for pending writes on shutdown. */
   readonly flushTimeoutMs?: number;
@@ -55,6 +37,11 @@ export interface LiveSync {
  * Live mode: informers → reconciler → Redis, with leader election, heartbeat and the health server.
  * Publishing starts only once the informers completed their first full list AND this replica leads;
  * it stops the moment leadership is lost.
+ *
+ * @example
+ * const live = await startLive(parseSyncConfig(process.env), { logger });
+ * live.publishing();
+ * await live.stop();
  */
 export async function startLive(config: SyncConfig, options: LiveOptions): Promise<LiveSync> {
   const { logger } = options;
@@ -73,21 +60,21 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     onResync: () => void reconciler?.fullResync(),
     onError: () => metrics.count("informerRestarts"),
   });
-  const activeReconciler = createReconciler({
+  const pipeline = createPublishPipeline({
     cache: watch,
     writer,
-    cluster: config.cluster,
-    expose: exposeService,
-    valve: createSafetyValve(config.valve),
+    valve: config.valve,
+    holder: config.identity,
+    leaseMs: config.leaseMs,
+    heartbeatMs: config.heartbeatMs,
+    repushWhenStoreLost: true,
     logger,
     metrics,
-    debounceMs: config.debounceMs,
-    maxWaitMs: config.maxWaitMs,
+    timing: { debounceMs: config.debounceMs, maxWaitMs: config.maxWaitMs },
   });
+  const { heartbeat } = pipeline;
+  const activeReconciler = pipeline.reconciler;
   reconciler = activeReconciler;
-  /** Re-pushes the whole state with no heartbeat leaving until the store holds it again. */
-  const repushBeforeBeating = () => heartbeat.holdUntil(activeReconciler.fullResync());
-  const heartbeat = heartbeatFor(writer, config, logger, metrics, repushBeforeBeating);
 
   let leading = !config.leaderElection;
   let stopping = false;
@@ -116,7 +103,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
     // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. No beat leaves
     // during the re-push, so routers keep their last view (fail static) until every record is back.
-    repushBeforeBeating();
+    pipeline.repushBeforeBeating();
   });
 
   let elector: LeaderElector | undefined;
@@ -166,8 +153,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
           });
         }
       }
-      await heartbeat.stop();
-      await activeReconciler.stop();
+      await pipeline.stop();
       await transitions;
       await elector?.stop();
       await health.close();
@@ -202,157 +188,13 @@ export async function runLive(config: SyncConfig, options: LiveOptions): Promise
     namespaces: config.namespaces.length > 0 ? config.namespaces : "all",
     healthPort: live.healthPort,
   });
-  await waitForSignal(options.logger);
+  await shutdownSignal(options.logger);
   await live.stop();
   return 0;
-}
-
-/**
- * `--from DIR` without `--print`: publishes the folder's manifests to the store (only what differs,
- * leftovers of earlier runs removed) and writes one heartbeat so routers discover the cluster.
- * With `once` false it keeps the heartbeat going until SIGTERM/SIGINT.
- */
-export async function publishFromFolder(
-  dir: string,
-  config: SyncConfig,
-  options: { logger: Logger; once: boolean },
-): Promise<number> {
-  const { logger } = options;
-  const loaded = await readManifestFolder(dir, logger);
-  if (!loaded) return 1;
-  const metrics = createSyncMetrics({ cluster: config.cluster });
-  const redis = connectRedis(config.redis, logger, metrics);
-  try {
-    if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
-    const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
-    const reconciler = createReconciler({
-      cache: cacheFromObjects(loaded.services, loaded.slices),
-      writer,
-      cluster: config.cluster,
-      expose: exposeService,
-      // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
-      valve: createSafetyValve({ ...config.valve, holdMs: 0 }),
-      logger,
-      metrics,
-    });
-    await reconciler.enable();
-    const pending = reconciler.pending;
-    await reconciler.stop();
-    if (pending > 0) {
-      logger.error("could not write every Service to the store", { pending });
-      return 1;
-    }
-    const heartbeat = heartbeatFor(writer, config, logger, metrics);
-    heartbeat.start();
-    logger.info("published manifests", {
-      dir,
-      cluster: config.cluster,
-      written: metrics.get("writes"),
-      removed: metrics.get("deletes"),
-      unchanged: metrics.get("skippedUnchanged"),
-    });
-    if (!options.once) await waitForSignal(logger);
-    await heartbeat.stop();
-    return 0;
-  } catch (error) {
-    logger.error("publishing manifests failed", { error });
-    return 1;
-  } finally {
-    await closeRedis(redis);
-  }
 }
 
 function defaultKubeConfig(): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   return kubeConfig;
-}
-
-/**
- * One long-lived client. No offline queue: while Redis is down a write fails at once and the reconciler
- * keeps it dirty with backoff, instead of piling commands up in memory; 'ready' then triggers a full resync.
- */
-function connectRedis(target: RedisTarget, logger: Logger, metrics: SyncMetrics): RedisClient {
-  const redis = createRedisClient(target, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 5_000,
-    connectionName: "edgeslice-sync",
-    retryStrategy: (attempt) => exponentialDelay(attempt, { initialMs: 100, maxMs: 5_000 }),
-  });
-  logger.info("redis target", { redis: describeRedisTarget(target) });
-  let down = false;
-  redis.on("ready", () => {
-    metrics.set("redisUp", 1);
-    if (down) logger.info("redis connection ready again");
-    down = false;
-  });
-  redis.on("error", (error: Error) => {
-    if (!down) logger.warn("redis connection error", { error });
-    down = true;
-  });
-  redis.on("close", () => {
-    metrics.set("redisUp", 0);
-    down = true;
-  });
-  redis.connect().catch(() => {
-    // Reported through 'error'; retryStrategy keeps reconnecting.
-  });
-  return redis;
-}
-
-async function closeRedis(redis: RedisClient): Promise<void> {
-  if (redis.status === "ready") await settlesWithin(redis.quit(), 2_000).catch(() => {});
-  redis.disconnect();
-}
-
-function waitForSignal(logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info("shutting down", { signal });
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      resolve();
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  });
-}
-
-/**
- * The Lease election with client-go's usual proportions: renew at a third of the lease, retry at a sixth,
- * so a live leader renews twice before a peer could consider its lease expired.
- */
-function leaseElector(config: SyncConfig, kubeConfig: KubeConfig, logger: Logger): LeaderElectorFactory {
-  return (callbacks) =>
-    createLeaderElection({
-      kubeConfig,
-      namespace: config.leaseNamespace,
-      name: config.leaseName,
-      identity: config.identity,
-      leaseDurationMs: config.leaderLeaseMs,
-      renewIntervalMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
-      retryIntervalMs: Math.max(100, Math.floor(config.leaderLeaseMs / 6)),
-      logger,
-      ...callbacks,
-    });
-}
-
-function heartbeatFor(
-  writer: ClusterWriter,
-  config: SyncConfig,
-  logger: Logger,
-  metrics: SyncMetrics,
-  onStoreLost?: () => void,
-) {
-  return createHeartbeat({
-    writer,
-    holder: config.identity,
-    leaseMs: config.leaseMs,
-    intervalMs: config.heartbeatMs,
-    logger,
-    metrics,
-    ...(onStoreLost ? { onStoreLost } : {}),
-  });
 }

@@ -3,9 +3,13 @@ import * as v from "valibot";
 import { createJsonLogger, type Logger } from "../lib/logger.js";
 import { ClusterNameSchema } from "../store/names.js";
 import { parseSyncConfig, type SyncConfig } from "./config.js";
-import { readManifestFolder } from "./kube/manifests.js";
-import { publishFromFolder, runLive } from "./live.js";
-import { printLines } from "./print.js";
+import { printFromFolder, publishFromFolder } from "./folder.js";
+import { runLive } from "./live.js";
+
+/**
+ * `npm run sync`: the sync's entry point. Live mode (live.ts) watches the cluster it runs in; `--from DIR`
+ * reads manifests from a folder instead (folder.ts). The exit code is 2 for bad arguments or environment.
+ */
 
 const USAGE = `Usage: npm run sync -- [--from DIR] [--once] [--print]
 
@@ -45,15 +49,6 @@ function readArgs(argv: readonly string[]): CliArgs {
     print: values.print ?? false,
     help: values.help ?? false,
   };
-}
-
-/** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
-async function printFromFolder(dir: string, cluster: string, logger: Logger): Promise<number> {
-  const loaded = await readManifestFolder(dir, logger);
-  if (!loaded) return 1;
-  const lines = printLines(cluster, loaded.services, loaded.slices);
-  process.stdout.write(lines.map((line) => `${line}\n`).join(""));
-  return 0;
 }
 
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {

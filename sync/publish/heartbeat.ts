@@ -1,7 +1,7 @@
 import type { Logger } from "../../lib/logger.js";
 import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
-import type { Timers } from "./reconciler.js";
+import { realTimers, type Timers } from "./timers.js";
 
 export interface HeartbeatOptions {
   readonly writer: ClusterWriter;
@@ -42,11 +42,15 @@ export interface Heartbeat {
   readonly running: boolean;
 }
 
-const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
+/**
+ * The cluster's heartbeat in the store: routers see a cluster, and trust its records, only while its lease
+ * is fresh. One beat at start, then every interval; beats never overlap.
+ *
+ * @example
+ * const heartbeat = createHeartbeat({ writer, holder: config.identity, leaseMs: 15_000, logger, metrics });
+ * heartbeat.start();
+ * await heartbeat.stop();
+ */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const { writer, holder, leaseMs, logger, metrics } = options;
   const intervalMs = options.intervalMs ?? Math.max(1, Math.floor(leaseMs / 3));

@@ -1,23 +1,12 @@
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
-import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
 import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
-import type { KubeEndpointSlice, KubeService } from "../translate/kube-objects.js";
 import { namespaceOf } from "../translate/kube-objects.js";
-import type { ClusterCache, ExposureResult } from "../translate/types.js";
+import type { ClusterCache } from "../translate/types.js";
 import type { SafetyValve } from "./safety-valve.js";
-
-export type ExposeService = (
-  cluster: string,
-  service: KubeService,
-  slices: readonly KubeEndpointSlice[],
-) => ExposureResult;
-
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+import { createServicePublisher, type ExposeService } from "./service-publisher.js";
+import { realTimers, type Timers } from "./timers.js";
 
 export interface ReconcilerOptions {
   readonly cache: ClusterCache;
@@ -65,18 +54,12 @@ export interface Reconciler {
   stop(): Promise<void>;
 }
 
-const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
 /**
- * The publisher: turns "this Service changed" into at most one store write per Service per burst.
- * Every write recomputes the Service's whole record from the cache (DESIGN.md rule 9, never deltas) and
- * is skipped when its serialised form equals what the store holds. Writes run one at a time.
+ * The publisher: turns "this Service changed" into at most one store write per Service per burst (the write
+ * itself is service-publisher.ts). Writes run one at a time; a failed one is retried with backoff.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const { cache, writer, cluster, expose, valve, logger, metrics } = options;
+  const { cache, writer, cluster, logger, metrics } = options;
   const debounceMs = options.debounceMs ?? 50;
   const maxWaitMs = options.maxWaitMs ?? 100;
   const retryBaseMs = options.retryBaseMs ?? 200;
@@ -87,7 +70,6 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   /** What the store holds, as serialised strings; undefined until loaded (then a full resync is due). */
   let stored: Map<string, string> | undefined;
   const dirty = new Set<string>();
-  const valveTimers = new Map<string, unknown>();
   let enabled = false;
   let stopped = false;
   let firstDirtyAt: number | undefined;
@@ -166,7 +148,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         return;
       }
       try {
-        await reconcile(service, stored);
+        await publisher.reconcile(service, stored);
       } catch (error) {
         for (const rest of batch.slice(index)) dirty.add(rest);
         failed(`write ${service}`, error);
@@ -186,85 +168,6 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     logger.warn("store write failed; retrying", { cluster, what, error, retryInMs: delay, failures });
   };
 
-  const reconcile = async (service: string, store: Map<string, string>) => {
-    const [namespace = "", name = ""] = service.split("/");
-    const found = cache.service(namespace, name);
-    const result: ExposureResult = found
-      ? expose(cluster, found, cache.slicesOf(namespace, name))
-      : { kind: "not-exposed" };
-    if (result.kind === "invalid") {
-      // A malformed annotation on a Service that was serving keeps its last good record: a typo in
-      // `edgeslice.io/hosts` must not take a working route down. The operator sees the warning and the
-      // metric; deleting the Service or removing the annotation still withdraws it.
-      metrics.count("invalidServices");
-      logger.warn("service annotations invalid; keeping what is published", {
-        cluster,
-        service,
-        reason: result.reason,
-        keptPublished: store.has(service),
-      });
-      return;
-    }
-    if (result.kind === "not-exposed") {
-      clearHold(service);
-      if (!store.has(service)) return;
-      await writer.remove(service);
-      store.delete(service);
-      metrics.count("deletes");
-      logger.info("service removed", { cluster, service });
-      return;
-    }
-    await publish(service, result.record, store);
-  };
-
-  const publish = async (service: string, record: ServiceRecord, store: Map<string, string>) => {
-    const serialised = serializeServiceRecord(record);
-    const previousRaw = store.get(service);
-    if (previousRaw === serialised) {
-      clearHold(service);
-      metrics.count("skippedUnchanged");
-      return;
-    }
-    const previous = previousRaw === undefined ? undefined : decodeServiceRecord(previousRaw);
-    const verdict = valve.judge(service, previous?.ok ? previous.value : undefined, record, now());
-    if (verdict.action === "hold") {
-      if (!valveTimers.has(service)) {
-        metrics.count("valveHolds");
-        logger.warn("mass endpoint removal held by the safety valve", {
-          cluster,
-          service,
-          before: verdict.before,
-          after: verdict.after,
-          releaseInMs: verdict.releaseAt - now(),
-        });
-        const handle = timers.setTimeout(
-          () => {
-            valveTimers.delete(service);
-            const [namespace = "", name = ""] = service.split("/");
-            markDirty(namespace, name);
-          },
-          Math.max(0, verdict.releaseAt - now()),
-        );
-        valveTimers.set(service, handle);
-      }
-      return;
-    }
-    clearHold(service);
-    await writer.put(record);
-    store.set(service, serialised);
-    metrics.count("writes");
-    logger.debug("service published", { cluster, service });
-  };
-
-  const clearHold = (service: string) => {
-    valve.clear(service);
-    const handle = valveTimers.get(service);
-    if (handle !== undefined) {
-      timers.clearTimeout(handle);
-      valveTimers.delete(service);
-    }
-  };
-
   const markDirty = (namespace: string, name: string) => {
     if (stopped) return;
     metrics.count("events");
@@ -272,6 +175,19 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     metrics.set("dirtyServices", dirty.size);
     schedule();
   };
+
+  const publisher = createServicePublisher({
+    cache,
+    writer,
+    cluster,
+    expose: options.expose,
+    valve: options.valve,
+    logger,
+    metrics,
+    now,
+    timers,
+    onHoldOver: markDirty,
+  });
 
   const cancelTimer = () => {
     if (timer !== undefined) timers.clearTimeout(timer);
@@ -320,8 +236,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     async stop() {
       stopped = true;
       cancelTimer();
-      for (const handle of valveTimers.values()) timers.clearTimeout(handle);
-      valveTimers.clear();
+      publisher.stop();
       if (running) await running;
       wakeCycleWaiters();
     },

@@ -77,6 +77,7 @@ export interface SafetyValve {
   clear(service: string): void;
 }
 
+/** A valve for one cluster's Services; the reconciler asks it before every write that shrinks a Service. */
 export function createSafetyValve(config: ValveConfig = DEFAULT_VALVE_CONFIG): SafetyValve {
   const heldSince = new Map<string, number>();
   return {

@@ -4,8 +4,9 @@ import { MemoryStore } from "../../../store/memory-store.js";
 import { decodeServiceRecord, SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { createSyncMetrics, type SyncMetrics } from "../../../sync/metrics.js";
-import { createReconciler, type ExposeService, type Reconciler } from "../../../sync/publish/reconciler.js";
+import { createReconciler, type Reconciler } from "../../../sync/publish/reconciler.js";
 import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
+import type { ExposeService } from "../../../sync/publish/service-publisher.js";
 import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kube-objects.js";
 import type { ClusterCache } from "../../../sync/translate/types.js";
 

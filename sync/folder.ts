@@ -1,0 +1,76 @@
+import type { Logger } from "../lib/logger.js";
+import { shutdownSignal } from "../lib/signals.js";
+import { untilReady } from "../store/redis/client.js";
+import { createRedisClusterWriter } from "../store/redis/writer.js";
+import type { SyncConfig } from "./config.js";
+import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
+import { createSyncMetrics } from "./metrics.js";
+import { printLines } from "./print.js";
+import { createPublishPipeline } from "./publish/pipeline.js";
+import { closeRedis, connectRedis } from "./redis-connection.js";
+
+/**
+ * `npm run sync -- --from DIR`: the manifests of a folder instead of a cluster, printed (`--print`) or
+ * published. Each resolves the process exit code.
+ */
+
+/** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
+export async function printFromFolder(dir: string, cluster: string, logger: Logger): Promise<number> {
+  const loaded = await readManifestFolder(dir, logger);
+  if (!loaded) return 1;
+  const lines = printLines(cluster, loaded.services, loaded.slices);
+  process.stdout.write(lines.map((line) => `${line}\n`).join(""));
+  return 0;
+}
+
+/**
+ * `--from DIR` without `--print`: publishes the folder's manifests to the store (only what differs,
+ * leftovers of earlier runs removed) and writes one heartbeat so routers discover the cluster.
+ * With `once` false it keeps the heartbeat going until SIGTERM/SIGINT.
+ */
+export async function publishFromFolder(
+  dir: string,
+  config: SyncConfig,
+  options: { logger: Logger; once: boolean },
+): Promise<number> {
+  const { logger } = options;
+  const loaded = await readManifestFolder(dir, logger);
+  if (!loaded) return 1;
+  const metrics = createSyncMetrics({ cluster: config.cluster });
+  const redis = connectRedis(config.redis, logger, metrics);
+  try {
+    if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
+    const pipeline = createPublishPipeline({
+      cache: cacheFromObjects(loaded.services, loaded.slices),
+      writer: createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster }),
+      // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
+      valve: { ...config.valve, holdMs: 0 },
+      holder: config.identity,
+      leaseMs: config.leaseMs,
+      heartbeatMs: config.heartbeatMs,
+      logger,
+      metrics,
+    });
+    const pending = await pipeline.publishOnce();
+    if (pending > 0) {
+      logger.error("could not write every Service to the store", { pending });
+      return 1;
+    }
+    pipeline.heartbeat.start();
+    logger.info("published manifests", {
+      dir,
+      cluster: config.cluster,
+      written: metrics.get("writes"),
+      removed: metrics.get("deletes"),
+      unchanged: metrics.get("skippedUnchanged"),
+    });
+    if (!options.once) await shutdownSignal(logger);
+    await pipeline.stop();
+    return 0;
+  } catch (error) {
+    logger.error("publishing manifests failed", { error });
+    return 1;
+  } finally {
+    await closeRedis(redis);
+  }
+}
