@@ -1,15 +1,14 @@
-import { Redis } from "ioredis";
 import type { Miniflare } from "miniflare";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EndpointRecord } from "../../store/records.js";
 import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { serviceRecord } from "../functions/fixtures.js";
-import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { REDIS_URL } from "../support/redis.js";
 import { startWebSocketBackend, type WebSocketBackend } from "./websocket-backend.js";
-import { buildWorkerBundle, runBundle, type WorkerBundle } from "./worker-bundle.js";
+import { CLUSTER, workerFixture } from "./worker-fixture.js";
 
 /** WebSocket pass-through on the Workers path (app/web-proxy.ts, transports/fetch.ts), in real workerd. */
-const CLUSTER = "east";
+const { redis, freshPrefix, worker, closesAfterEach } = workerFixture("workerd-ws");
 
 type ClientSocket = NonNullable<Awaited<ReturnType<Miniflare["dispatchFetch"]>>["webSocket"]>;
 
@@ -36,51 +35,18 @@ function follow(socket: ClientSocket) {
 }
 
 describe("WebSocket handshakes through the Worker bundle in workerd", () => {
-  let bundle: WorkerBundle;
-  let redis: Redis;
-  const prefixes: string[] = [];
-  const running: Miniflare[] = [];
-  const backends: WebSocketBackend[] = [];
-
   const publish = async (
     records: { service: string; hosts: string[]; ipv4?: EndpointRecord[]; ipv6?: EndpointRecord[] }[],
   ) => {
-    const prefix = uniquePrefix("workerd-ws");
-    prefixes.push(prefix);
-    const writer = createRedisClusterWriter(redis, { prefix, cluster: CLUSTER });
+    const prefix = freshPrefix();
+    const writer = createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER });
     await writer.heartbeat({ holder: "test", leaseMs: 120_000, at: Date.now() });
     for (const record of records) await writer.put(serviceRecord({ cluster: CLUSTER, ...record }));
-    const mf = runBundle(bundle, {
-      LOG_LEVEL: "error",
-      UPSTREAM_TRY_TIMEOUT_MS: "3000",
-      REDIS_URL,
-      EDGESLICE_PREFIX: prefix,
-    });
-    running.push(mf);
-    return mf;
+    return worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
   };
-  const backend = async (...args: Parameters<typeof startWebSocketBackend>) => {
-    const started = await startWebSocketBackend(...args);
-    backends.push(started);
-    return started;
-  };
+  const backend = async (...args: Parameters<typeof startWebSocketBackend>) =>
+    closesAfterEach(await startWebSocketBackend(...args));
   const at = (b: WebSocketBackend): EndpointRecord => ({ ip: b.ip, port: b.port });
-
-  beforeAll(async () => {
-    bundle = await buildWorkerBundle();
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((mf) => mf.dispose()));
-    await Promise.all(backends.splice(0).map((b) => b.close()));
-  });
-
-  afterAll(async () => {
-    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
-    redis.disconnect();
-    await bundle.remove();
-  });
 
   it.each(["127.0.0.1", "::1"] as const)(
     "reaches the backend on %s listed for its Host, and messages flow both ways",
