@@ -1,5 +1,12 @@
 import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "./records.js";
-import type { ClusterView, ClusterWriter, Snapshot, SnapshotSource, StoreChange } from "./store.js";
+import {
+  assertOwnRecord,
+  type ClusterView,
+  type ClusterWriter,
+  type Snapshot,
+  type SnapshotSource,
+  type StoreChange,
+} from "./store.js";
 
 interface ClusterState {
   readonly records: Map<string, string>;
@@ -27,6 +34,7 @@ export class MemoryStore implements SnapshotSource {
     return {
       cluster,
       put: async (record: ServiceRecord) => {
+        assertOwnRecord(cluster, record);
         state.records.set(record.service, serializeServiceRecord(record));
         notify(record.service, "put");
       },

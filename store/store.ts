@@ -6,7 +6,10 @@ import type { ChangeOp, ServiceRecord } from "./records.js";
  */
 export interface ClusterWriter {
   readonly cluster: string;
-  /** Atomically replaces the service's record and route and appends a `put` change entry. */
+  /**
+   * Atomically replaces the service's record and route and appends a `put` change entry. Rejects a record
+   * of another cluster (assertOwnRecord), storing nothing.
+   */
   put(record: ServiceRecord): Promise<void>;
   /** Atomically removes the service's record and route and appends a `delete` change entry. */
   remove(service: string): Promise<void>;
@@ -19,6 +22,13 @@ export interface ClusterWriter {
    * persistence, FLUSHALL, a Redis Cluster master restarting empty).
    */
   heartbeat(beat: { holder: string; leaseMs: number; at: number; ifRegistered?: boolean }): Promise<boolean>;
+}
+
+/** Throws unless `record` is one of `cluster`'s: a ClusterWriter stores its own cluster's records only. */
+export function assertOwnRecord(cluster: string, record: ServiceRecord): void {
+  if (record.cluster !== cluster) {
+    throw new Error(`record of cluster "${record.cluster}" given to the writer of "${cluster}"`);
+  }
 }
 
 /** What routers see of one cluster. */

@@ -9,7 +9,7 @@ import {
   serializeRouteRecord,
   serializeServiceRecord,
 } from "../records.js";
-import type { ClusterWriter } from "../store.js";
+import { assertOwnRecord, type ClusterWriter } from "../store.js";
 
 export interface RedisWriterOptions {
   readonly prefix: string;
@@ -35,9 +35,7 @@ export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisW
   return {
     cluster,
     async put(record: ServiceRecord) {
-      if (record.cluster !== cluster) {
-        throw new Error(`record of cluster "${record.cluster}" given to the writer of "${cluster}"`);
-      }
+      assertOwnRecord(cluster, record);
       const multi = redis.multi();
       multi.hset(keys.services, record.service, serializeServiceRecord(record));
       multi.hset(keys.routes, record.service, serializeRouteRecord(routeOf(record)));

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 
 /** The shared Redis the suite runs against (CI makes sure it answers). */
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -11,14 +11,22 @@ export function uniquePrefix(label = "t"): string {
   return `edgeslice-test-${label}-${process.pid}-${randomBytes(4).toString("hex")}`;
 }
 
-/** Deletes every key under `prefix` (call in afterAll/afterEach). */
-export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== "0");
+/**
+ * Deletes every key under `prefix` (call in afterAll/afterEach). On Redis Cluster every master is scanned and
+ * each key deleted on its own: keys of different clusters live in different slots, which one DEL cannot span.
+ */
+export async function deleteKeysWithPrefix(redis: Redis | Cluster, prefix: string): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length === 0) continue;
+      if (redis instanceof Cluster) await Promise.all(keys.map((key) => node.del(key)));
+      else await node.del(...keys);
+    } while (cursor !== "0");
+  }
 }
 
 export async function freePort(host = "127.0.0.1"): Promise<number> {
