@@ -102,6 +102,9 @@ export interface Envtest {
 export interface PeerApiserver {
   readonly url: string;
   readonly kubeconfigPath: string;
+  /** `kubectl apply` as admin on this apiserver. */
+  apply(input: string | object | readonly object[]): Promise<string>;
+  kubectl(args: readonly string[], options?: { input?: string }): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -155,9 +158,7 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     const get = (path: string, identity: Identity = "admin") =>
       httpGet(dispatcher, `${url}${path}`, access.tokens[identity]);
     const kubectl = (args: readonly string[], kubectlOptions: { input?: string; identity?: Identity } = {}) =>
-      runCommand("kubectl", ["--kubeconfig", kubeconfigs[kubectlOptions.identity ?? "admin"], ...args], {
-        ...(kubectlOptions.input === undefined ? {} : { input: kubectlOptions.input }),
-      });
+      kubectlWith(kubeconfigs[kubectlOptions.identity ?? "admin"], args, kubectlOptions.input);
     const metrics = async () => {
       const response = await get("/metrics");
       if (response.status !== 200) throw new Error(`apiserver /metrics answered ${response.status}`);
@@ -194,6 +195,8 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
         return {
           url: peerUrl,
           kubeconfigPath,
+          apply: (input) => kubectlWith(kubeconfigPath, ["apply", "-f", "-"], manifestText(input)),
+          kubectl: (args, kubectlOptions = {}) => kubectlWith(kubeconfigPath, args, kubectlOptions.input),
           async stop() {
             await peer.stop("SIGKILL");
             peers.delete(peer);
@@ -219,6 +222,18 @@ function writeKubeconfigs(dir: string, url: string, access: AccessFiles): Record
   writeKubeconfig(paths.admin, url, "admin", access.tokens.admin);
   writeKubeconfig(paths.sync, url, access.syncUser, access.tokens.sync);
   return paths;
+}
+
+function kubectlWith(
+  kubeconfigPath: string,
+  args: readonly string[],
+  input: string | undefined,
+): Promise<string> {
+  return runCommand(
+    "kubectl",
+    ["--kubeconfig", kubeconfigPath, ...args],
+    input === undefined ? {} : { input },
+  );
 }
 
 function manifestText(input: string | object | readonly object[]): string {

@@ -1,0 +1,66 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { renderDeploy } from "./support/deploy.js";
+import { exposedWithSlice, namespaceObject, sliceObject } from "./support/objects.js";
+import { holderRuns, publishedAddresses, sampleLease } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
+
+describe.skipIf(!ENVTEST_AVAILABLE)(
+  "the apiserver restarting under a running sync (default settings)",
+  () => {
+    let envtest: Envtest;
+    let sync: SyncCli | undefined;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const prefix = uniquePrefix("envtest-restart");
+
+    beforeAll(async () => {
+      const deploy = await renderDeploy();
+      envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+      await envtest.apply([
+        ...deploy.objects,
+        namespaceObject("shop"),
+        ...exposedWithSlice("shop", "web", ["10.5.0.1"]),
+      ]);
+      await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
+      await untilAllowed(envtest, "/api/v1/services");
+    });
+    afterAll(async () => {
+      await sync?.kill();
+      await deleteKeysWithPrefix(redis, prefix);
+      redis.disconnect();
+      await envtest?.close();
+    });
+
+    it("keeps leading and the cluster fresh in Redis through a short restart, then publishes the next change", async () => {
+      sync = await startSyncCli({ envtest, cluster: "east", prefix, podName: "east-0" });
+      await untilReady(sync);
+      await untilLeader(sync, 1);
+      await pollUntil(
+        async () => (await publishedAddresses(redis, prefix, "east", "shop/web")) !== undefined,
+        {
+          timeoutMs: 15_000,
+          describe: () => "shop/web was not published",
+        },
+      );
+      const lease = sampleLease(redis, prefix, "east");
+
+      await envtest.stopApiserver({ signal: "SIGKILL" });
+      await envtest.startApiserver();
+      await envtest.apply(sliceObject("shop", "web", ["10.5.0.1", "10.5.0.2"]));
+      // The informers' backoff grew while the apiserver was away (up to 30 s, jittered): allow for it.
+      await pollUntil(
+        async () =>
+          (await publishedAddresses(redis, prefix, "east", "shop/web"))?.join() === "10.5.0.1,10.5.0.2",
+        { timeoutMs: 60_000, describe: () => "the change after the restart was not published" },
+      );
+
+      expect(holderRuns(await lease.stop()).map((run) => run.holder)).toEqual(["east-0"]);
+      expect(sync.logged("stopped leading")).toEqual([]);
+      expect(await sync.metric("edgeslice_sync_leader")).toBe(1);
+      expect((await sync.readyz()).status).toBe(200);
+    }, 120_000);
+  },
+);

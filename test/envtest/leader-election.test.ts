@@ -1,0 +1,129 @@
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { renderDeploy } from "./support/deploy.js";
+import { exposedWithSlice, namespaceObject, sliceObject } from "./support/objects.js";
+import { holderRuns, publishedAddresses, sampleLease } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
+
+/** Short leases keep each handover to a few seconds; the proportions are the defaults'. */
+const SHORT_LEASES = { LEADER_LEASE_MS: "3000", LEASE_MS: "3000" };
+
+describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8s.io Lease", () => {
+  let envtest: Envtest;
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const prefixes: string[] = [];
+  let syncs: SyncCli[] = [];
+
+  beforeAll(async () => {
+    const deploy = await renderDeploy();
+    envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+    await envtest.apply([...deploy.objects, namespaceObject("shop")]);
+    await untilAllowed(envtest, "/api/v1/services");
+    await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
+  });
+  afterEach(async () => {
+    await Promise.all(syncs.map((sync) => sync.kill()));
+    syncs = [];
+  });
+  afterAll(async () => {
+    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+    await envtest?.close();
+  });
+
+  /** Replica a leads and publishes shop/<service>; replica b is ready and stands by. */
+  async function leaderAndStandby(cluster: string, service: string) {
+    const prefix = uniquePrefix("envtest-leader");
+    prefixes.push(prefix);
+    await envtest.apply(exposedWithSlice("shop", service, ["10.3.0.1"]));
+    const start = (podName: string) =>
+      startSyncCli({ envtest, cluster, prefix, podName, env: SHORT_LEASES }).then((sync) => {
+        syncs.push(sync);
+        return sync;
+      });
+    const a = await start(`${cluster}-a`);
+    await untilLeader(a, 1);
+    await pollUntil(
+      async () => (await publishedAddresses(redis, prefix, cluster, `shop/${service}`)) !== undefined,
+      {
+        timeoutMs: 15_000,
+        describe: () => `shop/${service} was not published`,
+      },
+    );
+    const b = await start(`${cluster}-b`);
+    await untilReady(b);
+    expect(await b.metric("edgeslice_sync_leader")).toBe(0);
+    return { prefix, a, b };
+  }
+
+  /** Samples both replicas' leader gauges until stopped; a replica that does not answer counts as 0. */
+  function sampleLeaders(replicas: readonly SyncCli[]) {
+    const samples: number[][] = [];
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        samples.push(
+          await Promise.all(replicas.map((sync) => sync.metric("edgeslice_sync_leader").catch(() => 0))),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+    return async () => {
+      running = false;
+      await loop;
+      return samples;
+    };
+  }
+
+  /** The change the new leader must publish: a second endpoint on the Service. */
+  async function newLeaderPublishes(prefix: string, cluster: string, service: string) {
+    await envtest.apply(sliceObject("shop", service, ["10.3.0.1", "10.3.0.2"]));
+    await pollUntil(
+      async () =>
+        (await publishedAddresses(redis, prefix, cluster, `shop/${service}`))?.join() === "10.3.0.1,10.3.0.2",
+      { timeoutMs: 10_000, describe: () => "the change after the handover was not published" },
+    );
+  }
+
+  it("hands over on SIGTERM: the leader releases the Lease, the standby takes over, never both publish", async () => {
+    const { prefix, a, b } = await leaderAndStandby("term", "web");
+    const lease = sampleLease(redis, prefix, "term");
+    const leaders = sampleLeaders([a, b]);
+
+    expect(await a.stop()).toBe(0);
+    await untilLeader(b, 1, 15_000);
+    await newLeaderPublishes(prefix, "term", "web");
+
+    const gauges = await leaders();
+    const holders = holderRuns(await lease.stop())
+      .map((run) => run.holder)
+      .filter((holder) => holder !== null);
+    expect(holders).toEqual(["term-a", "term-b"]);
+    expect(gauges.filter(([gaugeA, gaugeB]) => gaugeA === 1 && gaugeB === 1)).toEqual([]);
+    expect(a.logged("could not release the lease")).toEqual([]);
+    expect(b.logged("became leader")).toHaveLength(1);
+  });
+
+  it("hands over on SIGKILL: the standby takes the Lease once it expires, and only it publishes after", async () => {
+    const { prefix, a, b } = await leaderAndStandby("kill", "api");
+    const lease = sampleLease(redis, prefix, "kill");
+
+    await a.kill();
+    await untilLeader(b, 1, 20_000);
+    await newLeaderPublishes(prefix, "kill", "api");
+
+    const holders = holderRuns(await lease.stop())
+      .map((run) => run.holder)
+      .filter((holder) => holder !== null);
+    expect(holders).toEqual(["kill-a", "kill-b"]);
+    const leaseObject = await envtest.get(
+      `/apis/coordination.k8s.io/v1/namespaces/${envtest.serviceAccount.namespace}/leases/edgeslice-sync-kill`,
+    );
+    expect(JSON.parse(leaseObject.body)).toMatchObject({
+      spec: { holderIdentity: "kill-b", leaseTransitions: 1 },
+    });
+  });
+});

@@ -1,0 +1,71 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildRouteIndex, lookupRoute } from "../../functions/core/route-index.js";
+import { silentLogger } from "../../lib/logger.js";
+import { loadSnapshot } from "../../store/redis/snapshot.js";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { renderDeploy } from "./support/deploy.js";
+import { exposedWithSlice, namespaceObject } from "./support/objects.js";
+import { published } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilReady } from "./support/sync-cli.js";
+
+const NAMESPACES = ["ns-a", "ns-b", "ns-c"];
+/** Per namespace, before the sync starts (the first LIST) and while it runs (WATCH events). */
+const PER_NAMESPACE = 50;
+
+function batch(from: number): object[] {
+  return NAMESPACES.flatMap((namespace, n) =>
+    Array.from({ length: PER_NAMESPACE }, (_, i) =>
+      exposedWithSlice(namespace, `svc-${from + i}`, [
+        `10.${10 + n}.${Math.floor((from + i) / 250)}.${((from + i) % 250) + 1}`,
+      ]),
+    ).flat(),
+  );
+}
+
+describe.skipIf(!ENVTEST_AVAILABLE)("a few hundred Services on a real apiserver", () => {
+  let envtest: Envtest;
+  let sync: SyncCli | undefined;
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const prefix = uniquePrefix("envtest-many");
+
+  beforeAll(async () => {
+    const deploy = await renderDeploy();
+    envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+    await envtest.apply([...deploy.objects, ...NAMESPACES.map(namespaceObject)]);
+    await envtest.apply(batch(0));
+    await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
+    await untilAllowed(envtest, "/api/v1/services");
+  });
+  afterAll(async () => {
+    await sync?.kill();
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+    await envtest?.close();
+  });
+
+  it("publishes every Service, listed at start and added while running, each routable by its host", async () => {
+    sync = await startSyncCli({ envtest, cluster: "east", prefix, podName: "east-0" });
+    await untilReady(sync);
+    await envtest.apply(batch(PER_NAMESPACE));
+    const total = NAMESPACES.length * PER_NAMESPACE * 2;
+    await pollUntil(async () => (await published(redis, prefix, "east")).services.size === total, {
+      timeoutMs: 60_000,
+      describe: () => `fewer than ${total} Services were published`,
+    });
+
+    const index = buildRouteIndex(await loadSnapshot(redis, { prefix, logger: silentLogger, version: 1 }));
+    const unroutable: string[] = [];
+    NAMESPACES.forEach((namespace, n) => {
+      for (let i = 0; i < PER_NAMESPACE * 2; i++) {
+        const route = lookupRoute(index, `svc-${i}.${namespace}.test`, "/");
+        const backend = route?.serving[0]?.record.ipv4.endpoints[0]?.ip;
+        if (backend !== `10.${10 + n}.0.${i + 1}`) unroutable.push(`${namespace}/svc-${i}: ${backend}`);
+      }
+    });
+    expect(unroutable).toEqual([]);
+    expect(sync.logged("not authorised")).toEqual([]);
+  }, 120_000);
+});
