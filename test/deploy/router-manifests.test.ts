@@ -1,0 +1,133 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { routerAclRules } from "../../store/acl.js";
+import {
+  container,
+  type Deployment,
+  envOf,
+  examples,
+  type KubeObject,
+  only,
+  ROOT,
+  render,
+} from "./support/render.js";
+
+let base: KubeObject[] = [];
+let eastRouter: KubeObject[] = [];
+let eastSync: KubeObject[] = [];
+
+beforeAll(async () => {
+  base = await render("deploy/router");
+  eastRouter = await render("deploy/overlays/east-router");
+  eastSync = await render("deploy/overlays/east");
+});
+
+/** How long the router drains on SIGTERM before it cuts what is left: the default of functions/node/server.ts. */
+function drainBoundSeconds(): number {
+  const source = readFileSync(join(ROOT, "functions/node/server.ts"), "utf8");
+  const match = /deps\.drainMs \?\? ([\d_]+)\)/.exec(source);
+  if (!match?.[1]) throw new Error("functions/node/server.ts: no `deps.drainMs ?? <ms>` drain bound found");
+  return Number(match[1].replaceAll("_", "")) / 1000;
+}
+
+/** Redis quit, pool teardown and process exit after the drain; generous for a loaded node. */
+const STOP_AFTER_DRAIN_SECONDS = 5;
+
+describe("deploy/router", () => {
+  it("probes /_edgeslice/healthz on the container port the router listens on (PORT)", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const main = container(deployment);
+    const port = main.ports?.find((p) => p.name === "http");
+
+    expect(port?.containerPort).toBe(Number(envOf(deployment).get("PORT")?.value));
+    for (const probe of [main.startupProbe, main.readinessProbe, main.livenessProbe]) {
+      expect(probe?.httpGet).toEqual({ path: "/_edgeslice/healthz", port: "http" });
+    }
+  });
+
+  it("gives the preStop sleep plus the router's drain bound room within terminationGracePeriodSeconds", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const preStop = container(deployment).lifecycle?.preStop?.exec?.command ?? [];
+    const grace = deployment.spec.template.spec.terminationGracePeriodSeconds ?? 30;
+
+    expect(preStop[0]).toBe("sleep");
+    const sleepSeconds = Number(preStop[1]);
+    expect(sleepSeconds).toBeGreaterThan(0);
+    expect(sleepSeconds + drainBoundSeconds() + STOP_AFTER_DRAIN_SECONDS).toBeLessThanOrEqual(grace);
+  });
+
+  it("reads Redis through the router Secret and never talks to the Kubernetes API", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const env = envOf(deployment);
+
+    expect(env.get("REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({
+      name: "edgeslice-redis-router",
+      key: "url",
+    });
+    expect(env.get("ADMIN_TOKEN")?.valueFrom?.secretKeyRef).toMatchObject({ optional: true });
+    expect(deployment.spec.template.spec).toMatchObject({ automountServiceAccountToken: false });
+  });
+
+  it("exposes the http port through the Service and the NetworkPolicy", () => {
+    const service = only(base, "Service").spec as { ports: { port: number; targetPort: string }[] };
+    const policy = only(base, "NetworkPolicy").spec as {
+      policyTypes: string[];
+      ingress: { ports: { port: string }[] }[];
+    };
+
+    expect(service.ports).toEqual([{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }]);
+    expect(policy.policyTypes).toEqual(["Ingress"]);
+    expect(policy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual(["http"]);
+  });
+
+  it("keeps at least one router through voluntary disruptions and scales on CPU (autoscaling/v2)", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const pdb = only(base, "PodDisruptionBudget").spec as { maxUnavailable: number };
+    const hpa = only(base, "HorizontalPodAutoscaler");
+    const spec = hpa.spec as {
+      scaleTargetRef: { apiVersion: string; kind: string; name: string };
+      minReplicas: number;
+      maxReplicas: number;
+      metrics: { resource: { name: string } }[];
+    };
+
+    expect(pdb.maxUnavailable).toBe(1);
+    expect(hpa.apiVersion).toBe("autoscaling/v2");
+    expect(spec.scaleTargetRef).toEqual({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: "edgeslice-router",
+    });
+    expect(spec.minReplicas).toBeGreaterThan(pdb.maxUnavailable);
+    expect(spec.maxReplicas).toBeGreaterThan(spec.minReplicas);
+    expect(spec.metrics.map((metric) => metric.resource.name)).toEqual(["cpu"]);
+    expect(container(deployment).resources?.requests?.cpu).toBeDefined();
+  });
+
+  it("shows the router's Redis Secret with the read-only ACL user and its exact ACL line", () => {
+    const example = examples().find((file) => file.file === "deploy/router/redis-secret.example.yaml");
+    const secrets = (example?.objects ?? []) as (KubeObject & { stringData: Record<string, string> })[];
+    const redis = secrets.find((secret) => secret.metadata.name === "edgeslice-redis-router");
+    const admin = secrets.find((secret) => secret.metadata.name === "edgeslice-router-admin");
+    const [on, ...rules] = routerAclRules("edgeslice");
+    const text = readFileSync(join(ROOT, "deploy/router/redis-secret.example.yaml"), "utf8");
+
+    expect(new URL(redis?.stringData.url ?? "").username).toBe("edgeslice-router");
+    expect(admin?.stringData.token).toBeDefined();
+    expect(text).toContain(`ACL SETUSER edgeslice-router ${on} >PASSWORD ${rules.join(" ")}\n`);
+  });
+});
+
+describe("deploy/overlays/east-router", () => {
+  it("runs the base router in cluster east, preferring east's backends, behind a LoadBalancer", () => {
+    const deployment = only<Deployment>(eastRouter, "Deployment");
+    const syncCluster = envOf(only<Deployment>(eastSync, "Deployment")).get("CLUSTER_NAME")?.value;
+    const service = only(eastRouter, "Service").spec as { type: string; externalTrafficPolicy: string };
+
+    expect(envOf(deployment).get("ROUTER_CLUSTER")?.value).toBe(syncCluster);
+    expect(service).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local" });
+    expect(only(eastRouter, "Namespace").metadata.name).toBe("edgeslice");
+    expect(eastRouter.map((object) => object.kind)).not.toContain("Secret");
+  });
+});

@@ -1,0 +1,125 @@
+import * as v from "valibot";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ClusterNameSchema } from "../../store/names.js";
+import {
+  container,
+  type Deployment,
+  envOf,
+  examples,
+  type KubeObject,
+  only,
+  render,
+} from "./support/render.js";
+
+interface Rule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+}
+interface Binding extends KubeObject {
+  readonly roleRef: { readonly kind: string; readonly name: string };
+  readonly subjects: { readonly kind: string; readonly name: string; readonly namespace: string }[];
+}
+
+const CLUSTERS = ["east", "west"] as const;
+let base: KubeObject[] = [];
+const overlays = new Map<string, KubeObject[]>();
+
+beforeAll(async () => {
+  base = await render("deploy/sync");
+  for (const cluster of CLUSTERS) overlays.set(cluster, await render(`deploy/overlays/${cluster}`));
+});
+
+function overlay(cluster: string): KubeObject[] {
+  const objects = overlays.get(cluster);
+  if (!objects) throw new Error(`deploy/overlays/${cluster} was not rendered`);
+  return objects;
+}
+
+describe("deploy/sync", () => {
+  it("grants get/list/watch on Services and discovery.k8s.io EndpointSlices and nothing else cluster-wide", () => {
+    const role = only(base, "ClusterRole");
+
+    expect(role.rules).toEqual([
+      { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
+    ] satisfies Rule[]);
+  });
+
+  it("grants the Lease verbs of leader election in the sync's own namespace only", () => {
+    const role = only(base, "Role");
+
+    expect(role.rules).toEqual([
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+    ] satisfies Rule[]);
+    expect(role.metadata.namespace).toBe(only(base, "Deployment").metadata.namespace);
+  });
+
+  it("binds both roles to the ServiceAccount the Deployment runs as, in its namespace", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const account = only(base, "ServiceAccount");
+    const subject = { kind: "ServiceAccount", name: account.metadata.name, namespace: "edgeslice" };
+
+    expect(deployment.spec.template.spec.serviceAccountName).toBe(account.metadata.name);
+    for (const [kind, role] of [
+      ["ClusterRoleBinding", "ClusterRole"],
+      ["RoleBinding", "Role"],
+    ] as const) {
+      const binding = only<Binding>(base, kind);
+      expect(binding.roleRef).toMatchObject({ kind: role, name: only(base, role).metadata.name });
+      expect(binding.subjects).toEqual([subject]);
+    }
+  });
+
+  it("runs two replicas probed on SYNC_PORT: /healthz for liveness and start-up, /readyz for readiness", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const main = container(deployment);
+    const syncPort = Number(envOf(deployment).get("SYNC_PORT")?.value);
+    const probed = main.ports?.find((port) => port.name === main.readinessProbe?.httpGet?.port);
+
+    expect((deployment.spec as { replicas?: number }).replicas).toBe(2);
+    expect(probed?.containerPort).toBe(syncPort);
+    expect(main.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: probed?.name });
+    expect(main.startupProbe?.httpGet).toEqual({ path: "/healthz", port: probed?.name });
+    expect(main.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: probed?.name });
+    expect(envOf(deployment).get("POD_NAME")).toBeDefined();
+    expect(envOf(deployment).get("POD_NAMESPACE")).toBeDefined();
+  });
+
+  it("leaves CLUSTER_NAME empty, which the sync refuses at start, for an overlay to set", () => {
+    const name = envOf(only<Deployment>(base, "Deployment")).get("CLUSTER_NAME")?.value;
+
+    expect(name).toBe("");
+    expect(v.is(ClusterNameSchema, name)).toBe(false);
+  });
+});
+
+describe.each(CLUSTERS)("deploy/overlays/%s", (cluster) => {
+  it("is the base sync with CLUSTER_NAME set to the cluster, and creates the namespace", () => {
+    const deployment = only<Deployment>(overlay(cluster), "Deployment");
+    const baseDeployment = only<Deployment>(base, "Deployment");
+    const name = envOf(deployment).get("CLUSTER_NAME")?.value;
+
+    expect(name).toBe(cluster);
+    expect(v.is(ClusterNameSchema, name)).toBe(true);
+    expect([...envOf(deployment).keys()]).toEqual([...envOf(baseDeployment).keys()]);
+    expect(only(overlay(cluster), "Namespace").metadata.name).toBe("edgeslice");
+    expect(overlay(cluster).map((object) => object.kind)).not.toContain("Secret");
+  });
+
+  it("shows the shape of its own Redis Secret: the cluster's ACL user, the name REDIS_URL reads", () => {
+    const secretRef = envOf(only<Deployment>(overlay(cluster), "Deployment")).get("REDIS_URL")?.valueFrom
+      ?.secretKeyRef;
+    const example = examples().find(
+      (file) => file.file === `deploy/overlays/${cluster}/redis-secret.example.yaml`,
+    );
+    const secret = example?.objects.find((object) => object.kind === "Secret") as
+      | (KubeObject & { stringData: Record<string, string> })
+      | undefined;
+
+    expect(secret?.metadata).toMatchObject({ name: secretRef?.name, namespace: "edgeslice" });
+    const url = new URL(secret?.stringData[secretRef?.key ?? ""] ?? "");
+    expect(url.username).toBe(`edgeslice-sync-${cluster}`);
+    expect(url.protocol).toBe("rediss:");
+  });
+});
