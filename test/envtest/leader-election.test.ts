@@ -66,7 +66,14 @@ describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8
     const loop = (async () => {
       while (running) {
         samples.push(
-          await Promise.all(replicas.map((sync) => sync.metric("edgeslice_sync_leader").catch(() => 0))),
+          await Promise.all(
+            replicas.map((sync) =>
+              sync.metric("edgeslice_sync_leader").then(
+                (v) => v ?? 0,
+                () => 0,
+              ),
+            ),
+          ),
         );
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
