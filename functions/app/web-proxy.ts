@@ -41,8 +41,8 @@ class AbortReason extends Error {
 
 /**
  * The web path's proxy (Workers, a custom transport on Node, and the app tests): the shared policy
- * (core/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the backend's response, 3xx
- * included, streams back as is.
+ * (core/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the
+ * backend's response, 3xx included, streams back as is.
  */
 export async function proxy(selection: Selection, request: ProxyRequest, deps: ProxyDeps): Promise<Response> {
   const body = requestBody(request);

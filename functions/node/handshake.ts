@@ -13,9 +13,9 @@ import { failedAttempt } from "../transports/connect-errors.js";
 import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt-bounds.js";
 
 /**
- * One upgrade request (upgrade.ts) and its attempts under the shared policy (proxy-policy.ts). The backend
- * request goes over node:http's client on a fresh connection, not undici's `upgrade()` on the backend's
- * pool: undici rejects any answer but 101 with "bad upgrade" and drops it, while a backend's
+ * One upgrade request (upgrade.ts) and its attempts under the shared policy (core/proxy-policy.ts). The
+ * backend request goes over node:http's client on a fresh connection, not undici's `upgrade()` on the
+ * backend's pool: undici rejects any answer but 101 with "bad upgrade" and drops it, while a backend's
  * 400/401/403/404 must reach the client; node:http parses that answer and its framing (Content-Length,
  * chunked), and on a 101 hands over the raw socket with the bytes it read past the head. An upgraded
  * connection leaves any pool anyway, so a pooled one would buy nothing.

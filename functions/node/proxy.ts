@@ -20,10 +20,10 @@ import type { UpstreamTarget } from "../transports/upstream.js";
 import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt-bounds.js";
 
 /**
- * The Node-native proxy: the same routing, header rules and policy (proxy-policy.ts) as the web path, but
- * on Node's own objects, because building web Request/Response/Headers, AbortControllers and web streams
- * per request cost most of the router's CPU (bench: ~25% of a profile, 4x the CPU of a minimal proxy).
- * Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
+ * The Node-native proxy: the same routing, header rules and policy (core/proxy-policy.ts) as the web
+ * path, but on Node's own objects, because building web Request/Response/Headers, AbortControllers and web
+ * streams per request cost most of the router's CPU (bench: ~25% of a profile, 4x the CPU of a minimal
+ * proxy). Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
  * the backend's undici Pool through a dispatch handler that writes the response head with writeHead and
  * each chunk with write (backpressure by pausing undici; no stream.pipeline, which halves throughput,
  * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (attempt-bounds.ts).

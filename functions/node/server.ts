@@ -33,7 +33,7 @@ export interface NodeRouterDeps {
   readonly refreshIntervalMs?: number;
   /** How long close() waits for in-flight requests and upgraded connections before cutting them. */
   readonly drainMs?: number;
-  /** Tuning of passive ejection (tests); defaults in ejection.ts. */
+  /** Tuning of passive ejection (tests); defaults in core/ejection.ts. */
   readonly ejection?: AppDeps["ejection"];
 }
 

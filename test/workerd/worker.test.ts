@@ -3,7 +3,7 @@ import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { freePort, REDIS_URL } from "../support/redis.js";
 import { at, CLUSTER, get, namedBackend, publish, record, workerFixture } from "./worker-fixture.js";
 
-/** The Worker bundle (functions/workers/main.ts) in real workerd: routing, streaming and the error answers. */
+/** The Worker bundle (functions/workers/main.ts) in real workerd: routing, streaming, error answers. */
 const { redis, freshPrefix, worker, backend } = workerFixture("workerd");
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

@@ -5,7 +5,7 @@ import { ep, publish, serviceRecord } from "../fixtures.js";
 import { ROUTER_KINDS, send, sendRaw } from "../harness.js";
 import { appTestKit, at } from "./kit.js";
 
-/** Routing through the whole app on both proxy paths: which backend a request reaches, and which error it gets. */
+/** Routing through the whole app on both proxy paths: which backend a request reaches, or which error. */
 const { backend, routerOf } = appTestKit();
 
 describe.each(ROUTER_KINDS)("%s", (kind) => {
