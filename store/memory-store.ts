@@ -15,7 +15,15 @@ interface ClusterState {
 
 /**
  * The in-memory store: same semantics as the Redis layout (serialised records, per-cluster lease,
- * change notifications), for the local all-in-one and unit tests.
+ * change notifications), for the local all-in-one and unit tests. Unlike Redis it lists a cluster from its
+ * first `writer()` call, before any heartbeat (stale until one).
+ *
+ * @example
+ * const store = new MemoryStore();
+ * const east = store.writer("east");
+ * await east.heartbeat({ holder: "local", leaseMs: 60_000, at: Date.now() });
+ * await east.put(record);
+ * store.current(); // the router's view: east, fresh, with the record
  */
 export class MemoryStore implements SnapshotSource {
   readonly #clusters = new Map<string, ClusterState>();

@@ -1,8 +1,8 @@
 import type { ChangeOp, ServiceRecord } from "./records.js";
 
 /**
- * The sync side of the store: one instance per cluster, writing only that cluster's keys.
- * Implemented by the Redis writer (sync/) and by MemoryStore (local all-in-one, tests).
+ * The sync side of the store: one instance per cluster, writing only that cluster's records. Implemented by
+ * the Redis writer (redis/writer.ts) and by MemoryStore; test/store/store.case.ts holds both to one contract.
  */
 export interface ClusterWriter {
   readonly cluster: string;

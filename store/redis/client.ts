@@ -22,6 +22,13 @@ export interface RedisClientOptions {
  * One client for the target, with the same behaviour either way: no offline queue where the caller asks for
  * none, the caller's reconnect delays (for a Cluster, reconnecting to the whole cluster), a bounded retry per
  * command.
+ *
+ * @example
+ * const redis = createRedisClient(redisTarget(process.env.REDIS_URL ?? "", false), {
+ *   enableOfflineQueue: false,
+ *   maxRetriesPerRequest: 1,
+ *   retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
+ * });
  */
 export function createRedisClient(target: RedisTarget, options: RedisClientOptions): RedisClient {
   const common = {

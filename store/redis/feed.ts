@@ -11,8 +11,8 @@ import { isClusterClient } from "./snapshot.js";
 import { streamEntryFields } from "./streams.js";
 
 /**
- * The change feeds of the router's store reader: blocking XREAD loops over the clusters' change streams, each on
- * a dedicated connection, resumed from the last id applied after any error.
+ * The change feeds of the router's store reader (source.ts): blocking XREAD loops over the clusters' change
+ * streams, each on a dedicated connection, resumed from the last change id applied after any error.
  *
  * Standalone Redis: one loop reads every cluster's stream in one XREAD. Redis Cluster: one multi-key XREAD needs
  * every stream in one hash slot, which clusters' keys are not (each has its own `{cluster}` tag), and a blocking
@@ -25,7 +25,7 @@ import { streamEntryFields } from "./streams.js";
 export interface ClusterChanges {
   readonly cluster: string;
   /** Id of the batch's last entry of this cluster: the next read resumes after it. */
-  readonly lastId: string;
+  readonly lastChangeId: string;
   /** Services named by the batch's valid entries (invalid ones are logged and skipped). */
   readonly services: readonly string[];
 }
@@ -43,8 +43,11 @@ export interface ChangeFeedsOptions {
   /** The clusters the reader knows. */
   clusterNames(): string[];
   /** Where a cluster's feed resumes; undefined once the reader no longer knows the cluster. */
-  lastIdOf(cluster: string): string | undefined;
-  /** Makes resuming after these clusters' last ids safe (reloading what a gap affects); before every read after an error. */
+  lastChangeIdOf(cluster: string): string | undefined;
+  /**
+   * Makes resuming after these clusters' last change ids safe, reloading what a gap affects: before a loop's
+   * first read, after any error and after a full batch.
+   */
   verify(clusters: readonly string[]): Promise<void>;
   /** Applies one batch; called for every batch, even one whose clusters the reader forgot meanwhile. */
   apply(changes: readonly ClusterChanges[]): Promise<void>;
@@ -112,8 +115,10 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
           unhealthy.delete(scope.id);
         }
         const positions = scope.names().flatMap((cluster) => {
-          const lastId = options.lastIdOf(cluster);
-          return lastId === undefined ? [] : [{ cluster, key: clusterKeys(prefix, cluster).changes, lastId }];
+          const lastChangeId = options.lastChangeIdOf(cluster);
+          return lastChangeId === undefined
+            ? []
+            : [{ cluster, key: clusterKeys(prefix, cluster).changes, lastChangeId }];
         });
         if (positions.length === 0) {
           await sleep(blockMs, signal);
@@ -128,7 +133,7 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
             blockMs,
             "STREAMS",
             ...positions.map(({ key }) => key),
-            ...positions.map(({ lastId }) => lastId),
+            ...positions.map(({ lastChangeId }) => lastChangeId),
           ),
         );
         if (signal.aborted) break;
@@ -186,7 +191,7 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
         id: cluster,
         names: () => [cluster],
         connection: async () => {
-          if (options.lastIdOf(cluster) === undefined) {
+          if (options.lastChangeIdOf(cluster) === undefined) {
             drop();
             return undefined;
           }
@@ -243,7 +248,7 @@ function changesOf(
       if (change.success) services.add(change.output.service);
       else logger.warn("skipping invalid change entry", { cluster, id: entryId });
     }
-    changes.push({ cluster, lastId: lastEntry[0], services: [...services] });
+    changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services] });
   }
   return changes;
 }

@@ -5,11 +5,12 @@ import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../k
 import { ClusterNameSchema } from "../names.js";
 import { decodeServiceRecord, type ServiceRecord } from "../records.js";
 import type { ClusterView, Snapshot } from "../store.js";
-import { STREAM_START_ID } from "./streams.js";
+import { hashEntries, pipelineValues } from "./replies.js";
+import { lastEntryId, STREAM_START_ID } from "./streams.js";
 
 /**
- * Reads the store's Redis layout (contract/keys.ts) into decoded, validated views. Runtime-agnostic: only
- * ioredis calls, so the Node source and the Workers entry share it.
+ * One-shot reads of the store's Redis layout (keys.ts) into decoded, validated views. Runtime-agnostic: only
+ * ioredis calls, so the Node reader (source.ts) and the Workers entry share it.
  */
 
 export interface LoadedCluster {
@@ -94,13 +95,13 @@ export async function loadCluster(
       stale: lease !== 1,
       services: decodeServices(cluster, hashEntries(services), logger),
     },
-    lastChangeId: lastStreamId(lastEntries) ?? STREAM_START_ID,
+    lastChangeId: lastEntryId(lastEntries) ?? STREAM_START_ID,
     registered: heartbeat === 1,
   };
 }
 
 /** Every registered cluster. */
-export async function loadClusters(
+async function loadClusters(
   redis: Redis | Cluster,
   prefix: string,
   logger: Logger,
@@ -140,7 +141,7 @@ export async function readServices(
 }
 
 /** Valid records keyed by service; each invalid one is logged with its cluster, service and reason. */
-export function decodeServices(
+function decodeServices(
   cluster: string,
   entries: Iterable<readonly [string, string]>,
   logger: Logger,
@@ -153,7 +154,7 @@ export function decodeServices(
   return services;
 }
 
-export function decodeService(
+function decodeService(
   cluster: string,
   service: string,
   raw: string,
@@ -167,39 +168,4 @@ export function decodeService(
   if (reason === undefined && decoded.ok) return decoded.value;
   logger.warn("skipping invalid service record", { cluster, service, reason });
   return undefined;
-}
-
-/** Results of `pipeline().exec()`, throwing the first command error. */
-export function pipelineValues(results: [Error | null, unknown][] | null, expected: number): unknown[] {
-  if (!results || results.length !== expected) throw new Error("redis pipeline returned no results");
-  return results.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
-}
-
-/** A hash reply: HGETALL gives an object (ioredis), tolerate a flat array too. */
-function hashEntries(reply: unknown): [string, string][] {
-  if (Array.isArray(reply)) {
-    const entries: [string, string][] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const field = reply[i];
-      const value = reply[i + 1];
-      if (typeof field === "string" && typeof value === "string") entries.push([field, value]);
-    }
-    return entries;
-  }
-  if (reply && typeof reply === "object") {
-    return Object.entries(reply).filter((entry): entry is [string, string] => typeof entry[1] === "string");
-  }
-  return [];
-}
-
-/** The id of the first entry of an XRANGE/XREVRANGE reply. */
-function lastStreamId(reply: unknown): string | undefined {
-  if (!Array.isArray(reply)) return undefined;
-  const first: unknown = reply[0];
-  if (!Array.isArray(first)) return undefined;
-  const id: unknown = first[0];
-  return typeof id === "string" ? id : undefined;
 }

@@ -52,7 +52,7 @@ export interface RedisSnapshotSourceOptions {
 interface ClusterState {
   readonly view: ClusterView;
   /** Id of the last change stream entry applied: the feed resumes after it. */
-  readonly lastId: string;
+  readonly lastChangeId: string;
   /**
    * The services were read while the heartbeat record existed. False once the record went missing: the store
    * lost the cluster's keys, and records kept from before (fail static) may include Services deleted
@@ -92,9 +92,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
   const adopt = (loaded: LoadedCluster): ClusterState | undefined => {
     const previous = clusters.get(loaded.view.name);
-    if (loaded.registered) return { view: loaded.view, lastId: loaded.lastChangeId, registered: true };
+    if (loaded.registered) return { view: loaded.view, lastChangeId: loaded.lastChangeId, registered: true };
     if (!previous) return undefined;
-    return { view: { ...previous.view, stale: true }, lastId: loaded.lastChangeId, registered: false };
+    return { view: { ...previous.view, stale: true }, lastChangeId: loaded.lastChangeId, registered: false };
   };
 
   const readRunId = async (): Promise<string | undefined> => {
@@ -202,14 +202,14 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       const state = clusters.get(name);
       const reply = replies[index];
       if (!state || !reply) continue;
-      const reason = resumeGapReason(reply, state.lastId);
+      const reason = resumeGapReason(reply, state.lastChangeId);
       if (reason) await reloadCluster(name, reason);
     }
   };
 
   /** Re-reads the services one change batch names. */
   const applyChanges = async (changes: readonly ClusterChanges[]) => {
-    for (const { cluster, lastId, services: touched } of changes) {
+    for (const { cluster, lastChangeId, services: touched } of changes) {
       const state = clusters.get(cluster);
       if (!state) continue;
       const fresh = await readServices(redis, prefix, cluster, touched, logger);
@@ -218,8 +218,8 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         if (record) services.set(service, record);
         else services.delete(service);
       }
-      clusters.set(cluster, { ...state, view: { ...state.view, services }, lastId });
-      logger.debug("applied changes", { cluster, services: touched, id: lastId });
+      clusters.set(cluster, { ...state, view: { ...state.view, services }, lastChangeId });
+      logger.debug("applied changes", { cluster, services: touched, id: lastChangeId });
     }
     lastLoadAt = now();
     publish();
@@ -233,7 +233,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     connectionName: options.connectionName ?? "edgeslice-router-changes",
     signal: closing.signal,
     clusterNames: () => [...clusters.keys()],
-    lastIdOf: (name) => clusters.get(name)?.lastId,
+    lastChangeIdOf: (name) => clusters.get(name)?.lastChangeId,
     verify: (names) => exclusive(() => verifyPositions(names)),
     apply: (changes) => exclusive(() => applyChanges(changes)),
   });

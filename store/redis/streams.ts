@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { flatPairs } from "./replies.js";
 
 /**
  * Change-stream ids and the reading of a stream's state: whether a reader resuming after its last id could
@@ -76,10 +77,8 @@ export function streamGapReason(info: StreamInfo, lastId: string): string | unde
 
 /** XINFO STREAM's flat reply. */
 function parseStreamInfo(reply: unknown): StreamInfo {
-  const fields = new Map<string, unknown>();
-  if (Array.isArray(reply)) {
-    for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), reply[i + 1]);
-  }
+  const pairs = Array.isArray(reply) ? flatPairs<unknown>(reply) : [];
+  const fields = new Map(pairs.map(([name, value]) => [String(name), value]));
   const text = (name: string) => {
     const value = fields.get(name);
     return typeof value === "string" ? value : undefined;
@@ -101,11 +100,14 @@ function parseStreamInfo(reply: unknown): StreamInfo {
 
 /** A stream entry's `[name, value, name, value, ...]` as an object; a trailing odd name is dropped. */
 export function streamEntryFields(fields: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const name = fields[i];
-    const value = fields[i + 1];
-    if (name !== undefined && value !== undefined) out[name] = value;
-  }
-  return out;
+  return Object.fromEntries(flatPairs(fields));
+}
+
+/** The id of the first entry of an XRANGE/XREVRANGE reply (XREVRANGE ... COUNT 1: the stream's last). */
+export function lastEntryId(reply: unknown): string | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const first: unknown = reply[0];
+  if (!Array.isArray(first)) return undefined;
+  const id: unknown = first[0];
+  return typeof id === "string" ? id : undefined;
 }

@@ -19,10 +19,15 @@ export interface RedisWriterOptions {
 }
 
 /**
- * The sync side of the Redis store (contract/keys.ts layout). Every write is one MULTI/EXEC over keys
- * that share the `{cluster}` hash tag, so a reader never sees a record without its route or its change
- * entry, and the transaction stays in one slot on Redis Cluster (a `Cluster` client works as well as a
- * standalone one: test/integration/redis-cluster.test.ts).
+ * The sync side of the Redis store (keys.ts layout): the ClusterWriter of one cluster. Every write is one
+ * MULTI/EXEC over keys that share the `{cluster}` hash tag, so a reader never sees a record without its route
+ * or its change entry, and the transaction stays in one slot on Redis Cluster (a `Cluster` client works as
+ * well as a standalone one).
+ *
+ * @example
+ * const writer = createRedisClusterWriter(redis, { prefix: "edgeslice", cluster: "east" });
+ * await writer.heartbeat({ holder: "sync-east-0", leaseMs: 30_000, at: Date.now() });
+ * await writer.put(record); // record.cluster === "east"
  */
 export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
   const { cluster } = options;
