@@ -15,9 +15,9 @@ import { parseSyncConfig } from "../../sync/config.js";
 import { type LiveSync, startLive } from "../../sync/live.js";
 import { startFakeKube } from "../fake-kube/server.js";
 import { startBackend, type TestBackend } from "../reliability/support/backends.js";
+import { eventually } from "../reliability/support/eventually.js";
 import { exposedService, readySlice } from "../reliability/support/kube-objects.js";
 import { serviceRecord } from "../reliability/support/records.js";
-import { eventually } from "../reliability/support/traffic.js";
 import { uniquePrefix } from "../support/redis.js";
 import { type PrivateRedisCluster, startPrivateRedisCluster } from "../support/redis-cluster.js";
 

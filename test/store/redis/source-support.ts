@@ -5,7 +5,7 @@ import { createJsonLogger, type Logger } from "../../../lib/logger.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../../store/redis/source.js";
 import type { Snapshot } from "../../../store/store.js";
 import { endpoint, heartbeat, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
-import { eventually } from "../../reliability/support/traffic.js";
+import { eventually } from "../../reliability/support/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL, startPrivateRedis, uniquePrefix } from "../../support/redis.js";
 
 /** How long a test waits for the reader to catch up before it fails. */
