@@ -3,7 +3,11 @@
 /** A flat reply `[name, value, name, value, ...]` (HGETALL as an array, XINFO, stream entry fields) as pairs. */
 export function flatPairs<T>(flat: readonly T[]): [T, T][] {
   const pairs: [T, T][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as T, flat[i + 1] as T]);
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const name = flat[i];
+    const value = flat[i + 1];
+    if (name !== undefined && value !== undefined) pairs.push([name, value]);
+  }
   return pairs;
 }
 
