@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, request } from "undici";
 import {
@@ -11,11 +11,13 @@ import {
   writeAccessFiles,
   writeKubeconfig,
 } from "./envtest-access.js";
+import { ENVTEST_SKIP_LINE, envtestAssets } from "./envtest-assets.js";
 import { type Daemon, pollUntil, runCommand } from "./envtest-process.js";
 import { type EtcdServer, startApiserverProcess, startEtcd } from "./envtest-servers.js";
 import { freePort } from "./redis.js";
 
 export type { Identity, ServiceAccountRef } from "./envtest-access.js";
+export { ENVTEST_SKIP_LINE, type EnvtestAssets, envtestAssets } from "./envtest-assets.js";
 
 /**
  * A real kube-apiserver on a real etcd for tests, from the folder named by KUBEBUILDER_ASSETS (the envtest
@@ -31,29 +33,8 @@ export type { Identity, ServiceAccountRef } from "./envtest-access.js";
  *   await envtest.requestCount("LIST", "endpointslices");
  *   await envtest.close();                          // always, in afterAll
  */
-export interface EnvtestAssets {
-  readonly dir: string;
-  readonly kubeApiserver: string;
-  readonly etcd: string;
-}
-
-/** The assets named by KUBEBUILDER_ASSETS, or undefined when it is unset or lacks a binary. */
-export function envtestAssets(env: NodeJS.ProcessEnv = process.env): EnvtestAssets | undefined {
-  const folder = env.KUBEBUILDER_ASSETS;
-  if (!folder) return undefined;
-  const dir = resolve(folder);
-  const assets = { dir, kubeApiserver: join(dir, "kube-apiserver"), etcd: join(dir, "etcd") };
-  return existsSync(assets.kubeApiserver) && existsSync(assets.etcd) ? assets : undefined;
-}
-
 /** True when envtest tests can run; use with describe.skipIf(!ENVTEST_AVAILABLE). */
 export const ENVTEST_AVAILABLE = envtestAssets() !== undefined;
-
-/** The one line printed when the envtest tests skip. */
-export const ENVTEST_SKIP_LINE =
-  "envtest tests skipped: KUBEBUILDER_ASSETS is unset or lacks kube-apiserver and etcd; get them with " +
-  "`go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path 1.26.x` and export " +
-  "KUBEBUILDER_ASSETS=<the folder it prints> (CI: .ci/run uses ../shared/envtest)";
 
 export interface EnvtestOptions {
   /** `--watch-cache` (default true, as in production). False: watches go straight to etcd. */
@@ -157,8 +138,18 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     const kubeconfigs = writeKubeconfigs(dir, url, access);
     const get = (path: string, identity: Identity = "admin") =>
       httpGet(dispatcher, `${url}${path}`, access.tokens[identity]);
+    // /readyz answers 200 before the apiserver's own controller has created the `default` namespace.
+    await pollUntil(async () => (await get("/api/v1/namespaces/default")).status === 200, {
+      timeoutMs: 30_000,
+      describe: () => "the default namespace was never created",
+    });
     const kubectl = (args: readonly string[], kubectlOptions: { input?: string; identity?: Identity } = {}) =>
-      kubectlWith(kubeconfigs[kubectlOptions.identity ?? "admin"], args, kubectlOptions.input);
+      kubectlWith(
+        assets.kubectl,
+        kubeconfigs[kubectlOptions.identity ?? "admin"],
+        args,
+        kubectlOptions.input,
+      );
     const metrics = async () => {
       const response = await get("/metrics");
       if (response.status !== 200) throw new Error(`apiserver /metrics answered ${response.status}`);
@@ -195,8 +186,10 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
         return {
           url: peerUrl,
           kubeconfigPath,
-          apply: (input) => kubectlWith(kubeconfigPath, ["apply", "-f", "-"], manifestText(input)),
-          kubectl: (args, kubectlOptions = {}) => kubectlWith(kubeconfigPath, args, kubectlOptions.input),
+          apply: (input) =>
+            kubectlWith(assets.kubectl, kubeconfigPath, ["apply", "-f", "-"], manifestText(input)),
+          kubectl: (args, kubectlOptions = {}) =>
+            kubectlWith(assets.kubectl, kubeconfigPath, args, kubectlOptions.input),
           async stop() {
             await peer.stop("SIGKILL");
             peers.delete(peer);
@@ -225,15 +218,12 @@ function writeKubeconfigs(dir: string, url: string, access: AccessFiles): Record
 }
 
 function kubectlWith(
+  kubectl: string,
   kubeconfigPath: string,
   args: readonly string[],
   input: string | undefined,
 ): Promise<string> {
-  return runCommand(
-    "kubectl",
-    ["--kubeconfig", kubeconfigPath, ...args],
-    input === undefined ? {} : { input },
-  );
+  return runCommand(kubectl, ["--kubeconfig", kubeconfigPath, ...args], input === undefined ? {} : { input });
 }
 
 function manifestText(input: string | object | readonly object[]): string {

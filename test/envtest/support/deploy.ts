@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { envtestAssets } from "../../support/envtest-assets.js";
 import { runCommand } from "../../support/envtest-process.js";
 
 /**
@@ -35,7 +36,7 @@ export interface DeployManifests {
 export async function renderDeploy(): Promise<DeployManifests> {
   const kustomized = existsSync(KUSTOMIZATION);
   const text = kustomized
-    ? await runCommand("kubectl", ["kustomize", join(DEPLOY_DIR, "sync")])
+    ? await runCommand(envtestAssets()?.kubectl ?? "kubectl", ["kustomize", join(DEPLOY_DIR, "sync")])
     : plainDeployText();
   const documents = parseAllDocuments(text)
     .map((document) => document.toJSON() as KubeManifest | null)
