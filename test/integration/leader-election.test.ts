@@ -1,38 +1,15 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../lib/logger.js";
 import { clusterKeys } from "../../store/keys.js";
-import { decodeServiceRecord } from "../../store/records.js";
-import { parseSyncConfig } from "../../sync/config.js";
-import { type LiveSync, startLive } from "../../sync/live.js";
+import type { LiveSync } from "../../sync/live.js";
+import { exposedServiceObject, sliceObject } from "../fake-kube/fixtures.js";
+import { startLiveOn, storedIps } from "../fake-kube/live-sync.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
+import { eventually } from "../reliability/support/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 
-const service = {
-  apiVersion: "v1",
-  kind: "Service",
-  metadata: { name: "web", namespace: "shop", annotations: { "edgeslice.io/hosts": "web.example.com" } },
-  spec: { ports: [{ name: "http", port: 80, protocol: "TCP" }] },
-};
-
-function slice(ips: string[]) {
-  return {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: { name: "web-a", namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
-    addressType: "IPv4",
-    endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
-    ports: [{ name: "http", port: 8080, protocol: "TCP" }],
-  };
-}
-
-async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const service = exposedServiceObject("shop", "web", "web.example.com");
+const slice = (ips: string[]) => sliceObject("shop", "web-a", "web", ips);
 
 describe("two sync replicas electing a leader through a coordination.k8s.io Lease", () => {
   const redis = new Redis(REDIS_URL);
@@ -48,28 +25,22 @@ describe("two sync replicas electing a leader through a coordination.k8s.io Leas
   afterAll(() => redis.disconnect());
 
   const startReplica = (name: string, fake: FakeKube) =>
-    startLive(
-      parseSyncConfig({
-        CLUSTER_NAME: "east",
-        REDIS_URL,
-        EDGESLICE_PREFIX: prefix,
-        SYNC_PORT: "0",
-        SYNC_HOST: "127.0.0.1",
-        LEADER_ELECTION: "true",
-        LEADER_LEASE_MS: "3000",
-        LEASE_NAMESPACE: "edgeslice",
-        DEBOUNCE_MS: "20",
-        HEARTBEAT_MS: "200",
-        POD_NAME: name,
-      }),
-      { logger: silentLogger, kubeConfig: fake.kubeConfig() },
-    );
+    startLiveOn(fake, {
+      CLUSTER_NAME: "east",
+      REDIS_URL,
+      EDGESLICE_PREFIX: prefix,
+      LEADER_ELECTION: "true",
+      LEADER_LEASE_MS: "3000",
+      LEASE_NAMESPACE: "edgeslice",
+      DEBOUNCE_MS: "20",
+      HEARTBEAT_MS: "200",
+      POD_NAME: name,
+    });
 
-  const storedEndpoints = async () => {
-    const raw = await redis.hget(clusterKeys(prefix, "east").services, "shop/web");
-    const decoded = raw === null ? undefined : decodeServiceRecord(raw);
-    return decoded?.ok ? decoded.value.ipv4.endpoints.map((endpoint) => endpoint.ip) : [];
-  };
+  const storedEndpoints = async () =>
+    (await storedIps(redis, { prefix, cluster: "east" }, "shop/web"))?.join();
+  const until = (condition: () => boolean | Promise<boolean>, what: string) =>
+    eventually(condition, 10_000, what);
 
   it("lets only the leader write, and hands over to the other replica when the leader stops", async () => {
     const fake = await startFakeKube();
@@ -80,25 +51,25 @@ describe("two sync replicas electing a leader through a coordination.k8s.io Leas
     const b = await startReplica("sync-b", fake);
     replicas.push(a, b);
 
-    await eventually(() => a.publishing() !== b.publishing());
+    await until(() => a.publishing() !== b.publishing(), "exactly one replica publishes");
     const [leader, follower] = a.publishing() ? [a, b] : [b, a];
-    await eventually(async () => (await storedEndpoints()).join() === "10.0.0.1");
+    await until(async () => (await storedEndpoints()) === "10.0.0.1", "the first endpoints are stored");
     fake.apply(slice(["10.0.0.1", "10.0.0.2"]));
-    await eventually(async () => (await storedEndpoints()).join() === "10.0.0.1,10.0.0.2");
+    await until(async () => (await storedEndpoints()) === "10.0.0.1,10.0.0.2", "the change is stored");
     expect(follower.publishing()).toBe(false);
     expect(follower.metrics.get("writes")).toBe(0);
     expect(leader.metrics.get("writes")).toBeGreaterThan(0);
     const leaderName = leader === a ? "sync-a" : "sync-b";
     const leaseHolder = () => redis.get(clusterKeys(prefix, "east").lease);
-    await eventually(async () => (await leaseHolder()) === leaderName);
+    await until(async () => (await leaseHolder()) === leaderName, "the leader holds the store lease");
 
     replicas.splice(replicas.indexOf(leader), 1);
     await leader.stop();
-    await eventually(() => follower.publishing());
+    await until(() => follower.publishing(), "the follower takes over");
     fake.apply(slice(["10.0.0.3"]));
-    await eventually(async () => (await storedEndpoints()).join() === "10.0.0.3");
+    await until(async () => (await storedEndpoints()) === "10.0.0.3", "the new leader stores a change");
     expect(follower.metrics.get("writes")).toBeGreaterThan(0);
     const followerName = leaderName === "sync-a" ? "sync-b" : "sync-a";
-    await eventually(async () => (await leaseHolder()) === followerName);
+    await until(async () => (await leaseHolder()) === followerName, "the new leader holds the store lease");
   });
 });

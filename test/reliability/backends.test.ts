@@ -1,33 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
-import type { NodeRouter } from "../../functions/node/server.js";
-import { MemoryStore } from "../../store/memory-store.js";
+import { describe, expect, it } from "vitest";
 import { startBackend, type TestBackend } from "./support/backends.js";
-import { serviceRecord } from "./support/records.js";
-import { startTestRouter } from "./support/router.js";
+import { cleanupsAfterEach } from "./support/cleanups.js";
+import { startRouterOver } from "./support/memory-router.js";
 import { fetchOnce, startTraffic } from "./support/traffic.js";
 
 const HOST = "app.reliability.test";
-const DAY_MS = 24 * 3600 * 1000;
-
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-async function routerOver(
-  backends: readonly TestBackend[],
-  env: Record<string, string> = {},
-): Promise<NodeRouter> {
-  for (const backend of backends) cleanups.push(() => backend.kill());
-  const store = new MemoryStore();
-  const writer = store.writer("east");
-  await writer.put(serviceRecord({ cluster: "east", service: "shop/web", host: HOST, backends }));
-  await writer.heartbeat({ holder: "test", leaseMs: DAY_MS, at: Date.now() });
-  const router = await startTestRouter({ source: store, env });
-  cleanups.push(() => router.close());
-  return router;
-}
+const defer = cleanupsAfterEach();
+const routerOver = (backends: readonly TestBackend[], env: Record<string, string> = {}) =>
+  startRouterOver({ host: HOST, service: "shop/web", backends, env }, defer);
 
 describe("slow and dying backends", () => {
   it("a backend killed mid-traffic: idempotent GETs are retried on the other backend and no client sees an error", async () => {

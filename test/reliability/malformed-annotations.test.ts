@@ -1,18 +1,16 @@
-import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serviceObject } from "../fake-kube/fixtures.js";
 import { startFakeKube } from "../fake-kube/server.js";
-import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { REDIS_URL } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
-import { exposedService, readySlice } from "./support/kube-objects.js";
+import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
+import { eventually } from "./support/eventually.js";
+import { readySlice } from "./support/kube-objects.js";
 import { capturingLogger, startTestRouter } from "./support/router.js";
 import { startSyncStack } from "./support/sync-stack.js";
-import { eventually, fetchOnce } from "./support/traffic.js";
+import { fetchOnce } from "./support/traffic.js";
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const defer = cleanupsAfterEach();
 
 const NS = "shop";
 
@@ -35,24 +33,19 @@ const BROKEN: readonly { name: string; annotations: Record<string, string> }[] =
 
 describe("malformed annotations and objects", () => {
   it("Services with broken edgeslice.io annotations and a slice that is not a valid object are logged and skipped; every valid Service serves, and a fixed annotation serves at once", async () => {
-    const prefix = uniquePrefix("annotations");
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    cleanups.push(async () => {
-      await deleteKeysWithPrefix(redis, prefix);
-      redis.disconnect();
-    });
+    const { redis, prefix } = sharedRedis("annotations", defer);
     const backend = await startBackend("good");
-    cleanups.push(() => backend.kill());
+    defer(() => backend.kill());
     const target = [{ ip: backend.ip, port: backend.port }];
 
     const kube = await startFakeKube();
-    cleanups.push(() => kube.close());
+    defer(() => kube.close());
     for (const name of ["web", "api"]) {
-      kube.apply(exposedService(NS, name, { "edgeslice.io/hosts": `${name}.annotations.test` }));
+      kube.apply(serviceObject(NS, name, { "edgeslice.io/hosts": `${name}.annotations.test` }));
       kube.apply(readySlice(NS, name, target));
     }
     for (const broken of BROKEN) {
-      kube.apply(exposedService(NS, broken.name, broken.annotations));
+      kube.apply(serviceObject(NS, broken.name, broken.annotations));
       kube.apply(readySlice(NS, broken.name, target));
     }
     // A slice the API server would never serve (endpoints is not a list) next to a valid slice of `api`.
@@ -60,7 +53,7 @@ describe("malformed annotations and objects", () => {
 
     const { logger, lines } = capturingLogger();
     const sync = await startSyncStack({ kube, redis, prefix, cluster: "east", logger });
-    cleanups.push(() => sync.stop());
+    defer(() => sync.stop());
     await sync.writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
     await eventually(
       async () => (await sync.stored()).size === 2,
@@ -69,7 +62,7 @@ describe("malformed annotations and objects", () => {
     );
 
     const router = await startTestRouter({ env: { REDIS_URL, EDGESLICE_PREFIX: prefix } });
-    cleanups.push(() => router.close());
+    defer(() => router.close());
     for (const host of ["web.annotations.test", "api.annotations.test"]) {
       await eventually(
         async () => (await fetchOnce(`${router.url}/`, host)).status === 200,
@@ -88,7 +81,7 @@ describe("malformed annotations and objects", () => {
     expect(logged).toContain("api-broken");
 
     // Fixing one annotation is enough for that Service to serve; the others are untouched.
-    kube.apply(exposedService(NS, "bad-port", { "edgeslice.io/hosts": "bad-port.annotations.test" }));
+    kube.apply(serviceObject(NS, "bad-port", { "edgeslice.io/hosts": "bad-port.annotations.test" }));
     await eventually(
       async () => (await fetchOnce(`${router.url}/`, "bad-port.annotations.test")).status === 200,
       10_000,

@@ -1,33 +1,17 @@
 import { createHash, randomBytes } from "node:crypto";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import type { NodeRouter } from "../../functions/node/server.js";
-import { MemoryStore } from "../../store/memory-store.js";
+import { describe, expect, it } from "vitest";
 import { startBackend, type TestBackend } from "./support/backends.js";
-import { serviceRecord } from "./support/records.js";
-import { startTestRouter } from "./support/router.js";
+import { cleanupsAfterEach } from "./support/cleanups.js";
+import { startRouterOver } from "./support/memory-router.js";
 import { fetchOnce } from "./support/traffic.js";
 
 const HOST = "big.reliability.test";
-const DAY_MS = 24 * 3600 * 1000;
 const MiB = 1024 * 1024;
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-async function routerOver(backend: TestBackend): Promise<NodeRouter> {
-  cleanups.push(() => backend.kill());
-  const store = new MemoryStore();
-  const writer = store.writer("east");
-  await writer.put(serviceRecord({ cluster: "east", service: "shop/big", host: HOST, backends: [backend] }));
-  await writer.heartbeat({ holder: "test", leaseMs: DAY_MS, at: Date.now() });
-  const router = await startTestRouter({ source: store });
-  cleanups.push(() => router.close());
-  return router;
-}
+const defer = cleanupsAfterEach();
+const routerOver = (backend: TestBackend) =>
+  startRouterOver({ host: HOST, service: "shop/big", backends: [backend] }, defer);
 
 /** Raw HTTP/1.1 over a socket: undici would refuse to send some of these requests at all. */
 function rawExchange(port: number, head: string): Promise<string> {

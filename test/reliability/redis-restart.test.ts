@@ -1,37 +1,35 @@
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
 import { createRedisClusterWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis, uniquePrefix } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
+import { cleanupsAfterEach } from "./support/cleanups.js";
+import { eventually } from "./support/eventually.js";
 import { serviceRecord } from "./support/records.js";
 import { capturingLogger, startTestRouter } from "./support/router.js";
-import { eventually, fetchOnce, startTraffic } from "./support/traffic.js";
+import { fetchOnce, startTraffic } from "./support/traffic.js";
 
 const HOST = "cached.reliability.test";
 const OTHER_HOST = "second.reliability.test";
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const defer = cleanupsAfterEach();
 
 function writerClient(redis: PrivateRedis): Redis {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => 50 });
   client.on("error", () => {});
-  cleanups.push(async () => client.disconnect());
+  defer(async () => client.disconnect());
   return client;
 }
 
 describe("Redis restarted mid-traffic", () => {
   it("every request for a cached route gets 200 while Redis is down and after it comes back empty; later changes flow again", async () => {
     const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
+    defer(() => redis.stop());
     const prefix = uniquePrefix("restart");
     const first = await startBackend("first");
     const second = await startBackend("second");
-    cleanups.push(
+    defer(
       () => first.kill(),
       () => second.kill(),
     );
@@ -44,7 +42,7 @@ describe("Redis restarted mid-traffic", () => {
       env: { REDIS_URL: redis.url, EDGESLICE_PREFIX: prefix },
       refreshIntervalMs: 100,
     });
-    cleanups.push(() => router.close());
+    defer(() => router.close());
     await eventually(
       async () => (await fetchOnce(`${router.url}/`, HOST)).status === 200,
       5_000,
@@ -86,10 +84,10 @@ describe("Redis restarted mid-traffic", () => {
 
   it("a corrupt record in Redis is skipped and logged while the other Services keep serving", async () => {
     const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
+    defer(() => redis.stop());
     const prefix = uniquePrefix("corrupt");
     const backend = await startBackend("good");
-    cleanups.push(() => backend.kill());
+    defer(() => backend.kill());
     const client = writerClient(redis);
     const writer = createRedisClusterWriter(client, { prefix, cluster: "east" });
     await writer.put(
@@ -108,7 +106,7 @@ describe("Redis restarted mid-traffic", () => {
 
     const { logger, lines } = capturingLogger();
     const router = await startTestRouter({ env: { REDIS_URL: redis.url, EDGESLICE_PREFIX: prefix }, logger });
-    cleanups.push(() => router.close());
+    defer(() => router.close());
     await eventually(
       async () => (await fetchOnce(`${router.url}/`, HOST)).status === 200,
       5_000,

@@ -1,23 +1,21 @@
-import { Redis } from "ioredis";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { serviceObject } from "../fake-kube/fixtures.js";
 import { startFakeKube } from "../fake-kube/server.js";
-import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { REDIS_URL } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
-import { exposedService, readySlice } from "./support/kube-objects.js";
+import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
+import { eventually } from "./support/eventually.js";
+import { readySlice } from "./support/kube-objects.js";
 import { serviceRecord } from "./support/records.js";
 import { startTestRouter } from "./support/router.js";
 import { startSyncChild } from "./support/sync-child.js";
-import { eventually, startTraffic } from "./support/traffic.js";
+import { startTraffic } from "./support/traffic.js";
 
 const HOST = "web.failover.test";
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const defer = cleanupsAfterEach();
 
 async function backendServing(routerUrl: string): Promise<string | null> {
   const response = await request(routerUrl, { headers: { host: HOST } });
@@ -28,15 +26,10 @@ async function backendServing(routerUrl: string): Promise<string | null> {
 
 describe("sync killed", () => {
   it("the router's own cluster's sync is SIGKILLed: its lease lapses, traffic fails over to the other cluster without an error, and comes back when a new sync starts", async () => {
-    const prefix = uniquePrefix("killed");
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    cleanups.push(async () => {
-      await deleteKeysWithPrefix(redis, prefix);
-      redis.disconnect();
-    });
+    const { redis, prefix } = sharedRedis("killed", defer);
     const eastBackend = await startBackend("east");
     const westBackend = await startBackend("west");
-    cleanups.push(
+    defer(
       () => eastBackend.kill(),
       () => westBackend.kill(),
     );
@@ -50,8 +43,8 @@ describe("sync killed", () => {
 
     // East: the router's own cluster, synced from its API server by the real sync in a child process.
     const kube = await startFakeKube();
-    cleanups.push(() => kube.close());
-    kube.apply(exposedService("shop", "web", { "edgeslice.io/hosts": HOST }));
+    defer(() => kube.close());
+    kube.apply(serviceObject("shop", "web", { "edgeslice.io/hosts": HOST }));
     kube.apply(readySlice("shop", "web", [{ ip: eastBackend.ip, port: eastBackend.port }]));
     const syncEnv = {
       TEST_KUBE_URL: kube.url,
@@ -67,13 +60,13 @@ describe("sync killed", () => {
       DEBOUNCE_MS: "10",
     };
     let sync = await startSyncChild(syncEnv);
-    cleanups.push(() => sync.kill());
+    defer(() => sync.kill());
 
     const router = await startTestRouter({
       env: { REDIS_URL, EDGESLICE_PREFIX: prefix, ROUTER_CLUSTER: "east" },
       refreshIntervalMs: 100,
     });
-    cleanups.push(() => router.close());
+    defer(() => router.close());
     // West is routable before the east sync has published; start the measured traffic only once east serves,
     // so the recorded order begins with east.
     await eventually(

@@ -1,22 +1,18 @@
-import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../lib/logger.js";
+import { serviceObject } from "../fake-kube/fixtures.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
-import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
-import { exposedService, readySlice } from "./support/kube-objects.js";
+import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
+import { eventually } from "./support/eventually.js";
+import { readySlice } from "./support/kube-objects.js";
 import { type SyncStack, startSyncStack } from "./support/sync-stack.js";
-import { eventually } from "./support/traffic.js";
 
 /**
  * API server faults against the real informers, reconciler and Redis writer. Each test starts from five synced
  * Services, injects a fault, makes changes while it lasts (update, delete, add), and then requires the store to
  * equal exactly what the API server holds: nothing lost, nothing left behind.
  */
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const defer = cleanupsAfterEach();
 
 const NS = "shop";
 const ip = (service: number, generation: number) => `10.${generation}.0.${service}`;
@@ -29,24 +25,19 @@ interface World {
 }
 
 async function syncedWorld(): Promise<World> {
-  const prefix = uniquePrefix("faults");
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  cleanups.push(async () => {
-    await deleteKeysWithPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const { redis, prefix } = sharedRedis("faults", defer);
   const kube = await startFakeKube();
-  cleanups.push(() => kube.close());
+  defer(() => kube.close());
   const expected = new Map<string, string[]>();
   for (let i = 1; i <= 5; i++) setService(kube, expected, i, 0);
   const sync = await startSyncStack({ kube, redis, prefix, cluster: "east", logger: silentLogger });
-  cleanups.push(() => sync.stop());
+  defer(() => sync.stop());
   await storeEquals(sync, expected, "the first sync");
   return { kube, sync, expected };
 }
 
 function setService(kube: FakeKube, expected: Map<string, string[]>, i: number, generation: number): void {
-  kube.apply(exposedService(NS, `svc-${i}`, { "edgeslice.io/hosts": `svc-${i}.faults.test` }));
+  kube.apply(serviceObject(NS, `svc-${i}`, { "edgeslice.io/hosts": `svc-${i}.faults.test` }));
   kube.apply(readySlice(NS, `svc-${i}`, [{ ip: ip(i, generation), port: 8080 }]));
   expected.set(`${NS}/svc-${i}`, [`${ip(i, generation)}:8080`]);
 }

@@ -1,6 +1,7 @@
-import { createJsonLogger, type Logger, silentLogger } from "../../../lib/logger.js";
-import { parseSyncConfig } from "../../../sync/config.js";
-import { type LiveSync, startLive } from "../../../sync/live.js";
+import { createJsonLogger, type Logger } from "../../../lib/logger.js";
+import type { LiveSync } from "../../../sync/live.js";
+import { type EndpointConditions, exposedServiceObject, sliceObject } from "../../fake-kube/fixtures.js";
+import { startLiveOn } from "../../fake-kube/live-sync.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
 import type { RecordingBackend } from "./backends.js";
@@ -22,24 +23,21 @@ export async function startKubeCluster(options: {
   logger?: Logger;
 }): Promise<KubeCluster> {
   const kube = await startFakeKube();
-  const config = parseSyncConfig({
-    CLUSTER_NAME: options.name,
-    EDGESLICE_PREFIX: options.prefix,
-    REDIS_URL: options.redisUrl,
-    SYNC_PORT: "0",
-    SYNC_HOST: "127.0.0.1",
-    LEADER_ELECTION: "false",
-    LEASE_MS: String(options.leaseMs ?? 60_000),
-    DEBOUNCE_MS: "10",
-    MAX_WAIT_MS: "100",
-    // Scale-downs are the point of these tests: no safety-valve hold.
-    VALVE_HOLD_MS: "0",
-    POD_NAME: `sync-${options.name}`,
-  });
-  const sync = await startLive(config, {
-    logger: options.logger ?? silentLogger,
-    kubeConfig: kube.kubeConfig(),
-  });
+  const sync = await startLiveOn(
+    kube,
+    {
+      CLUSTER_NAME: options.name,
+      EDGESLICE_PREFIX: options.prefix,
+      REDIS_URL: options.redisUrl,
+      LEASE_MS: String(options.leaseMs ?? 60_000),
+      DEBOUNCE_MS: "10",
+      MAX_WAIT_MS: "100",
+      // Scale-downs are the point of these tests: no safety-valve hold.
+      VALVE_HOLD_MS: "0",
+      POD_NAME: `sync-${options.name}`,
+    },
+    options.logger,
+  );
   let stopped: Promise<void> | undefined;
   return {
     name: options.name,
@@ -61,21 +59,7 @@ export function debugLogger(label: string): Logger {
 
 /** A Service exposed at `host` with one port named `http`. */
 export function exposedService(namespace: string, name: string, host: string): ApplyInput {
-  return {
-    kind: "Service",
-    metadata: { name, namespace, annotations: { "edgeslice.io/hosts": host } },
-    spec: {
-      type: "ClusterIP",
-      ipFamilies: ["IPv4", "IPv6"],
-      ports: [{ name: "http", port: 80, protocol: "TCP", targetPort: "http" }],
-    },
-  };
-}
-
-export interface EndpointState {
-  readonly ready?: boolean;
-  readonly serving?: boolean;
-  readonly terminating?: boolean;
+  return exposedServiceObject(namespace, name, host);
 }
 
 /**
@@ -86,17 +70,8 @@ export function sliceFor(
   namespace: string,
   service: string,
   backend: RecordingBackend,
-  conditions: EndpointState = { ready: true, serving: true, terminating: false },
+  conditions: EndpointConditions = { ready: true, serving: true, terminating: false },
 ): ApplyInput {
-  return {
-    kind: "EndpointSlice",
-    metadata: {
-      name: `${service}-${backend.name}`,
-      namespace,
-      labels: { "kubernetes.io/service-name": service },
-    },
-    addressType: backend.ip.includes(":") ? "IPv6" : "IPv4",
-    ports: [{ name: "http", port: backend.port, protocol: "TCP" }],
-    endpoints: [{ addresses: [backend.ip], conditions }],
-  };
+  const name = `${service}-${backend.name}`;
+  return sliceObject(namespace, name, service, [backend.ip], { port: backend.port, conditions });
 }

@@ -1,35 +1,16 @@
+import { sliceObject } from "../../fake-kube/fixtures.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
 
-/** A Service exposed through `edgeslice.io/hosts` (or with the given annotations), one port named http. */
-export function exposedService(
-  namespace: string,
-  name: string,
-  annotations: Record<string, string>,
-): ApplyInput {
-  const service = {
-    kind: "Service",
-    apiVersion: "v1",
-    metadata: { name, namespace, annotations },
-    spec: { ports: [{ name: "http", port: 80, protocol: "TCP" }] },
-  };
-  return service;
-}
+// test/integration/redis-cluster-entries.test.ts still imports the Service builder under this name.
+export { serviceObject as exposedService } from "../../fake-kube/fixtures.js";
 
-/** An IPv4 EndpointSlice of `service` with ready endpoints at the given ip:port pairs. */
+/** A slice of `service` whose ready endpoints are `backends` (they share one port, as in a real slice). */
 export function readySlice(
   namespace: string,
   service: string,
   backends: readonly { ip: string; port: number }[],
   sliceName = `${service}-abc12`,
 ): ApplyInput {
-  const port = backends[0]?.port ?? 8080;
-  const slice = {
-    kind: "EndpointSlice",
-    apiVersion: "discovery.k8s.io/v1",
-    metadata: { name: sliceName, namespace, labels: { "kubernetes.io/service-name": service } },
-    addressType: "IPv4",
-    ports: [{ name: "http", port, protocol: "TCP" }],
-    endpoints: backends.map((b) => ({ addresses: [b.ip], conditions: { ready: true } })),
-  };
-  return slice;
+  const addresses = backends.map((backend) => backend.ip);
+  return sliceObject(namespace, sliceName, service, addresses, { port: backends[0]?.port ?? 8080 });
 }

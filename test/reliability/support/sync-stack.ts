@@ -5,15 +5,14 @@ import { createRedisClusterWriter } from "../../../store/redis/writer.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { createClusterWatch } from "../../../sync/kube/cluster-watch.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
-import { createReconciler } from "../../../sync/publish/reconciler.js";
-import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
-import { exposeService } from "../../../sync/translate/exposure.js";
+import { createPublishPipeline } from "../../../sync/publish/pipeline.js";
 import type { FakeKube } from "../../fake-kube/server.js";
 
 /**
- * The sync's real parts wired as sync/live.ts wires them (client-node informers → reconciler → Redis writer),
- * in-process and with short timings so faults resolve within a test: a 600 ms watchdog for silent watches,
- * 20-200 ms backoff, 10 ms debounce. Leader election, heartbeat and the health server are left out.
+ * The sync's real parts wired as sync/live.ts wires them (client-node informers → publish pipeline → Redis
+ * writer), in-process and with short timings so faults resolve within a test: a 600 ms watchdog for silent
+ * watches, 20-200 ms backoff, 10 ms debounce. Leader election, the heartbeat (never started; a test beats
+ * through `writer` when it needs routers to see the cluster) and the health server are left out.
  */
 export interface SyncStack {
   readonly writer: ClusterWriter;
@@ -45,21 +44,19 @@ export async function startSyncStack(options: {
     backoff: { initialMs: 20, maxMs: 200 },
     resyncIntervalMs: 0,
   });
-  const reconciler = createReconciler({
+  const pipeline = createPublishPipeline({
     cache: watch,
     writer,
-    cluster: options.cluster,
-    expose: exposeService,
-    valve: createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: 0 }),
+    valve: { maxLossFraction: 0.5, minLoss: 2, holdMs: 0 },
+    holder: "sync-stack",
+    leaseMs: 60_000,
     logger,
     metrics: createSyncMetrics({ cluster: options.cluster }),
-    debounceMs: 10,
-    retryBaseMs: 20,
-    retryMaxMs: 200,
+    timing: { debounceMs: 10, retryBaseMs: 20, retryMaxMs: 200 },
   });
-  markDirty = (namespace, name) => reconciler.markDirty(namespace, name);
+  markDirty = (namespace, name) => pipeline.reconciler.markDirty(namespace, name);
   await watch.start();
-  await reconciler.enable();
+  await pipeline.reconciler.enable();
   return {
     writer,
     get restarts() {
@@ -76,7 +73,7 @@ export async function startSyncStack(options: {
     },
     async stop() {
       await watch.stop();
-      await reconciler.stop();
+      await pipeline.stop();
     },
   };
 }

@@ -1,5 +1,8 @@
 import { Agent, request } from "undici";
 
+// Kept for the tests outside test/reliability that import it from here; its home is ./eventually.ts.
+export { eventually } from "./eventually.js";
+
 /**
  * Client traffic against the router: a bounded number of concurrent loops sending requests until stopped,
  * counting every outcome (status code, or the client-side error) so a test can assert that nothing failed.
@@ -64,20 +67,6 @@ export function startTraffic(
       return { statuses, clientErrors, backends, total: completed };
     },
   };
-}
-
-/** Polls `condition` every 20 ms until it holds, or fails the test after `timeoutMs` naming `what`. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** One request; the status, the `x-backend` header and the body. */

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../lib/logger.js";
 import { createLeaderElection, type LeaderElection } from "../../../sync/kube/leader.js";
 import { microTime } from "../../../sync/kube/lease-record.js";
-import { eventually } from "../../fake-kube/fixtures.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";
+import { eventually } from "../../reliability/support/eventually.js";
 
 interface Candidate {
   readonly identity: string;
