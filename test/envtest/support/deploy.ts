@@ -1,4 +1,3 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
@@ -6,12 +5,10 @@ import { envtestAssets } from "../../support/envtest-assets.js";
 import { runCommand } from "../../support/envtest-process.js";
 
 /**
- * The manifests of deploy/ as an operator applies them: `kubectl kustomize deploy/sync` once that kustomization
- * exists, else the plain files with the README's recipe (EDGESLICE_NAMESPACE replaced, `kubectl -n <ns>` for
- * the rest). The result names every namespace, so a test applies it in one go.
+ * The sync's manifests as an operator applies them: `kubectl kustomize deploy/sync` (the base every cluster
+ * overlay builds on), every object's namespace set, so a test applies the lot in one go.
  */
 const DEPLOY_DIR = fileURLToPath(new URL("../../../deploy/", import.meta.url));
-const KUSTOMIZATION = join(DEPLOY_DIR, "sync", "kustomization.yaml");
 const DEFAULT_NAMESPACE = "edgeslice";
 const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
 
@@ -23,8 +20,6 @@ export interface KubeManifest {
 }
 
 export interface DeployManifests {
-  /** Where they came from, for test names and messages. */
-  readonly source: "kustomize deploy/sync" | "deploy/*.yaml";
   /** The sync's ServiceAccount as the manifests define it. */
   readonly serviceAccount: { readonly namespace: string; readonly name: string };
   /** Every object, its namespace set, the namespace itself first. */
@@ -34,10 +29,10 @@ export interface DeployManifests {
 }
 
 export async function renderDeploy(): Promise<DeployManifests> {
-  const kustomized = existsSync(KUSTOMIZATION);
-  const text = kustomized
-    ? await runCommand(envtestAssets()?.kubectl ?? "kubectl", ["kustomize", join(DEPLOY_DIR, "sync")])
-    : plainDeployText();
+  const text = await runCommand(envtestAssets()?.kubectl ?? "kubectl", [
+    "kustomize",
+    join(DEPLOY_DIR, "sync"),
+  ]);
   const documents = parseAllDocuments(text)
     .map((document) => document.toJSON() as KubeManifest | null)
     .filter((object): object is KubeManifest => object !== null && typeof object.kind === "string");
@@ -52,23 +47,12 @@ export async function renderDeploy(): Promise<DeployManifests> {
   const hasNamespace = objects.some((object) => object.kind === "Namespace");
   const clusterRole = objects.find((object) => object.kind === "ClusterRole");
   return {
-    source: kustomized ? "kustomize deploy/sync" : "deploy/*.yaml",
     serviceAccount: { namespace, name: serviceAccount.metadata.name },
     objects: hasNamespace
       ? objects
       : [{ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }, ...objects],
     readRules: (clusterRole?.rules as unknown[] | undefined) ?? [],
   };
-}
-
-function plainDeployText(): string {
-  return readdirSync(DEPLOY_DIR)
-    .filter((file) => file.endsWith(".yaml"))
-    .sort()
-    .map((file) =>
-      readFileSync(join(DEPLOY_DIR, file), "utf8").replaceAll("EDGESLICE_NAMESPACE", DEFAULT_NAMESPACE),
-    )
-    .join("\n---\n");
 }
 
 /**
