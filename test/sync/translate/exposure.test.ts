@@ -1,35 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { decodeServiceRecord, serializeServiceRecord } from "../../../store/records.js";
 import { exposeService, parseHosts, parsePathPrefix } from "../../../sync/translate/exposure.js";
-import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kube-objects.js";
+import { endpoint, type ServicePort, service, slice, TERMINATING_SERVING } from "./fixtures.js";
 
-type Port = { name?: string; port: number; protocol?: string };
-
-function service(
-  annotations: Record<string, string> | null,
-  ports: Port[] = [{ name: "http", port: 80 }],
-): KubeService {
-  return { kind: "Service", metadata: { name: "web", namespace: "shop", annotations }, spec: { ports } };
-}
-
-const slices: KubeEndpointSlice[] = [
-  {
-    metadata: { name: "web-v4", namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
-    addressType: "IPv4",
+const slices = [
+  slice({
+    name: "web-v4",
     ports: [
       { name: "http", port: 8080 },
       { name: "admin", port: 9000 },
       { name: "dns", port: 5353, protocol: "UDP" },
     ],
-    endpoints: [{ addresses: ["10.0.0.1"], zone: "zone-a" }],
-  },
-  {
-    metadata: { name: "web-v6", namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
+    endpoints: [endpoint("10.0.0.1", undefined, { zone: "zone-a" })],
+  }),
+  slice({
+    name: "web-v6",
     addressType: "IPv6",
     ports: [{ name: "http", port: 8080 }],
-    endpoints: [{ addresses: ["fd00::1"], conditions: { ready: false, serving: true, terminating: true } }],
-  },
+    endpoints: [endpoint("fd00::1", TERMINATING_SERVING)],
+  }),
 ];
+
+/** Service shop/web with `annotations` and `ports` (one named http by default). */
+const annotated = (annotations: Record<string, string> | null, ports?: ServicePort[]) =>
+  service({ annotations, ports });
 
 describe("parseHosts", () => {
   it.each([
@@ -89,13 +83,15 @@ describe("parsePathPrefix", () => {
 });
 
 describe("exposeService", () => {
-  it("leaves a Service without the hosts annotation unexposed", () => {
-    expect(exposeService("east", service(null), slices)).toEqual({ kind: "not-exposed" });
-    expect(exposeService("east", service({ other: "x" }), slices)).toEqual({ kind: "not-exposed" });
+  it.each([
+    ["no annotations", null],
+    ["other annotations only", { other: "x" }],
+  ])("leaves a Service without the hosts annotation unexposed: %s", (_case, annotations) => {
+    expect(exposeService("east", annotated(annotations), slices)).toEqual({ kind: "not-exposed" });
   });
 
   it("builds a record for the only port with both families, which decodes as a valid record", () => {
-    const result = exposeService("east", service({ "edgeslice.io/hosts": "Shop.Example" }), slices);
+    const result = exposeService("east", annotated({ "edgeslice.io/hosts": "Shop.Example" }), slices);
     expect(result).toEqual({
       kind: "exposed",
       record: {
@@ -121,11 +117,11 @@ describe("exposeService", () => {
     }
   });
 
-  const twoPorts: Port[] = [
+  const twoPorts: ServicePort[] = [
     { name: "admin", port: 9000 },
     { name: "http", port: 80 },
   ];
-  const withDns: Port[] = [...twoPorts, { name: "dns", port: 53, protocol: "UDP" }];
+  const withDns: ServicePort[] = [...twoPorts, { name: "dns", port: 53, protocol: "UDP" }];
 
   it.each([
     ["defaults to the port named http among several", {}, twoPorts, { name: "http", number: 80 }, "/"],
@@ -154,7 +150,7 @@ describe("exposeService", () => {
   ])("%s", (_case, extra, ports, port, pathPrefix) => {
     const result = exposeService(
       "east",
-      service({ "edgeslice.io/hosts": "shop.example", ...extra }, ports),
+      annotated({ "edgeslice.io/hosts": "shop.example", ...extra }, ports),
       slices,
     );
     expect(result.kind).toBe("exposed");
@@ -204,7 +200,7 @@ describe("exposeService", () => {
   ])("says which annotation is wrong for %s", (_case, extra, ports, reason) => {
     const result = exposeService(
       "east",
-      service({ "edgeslice.io/hosts": "shop.example", ...extra } as Record<string, string>, ports),
+      annotated({ "edgeslice.io/hosts": "shop.example", ...extra } as Record<string, string>, ports),
       slices,
     );
     expect(result.kind).toBe("invalid");
@@ -212,7 +208,7 @@ describe("exposeService", () => {
   });
 
   it("rejects a record the contract would not decode, such as a bad cluster name", () => {
-    const result = exposeService("East_1", service({ "edgeslice.io/hosts": "shop.example" }), slices);
+    const result = exposeService("East_1", annotated({ "edgeslice.io/hosts": "shop.example" }), slices);
     expect(result.kind).toBe("invalid");
     if (result.kind === "invalid") expect(result.reason).toContain("cluster");
   });

@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FakeKind, ResourcePath } from "./resources.js";
+import { sendJson } from "./responses.js";
+import { statusBody } from "./status.js";
+import { type ApplyInput, asKind } from "./store.js";
+
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export type WrittenObject = ApplyInput & { metadata: { resourceVersion?: unknown } };
+
+/**
+ * The object a create or update sends, validated as the API server would for the fields this fake cares
+ * about; undefined once a 400 or 413 has been answered instead.
+ */
+export async function readObject(
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: ResourcePath,
+): Promise<WrittenObject | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) {
+      sendJson(response, 413, statusBody(413, "request entity too large", "RequestEntityTooLarge"));
+      return undefined;
+    }
+    chunks.push(buffer);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    sendJson(response, 400, statusBody(400, "request body is not JSON"));
+    return undefined;
+  }
+  const problem = objectProblem(parsed, path.kind);
+  if (problem) {
+    sendJson(response, 400, statusBody(400, problem));
+    return undefined;
+  }
+  return parsed as WrittenObject;
+}
+
+/** What the API server's validation would refuse for the fields this fake cares about. */
+function objectProblem(input: unknown, kind: FakeKind): string | undefined {
+  if (typeof input !== "object" || input === null) return "body must be an object";
+  const object = input as { kind?: unknown; metadata?: { name?: unknown }; spec?: Record<string, unknown> };
+  if (object.kind !== undefined && object.kind !== kind)
+    return `kind ${String(object.kind)} does not match ${kind}`;
+  if (typeof object.metadata?.name !== "string" || object.metadata.name === "")
+    return "metadata.name: Required value";
+  if (kind === "Lease" && object.spec) {
+    // Lease times are metav1.MicroTime: RFC 3339 with exactly six fractional digits.
+    for (const field of ["acquireTime", "renewTime"]) {
+      const value = object.spec[field];
+      if (value !== undefined && value !== null && (typeof value !== "string" || !MICRO_TIME.test(value))) {
+        return `spec.${field}: not a MicroTime (RFC 3339 with microseconds): ${String(value)}`;
+      }
+    }
+    const duration = object.spec.leaseDurationSeconds;
+    if (
+      duration !== undefined &&
+      duration !== null &&
+      !(Number.isInteger(duration) && Number(duration) > 0)
+    ) {
+      return "spec.leaseDurationSeconds: must be a positive integer";
+    }
+  }
+  asKind(kind);
+  return undefined;
+}
