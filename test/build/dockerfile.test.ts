@@ -41,7 +41,7 @@ async function bundledSources(): Promise<string[]> {
 }
 
 describe("npm run build", () => {
-  it("writes a launcher, an ESM bundle and its source map for the sync and the router", async () => {
+  it("writes a launcher (packages, then source maps on, then the bundle), an ESM bundle and its map per entry", async () => {
     expect((await readdir(outdir)).sort()).toEqual([
       "router.bundle.js",
       "router.bundle.js.map",
@@ -50,9 +50,21 @@ describe("npm run build", () => {
       "sync.bundle.js.map",
       "sync.js",
     ]);
+    const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
     for (const name of ["sync", "router"]) {
-      const launcher = await readFile(join(outdir, `${name}.js`), "utf8");
-      expect(launcher).toBe(`process.setSourceMapsEnabled(true);\nawait import("./${name}.bundle.js");\n`);
+      const lines = (await readFile(join(outdir, `${name}.js`), "utf8")).trimEnd().split("\n");
+      // Packages first, while source maps are off (their own maps stay unread); then ours, mapped.
+      expect(lines.slice(-2)).toEqual([
+        "process.setSourceMapsEnabled(true);",
+        `await import("./${name}.bundle.js");`,
+      ]);
+      const packages = lines.slice(0, -2).map((line) => /^await import\("([^"]+)"\);$/.exec(line)?.[1]);
+      expect(packages.length).toBeGreaterThan(0);
+      for (const path of packages) {
+        expect(Object.keys(manifest.dependencies)).toContain(path?.match(/^(@[^/]+\/)?[^/]+/)?.[0]);
+      }
       const bundle = await readFile(join(outdir, `${name}.bundle.js`), "utf8");
       expect(bundle).toContain(`//# sourceMappingURL=${name}.bundle.js.map`);
       expect(bundle).not.toMatch(/\brequire\(/);
