@@ -2,16 +2,7 @@ import { describe, expect, it } from "vitest";
 import { endpointAddress } from "../../../store/records.js";
 import { translateService } from "../../../sync/translate/backends.js";
 import type { KubeService } from "../../../sync/translate/kube-objects.js";
-import {
-  endpoint,
-  fam,
-  http,
-  none,
-  service,
-  slice,
-  type TranslationRow,
-  translationCases,
-} from "./fixtures.js";
+import { endpoint, fam, http, none, slice, type TranslationRow, translationCases } from "./fixtures.js";
 
 /** Addresses and families, which slices count, and the order of the result (rules 1, 2 and 4). */
 const rows: TranslationRow[] = [
