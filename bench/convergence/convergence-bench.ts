@@ -1,22 +1,25 @@
-import { fileURLToPath } from "node:url";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { silentLogger } from "../../lib/logger.js";
-import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
+import { createRedisSnapshotSource } from "../../store/redis/source.js";
 import { startFakeKube } from "../../test/fake-kube/server.js";
-import { startPrivateRedis } from "../../test/support/redis.js";
-import { startChild } from "../support/child.js";
-import { fixed, formatTable, ratio, verdict } from "../support/table.js";
-import {
-  BENCH_NAMESPACE,
-  changedAddress,
-  initialAddress,
-  serviceName,
-  serviceObject,
-  sliceObject,
-} from "./objects.js";
+import { freePort, startPrivateRedis } from "../../test/support/redis.js";
+import { fixed, formatTable } from "../support/table.js";
+import { applyChanges, percentile, serviceCount, waitFor } from "./changes.js";
+import { initialAddress, serviceObject, sliceObject } from "./objects.js";
 import { commandCalls, commandDelta, totalCalls } from "./redis-commands.js";
+import { checkRows } from "./report.js";
+import {
+  buildSync,
+  type MemorySample,
+  type SyncRunner,
+  startSyncProcess,
+  syncRunnerFromEnv,
+  writeKubeconfig,
+} from "./sync-process.js";
 
-const SYNC = fileURLToPath(new URL("./sync-process.ts", import.meta.url));
 const CLUSTER = "bench";
 const PREFIX = "edgeslice-bench";
 
@@ -36,21 +39,17 @@ export interface ConvergenceOptions {
   readonly changeSeconds: number;
 }
 
-interface MemorySample {
-  readonly rssBytes: number;
-  readonly heapUsedBytes: number;
-  readonly maxRssBytes: number;
-}
-
 export interface ConvergenceResult {
   readonly label: string;
   readonly services: number;
   readonly endpoints: number;
-  /** Sync process: start → informers listed everything. */
-  readonly listedMs: number;
-  /** Sync process: start → every Service published. */
-  readonly publishedMs: number;
-  /** Parent: spawn of the sync process → the reader's snapshot holds every Service. */
+  /** How the sync ran: `node dist/sync.js` (built) or `node --import tsx sync/main.ts`. */
+  readonly runner: SyncRunner;
+  /** Spawn of the sync process → its /healthz answers (modules loaded, health server up). */
+  readonly startedMs: number;
+  /** Spawn → /readyz answers 200: the informers listed everything and Redis is connected. */
+  readonly readyMs: number;
+  /** Spawn → the reader's snapshot holds every Service: the first full sync, end to end. */
   readonly visibleMs: number;
   readonly memoryAfterSync: MemorySample;
   readonly memoryAtEnd: MemorySample;
@@ -87,18 +86,24 @@ export async function runConvergenceBench(
   options: ConvergenceOptions,
   log: (line: string) => void,
 ): Promise<ConvergenceResult[]> {
+  const runner = syncRunnerFromEnv();
+  if (runner === "built") {
+    log("  npm run build (the convergence bench runs node dist/sync.js; BENCH_SYNC_RUNNER=tsx runs tsx) ...");
+    await buildSync();
+  }
   const results: ConvergenceResult[] = [];
   for (const run of options.runs) {
     log(
       `  convergence with ${run.services} Services x ${options.endpointsPerService} endpoints (${run.label}) ...`,
     );
-    results.push(await runOne(run, options, log));
+    results.push(await runOne(run, runner, options, log));
   }
   return results;
 }
 
 async function runOne(
   run: ConvergenceRun,
+  runner: SyncRunner,
   options: ConvergenceOptions,
   log: (line: string) => void,
 ): Promise<ConvergenceResult> {
@@ -133,16 +138,19 @@ async function runOne(
     await reader.start();
     cleanups.unshift(() => reader.close());
 
-    const spawnedAt = performance.now();
-    const sync = startChild(SYNC, {
+    const dir = await mkdtemp(join(tmpdir(), "edgeslice-bench-"));
+    cleanups.unshift(() => rm(dir, { recursive: true, force: true }));
+    const syncPort = await freePort();
+    const sync = startSyncProcess({
+      runner,
+      syncPort,
       env: {
-        BENCH_KUBE_URL: kube.url,
-        BENCH_KUBE_TOKEN: kube.token,
+        KUBECONFIG: await writeKubeconfig(dir, kube.kubeConfig().exportConfig()),
         CLUSTER_NAME: CLUSTER,
         REDIS_URL: redisServer.url,
         EDGESLICE_PREFIX: PREFIX,
         LEADER_ELECTION: "false",
-        SYNC_PORT: "0",
+        SYNC_PORT: String(syncPort),
         SYNC_HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
         // 10 s of changes remove nothing: the valve must never hold one (no endpoint is lost per change).
@@ -151,18 +159,18 @@ async function runOne(
       },
     });
     cleanups.unshift(() => sync.stop());
-    const synced = await sync.next<{ listedMs: number; publishedMs: number; memory: MemorySample }>(
-      "synced",
-      180_000,
-    );
-    await waitFor(() => serviceCount(reader) >= services, 60_000, "the reader to see every Service");
-    const visibleMs = performance.now() - spawnedAt;
+    const startedMs = await sync.until("/healthz", 60_000);
+    const readyMs = await sync.until("/readyz", 180_000);
+    await waitFor(() => serviceCount(reader, CLUSTER) >= services, 60_000, "the reader to see every Service");
+    const visibleMs = sync.sinceSpawnMs();
+    const memoryAfterSync = await sync.memory();
+    const snapshotDir = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+    if (snapshotDir) log(`    heap snapshot: ${await sync.heapSnapshot(snapshotDir)}`);
 
     const before = await commandCalls(readerRedis);
-    const latencies = await applyChanges(kube, reader, addresses, options);
+    const latencies = await applyChanges(kube, reader, CLUSTER, addresses, options);
     const after = await commandCalls(readerRedis);
-    sync.send({ type: "memory" });
-    const atEnd = await sync.next<{ memory: MemorySample }>("memory", 10_000);
+    const memoryAtEnd = await sync.memory();
 
     const delta = commandDelta(before, after);
     const changes = latencies.applied;
@@ -174,11 +182,12 @@ async function runOne(
       label: run.label,
       services,
       endpoints: services * options.endpointsPerService,
-      listedMs: synced.listedMs,
-      publishedMs: synced.publishedMs,
+      runner,
+      startedMs,
+      readyMs,
       visibleMs,
-      memoryAfterSync: synced.memory,
-      memoryAtEnd: atEnd.memory,
+      memoryAfterSync,
+      memoryAtEnd,
       changes,
       observed: sorted.length,
       p50Ms: percentile(sorted, 50),
@@ -195,118 +204,27 @@ async function runOne(
   }
 }
 
-interface ChangeTimings {
-  readonly applied: number;
-  readonly observedMs: number[];
-  readonly achievedRate: number;
-}
-
-/**
- * Paced changes, round-robin over Services: each replaces endpoint 0 of one slice with a fresh address. A change
- * has converged when the reader's snapshot holds its address, or the address of a later change to the same
- * Service (the store moved past it: with the debounce, several changes to one Service may land in one write).
- * Checked every millisecond, only when the snapshot version moved.
- */
-async function applyChanges(
-  kube: Awaited<ReturnType<typeof startFakeKube>>,
-  reader: RedisSnapshotSource,
-  addresses: string[][],
-  options: ConvergenceOptions,
-): Promise<ChangeTimings> {
-  const total = Math.round(options.changesPerSecond * options.changeSeconds);
-  const intervalMs = 1000 / options.changesPerSecond;
-  /** Per Service, its not yet converged changes in the order they were made. */
-  const pending = new Map<string, { ip: string; at: number }[]>();
-  let pendingCount = 0;
-  const observedMs: number[] = [];
-  let lastVersion = -1;
-  const check = () => {
-    const snapshot = reader.current();
-    if (!snapshot || snapshot.version === lastVersion) return;
-    lastVersion = snapshot.version;
-    const now = performance.now();
-    const services = snapshot.clusters.find((c) => c.name === CLUSTER)?.services;
-    for (const [service, changes] of pending) {
-      const ips = new Set(services?.get(service)?.ipv4.endpoints.map((e) => e.ip));
-      let newest = -1;
-      changes.forEach((change, index) => {
-        if (ips.has(change.ip)) newest = index;
-      });
-      if (newest < 0) continue;
-      for (const change of changes.splice(0, newest + 1)) observedMs.push(now - change.at);
-      pendingCount -= newest + 1;
-      if (changes.length === 0) pending.delete(service);
-    }
-  };
-  const started = performance.now();
-  for (let change = 0; change < total; change++) {
-    const due = started + change * intervalMs;
-    while (performance.now() < due) {
-      check();
-      await sleep(1);
-    }
-    const index = change % addresses.length;
-    const list = addresses[index];
-    if (!list) continue;
-    const ip = changedAddress(change);
-    list[0] = ip;
-    const service = `${BENCH_NAMESPACE}/${serviceName(index)}`;
-    const queue = pending.get(service) ?? [];
-    queue.push({ ip, at: performance.now() });
-    pending.set(service, queue);
-    pendingCount++;
-    kube.apply(sliceObject(index, list));
-  }
-  const achievedRate = total / ((performance.now() - started) / 1000);
-  const deadline = performance.now() + 15_000;
-  while (pendingCount > 0 && performance.now() < deadline) {
-    check();
-    await sleep(1);
-  }
-  return { applied: total, observedMs, achievedRate };
-}
-
-function serviceCount(reader: RedisSnapshotSource): number {
-  return reader.current()?.clusters.find((c) => c.name === CLUSTER)?.services.size ?? 0;
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? Number.NaN;
-}
-
 const MiB = 1024 * 1024;
 
 export function formatConvergenceReport(
   results: readonly ConvergenceResult[],
   options: ConvergenceOptions,
 ): string {
+  const runner = results[0]?.runner === "tsx" ? "node --import tsx sync/main.ts" : "node dist/sync.js";
   const lines = [
-    `Convergence: fake API server → real sync process (client-node informers, reconciler, Redis writer) → private redis-server → real Redis reader; ${options.changesPerSecond} slice changes/s for ${options.changeSeconds} s, each replacing one endpoint address.`,
+    `Convergence: fake API server → real sync process (${runner}: client-node informers, reconciler, Redis writer) → private redis-server → real Redis reader; ${options.changesPerSecond} slice changes/s for ${options.changeSeconds} s, each replacing one endpoint address.`,
     formatTable(
       [
         "run",
         "services",
         "endpoints",
-        "listed ms",
-        "published ms",
+        "started ms",
+        "ready ms",
         "visible ms",
         "sync RSS MiB",
-        "sync heap MiB",
-        "sync peak RSS MiB",
+        "anon / file",
+        "heap MiB",
+        "peak RSS MiB",
         "changes (seen)",
         "rate/s",
         "p50 ms",
@@ -319,10 +237,11 @@ export function formatConvergenceReport(
         r.label,
         String(r.services),
         String(r.endpoints),
-        fixed(r.listedMs, 0),
-        fixed(r.publishedMs, 0),
+        fixed(r.startedMs, 0),
+        fixed(r.readyMs, 0),
         fixed(r.visibleMs, 0),
         fixed(r.memoryAfterSync.rssBytes / MiB, 1),
+        `${fixed(r.memoryAfterSync.rssAnonBytes / MiB, 0)} / ${fixed(r.memoryAfterSync.rssFileBytes / MiB, 0)}`,
         fixed(r.memoryAfterSync.heapUsedBytes / MiB, 1),
         fixed(r.memoryAtEnd.maxRssBytes / MiB, 1),
         `${r.changes} (${r.observed})`,
@@ -335,7 +254,7 @@ export function formatConvergenceReport(
       ]),
     ),
     "",
-    "listed = sync start → informers hold every object; published = → every Service written; visible = sync process spawn → the reader's snapshot holds every Service (includes Node/tsx start-up).",
+    "From the spawn of the sync process: started = its /healthz answers (modules loaded); ready = /readyz answers (informers listed everything, Redis connected); visible = the reader's snapshot holds every Service (the first full sync, end to end). Memory right after the first full sync: RSS, of which anonymous (heap, malloc) / file-backed (node binary, libraries); peak RSS over the whole run.",
     "",
   ];
   for (const r of results) {
@@ -346,49 +265,6 @@ export function formatConvergenceReport(
           .join(", "),
     );
   }
-  const defaults = results.filter((r) => r.label === results[0]?.label);
-  const smallest = defaults[0];
-  const largest = defaults[defaults.length - 1];
-  const lost = results.reduce((sum, r) => sum + (r.changes - r.observed), 0);
-  lines.push(
-    "",
-    formatTable(
-      ["check", "measured", "target", "ratio", "verdict"],
-      [
-        ...results.map((r) => [
-          `change → reader p99, ${r.services} Services (${r.label})`,
-          `${fixed(r.p99Ms, 1)} ms`,
-          "< 250 ms",
-          ratio(r.p99Ms, 250),
-          verdict(r.p99Ms < 250),
-        ]),
-        ...(smallest && largest && smallest !== largest
-          ? [
-              [
-                `writer cmds/write ${largest.services} vs ${smallest.services} Services`,
-                `${fixed(largest.writerCommandsPerChange / largest.writesPerChange, 2)} vs ${fixed(smallest.writerCommandsPerChange / smallest.writesPerChange, 2)}`,
-                "no growth (ratio ~1x)",
-                ratio(
-                  largest.writerCommandsPerChange / largest.writesPerChange,
-                  smallest.writerCommandsPerChange / smallest.writesPerChange,
-                ),
-                verdict(
-                  largest.writerCommandsPerChange / largest.writesPerChange <=
-                    (smallest.writerCommandsPerChange / smallest.writesPerChange) * 1.2,
-                ),
-              ],
-              [
-                `all cmds/change ${largest.services} vs ${smallest.services} Services`,
-                `${fixed(largest.commandsPerChange, 2)} vs ${fixed(smallest.commandsPerChange, 2)}`,
-                "no growth (ratio ~1x)",
-                ratio(largest.commandsPerChange, smallest.commandsPerChange),
-                verdict(largest.commandsPerChange <= smallest.commandsPerChange * 1.2),
-              ],
-            ]
-          : []),
-        ["changes never seen by the reader", String(lost), "0", "", verdict(lost === 0)],
-      ],
-    ),
-  );
+  lines.push("", formatTable(["check", "measured", "target", "ratio", "verdict"], checkRows(results)));
   return lines.join("\n");
 }

@@ -1,54 +1,124 @@
-import { resourceUsage } from "node:process";
-import { KubeConfig } from "@kubernetes/client-node";
-import { createJsonLogger } from "../../lib/logger.js";
-import { parseSyncConfig } from "../../sync/config.js";
-import { startLive } from "../../sync/live.js";
-import { exitOnStop, tell } from "../support/child.js";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const PROBE = fileURLToPath(new URL("./memory-probe.mjs", import.meta.url));
 
 /**
- * The real sync (client-node informers → reconciler → Redis writer, heartbeat) in a process of its own, as in
- * production, so its memory is measured alone and it does not share an event loop with the fake API server.
- * Env: BENCH_KUBE_URL, BENCH_KUBE_TOKEN and the sync's own variables (CLUSTER_NAME, REDIS_URL, ...).
+ * How the bench runs the sync: `built` is production (`npm run build`, then `node dist/sync.js`), `tsx` the
+ * development path (`node --import tsx sync/main.ts`), kept to compare the two. Choose with
+ * BENCH_SYNC_RUNNER=tsx; the default is built.
  */
-const kubeUrl = process.env.BENCH_KUBE_URL;
-const kubeToken = process.env.BENCH_KUBE_TOKEN;
-if (!kubeUrl || !kubeToken) throw new Error("BENCH_KUBE_URL and BENCH_KUBE_TOKEN must be set");
+export type SyncRunner = "built" | "tsx";
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromOptions({
-  clusters: [{ name: "bench", server: kubeUrl, skipTLSVerify: true }],
-  users: [{ name: "bench", token: kubeToken }],
-  contexts: [{ name: "bench", cluster: "bench", user: "bench" }],
-  currentContext: "bench",
-});
-
-const config = parseSyncConfig(process.env, () => "bench-sync");
-const logger = createJsonLogger({
-  level: config.logLevel,
-  write: (line) => process.stderr.write(`${line}\n`),
-  base: { component: "bench-sync" },
-});
-
-const startedAt = performance.now();
-const live = await startLive(config, { logger, kubeConfig });
-
-/** Bounded wait: the informers listed everything and the reconciler has nothing left to publish. */
-const deadline = Date.now() + 120_000;
-let listedMs: number | undefined;
-while (Date.now() < deadline) {
-  if (listedMs === undefined && live.watch.synced) listedMs = performance.now() - startedAt;
-  if (live.watch.synced && live.publishing() && live.reconciler.pending === 0) break;
-  await new Promise((resolve) => setTimeout(resolve, 5));
+export function syncRunnerFromEnv(env: NodeJS.ProcessEnv = process.env): SyncRunner {
+  const runner = env.BENCH_SYNC_RUNNER ?? "built";
+  if (runner !== "built" && runner !== "tsx") throw new Error("BENCH_SYNC_RUNNER must be built or tsx");
+  return runner;
 }
-const publishedMs = performance.now() - startedAt;
-tell({ type: "synced", listedMs: listedMs ?? Number.NaN, publishedMs, memory: memorySample() });
 
-process.on("message", (raw) => {
-  if ((raw as { type?: unknown }).type === "memory") tell({ type: "memory", memory: memorySample() });
-});
-exitOnStop(() => live.stop());
+/** `npm run build` once at bench start, so the bench measures the sync the image ships. */
+export async function buildSync(): Promise<void> {
+  await promisify(execFile)("npm", ["run", "--silent", "build"], { cwd: ROOT });
+}
 
-function memorySample(): { rssBytes: number; heapUsedBytes: number; maxRssBytes: number } {
-  const usage = process.memoryUsage();
-  return { rssBytes: usage.rss, heapUsedBytes: usage.heapUsed, maxRssBytes: resourceUsage().maxRSS * 1024 };
+export interface MemorySample {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
+  readonly maxRssBytes: number;
+  /** Linux: resident anonymous memory (JS heap, malloc) and resident file mappings (node, libraries). */
+  readonly rssAnonBytes: number;
+  readonly rssFileBytes: number;
+}
+
+export interface SyncProcess {
+  readonly pid: number | undefined;
+  /** `http://127.0.0.1:<SYNC_PORT>`: /healthz, /readyz, /metrics of the sync itself. */
+  readonly healthUrl: string;
+  /** Milliseconds since the process was spawned. */
+  sinceSpawnMs(): number;
+  /** Milliseconds from spawn until `path` on the health server first answers 200. */
+  until(path: "/healthz" | "/readyz", timeoutMs: number): Promise<number>;
+  memory(): Promise<MemorySample>;
+  /** Writes a heap snapshot into `dir` after a full GC (v8.writeHeapSnapshot); resolves its path. */
+  heapSnapshot(dir: string): Promise<string>;
+  /** SIGTERM, as Kubernetes stops it; SIGKILL after 10 s. */
+  stop(): Promise<void>;
+}
+
+export interface SyncProcessOptions {
+  readonly runner: SyncRunner;
+  /** The sync's environment: CLUSTER_NAME, REDIS_URL, SYNC_PORT ... and KUBECONFIG. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly syncPort: number;
+}
+
+/** Writes a kubeconfig file for `kubeConfigJson` (KubeConfig.exportConfig()) and returns its path. */
+export async function writeKubeconfig(dir: string, kubeConfigJson: string): Promise<string> {
+  const path = join(dir, "kubeconfig.json");
+  await writeFile(path, kubeConfigJson);
+  return path;
+}
+
+/** The sync's own CLI entry in a process of its own, live mode (informers, reconciler, Redis, heartbeat). */
+export function startSyncProcess(options: SyncProcessOptions): SyncProcess {
+  const entry =
+    options.runner === "built"
+      ? ["--import", PROBE, "dist/sync.js"]
+      : ["--import", "tsx", "--import", PROBE, "sync/main.ts"];
+  const spawnedAt = performance.now();
+  const child: ChildProcess = spawn(process.execPath, entry, {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    env: { ...process.env, ...options.env },
+  });
+  const exited = once(child, "exit");
+  const healthUrl = `http://127.0.0.1:${options.syncPort}`;
+  const ask = async <T>(message: { type: string }, field: string): Promise<T> => {
+    const answer = new Promise<T>((resolve, reject) => {
+      const onMessage = (raw: unknown) => {
+        const reply = raw as Record<string, unknown>;
+        if (reply.type !== message.type) return;
+        child.off("message", onMessage);
+        resolve(reply[field] as T);
+      };
+      child.on("message", onMessage);
+      void exited.then(() => reject(new Error(`the sync exited before answering ${message.type}`)));
+    });
+    child.send(message);
+    return answer;
+  };
+  return {
+    pid: child.pid,
+    healthUrl,
+    sinceSpawnMs: () => performance.now() - spawnedAt,
+    async until(path, timeoutMs) {
+      const deadline = spawnedAt + timeoutMs;
+      while (performance.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`the sync exited (${child.exitCode}) before ${path}`);
+        const status = await fetch(`${healthUrl}${path}`).then(
+          (response) => response.status,
+          () => 0,
+        );
+        if (status === 200) return performance.now() - spawnedAt;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`the sync's ${path} did not answer 200 within ${timeoutMs} ms`);
+    },
+    memory: () => ask<MemorySample>({ type: "memory" }, "memory"),
+    heapSnapshot: (dir) => ask<string>({ type: "heap-snapshot", dir } as { type: string }, "file"),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
 }
