@@ -17,6 +17,12 @@ export interface DemoBackendOptions {
   readonly port: number;
 }
 
+/**
+ * @example
+ * const backend = await startDemoBackend({ service: "demo/web", ip: "127.0.0.1", port: 0 });
+ * backend.address;   // "127.0.0.1:<port>"
+ * await backend.close();
+ */
 export async function startDemoBackend(options: DemoBackendOptions): Promise<DemoBackend> {
   const family = options.ip.includes(":") ? "IPv6" : "IPv4";
   let address = "";

@@ -53,6 +53,13 @@ export interface SyncMetrics {
   render(): string;
 }
 
+/**
+ * @example
+ * const metrics = createSyncMetrics({ cluster: config.cluster });
+ * metrics.count("writes");
+ * metrics.set("leader", 1);
+ * response.end(metrics.render());
+ */
 export function createSyncMetrics(labels: Readonly<Record<string, string>> = {}): SyncMetrics {
   const values = new Map<string, number>();
   const family = (type: "counter" | "gauge", key: string, [name, help]: readonly [string, string]) => ({

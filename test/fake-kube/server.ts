@@ -184,20 +184,23 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     expireHistory: () => store.expireHistory(),
     requests: (verb, kind) => counter.requests(verb, kind),
     openWatches: (kind) => watches.open(kind),
-    kubeConfig(overrides = {}) {
-      const config = new KubeConfig();
-      config.loadFromOptions({
-        clusters: [{ name: "fake", server: url, skipTLSVerify: true }],
-        users: [{ name: "fake", token: overrides.token ?? token }],
-        contexts: [{ name: "fake", cluster: "fake", user: "fake" }],
-        currentContext: "fake",
-      });
-      return config;
-    },
+    kubeConfig: (overrides = {}) => fakeKubeConfig(url, overrides.token ?? token),
     async close() {
       watches.closeAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A KubeConfig for the fake API server at `url`, authenticating with `token` (also from a child process). */
+export function fakeKubeConfig(url: string, token: string): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: "fake", server: url, skipTLSVerify: true }],
+    users: [{ name: "fake", token }],
+    contexts: [{ name: "fake", cluster: "fake", user: "fake" }],
+    currentContext: "fake",
+  });
+  return config;
 }

@@ -1,7 +1,7 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import { createJsonLogger } from "../../../lib/logger.js";
 import { parseSyncConfig } from "../../../sync/config.js";
 import { startLive } from "../../../sync/live.js";
+import { fakeKubeConfig } from "../../fake-kube/server.js";
 
 /**
  * The real sync (`startLive`: informers, reconciler, Redis writer, heartbeat) in a child process, so a test can
@@ -11,13 +11,7 @@ import { startLive } from "../../../sync/live.js";
 const kubeUrl = process.env.TEST_KUBE_URL;
 const kubeToken = process.env.TEST_KUBE_TOKEN;
 if (!kubeUrl || !kubeToken) throw new Error("TEST_KUBE_URL and TEST_KUBE_TOKEN must be set");
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromOptions({
-  clusters: [{ name: "test", server: kubeUrl, skipTLSVerify: true }],
-  users: [{ name: "test", token: kubeToken }],
-  contexts: [{ name: "test", cluster: "test", user: "test" }],
-  currentContext: "test",
-});
+const kubeConfig = fakeKubeConfig(kubeUrl, kubeToken);
 const config = parseSyncConfig(process.env, () => `sync-${process.pid}`);
 const logger = createJsonLogger({ level: "error", write: (line) => process.stderr.write(`${line}\n`) });
 const live = await startLive(config, { logger, kubeConfig });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { EndpointRecord } from "../../../store/records.js";
 import { translateService } from "../../../sync/translate/backends.js";
 import type { KubeEndpointSlice } from "../../../sync/translate/kube-objects.js";
-import { endpoint, http, NOT_READY, service, slice } from "./fixtures.js";
+import { byCase, endpoint, http, NOT_READY, service, slice } from "./fixtures.js";
 
 /** What travels with each endpoint (rule 7), and from which copy of a duplicate (rule 5). */
 const rows: { case: string; slices: KubeEndpointSlice[]; expected: EndpointRecord[] }[] = [
@@ -61,7 +61,7 @@ const rows: { case: string; slices: KubeEndpointSlice[]; expected: EndpointRecor
 ];
 
 describe("translateService", () => {
-  it.each(rows)("$case", (row) => {
+  it.each(byCase(rows))("%s", (_case, row) => {
     for (const order of [row.slices, [...row.slices].reverse()]) {
       const [entry] = translateService(service({ ports: http }), order);
       expect(entry?.ipv4.endpoints).toEqual(row.expected);

@@ -93,14 +93,19 @@ export interface TranslationRow {
   expected: { ipv4: FamilyView; ipv6: FamilyView }[];
 }
 
+/** `rows` for it.each, each titled by its case in full (vitest shortens a `$case` title to 40 characters). */
+export function byCase<Row extends { case: string }>(rows: readonly Row[]): (readonly [string, Row])[] {
+  return rows.map((row) => [row.case, row] as const);
+}
+
 /** Each row as a test, and again with its slices in reverse order: the result must not depend on it. */
 export function translationCases(rows: readonly TranslationRow[]): void {
-  it.each(rows)("$case", (row) => {
+  it.each(byCase(rows))("%s", (_case, row) => {
     const result = translateService(service({ ports: row.ports }), row.slices);
     expect(result.map((entry) => ({ ipv4: view(entry.ipv4), ipv6: view(entry.ipv6) }))).toEqual(row.expected);
   });
 
-  it.each(rows)("gives the same result whatever the slice order: $case", (row) => {
+  it.each(byCase(rows))("gives the same result whatever the slice order: %s", (_case, row) => {
     const forward = translateService(service({ ports: row.ports }), row.slices);
     const reversed = translateService(service({ ports: row.ports }), [...row.slices].reverse());
     expect(reversed).toEqual(forward);
