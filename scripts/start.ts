@@ -8,7 +8,7 @@ import { createJsonLogger, type LogLevel } from "../lib/logger.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../store/redis/client.js";
 import { describeRedisTarget } from "../store/redis/target.js";
-import { createRedisClusterWriter } from "../store/redis/writer.js";
+import { createRedisWriter } from "../store/redis/writer.js";
 import type { ClusterWriter } from "../store/store.js";
 import { cacheFromObjects, loadManifests } from "../sync/kube/manifests.js";
 import { createSyncMetrics } from "../sync/metrics.js";
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     });
     redis.on("error", (error) => logger.warn("redis error", { error }));
     running.redis = redis;
-    writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
+    writer = createRedisWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
   }
 
   const pipeline = createPublishPipeline({

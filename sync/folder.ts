@@ -1,7 +1,7 @@
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
 import { untilReady } from "../store/redis/client.js";
-import { createRedisClusterWriter } from "../store/redis/writer.js";
+import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
@@ -42,7 +42,7 @@ export async function publishFromFolder(
     if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
     const pipeline = createPublishPipeline({
       cache: cacheFromObjects(loaded.services, loaded.slices),
-      writer: createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster }),
+      writer: createRedisWriter(redis, { prefix: config.prefix, cluster: config.cluster }),
       // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
       valve: { ...config.valve, holdMs: 0 },
       holder: config.identity,

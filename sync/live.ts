@@ -2,7 +2,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { settlesWithin } from "../lib/async.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
-import { createRedisClusterWriter } from "../store/redis/writer.js";
+import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { type LeaderElector, type LeaderElectorFactory, leaseElector } from "./elector.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
@@ -48,7 +48,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
-  const writer = createRedisClusterWriter(redis, { prefix: config.prefix, cluster: config.cluster });
+  const writer = createRedisWriter(redis, { prefix: config.prefix, cluster: config.cluster });
 
   let reconciler: Reconciler | undefined;
   const watch = createClusterWatch({

@@ -1,4 +1,5 @@
 import { createJsonLogger } from "../../lib/logger.js";
+import { shutdownSignal } from "../../lib/signals.js";
 import { parseRouterConfig, type RouterConfig } from "../core/config.js";
 import { startNodeRouter } from "./server.js";
 
@@ -17,18 +18,11 @@ try {
 const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
 const router = await startNodeRouter(config, { logger, host: config.host });
 
-let stopping = false;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.once(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("shutting down", { signal });
-    router.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error("shutdown failed", { error });
-        process.exit(1);
-      },
-    );
-  });
+await shutdownSignal(logger);
+try {
+  await router.close();
+  process.exit(0);
+} catch (error) {
+  logger.error("shutdown failed", { error });
+  process.exit(1);
 }

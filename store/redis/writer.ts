@@ -25,11 +25,11 @@ export interface RedisWriterOptions {
  * well as a standalone one).
  *
  * @example
- * const writer = createRedisClusterWriter(redis, { prefix: "edgeslice", cluster: "east" });
+ * const writer = createRedisWriter(redis, { prefix: "edgeslice", cluster: "east" });
  * await writer.heartbeat({ holder: "sync-east-0", leaseMs: 30_000, at: Date.now() });
  * await writer.put(record); // record.cluster === "east"
  */
-export function createRedisClusterWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
+export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
   const { cluster } = options;
   const keys = clusterKeys(options.prefix, cluster);
   const maxLen = options.streamMaxLen ?? CHANGE_STREAM_MAXLEN;

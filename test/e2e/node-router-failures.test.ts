@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { NodeRouter } from "../../functions/node/server.js";
-import { exposedService, type KubeCluster } from "./support/kube-cluster.js";
+import { exposedServiceObject } from "../fake-kube/fixtures.js";
+import type { KubeCluster } from "./support/kube-cluster.js";
 import { NS, routerScenario } from "./support/router-scenario.js";
 
 /** The Node router end to end (support/router-scenario.ts) while a cluster's sync or a backend fails. */
@@ -18,8 +19,8 @@ describe("node router end to end", () => {
     const west = await startCluster({ name: "west", leaseMs: 1_000 });
     const onEast = await fleet.start("multi-east", "127.0.0.1");
     const onWest = await fleet.start("multi-west", "::1");
-    east.kube.apply(exposedService(NS, "multi", "multi.e2e.test"));
-    west.kube.apply(exposedService(NS, "multi", "multi.e2e.test"));
+    east.kube.apply(exposedServiceObject(NS, "multi", "multi.e2e.test"));
+    west.kube.apply(exposedServiceObject(NS, "multi", "multi.e2e.test"));
     list(east, "multi", onEast);
     list(west, "multi", onWest);
     await untilReply("multi.e2e.test", (reply) => reply.backend === "multi-west");
@@ -39,7 +40,7 @@ describe("node router end to end", () => {
   it("answers every idempotent request when a listed backend dies mid-run", async () => {
     const f1 = await fleet.start("flaky-1", "::1");
     const f2 = await fleet.start("flaky-2", "::1");
-    east.kube.apply(exposedService(NS, "flaky", "flaky.e2e.test"));
+    east.kube.apply(exposedServiceObject(NS, "flaky", "flaky.e2e.test"));
     list(east, "flaky", f1);
     list(east, "flaky", f2);
     await untilReply("flaky.e2e.test", (reply) => reply.backend === "flaky-1");

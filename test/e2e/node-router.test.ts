@@ -1,7 +1,8 @@
 import type { Pool } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { NodeRouter } from "../../functions/node/server.js";
-import { exposedService, type KubeCluster } from "./support/kube-cluster.js";
+import { exposedServiceObject } from "../fake-kube/fixtures.js";
+import type { KubeCluster } from "./support/kube-cluster.js";
 import { NS, rawRequest, routerScenario } from "./support/router-scenario.js";
 
 /**
@@ -33,7 +34,7 @@ describe("node router end to end", () => {
   it("routes to a new Service and spreads over backends as it scales up", async () => {
     const w1 = await fleet.start("web-1", "127.0.0.1");
     const w2 = await fleet.start("web-2", "127.0.0.1");
-    east.kube.apply(exposedService(NS, "web", "web.e2e.test"));
+    east.kube.apply(exposedServiceObject(NS, "web", "web.e2e.test"));
     list(east, "web", w1);
 
     await untilReply("web.e2e.test", (reply) => reply.status === 200);
@@ -65,7 +66,7 @@ describe("node router end to end", () => {
   it("sends no new traffic to a terminating pod, and falls back to serving-terminating ones when none is ready", async () => {
     const a1 = await fleet.start("api-1", "127.0.0.1");
     const a2 = await fleet.start("api-2", "127.0.0.1");
-    east.kube.apply(exposedService(NS, "api", "api.e2e.test"));
+    east.kube.apply(exposedServiceObject(NS, "api", "api.e2e.test"));
     list(east, "api", a1);
     list(east, "api", a2);
     await until(
@@ -89,7 +90,7 @@ describe("node router end to end", () => {
   it("serves a dual-stack Service by the router's family policy and fails over to the other family", async () => {
     const v4 = await fleet.start("dual-v4", "127.0.0.1");
     const v6 = await fleet.start("dual-v6", "::1");
-    east.kube.apply(exposedService(NS, "dual", "dual.e2e.test"));
+    east.kube.apply(exposedServiceObject(NS, "dual", "dual.e2e.test"));
     list(east, "dual", v4);
     list(east, "dual", v6);
     const preferV6 = await startRouter({ IP_FAMILY: "PreferIPv6" });

@@ -5,7 +5,7 @@ import type { LiveSync } from "../../sync/live.js";
 import { exposedServiceObject, sliceObject } from "../fake-kube/fixtures.js";
 import { startLiveOn, storedIps } from "../fake-kube/live-sync.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
-import { eventually } from "../reliability/support/eventually.js";
+import { eventually } from "../support/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 
 const service = exposedServiceObject("shop", "web", "web.example.com");

@@ -10,14 +10,15 @@ import { decodeServiceRecord } from "../../store/records.js";
 import { createRedisClient, type RedisClient } from "../../store/redis/client.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { redisTarget } from "../../store/redis/target.js";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { parseSyncConfig } from "../../sync/config.js";
 import { type LiveSync, startLive } from "../../sync/live.js";
+import { serviceObject } from "../fake-kube/fixtures.js";
 import { startFakeKube } from "../fake-kube/server.js";
 import { startBackend, type TestBackend } from "../reliability/support/backends.js";
-import { eventually } from "../reliability/support/eventually.js";
-import { exposedService, readySlice } from "../reliability/support/kube-objects.js";
+import { readySlice } from "../reliability/support/kube-objects.js";
 import { serviceRecord } from "../reliability/support/records.js";
+import { eventually } from "../support/eventually.js";
 import { uniquePrefix } from "../support/redis.js";
 import { type PrivateRedisCluster, startPrivateRedisCluster } from "../support/redis-cluster.js";
 
@@ -46,7 +47,7 @@ describe("the sync and the Node router on Redis Cluster", () => {
   };
 
   const publish = async (prefix: string, cluster: string, host: string, backend: TestBackend) => {
-    const writer = createRedisClusterWriter(client, { prefix, cluster });
+    const writer = createRedisWriter(client, { prefix, cluster });
     await writer.put(serviceRecord({ cluster, service: "shop/web", host, backends: [backend] }));
     await writer.heartbeat({ holder: `${cluster}-sync`, leaseMs: 60_000, at: Date.now() });
   };
@@ -194,7 +195,7 @@ describe("the sync and the Node router on Redis Cluster", () => {
     closers.push(() => backend.kill());
     const kube = await startFakeKube();
     closers.push(() => kube.close());
-    kube.apply(exposedService("shop", "web", { "edgeslice.io/hosts": "web.cluster.test" }));
+    kube.apply(serviceObject("shop", "web", { "edgeslice.io/hosts": "web.cluster.test" }));
     kube.apply(readySlice("shop", "web", [{ ip: backend.ip, port: backend.port }]));
 
     const sync: LiveSync = await startLive(

@@ -4,7 +4,7 @@ import { silentLogger } from "../../lib/logger.js";
 import { type ClusterKeys, clusterKeys } from "../../store/keys.js";
 import { decodeHeartbeatRecord, serializeServiceRecord } from "../../store/records.js";
 import { discoverClusters, loadSnapshot } from "../../store/redis/snapshot.js";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { uniquePrefix } from "../support/redis.js";
 import { type PrivateRedisCluster, startPrivateRedisCluster } from "../support/redis-cluster.js";
@@ -66,7 +66,7 @@ describe("the store's key layout and code on a real 3-master Redis Cluster", () 
   it("runs the writer's put, remove and heartbeat as MULTI transactions on a Cluster client", async () => {
     const [name = "c0"] = onDistinctMasters();
     const keys = clusterKeys(prefix, name);
-    const writer = createRedisClusterWriter(client, { prefix, cluster: name });
+    const writer = createRedisWriter(client, { prefix, cluster: name });
     const web = serviceRecord({ cluster: name, service: "shop/web", ipv4: [endpoint("10.0.0.1", 8080)] });
 
     await writer.put(web);
@@ -90,7 +90,7 @@ describe("the store's key layout and code on a real 3-master Redis Cluster", () 
   it("never shows a reader's MULTI a record without its change entry while the writer runs", async () => {
     const [, name = "c1"] = onDistinctMasters();
     const keys = clusterKeys(prefix, name);
-    const writer = createRedisClusterWriter(client, { prefix, cluster: name });
+    const writer = createRedisWriter(client, { prefix, cluster: name });
     const services = Array.from({ length: 60 }, (_, i) => `shop/s${i}`);
     let writing = true;
     const writes = (async () => {
@@ -131,7 +131,7 @@ describe("the store's key layout and code on a real 3-master Redis Cluster", () 
     const snapPrefix = uniquePrefix("rcsnap");
     const names = onDistinctMasters();
     for (const [index, name] of names.entries()) {
-      const writer = createRedisClusterWriter(client, { prefix: snapPrefix, cluster: name });
+      const writer = createRedisWriter(client, { prefix: snapPrefix, cluster: name });
       await writer.heartbeat({ holder: "sync", leaseMs: 60_000, at: 1 });
       await writer.put(
         serviceRecord({
@@ -163,7 +163,7 @@ describe("the store's key layout and code on a real 3-master Redis Cluster", () 
     const sameMaster = [...placement].filter(([, p]) => p.master === placement.get(a)?.master);
     const sibling = sameMaster.find(([, p]) => p.slot !== placement.get(a)?.slot)?.[0];
     expect(sibling).toBeDefined();
-    const writer = createRedisClusterWriter(client, { prefix, cluster: a });
+    const writer = createRedisWriter(client, { prefix, cluster: a });
     await writer.put(serviceRecord({ cluster: a, service: "shop/feed", ipv4: [endpoint("10.0.0.9", 80)] }));
 
     for (const other of [b, sibling ?? b]) {

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
-import { eventually } from "../reliability/support/eventually.js";
+import { eventually } from "../support/eventually.js";
 import { startRedisMonitor } from "../support/redis-monitor.js";
 import { liveWorld, shopService, shopSlice } from "./support/live-harness.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
-import { eventually } from "../reliability/support/eventually.js";
+import { eventually } from "../support/eventually.js";
 import { liveWorld, shopService, shopSlice } from "./support/live-harness.js";
 
 describe("live sync against the fake API server and real Redis", () => {

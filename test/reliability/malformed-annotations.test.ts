@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { serviceObject } from "../fake-kube/fixtures.js";
 import { startFakeKube } from "../fake-kube/server.js";
+import { eventually } from "../support/eventually.js";
+import { capturingLogger } from "../support/loggers.js";
 import { REDIS_URL } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
 import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
-import { eventually } from "./support/eventually.js";
 import { readySlice } from "./support/kube-objects.js";
-import { capturingLogger, startTestRouter } from "./support/router.js";
+import { startTestRouter } from "./support/router.js";
 import { startSyncStack } from "./support/sync-stack.js";
 import { fetchOnce } from "./support/traffic.js";
 
@@ -76,7 +77,7 @@ describe("malformed annotations and objects", () => {
       expect(response.status).toBe(404);
     }
 
-    const logged = JSON.stringify(lines().filter((line) => line.level === "warn" || line.level === "error"));
+    const logged = JSON.stringify(lines.filter((line) => line.level === "warn" || line.level === "error"));
     for (const broken of BROKEN) expect(logged).toContain(broken.name);
     expect(logged).toContain("api-broken");
 

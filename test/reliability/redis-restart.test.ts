@@ -1,13 +1,14 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
+import { eventually } from "../support/eventually.js";
+import { capturingLogger } from "../support/loggers.js";
 import { type PrivateRedis, startPrivateRedis, uniquePrefix } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
 import { cleanupsAfterEach } from "./support/cleanups.js";
-import { eventually } from "./support/eventually.js";
 import { serviceRecord } from "./support/records.js";
-import { capturingLogger, startTestRouter } from "./support/router.js";
+import { startTestRouter } from "./support/router.js";
 import { fetchOnce, startTraffic } from "./support/traffic.js";
 
 const HOST = "cached.reliability.test";
@@ -34,7 +35,7 @@ describe("Redis restarted mid-traffic", () => {
       () => second.kill(),
     );
     const client = writerClient(redis);
-    const writer = createRedisClusterWriter(client, { prefix, cluster: "east" });
+    const writer = createRedisWriter(client, { prefix, cluster: "east" });
     await writer.put(serviceRecord({ cluster: "east", service: "shop/web", host: HOST, backends: [first] }));
     await writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
 
@@ -89,7 +90,7 @@ describe("Redis restarted mid-traffic", () => {
     const backend = await startBackend("good");
     defer(() => backend.kill());
     const client = writerClient(redis);
-    const writer = createRedisClusterWriter(client, { prefix, cluster: "east" });
+    const writer = createRedisWriter(client, { prefix, cluster: "east" });
     await writer.put(
       serviceRecord({ cluster: "east", service: "shop/good", host: HOST, backends: [backend] }),
     );
@@ -117,7 +118,7 @@ describe("Redis restarted mid-traffic", () => {
     expect(good).toMatchObject({ status: 200, backend: "good" });
     expect(bad.status).toBe(404);
     expect(JSON.parse(bad.body)).toEqual({ error: "no_route" });
-    const warnings = lines().filter(
+    const warnings = lines.filter(
       (line) => line.level === "warn" && JSON.stringify(line).includes("shop/bad"),
     );
     expect(warnings.length).toBeGreaterThan(0);

@@ -1,12 +1,12 @@
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { serviceObject } from "../fake-kube/fixtures.js";
 import { startFakeKube } from "../fake-kube/server.js";
+import { eventually } from "../support/eventually.js";
 import { REDIS_URL } from "../support/redis.js";
 import { startBackend } from "./support/backends.js";
 import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
-import { eventually } from "./support/eventually.js";
 import { readySlice } from "./support/kube-objects.js";
 import { serviceRecord } from "./support/records.js";
 import { startTestRouter } from "./support/router.js";
@@ -35,7 +35,7 @@ describe("sync killed", () => {
     );
 
     // West: a healthy cluster whose sync keeps its lease fresh.
-    const west = createRedisClusterWriter(redis, { prefix, cluster: "west" });
+    const west = createRedisWriter(redis, { prefix, cluster: "west" });
     await west.put(
       serviceRecord({ cluster: "west", service: "shop/web", host: HOST, backends: [westBackend] }),
     );

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../lib/logger.js";
 import { serviceObject } from "../fake-kube/fixtures.js";
 import { type FakeKube, startFakeKube } from "../fake-kube/server.js";
+import { eventually } from "../support/eventually.js";
 import { cleanupsAfterEach, sharedRedis } from "./support/cleanups.js";
-import { eventually } from "./support/eventually.js";
 import { readySlice } from "./support/kube-objects.js";
 import { type SyncStack, startSyncStack } from "./support/sync-stack.js";
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routerAclRules, syncAclRules } from "../../store/acl.js";
 import { clusterKeys } from "../../store/keys.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis } from "../support/redis.js";
 
 const PREFIX = "edgeslice";
@@ -49,7 +49,7 @@ describe("redis ACL rules from store/acl.ts", () => {
   });
 
   it("lets a cluster's sync user put, load, remove and heartbeat its own keys", async () => {
-    const east = createRedisClusterWriter(await connectAs("sync-east"), { prefix: PREFIX, cluster: "east" });
+    const east = createRedisWriter(await connectAs("sync-east"), { prefix: PREFIX, cluster: "east" });
     await east.put(record("east", "shop/web"));
     await east.put(record("east", "shop/api"));
     expect([...(await east.load()).keys()].sort()).toEqual(["shop/api", "shop/web"]);
@@ -64,7 +64,7 @@ describe("redis ACL rules from store/acl.ts", () => {
   it("refuses a cluster's sync user every write to another cluster's keys", async () => {
     const eastClient = await connectAs("sync-east");
     const west = clusterKeys(PREFIX, "west");
-    const eastPretendingWest = createRedisClusterWriter(eastClient, { prefix: PREFIX, cluster: "west" });
+    const eastPretendingWest = createRedisWriter(eastClient, { prefix: PREFIX, cluster: "west" });
     await expect(eastPretendingWest.put(record("west", "shop/web"))).rejects.toThrow(/NOPERM/);
     await expect(eastPretendingWest.heartbeat({ holder: "x", leaseMs: 1000, at: 1 })).rejects.toThrow(
       /NOPERM/,
@@ -83,7 +83,7 @@ describe("redis ACL rules from store/acl.ts", () => {
   });
 
   it("lets the router user read every cluster but write none", async () => {
-    const west = createRedisClusterWriter(await connectAs("sync-west"), { prefix: PREFIX, cluster: "west" });
+    const west = createRedisWriter(await connectAs("sync-west"), { prefix: PREFIX, cluster: "west" });
     await west.put(record("west", "shop/web"));
     await west.heartbeat({ holder: "sync-west-0", leaseMs: 10_000, at: 1 });
     const keys = clusterKeys(PREFIX, "west");

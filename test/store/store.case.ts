@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
 import type { ClusterView, ClusterWriter, Snapshot, SnapshotSource } from "../../store/store.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
-import { eventually } from "../reliability/support/eventually.js";
+import { eventually } from "../support/eventually.js";
 
 /**
  * One store implementation as the contract suite drives it: the sync side (a writer per cluster) and the

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { freePort, type PrivateRedis, REDIS_URL, startPrivateRedis } from "../support/redis.js";
 import { at, CLUSTER, get, namedBackend, publish, record, workerFixture } from "./worker-fixture.js";
 
@@ -25,7 +25,7 @@ describe("the Worker bundle in workerd", () => {
     const prefix = freshPrefix();
     const before = await backend("127.0.0.1", namedBackend("before"));
     const after = await backend("127.0.0.1", namedBackend("after"));
-    const writer = createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER });
+    const writer = createRedisWriter(redis(), { prefix, cluster: CLUSTER });
     await publish(writer, [record("shop/web", ["web.example.test"], [at(before)])]);
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "100" });
     expect((await get(mf, "http://web.example.test/")).body).toMatch(/^before /);
@@ -57,7 +57,7 @@ describe("the Worker bundle in workerd", () => {
     it("keeps serving the last known records when Redis stops answering", async () => {
       const prefix = freshPrefix();
       const web = await backend("127.0.0.1", namedBackend("web"));
-      await publish(createRedisClusterWriter(client, { prefix, cluster: CLUSTER }), [
+      await publish(createRedisWriter(client, { prefix, cluster: CLUSTER }), [
         record("shop/web", ["web.example.test"], [at(web)]),
       ]);
       const mf = worker({ REDIS_URL: privateRedis.url, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "50" });

@@ -1,7 +1,7 @@
 import type { Miniflare } from "miniflare";
 import { describe, expect, it } from "vitest";
 import type { EndpointRecord } from "../../store/records.js";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { serviceRecord } from "../functions/fixtures.js";
 import { REDIS_URL } from "../support/redis.js";
 import { startWebSocketBackend, type WebSocketBackend } from "./websocket-backend.js";
@@ -39,7 +39,7 @@ describe("WebSocket handshakes through the Worker bundle in workerd", () => {
     records: { service: string; hosts: string[]; ipv4?: EndpointRecord[]; ipv6?: EndpointRecord[] }[],
   ) => {
     const prefix = freshPrefix();
-    const writer = createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER });
+    const writer = createRedisWriter(redis(), { prefix, cluster: CLUSTER });
     await writer.heartbeat({ holder: "test", leaseMs: 120_000, at: Date.now() });
     for (const record of records) await writer.put(serviceRecord({ cluster: CLUSTER, ...record }));
     return worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRedisClusterWriter } from "../../store/redis/writer.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import { freePort, REDIS_URL } from "../support/redis.js";
 import { at, CLUSTER, get, namedBackend, publish, record, workerFixture } from "./worker-fixture.js";
 
@@ -19,7 +19,7 @@ describe("the Worker bundle in workerd", () => {
     const prefix = freshPrefix();
     const web = await backend("127.0.0.1", namedBackend("web"));
     const api = await backend("::1", namedBackend("api"));
-    await publish(createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER }), [
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
       record("shop/web", ["web.example.test"], [at(web)]),
       record("shop/api", ["api.example.test"], [], [at(api)]),
     ]);
@@ -46,7 +46,7 @@ describe("the Worker bundle in workerd", () => {
       response.write("first chunk;");
       void finished.then(() => response.end("last chunk"));
     });
-    await publish(createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER }), [
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
       record("shop/stream", ["stream.example.test"], [at(slow)]),
     ]);
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
@@ -81,7 +81,7 @@ describe("the Worker bundle in workerd", () => {
   it("answers 404 no_route for a host no Service is exposed at", async () => {
     const prefix = freshPrefix();
     const web = await backend("127.0.0.1", namedBackend("web"));
-    await publish(createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER }), [
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
       record("shop/web", ["web.example.test"], [at(web)]),
     ]);
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
@@ -94,7 +94,7 @@ describe("the Worker bundle in workerd", () => {
 
   it("answers 503 no_endpoints with Retry-After for a Service that has no endpoints", async () => {
     const prefix = freshPrefix();
-    await publish(createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER }), [
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
       record("shop/empty", ["empty.example.test"], []),
     ]);
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
@@ -109,7 +109,7 @@ describe("the Worker bundle in workerd", () => {
   it("answers 502 bad_gateway when every backend refuses the connection", async () => {
     const prefix = freshPrefix();
     const closedPort = await freePort();
-    await publish(createRedisClusterWriter(redis(), { prefix, cluster: CLUSTER }), [
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
       record("shop/down", ["down.example.test"], [{ ip: "127.0.0.1", port: closedPort }]),
     ]);
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });

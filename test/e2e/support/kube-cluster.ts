@@ -57,11 +57,6 @@ export function debugLogger(label: string): Logger {
   return createJsonLogger({ level: "debug", base: { label } });
 }
 
-/** A Service exposed at `host` with one port named `http`. */
-export function exposedService(namespace: string, name: string, host: string): ApplyInput {
-  return exposedServiceObject(namespace, name, host);
-}
-
 /**
  * One slice per backend: every loopback backend has its own port, and a slice carries one port number for
  * all its endpoints (discovery.k8s.io/v1 EndpointSlice `ports`).

@@ -5,7 +5,7 @@ import { exposedServiceObject, serviceObject, sliceObject } from "../../fake-kub
 import { startLiveOn, storedIps } from "../../fake-kube/live-sync.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
 import {
   deleteKeysWithPrefix,
   type PrivateRedis,

@@ -1,9 +1,6 @@
 import { sliceObject } from "../../fake-kube/fixtures.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
 
-// test/integration/redis-cluster-entries.test.ts still imports the Service builder under this name.
-export { serviceObject as exposedService } from "../../fake-kube/fixtures.js";
-
 /** A slice of `service` whose ready endpoints are `backends` (they share one port, as in a real slice). */
 export function readySlice(
   namespace: string,

@@ -22,12 +22,3 @@ export async function startTestRouter(options: {
     ...(options.refreshIntervalMs !== undefined ? { refreshIntervalMs: options.refreshIntervalMs } : {}),
   });
 }
-
-/** A logger that keeps its lines, for tests that check what was logged. */
-export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
-  const lines: string[] = [];
-  return {
-    logger: createJsonLogger({ level: "debug", write: (line) => lines.push(line) }),
-    lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}

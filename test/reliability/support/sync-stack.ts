@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "../../../lib/logger.js";
 import { decodeServiceRecord } from "../../../store/records.js";
-import { createRedisClusterWriter } from "../../../store/redis/writer.js";
+import { createRedisWriter } from "../../../store/redis/writer.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { createClusterWatch } from "../../../sync/kube/cluster-watch.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
@@ -31,7 +31,7 @@ export async function startSyncStack(options: {
   logger: Logger;
 }): Promise<SyncStack> {
   const { logger } = options;
-  const writer = createRedisClusterWriter(options.redis, {
+  const writer = createRedisWriter(options.redis, {
     prefix: options.prefix,
     cluster: options.cluster,
   });

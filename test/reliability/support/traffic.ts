@@ -1,8 +1,5 @@
 import { Agent, request } from "undici";
 
-// Kept for the tests outside test/reliability that import it from here; its home is ./eventually.ts.
-export { eventually } from "./eventually.js";
-
 /**
  * Client traffic against the router: a bounded number of concurrent loops sending requests until stopped,
  * counting every outcome (status code, or the client-side error) so a test can assert that nothing failed.

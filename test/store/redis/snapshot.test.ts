@@ -5,13 +5,8 @@ import { clusterKeys } from "../../../store/keys.js";
 import { discoverClusters, loadCluster, loadSnapshot, readServices } from "../../../store/redis/snapshot.js";
 import { STREAM_START_ID } from "../../../store/redis/streams.js";
 import { endpoint, heartbeat, putRaw, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
+import { capturingLogger } from "../../support/loggers.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
-
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const logger = createJsonLogger({ level: "debug", write: (line) => lines.push(JSON.parse(line)) });
-  return { logger, lines };
-}
 
 describe("redis snapshot loader", () => {
   let redis: Redis;

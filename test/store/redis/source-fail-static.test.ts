@@ -3,9 +3,9 @@ import { sleep } from "../../../lib/async.js";
 import { clusterKeys } from "../../../store/keys.js";
 import { createRedisSnapshotSource } from "../../../store/redis/source.js";
 import { endpoint, heartbeat, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
+import { capturingLogger } from "../../support/loggers.js";
 import { deleteKeysWithPrefix, startPrivateRedis } from "../../support/redis.js";
 import {
-  capturingLogger,
   ipsOf,
   newClient,
   sourceTestBed,

@@ -12,10 +12,10 @@ import {
   removeRecord,
   serviceRecord,
 } from "../../e2e/support/contract-layout.js";
+import { capturingLogger } from "../../support/loggers.js";
 import { REDIS_URL, startPrivateRedis } from "../../support/redis.js";
 import {
   blockingClientId,
-  capturingLogger,
   ipsOf,
   newClient,
   sourceTestBed,

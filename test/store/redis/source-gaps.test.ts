@@ -3,9 +3,9 @@ import { clusterKeys } from "../../../store/keys.js";
 import { serializeServiceRecord } from "../../../store/records.js";
 import { compareStreamIds, type StreamInfo, streamGapReason } from "../../../store/redis/streams.js";
 import { heartbeat, putRecord } from "../../e2e/support/contract-layout.js";
+import { capturingLogger } from "../../support/loggers.js";
 import {
   blockingClientId,
-  capturingLogger,
   sourceTestBed,
   uniqueConnectionName,
   untilServingWeb,

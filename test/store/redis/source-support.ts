@@ -5,7 +5,8 @@ import { createJsonLogger, type Logger } from "../../../lib/logger.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../../store/redis/source.js";
 import type { Snapshot } from "../../../store/store.js";
 import { endpoint, heartbeat, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
+import { capturingLogger } from "../../support/loggers.js";
 import { deleteKeysWithPrefix, REDIS_URL, startPrivateRedis, uniquePrefix } from "../../support/redis.js";
 
 /** How long a test waits for the reader to catch up before it fails. */
@@ -38,14 +39,6 @@ export function webRecord(ip: string) {
 /** Waits until the source serves shop/web of cluster east from `ip`. */
 export function untilServingWeb(source: { current(): Snapshot | undefined }, ip: string, what: string) {
   return until(() => ipsOf(source.current(), "east", "shop/web")?.includes(ip) === true, what);
-}
-
-export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  return {
-    lines,
-    logger: createJsonLogger({ level: "debug", write: (line) => lines.push(JSON.parse(line)) }),
-  };
 }
 
 export function newClient(url: string, overrides: RedisOptions = {}): Redis {

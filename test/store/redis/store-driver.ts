@@ -3,7 +3,7 @@ import { clusterKeys } from "../../../store/keys.js";
 import { createRedisClient } from "../../../store/redis/client.js";
 import { createRedisSnapshotSource } from "../../../store/redis/source.js";
 import type { RedisTarget } from "../../../store/redis/target.js";
-import { createRedisClusterWriter } from "../../../store/redis/writer.js";
+import { createRedisWriter } from "../../../store/redis/writer.js";
 import { deleteKeysWithPrefix, uniquePrefix } from "../../support/redis.js";
 import type { StoreDriver } from "../store.case.js";
 
@@ -39,7 +39,7 @@ export async function redisStoreDriver(target: RedisTarget): Promise<StoreDriver
   });
   await source.start();
   return {
-    writer: (cluster) => createRedisClusterWriter(writing, { prefix, cluster }),
+    writer: (cluster) => createRedisWriter(writing, { prefix, cluster }),
     source,
     async writeRawRecord(cluster, service, raw) {
       const keys = clusterKeys(prefix, cluster);

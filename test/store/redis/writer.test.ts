@@ -9,7 +9,7 @@ import {
   type ServiceRecord,
   serializeServiceRecord,
 } from "../../../store/records.js";
-import { createRedisClusterWriter } from "../../../store/redis/writer.js";
+import { createRedisWriter } from "../../../store/redis/writer.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 
 function record(service: string, ips: string[], cluster = "east"): ServiceRecord {
@@ -41,7 +41,7 @@ describe("redis cluster writer", () => {
     prefix = uniquePrefix("writer");
     const options =
       streamMaxLen === undefined ? { prefix, cluster: "east" } : { prefix, cluster: "east", streamMaxLen };
-    return { writer: createRedisClusterWriter(redis, options), keys: clusterKeys(prefix, "east") };
+    return { writer: createRedisWriter(redis, options), keys: clusterKeys(prefix, "east") };
   };
 
   it("stores the record, its route and a put change entry", async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createClusterWatch } from "../../../sync/kube/cluster-watch.js";
 import { sliceObject } from "../../fake-kube/fixtures.js";
-import { recordingLogger } from "../../fake-kube/recording-logger.js";
 import { startFakeKube } from "../../fake-kube/server.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
+import { recordingLogger } from "../../support/loggers.js";
 import { cacheMatchesServer, clusterWatches, sliceNames, watching } from "./cluster-watch-kit.js";
 
 describe("cluster watch on the real client-node informers", () => {

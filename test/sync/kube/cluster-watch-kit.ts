@@ -4,9 +4,9 @@ import {
   type ClusterWatchOptions,
   createClusterWatch,
 } from "../../../sync/kube/cluster-watch.js";
-import { type LogEntry, recordingLogger } from "../../fake-kube/recording-logger.js";
 import { type FakeKube, type FakeKubeOptions, startFakeKube } from "../../fake-kube/server.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
+import { type LogEntry, recordingLogger } from "../../support/loggers.js";
 
 /** A cluster watch over its own fake API server, with what it reported. */
 export interface Harness {

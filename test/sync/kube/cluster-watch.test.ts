@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { serviceObject, sliceObject } from "../../fake-kube/fixtures.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
 import { clusterWatches, sliceNames } from "./cluster-watch-kit.js";
 
 describe("cluster watch on the real client-node informers", () => {

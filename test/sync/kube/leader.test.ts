@@ -3,7 +3,7 @@ import { silentLogger } from "../../../lib/logger.js";
 import { createLeaderElection, type LeaderElection } from "../../../sync/kube/leader.js";
 import { microTime } from "../../../sync/kube/lease-record.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";
-import { eventually } from "../../reliability/support/eventually.js";
+import { eventually } from "../../support/eventually.js";
 
 interface Candidate {
   readonly identity: string;

@@ -1,4 +1,4 @@
-import type { Logger, LogLevel } from "../../lib/logger.js";
+import { createJsonLogger, type Logger, type LogLevel } from "../../lib/logger.js";
 
 export interface LogEntry {
   readonly level: LogLevel;
@@ -15,4 +15,13 @@ export function recordingLogger(): { logger: Logger; entries: LogEntry[] } {
       entries.push({ level, message, fields });
     };
   return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, entries };
+}
+
+/** A logger that keeps its lines, for tests that check what was logged. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return {
+    lines,
+    logger: createJsonLogger({ level: "debug", write: (line) => lines.push(JSON.parse(line)) }),
+  };
 }
