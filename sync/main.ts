@@ -11,7 +11,7 @@ import { runLive } from "./live.js";
  * reads manifests from a folder instead (folder.ts). The exit code is 2 for bad arguments or environment.
  */
 
-const USAGE = `Usage: npm run sync -- [--from DIR] [--once] [--print]
+const USAGE = `Usage: node dist/sync.js [--from DIR] [--once] [--print]   (development: npm run sync -- ...)
 
   --from DIR   read Service / EndpointSlice manifests (YAML, JSON, Lists) from DIR instead of a cluster
   --once       translate once and exit instead of watching

@@ -18,6 +18,9 @@ import { createNodeUpgrades } from "./upgrade.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
+/** How long close() waits for in-flight requests and upgraded connections; deploy/router sizes its grace period on it. */
+export const DEFAULT_DRAIN_MS = 10_000;
+
 export interface NodeRouterDeps {
   readonly logger?: Logger;
   /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redisUrl. */
@@ -130,7 +133,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       const bound = setTimeout(() => {
         server.closeAllConnections();
         upgrades.destroyAll();
-      }, deps.drainMs ?? 10_000);
+      }, deps.drainMs ?? DEFAULT_DRAIN_MS);
       await drained;
       clearInterval(sweep);
       clearTimeout(bound);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_DRAIN_MS } from "../../functions/node/server.js";
 import { routerAclRules } from "../../store/acl.js";
 import {
   container,
@@ -23,12 +24,9 @@ beforeAll(async () => {
   eastSync = await render("deploy/overlays/east");
 });
 
-/** How long the router drains on SIGTERM before it cuts what is left: the default of functions/node/server.ts. */
+/** How long the router drains on SIGTERM before it cuts what is left. */
 function drainBoundSeconds(): number {
-  const source = readFileSync(join(ROOT, "functions/node/server.ts"), "utf8");
-  const match = /deps\.drainMs \?\? ([\d_]+)\)/.exec(source);
-  if (!match?.[1]) throw new Error("functions/node/server.ts: no `deps.drainMs ?? <ms>` drain bound found");
-  return Number(match[1].replaceAll("_", "")) / 1000;
+  return DEFAULT_DRAIN_MS / 1000;
 }
 
 /** Redis quit, pool teardown and process exit after the drain; generous for a loaded node. */
