@@ -1,0 +1,165 @@
+import * as v from "valibot";
+import type { Result } from "../lib/result.js";
+import { ServiceIdSchema } from "./names.js";
+
+/**
+ * Route records, schema version 2: where traffic for a host goes, whatever declared it (a Service's
+ * `edgeslice.io/*` annotations, a Gateway API HTTPRoute, or an Ingress). One record per route object and
+ * cluster; backends are named by Service and port and resolved against that cluster's Service records.
+ * The shape follows the Gateway API's HTTPRoute (gateway.networking.k8s.io/v1, standard channel) because it is
+ * the richest of the three; annotations and Ingress rules are expressed in it.
+ */
+export const ROUTE_SCHEMA_VERSION = 2;
+
+export const ROUTE_SOURCES = ["annotation", "httproute", "ingress"] as const;
+export type RouteSource = (typeof ROUTE_SOURCES)[number];
+
+const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
+const PathSchema = v.pipe(v.string(), v.startsWith("/"), v.maxLength(1024));
+/** RFC 9110 §5.1 field-name token, stored lower-case. */
+const HeaderNameSchema = v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9a-z-]{1,256}$/, "header name"));
+const HeaderValueSchema = v.pipe(
+  v.string(),
+  v.maxLength(4096),
+  v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value"),
+);
+/** A host name, or `*.` followed by one (see RouteRecord.wildcard for what the `*` covers). */
+const HostPatternSchema = v.pipe(
+  v.string(),
+  v.maxLength(253),
+  v.regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "host name"),
+);
+
+/** HTTPRoute `matches[].path`: PathPrefix matches whole segments, Exact the whole path (query excluded). */
+export const PathMatchSchema = v.object({
+  type: v.picklist(["Exact", "PathPrefix"]),
+  value: PathSchema,
+});
+export type PathMatch = v.InferOutput<typeof PathMatchSchema>;
+
+/** HTTPRoute `matches[].headers` of type Exact; names are compared case-insensitively, values exactly. */
+export const HeaderMatchSchema = v.object({ name: HeaderNameSchema, value: HeaderValueSchema });
+export type HeaderMatch = v.InferOutput<typeof HeaderMatchSchema>;
+
+export const HTTP_METHODS = [
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "DELETE",
+  "CONNECT",
+  "OPTIONS",
+  "TRACE",
+  "PATCH",
+] as const;
+
+/** One HTTPRoute match: every condition must hold. */
+export const RouteMatchSchema = v.object({
+  path: PathMatchSchema,
+  headers: v.array(HeaderMatchSchema),
+  method: v.optional(v.picklist(HTTP_METHODS)),
+});
+export type RouteMatch = v.InferOutput<typeof RouteMatchSchema>;
+
+const HeaderPairSchema = v.object({ name: HeaderNameSchema, value: HeaderValueSchema });
+
+/** RequestHeaderModifier / ResponseHeaderModifier: set replaces, add appends, remove deletes. */
+export const HeaderModifierSchema = v.object({
+  set: v.array(HeaderPairSchema),
+  add: v.array(HeaderPairSchema),
+  remove: v.array(HeaderNameSchema),
+});
+export type HeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
+
+/** HTTPPathModifier: the whole path, or the part the rule's PathPrefix matched. */
+export const PathModifierSchema = v.variant("type", [
+  v.object({ type: v.literal("ReplaceFullPath"), value: PathSchema }),
+  v.object({ type: v.literal("ReplacePrefixMatch"), value: PathSchema }),
+]);
+export type PathModifier = v.InferOutput<typeof PathModifierSchema>;
+
+/** RequestRedirect: answered by the router itself; unset fields keep the request's own. */
+export const RedirectSchema = v.object({
+  scheme: v.optional(v.picklist(["http", "https"])),
+  hostname: v.optional(HostPatternSchema),
+  port: v.optional(PortNumberSchema),
+  path: v.optional(PathModifierSchema),
+  statusCode: v.picklist([301, 302, 303, 307, 308]),
+});
+export type Redirect = v.InferOutput<typeof RedirectSchema>;
+
+/** URLRewrite: applied to the request before it is sent to the backend. */
+export const RewriteSchema = v.object({
+  hostname: v.optional(HostPatternSchema),
+  path: v.optional(PathModifierSchema),
+});
+export type Rewrite = v.InferOutput<typeof RewriteSchema>;
+
+export const RouteFiltersSchema = v.object({
+  requestHeaders: v.optional(HeaderModifierSchema),
+  responseHeaders: v.optional(HeaderModifierSchema),
+  redirect: v.optional(RedirectSchema),
+  rewrite: v.optional(RewriteSchema),
+});
+export type RouteFilters = v.InferOutput<typeof RouteFiltersSchema>;
+
+const WeightSchema = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000));
+
+/**
+ * A backendRef. A valid one names a Service port of the route's cluster; an invalid one (a kind other than
+ * Service, a Service in another namespace without a ReferenceGrant, no such port) keeps its weight so that its
+ * share of requests is answered 500, as the Gateway API asks, instead of moving to the valid backends.
+ */
+export const BackendRefSchema = v.union([
+  v.object({ service: ServiceIdSchema, port: PortNumberSchema, weight: WeightSchema }),
+  v.object({ invalid: v.pipe(v.string(), v.maxLength(256)), weight: WeightSchema }),
+]);
+export type BackendRef = v.InferOutput<typeof BackendRefSchema>;
+
+export const RouteRuleSchema = v.object({
+  matches: v.pipe(v.array(RouteMatchSchema), v.minLength(1)),
+  filters: RouteFiltersSchema,
+  backends: v.array(BackendRefSchema),
+});
+export type RouteRule = v.InferOutput<typeof RouteRuleSchema>;
+
+export const RouteRecordSchema = v.object({
+  v: v.literal(ROUTE_SCHEMA_VERSION),
+  /** `<source>:<namespace>/<name>`: unique within a cluster, and the same for the same object in every cluster. */
+  id: v.pipe(v.string(), v.maxLength(512)),
+  source: v.picklist(ROUTE_SOURCES),
+  /** metadata.creationTimestamp in ms: the Gateway API breaks precedence ties by the oldest route. */
+  createdAt: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  /** Lower-case host names or `*.` patterns; empty means every host (a catch-all). */
+  hostnames: v.array(HostPatternSchema),
+  /**
+   * What a leading `*.` covers: exactly one label for Ingress and annotations (networking.k8s.io/v1
+   * IngressRule.host), one or more labels for HTTPRoute (gateway.networking.k8s.io/v1 Hostname).
+   */
+  wildcard: v.picklist(["one-label", "suffix"]),
+  rules: v.pipe(v.array(RouteRuleSchema), v.minLength(1)),
+});
+export type RouteRecord = v.InferOutput<typeof RouteRecordSchema>;
+
+/** Route ids: `httproute:shop/web`. */
+export function routeId(source: RouteSource, namespace: string, name: string): string {
+  return `${source}:${namespace}/${name}`;
+}
+
+/** Decodes and validates one stored route record. */
+export function decodeRoute(raw: string): Result<RouteRecord> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    return { ok: false, error: `not JSON: ${(error as Error).message}` };
+  }
+  const result = v.safeParse(RouteRecordSchema, parsed);
+  if (result.success) return { ok: true, value: result.output };
+  const issue = result.issues[0];
+  const path = issue ? v.getDotPath(issue) : null;
+  return { ok: false, error: `${path ?? "(root)"}: ${issue?.message ?? "invalid"}` };
+}
+
+/** The one match a rule without matches has (Gateway API: a PathPrefix match on "/"). */
+export const MATCH_EVERYTHING: RouteMatch = { path: { type: "PathPrefix", value: "/" }, headers: [] };
