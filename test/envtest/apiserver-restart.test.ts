@@ -34,7 +34,7 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       await envtest?.close();
     });
 
-    it("keeps leading and the cluster fresh in Redis through a short restart, then publishes the next change", async () => {
+    it("keeps the cluster fresh in Redis through a short restart, then publishes the next change", async () => {
       sync = await startSyncCli({ envtest, cluster: "east", prefix, podName: "east-0" });
       await untilReady(sync);
       await untilLeader(sync, 1);
