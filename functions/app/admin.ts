@@ -1,12 +1,15 @@
 import type { Context, Hono } from "hono";
 import { PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
+import { backendStates } from "../core/backend-states.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
 import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "../core/route-index.js";
 import { ADMIN_PREFIX } from "../core/routing.js";
 import type { Selection } from "../core/select.js";
+import { dashboardView } from "./dashboard-data.js";
+import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
 
 export interface AdminDeps {
   readonly source: SnapshotSource;
@@ -21,8 +24,10 @@ export interface AdminDeps {
 }
 
 /**
- * `/_edgeslice/healthz` (public), `/_edgeslice/routes`, `/_edgeslice/explain?host=&path=` and
- * `/_edgeslice/metrics` (Bearer ADMIN_TOKEN). The whole prefix is reserved: nothing under it is proxied.
+ * `/_edgeslice/healthz` (public), `/_edgeslice/routes`, `/_edgeslice/explain?host=&path=`,
+ * `/_edgeslice/metrics` and `/_edgeslice/dashboard` (Bearer ADMIN_TOKEN), and `/_edgeslice/ui`, the page
+ * that shows the dashboard's data (the page is public and holds no data; it exists only with ADMIN_TOKEN
+ * set). The whole prefix is reserved: nothing under it is proxied.
  */
 export function registerAdmin(app: Hono, deps: AdminDeps): void {
   app.get(`${ADMIN_PREFIX}/healthz`, async (c) => {
@@ -108,7 +113,10 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
     const snapshot = await deps.source.current();
+    const isEjected = (address: string) => deps.ejection.isEjected(address);
     const text = deps.metrics.render({
+      backends: backendStates(snapshot, isEjected),
+      clusters: snapshot?.clusters ?? [],
       inFlight: deps.balancer.totalInFlight(),
       ejected: deps.ejection.ejectedCount(),
       snapshot: {
@@ -121,6 +129,26 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       },
     });
     return c.body(text, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, ...NO_STORE });
+  });
+
+  app.get(`${ADMIN_PREFIX}/dashboard`, async (c) => {
+    const denied = authorise(c, deps.adminToken);
+    if (denied) return denied;
+    const snapshot = await deps.source.current();
+    const view = dashboardView({
+      snapshot,
+      store: deps.source.status?.(),
+      ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : null,
+      select: deps.select,
+      ejection: deps.ejection,
+      services: deps.metrics.red.totals(),
+    });
+    return c.json(view, 200, NO_STORE);
+  });
+
+  app.get(`${ADMIN_PREFIX}/ui`, async (c) => {
+    if (deps.adminToken === undefined) return c.json({ error: "no_route" }, 404);
+    return c.body(DASHBOARD_HTML, 200, await dashboardHeaders());
   });
 
   app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));

@@ -1,7 +1,8 @@
 import * as v from "valibot";
-import { booleanFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
+import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
+import type { AccessLogSettings } from "./access-log.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
@@ -32,6 +33,10 @@ export const RouterEnvSchema = v.object({
   /** Workers: how long decoded records are served from isolate memory before a background refresh. */
   CACHE_TTL_MS: integerFromEnv(2_000, 0, 600_000),
   LOG_LEVEL: v.optional(v.picklist(["debug", "info", "warn", "error"]), "info"),
+  /** One JSON line per request on stdout (core/access-log.ts). */
+  ACCESS_LOG: booleanFromEnv(false),
+  /** The fraction of requests the access log writes, 0 to 1. */
+  ACCESS_LOG_SAMPLE: fractionFromEnv(1),
 });
 
 export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
@@ -52,6 +57,7 @@ export interface RouterConfig {
   readonly retries: number;
   readonly cacheTtlMs: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
+  readonly accessLog: AccessLogSettings;
 }
 
 /** Validates the environment; throws one error listing every bad variable. */
@@ -72,5 +78,6 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     retries: e.UPSTREAM_RETRIES,
     cacheTtlMs: e.CACHE_TTL_MS,
     logLevel: e.LOG_LEVEL,
+    accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },
   };
 }

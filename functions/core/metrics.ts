@@ -1,7 +1,27 @@
 import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
+import { BACKEND_STATES, type ServiceBackends } from "./backend-states.js";
+import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
+import type { Selection } from "./select.js";
 
-/** Counters of one router process, rendered on scrape (lib/prometheus.ts). */
+/**
+ * Counters of one router process, rendered on scrape (lib/prometheus.ts): the process-wide series, the RED
+ * series per service and cluster (request-metrics.ts) and gauges computed at scrape time.
+ */
 export type UpstreamErrorKind = "connect" | "timeout" | "transport";
+
+/** A failed attempt's kind as an outcome label: "transport" (the connection failed after sending) is a reset. */
+export function attemptOutcome(failure: UpstreamErrorKind | undefined): AttemptOutcome {
+  if (failure === undefined) return "ok";
+  return failure === "transport" ? "reset" : failure;
+}
+
+/** What a scrape computes from the snapshot and the ejection state; optional so older callers still render. */
+export interface ScrapeViews {
+  /** backend-states.ts: backends by service, cluster, family and state. */
+  readonly backends?: readonly ServiceBackends[];
+  /** Each cluster of the snapshot and whether its lease ran out. */
+  readonly clusters?: readonly { readonly name: string; readonly stale: boolean }[];
+}
 
 export interface SnapshotGauges {
   readonly loaded: boolean;
@@ -21,6 +41,23 @@ export class RouterMetrics {
   ejections = 0;
   /** Upgraded connections (WebSocket) being proxied now; their 101s count in requests as class 1xx. */
   upgradedConnections = 0;
+  /** Duration and attempts per service and cluster. */
+  readonly red = new RequestMetrics();
+
+  /**
+   * A response sent to a client: its status class and its RED series (the backend's cluster, the route's
+   * own series, or `red.unrouted`). `seconds`: from the request's arrival to its response head.
+   */
+  respond(series: ServiceSeries, method: string, status: number, seconds: number): void {
+    this.countResponse(status);
+    series.observe(method, status, seconds);
+  }
+
+  /** One attempt on a backend of `selection`; a client that went away is no outcome of the backend's. */
+  attempted(selection: Selection, cluster: string, failure: UpstreamErrorKind | "client" | undefined): void {
+    if (failure === "client") return;
+    this.red.forSelection(selection).of(cluster).attempt(attemptOutcome(failure));
+  }
 
   countResponse(status: number): void {
     if (status < 200) this.requests["1xx"]++;
@@ -30,7 +67,7 @@ export class RouterMetrics {
     else this.requests["5xx"]++;
   }
 
-  render(gauges: { inFlight: number; ejected: number; snapshot: SnapshotGauges }): string {
+  render(gauges: { inFlight: number; ejected: number; snapshot: SnapshotGauges } & ScrapeViews): string {
     const one = (value: number) => [{ value }];
     const s = gauges.snapshot;
     const families: MetricFamily[] = [
@@ -112,6 +149,30 @@ export class RouterMetrics {
         { labels: { stale: "true" }, value: s.staleClusters },
       ],
     });
+    if (gauges.clusters) {
+      families.push({
+        name: "edgeslice_cluster_stale",
+        type: "gauge",
+        help: "1 while the cluster's lease has run out (its sync went quiet), 0 while fresh.",
+        samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.stale ? 1 : 0 })),
+      });
+    }
+    families.push(...this.red.families());
+    if (gauges.backends) families.push(backendFamily(gauges.backends));
     return renderFamilies(families);
   }
+}
+
+function backendFamily(rows: readonly ServiceBackends[]): MetricFamily {
+  return {
+    name: "edgeslice_backends",
+    type: "gauge",
+    help: "Endpoints the store lists by service, cluster, family and state (ready, fallback, draining, ejected).",
+    samples: rows.flatMap((row) =>
+      BACKEND_STATES.map((state) => ({
+        labels: { service: row.service, cluster: row.cluster, family: row.family, state },
+        value: row.counts[state],
+      })),
+    ),
+  };
 }

@@ -1,0 +1,189 @@
+/**
+ * The dashboard page's only script, inlined and allowed by its hash (dashboard-page.ts). Plain ES2017 for
+ * any current browser; it writes every datum with textContent, never as HTML. The admin token is asked for
+ * once per tab, kept in sessionStorage and sent as a Bearer token; a 401 forgets it and asks again.
+ * Rates: the difference of the cumulative counters between two refreshes over the time between them.
+ */
+export const DASHBOARD_SCRIPT = `
+"use strict";
+(function () {
+  var KEY = "edgeslice.adminToken";
+  var PERIOD_MS = 2000;
+  var STATES = ["ready", "fallback", "draining", "ejected"];
+  var timer = 0;
+  var previous = null;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  function row(cells) {
+    var tr = el("tr");
+    cells.forEach(function (cell) {
+      var td = el("td");
+      if (cell instanceof Node) td.appendChild(cell); else td.textContent = cell;
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  function fill(id, rows, empty) {
+    var body = $(id);
+    body.replaceChildren();
+    if (rows.length === 0) {
+      var td = el("td", empty, "muted");
+      td.colSpan = 6;
+      var tr = el("tr");
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  function badge(text, kind) { return el("span", text, "badge " + kind); }
+  function age(s) {
+    if (s === null || s === undefined) return "unknown";
+    if (s < 60) return s.toFixed(1) + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min";
+    return (s / 3600).toFixed(1) + " h";
+  }
+  function group(nodes) {
+    var span = el("span");
+    nodes.forEach(function (n) { span.appendChild(n); });
+    return span;
+  }
+
+  function showLogin(message) {
+    clearTimeout(timer);
+    previous = null;
+    $("app").hidden = true;
+    $("login").hidden = false;
+    $("login-message").textContent = message || "";
+    $("token").focus();
+  }
+  function showApp() {
+    $("login").hidden = true;
+    $("app").hidden = false;
+  }
+  function setStatus(text, bad) {
+    var status = $("status");
+    status.textContent = text;
+    status.className = bad ? "bad" : "";
+  }
+
+  function familyCell(counts, inUse) {
+    var parts = [];
+    STATES.forEach(function (state) {
+      if (counts[state] > 0) parts.push(counts[state] + " " + state);
+    });
+    if (parts.length === 0) return el("span", "none", "muted");
+    var nodes = [el("span", parts.join(" \\u00b7 "))];
+    if (inUse) nodes.push(badge("in use", "use"));
+    return group(nodes);
+  }
+
+  function renderClusters(clusters) {
+    fill("clusters", clusters.map(function (c) {
+      return row([
+        c.name,
+        c.stale ? badge("stale", "stale") : badge("fresh", "fresh"),
+        String(c.services),
+        age(c.heartbeatAgeSeconds),
+        c.apiserver
+      ]);
+    }), "no cluster has published yet");
+  }
+
+  function renderRoutes(routes) {
+    var rows = [];
+    routes.forEach(function (route) {
+      route.clusters.forEach(function (c, i) {
+        var where = i === 0 ? route.host + (route.pathPrefix === "/" ? "" : route.pathPrefix) : "";
+        var cluster = group([el("span", c.cluster + " "), c.stale ? badge("stale", "stale") : el("span")]);
+        rows.push(row([
+          where,
+          cluster,
+          c.service,
+          familyCell(c.families.ipv4, c.uses === "ipv4"),
+          familyCell(c.families.ipv6, c.uses === "ipv6")
+        ]));
+      });
+    });
+    fill("routes", rows, "no routes published");
+  }
+
+  function renderServices(services, now) {
+    var dt = previous ? (now - previous.at) / 1000 : 0;
+    var totals = {};
+    var byService = {};
+    var order = [];
+    services.forEach(function (s) {
+      var key = s.service + "\\u0000" + s.cluster;
+      totals[key] = s;
+      var before = previous ? previous.totals[key] : undefined;
+      var requests = s.requests - (before ? before.requests : 0);
+      var errors = s.errors - (before ? before.errors : 0);
+      // A router restart resets the counters: count everything since then, as Prometheus' rate() does.
+      if (requests < 0 || errors < 0) { requests = s.requests; errors = s.errors; }
+      var entry = byService[s.service];
+      if (!entry) { entry = byService[s.service] = { requests: 0, errors: 0, clusters: [] }; order.push(s.service); }
+      entry.requests += requests;
+      entry.errors += errors;
+      entry.clusters.push((s.cluster || "router") + (dt > 0 ? " " + (requests / dt).toFixed(1) + "/s" : ""));
+    });
+    previous = { at: now, totals: totals };
+    fill("services", order.map(function (name) {
+      var entry = byService[name];
+      var rate = dt > 0 ? (entry.requests / dt).toFixed(1) : "measuring";
+      var ratio = dt > 0 && entry.requests > 0 ? (100 * entry.errors / entry.requests).toFixed(1) + " %" : "-";
+      var ratioCell = el("span", ratio, dt > 0 && entry.errors > 0 ? "bad" : "");
+      return row([name || "(no route)", rate, ratioCell, entry.clusters.join(", ")]);
+    }), "no requests yet");
+  }
+
+  function render(data, now) {
+    var store = data.store === undefined || data.store === null
+      ? "memory store"
+      : data.store.connected ? "store connected" : "store unreachable: serving last known";
+    var snapshot = data.version === null ? "no snapshot" : "snapshot v" + data.version + ", " + age(data.ageSeconds) + " old";
+    setStatus(snapshot + " \\u00b7 " + store + " \\u00b7 refreshed " + new Date().toLocaleTimeString(),
+      data.store ? !data.store.connected : data.version === null);
+    renderClusters(data.clusters);
+    renderRoutes(data.routes);
+    renderServices(data.services, now);
+    $("notes").textContent = data.notes.join("; ");
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, PERIOD_MS);
+  }
+
+  function refresh() {
+    var token = sessionStorage.getItem(KEY);
+    if (!token) { showLogin(""); return; }
+    fetch("dashboard", { headers: { authorization: "Bearer " + token }, cache: "no-store" })
+      .then(function (res) {
+        if (res.status === 401) { sessionStorage.removeItem(KEY); showLogin("That token was not accepted."); return; }
+        if (!res.ok) { showApp(); setStatus("the router answered HTTP " + res.status, true); schedule(); return; }
+        return res.json().then(function (data) { showApp(); render(data, performance.now()); schedule(); });
+      })
+      .catch(function (error) { setStatus("router unreachable: " + error.message, true); schedule(); });
+  }
+
+  $("login").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var value = $("token").value.trim();
+    if (!value) return;
+    sessionStorage.setItem(KEY, value);
+    $("token").value = "";
+    refresh();
+  });
+  $("signout").addEventListener("click", function () {
+    sessionStorage.removeItem(KEY);
+    showLogin("");
+  });
+  refresh();
+})();
+`;

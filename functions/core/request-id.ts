@@ -1,0 +1,68 @@
+import { type ErrorAnswer, errorAnswer, type RouterError } from "./errors.js";
+
+/**
+ * The request id that follows a request: a valid incoming `X-Request-Id` is kept (an upstream proxy or the
+ * client already named the request), anything else is replaced by a generated one. It goes to the backend,
+ * back to the client, into the access log and into the router's error bodies. W3C Trace Context
+ * (`traceparent`, `tracestate`) is a different thing and passes through untouched (core/headers.ts).
+ *
+ * Valid means 1 to MAX_REQUEST_ID_LENGTH characters of letters, digits and `-_.:+/=`: UUIDs, ULIDs, hex and
+ * base64 ids pass; nothing that could split a log line, a header or a JSON string does.
+ */
+export const REQUEST_ID_HEADER = "x-request-id";
+export const MAX_REQUEST_ID_LENGTH = 128;
+
+export function isValidRequestId(value: string): boolean {
+  const n = value.length;
+  if (n === 0 || n > MAX_REQUEST_ID_LENGTH) return false;
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    // - . / : + = _
+    if (!alnum && c !== 45 && c !== 46 && c !== 47 && c !== 58 && c !== 43 && c !== 61 && c !== 95) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The id of a request: `incoming` when valid, else a new one from `generate` (crypto.randomUUID on Node and
+ * Workers). A header sent twice arrives joined with ", " (web Headers) and is therefore replaced.
+ */
+export function requestIdOf(incoming: string | null | undefined, generate: () => string): string {
+  return incoming !== null && incoming !== undefined && isValidRequestId(incoming) ? incoming : generate();
+}
+
+/**
+ * The one `X-Request-Id` of Node's `rawHeaders` (name, value, ...), or undefined when absent or sent more
+ * than once (then which one is meant is unclear, and a new id is better than a guess).
+ */
+export function requestIdFromRawHeaders(rawHeaders: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length !== 12 || name.toLowerCase() !== REQUEST_ID_HEADER) continue;
+    if (found !== undefined) return undefined;
+    found = rawHeaders[i + 1];
+  }
+  return found;
+}
+
+/** The contract's error answer with the request id in the body and in `X-Request-Id`. */
+export function errorAnswerWithRequestId(error: RouterError, requestId: string): ErrorAnswer {
+  const answer = errorAnswer(error);
+  return {
+    status: answer.status,
+    headers: [...answer.headers, [REQUEST_ID_HEADER, requestId]],
+    body: JSON.stringify({ error, requestId }),
+  };
+}
+
+export function errorResponseWithRequestId(error: RouterError, requestId: string): Response {
+  const answer = errorAnswerWithRequestId(error, requestId);
+  return new Response(answer.body, {
+    status: answer.status,
+    headers: answer.headers.map(([name, value]) => [name, value]),
+  });
+}
