@@ -137,6 +137,11 @@ export const RouteRecordSchema = v.object({
    * IngressRule.host), one or more labels for HTTPRoute (gateway.networking.k8s.io/v1 Hostname).
    */
   wildcard: v.picklist(["one-label", "suffix"]),
+  /**
+   * Tried after every other route of its hosts, whatever their age: an Ingress `defaultBackend`, which
+   * serves only "requests that don't match any rule" (networking.k8s.io/v1 IngressSpec.defaultBackend).
+   */
+  fallback: v.optional(v.literal(true)),
   rules: v.pipe(v.array(RouteRuleSchema), v.minLength(1)),
 });
 export type RouteRecord = v.InferOutput<typeof RouteRecordSchema>;

@@ -1,0 +1,88 @@
+import type { RouteRecord } from "../../../store/routes.js";
+
+/** One cluster's copy of a route record. */
+export interface PublishedRoute {
+  readonly cluster: string;
+  readonly route: RouteRecord;
+}
+
+/**
+ * A route object as the router serves it: one definition, and every cluster that publishes exactly that
+ * definition. Each backend of its rules gets the endpoints of that Service port in each of these clusters.
+ */
+export interface MergedRoute {
+  readonly route: RouteRecord;
+  readonly clusters: readonly string[];
+}
+
+/** Clusters that publish the same route id with another definition than the one served. */
+export interface RouteConflict {
+  readonly id: string;
+  readonly served: readonly string[];
+  readonly shadowed: readonly string[];
+}
+
+/**
+ * Several clusters publish the same route id when the same HTTPRoute, Ingress or annotated Service is
+ * applied to each of them (ids hold no cluster name). Identical definitions merge into one route served
+ * from all of them. Different definitions (a rollout in progress, drift) cannot be merged rule by rule, so
+ * one wins: the definition most clusters publish, ties to the one whose first cluster sorts first; the
+ * other clusters' copies are reported and add no endpoints. Pass only the clusters that may serve (fresh,
+ * or all when every one is stale). Deterministic whatever the input order; output sorted by id.
+ */
+export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
+  routes: MergedRoute[];
+  conflicts: RouteConflict[];
+} {
+  const byId = new Map<string, Map<string, { route: RouteRecord; clusters: string[] }>>();
+  for (const { cluster, route } of published) {
+    let definitions = byId.get(route.id);
+    if (!definitions) {
+      definitions = new Map();
+      byId.set(route.id, definitions);
+    }
+    const key = canonicalJson(route);
+    const definition = definitions.get(key);
+    if (definition) definition.clusters.push(cluster);
+    else definitions.set(key, { route, clusters: [cluster] });
+  }
+  const routes: MergedRoute[] = [];
+  const conflicts: RouteConflict[] = [];
+  for (const id of [...byId.keys()].sort(byCodeUnits)) {
+    const definitions = [...(byId.get(id)?.values() ?? [])].map((definition) => ({
+      route: definition.route,
+      clusters: [...new Set(definition.clusters)].sort(byCodeUnits),
+    }));
+    definitions.sort(
+      (a, b) =>
+        b.clusters.length - a.clusters.length || byCodeUnits(a.clusters[0] ?? "", b.clusters[0] ?? ""),
+    );
+    const [served, ...others] = definitions;
+    if (!served) continue;
+    routes.push(served);
+    if (others.length > 0) {
+      conflicts.push({
+        id,
+        served: served.clusters,
+        shadowed: others.flatMap((other) => other.clusters).sort(byCodeUnits),
+      });
+    }
+  }
+  return { routes, conflicts };
+}
+
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON with object keys sorted, so two writers that order keys differently still compare equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => byCodeUnits(a, b));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

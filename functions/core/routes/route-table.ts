@@ -1,0 +1,157 @@
+import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
+import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
+import { pathOf, type RequestFacts, requestMatches } from "./request-match.js";
+
+/**
+ * The request matcher over route records, built once per snapshot. Records are bucketed by host
+ * pattern so a request looks at the routes of its own host only: its exact host, then each wildcard
+ * suffix from the longest, then the catch-all routes (no hostnames). Gateway API HTTPRoute.hostnames:
+ * "precedence must be given to rules from the HTTPRoute with the largest number of: characters in a
+ * matching non-wildcard hostname; characters in a matching hostname" — so an exact host outranks every
+ * wildcard, a longer wildcard a shorter one. Within a bucket the match precedence of precedence.ts applies.
+ * A request no match of a bucket accepts falls through to the next bucket, then to 404.
+ */
+export interface RouteCandidate<T> {
+  readonly entry: T;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+  readonly match: RouteMatch;
+  /** For wildcard buckets: the pattern also covers hosts more than one label deeper. */
+  readonly deep: boolean;
+  readonly rank: MatchRank;
+}
+
+export interface RouteTable<T> {
+  /** Exact host → its candidates, best first. */
+  readonly exact: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
+  /** `*.example.com` is kept under `example.com`. */
+  readonly wildcard: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
+  readonly anyHost: readonly RouteCandidate<T>[];
+  /** Ids given more than once: the first entry was kept (merge clusters first, see clusters.ts). */
+  readonly duplicates: readonly string[];
+}
+
+export interface RouteMatchResult<T> {
+  readonly entry: T;
+  readonly route: RouteRecord;
+  readonly rule: RouteRule;
+  readonly ruleIndex: number;
+  readonly match: RouteMatch;
+  readonly matchIndex: number;
+  /** Same for the same rule of the same route object in every cluster. */
+  readonly ruleKey: string;
+  /** The host pattern that matched: the host itself, `*.<suffix>`, or undefined for a catch-all route. */
+  readonly hostname: string | undefined;
+}
+
+/** Identity of one rule of one route object, the same in every cluster that publishes it. */
+export function ruleKey(routeId: string, ruleIndex: number): string {
+  return `${routeId}[${ruleIndex}]`;
+}
+
+/** `entries` carry their route plus whatever the caller wants back with a match (clusters, backends). */
+export function buildRouteTable<T extends { readonly route: RouteRecord }>(
+  entries: readonly T[],
+): RouteTable<T> {
+  const exact = new Map<string, RouteCandidate<T>[]>();
+  const wildcard = new Map<string, RouteCandidate<T>[]>();
+  const anyHost: RouteCandidate<T>[] = [];
+  const seen = new Set<string>();
+  const duplicates: string[] = [];
+  const add = (map: Map<string, RouteCandidate<T>[]>, key: string, candidate: RouteCandidate<T>) => {
+    const bucket = map.get(key);
+    if (bucket) bucket.push(candidate);
+    else map.set(key, [candidate]);
+  };
+  for (const entry of entries) {
+    const route = entry.route;
+    if (seen.has(route.id)) {
+      duplicates.push(route.id);
+      continue;
+    }
+    seen.add(route.id);
+    const deep = route.wildcard === "suffix";
+    route.rules.forEach((rule, ruleIndex) => {
+      rule.matches.forEach((match, matchIndex) => {
+        const candidate = {
+          entry,
+          ruleIndex,
+          matchIndex,
+          match,
+          deep,
+          rank: rankOf(route, ruleIndex, matchIndex),
+        };
+        if (route.hostnames.length === 0) anyHost.push(candidate);
+        for (const hostname of new Set(route.hostnames)) {
+          if (hostname.startsWith("*.")) add(wildcard, hostname.slice(2), candidate);
+          else add(exact, hostname, candidate);
+        }
+      });
+    });
+  }
+  const byRank = (a: RouteCandidate<T>, b: RouteCandidate<T>) => compareRanks(a.rank, b.rank);
+  for (const bucket of exact.values()) bucket.sort(byRank);
+  for (const bucket of wildcard.values()) bucket.sort(byRank);
+  anyHost.sort(byRank);
+  return { exact, wildcard, anyHost, duplicates };
+}
+
+/**
+ * The winning rule for a request, or undefined (404). `host` must be normalised already: lower case,
+ * no port, no trailing dot (route-index.ts normaliseHost); the Gateway API ignores the Host port.
+ */
+export function matchRoute<T extends { readonly route: RouteRecord }>(
+  table: RouteTable<T>,
+  host: string,
+  request: RequestFacts,
+): RouteMatchResult<T> | undefined {
+  const path = pathOf(request.path);
+  const exact = firstMatch(table.exact.get(host), path, request, false);
+  if (exact) return result(exact, host);
+  // IPv6 literals have no labels to strip; an IPv4 literal never matches a host pattern anyway.
+  if (!host.startsWith("[")) {
+    let dot = host.indexOf(".");
+    let depth = 1;
+    while (dot > 0) {
+      const suffix = host.slice(dot + 1);
+      const found = firstMatch(table.wildcard.get(suffix), path, request, depth > 1);
+      if (found) return result(found, `*.${suffix}`);
+      dot = host.indexOf(".", dot + 1);
+      depth += 1;
+    }
+  }
+  const any = firstMatch(table.anyHost, path, request, false);
+  return any ? result(any, undefined) : undefined;
+}
+
+function firstMatch<T>(
+  bucket: readonly RouteCandidate<T>[] | undefined,
+  path: string,
+  request: RequestFacts,
+  deepOnly: boolean,
+): RouteCandidate<T> | undefined {
+  if (!bucket) return undefined;
+  for (const candidate of bucket) {
+    if (deepOnly && !candidate.deep) continue;
+    if (requestMatches(candidate.match, path, request)) return candidate;
+  }
+  return undefined;
+}
+
+function result<T extends { readonly route: RouteRecord }>(
+  candidate: RouteCandidate<T>,
+  hostname: string | undefined,
+): RouteMatchResult<T> {
+  const route = candidate.entry.route;
+  const rule = route.rules[candidate.ruleIndex] as RouteRule;
+  return {
+    entry: candidate.entry,
+    route,
+    rule,
+    ruleIndex: candidate.ruleIndex,
+    match: candidate.match,
+    matchIndex: candidate.matchIndex,
+    ruleKey: ruleKey(route.id, candidate.ruleIndex),
+    hostname,
+  };
+}
