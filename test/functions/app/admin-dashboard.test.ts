@@ -22,16 +22,14 @@ async function loadedStore(): Promise<MemoryStore> {
   const draining: ServiceRecord = { ...east, ipv4: { ...east.ipv4, draining: [ep("10.0.0.9")] } };
   await store.writer("east").put(draining);
   await store.writer("east").heartbeat({ holder: "t", leaseMs: 60_000, at: Date.now() });
-  await store
-    .writer("west")
-    .put(
-      serviceRecord({
-        cluster: "west",
-        service: "demo/web",
-        hosts: ["web.localhost"],
-        ipv6: [ep("fd00::1")],
-      }),
-    );
+  await store.writer("west").put(
+    serviceRecord({
+      cluster: "west",
+      service: "demo/web",
+      hosts: ["web.localhost"],
+      ipv6: [ep("fd00::1")],
+    }),
+  );
   return store;
 }
 
