@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, readFileSync } from "node:fs";
+import { createWriteStream, readFileSync, rmSync } from "node:fs";
 
 /**
  * Child processes of the envtest harness (etcd, kube-apiserver, kubectl): output goes to a log file whose tail
@@ -19,6 +19,11 @@ export function killOnExit(child: ChildProcess): void {
   process.once("exit", () => {
     for (const orphan of running) orphan.kill("SIGKILL");
   });
+}
+
+/** Removes `dir` when this (test) process exits, in case the test never reached its cleanup. */
+export function removeOnExit(dir: string): void {
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
 }
 
 export interface Daemon {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -12,27 +12,13 @@ import {
   writeKubeconfig,
 } from "./envtest-access.js";
 import { ENVTEST_SKIP_LINE, envtestAssets } from "./envtest-assets.js";
-import { type Daemon, pollUntil, runCommand } from "./envtest-process.js";
+import { type Daemon, pollUntil, removeOnExit, runCommand } from "./envtest-process.js";
 import { type EtcdServer, startApiserverProcess, startEtcd } from "./envtest-servers.js";
 import { freePort } from "./redis.js";
 
 export type { Identity, ServiceAccountRef } from "./envtest-access.js";
 export { ENVTEST_SKIP_LINE, type EnvtestAssets, envtestAssets } from "./envtest-assets.js";
 
-/**
- * A real kube-apiserver on a real etcd for tests, from the folder named by KUBEBUILDER_ASSETS (the envtest
- * convention of controller-runtime: it holds `kube-apiserver` and `etcd`). Each call gets its own temp dir and
- * free loopback ports, so test files run side by side; RBAC is on, with an admin and the sync's ServiceAccount
- * as static tokens (envtest-access.ts). No controllers run: tests create EndpointSlices themselves.
- *
- *   const envtest = await startEnvtest({ watchCache: false });
- *   await envtest.apply(yamlText);                  // kubectl apply as admin
- *   process.env.KUBECONFIG = envtest.kubeconfigPath("sync");
- *   await envtest.stopApiserver(); await envtest.startApiserver();   // etcd and port kept
- *   await envtest.compact();                        // etcd compaction: resumed watches get 410 Gone
- *   await envtest.requestCount("LIST", "endpointslices");
- *   await envtest.close();                          // always, in afterAll
- */
 /** True when envtest tests can run; use with describe.skipIf(!ENVTEST_AVAILABLE). */
 export const ENVTEST_AVAILABLE = envtestAssets() !== undefined;
 
@@ -60,7 +46,10 @@ export interface Envtest {
   kubectl(args: readonly string[], options?: { input?: string; identity?: Identity }): Promise<string>;
   /** GET `path` on the apiserver with `identity`'s token. */
   get(path: string, identity?: Identity): Promise<{ status: number; body: string }>;
-  /** Stops the apiserver alone (etcd keeps running). SIGTERM waits for it (open watches delay it). */
+  /**
+   * Stops the apiserver alone (etcd keeps running). On SIGTERM (the default) it refuses new connections at
+   * once but holds open watches for up to 60 s before it exits; this waits for the exit. SIGKILL is instant.
+   */
   stopApiserver(options?: { signal?: NodeJS.Signals }): Promise<void>;
   /** Starts the apiserver again on the same port; resolves once /readyz answers 200. */
   startApiserver(): Promise<void>;
@@ -89,10 +78,25 @@ export interface PeerApiserver {
   stop(): Promise<void>;
 }
 
+/**
+ * A real kube-apiserver on a real etcd for tests, from the folder named by KUBEBUILDER_ASSETS (the envtest
+ * convention of controller-runtime: it holds `kube-apiserver` and `etcd`). Each call gets its own temp dir and
+ * free loopback ports, so test files run side by side; RBAC is on, with an admin and the sync's ServiceAccount
+ * as static tokens (envtest-access.ts). No controllers run: tests create EndpointSlices themselves.
+ *
+ *   const envtest = await startEnvtest({ watchCache: false });
+ *   await envtest.apply(yamlText);                  // kubectl apply as admin
+ *   process.env.KUBECONFIG = envtest.kubeconfigPath("sync");
+ *   await envtest.stopApiserver(); await envtest.startApiserver();   // etcd and port kept
+ *   await envtest.compact();                        // etcd compaction: resumed watches get 410 Gone
+ *   await envtest.requestCount("LIST", "endpointslices");
+ *   await envtest.close();                          // always, in afterAll
+ */
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
   const assets = envtestAssets();
   if (!assets) throw new Error(ENVTEST_SKIP_LINE);
   const dir = mkdtempSync(join(tmpdir(), "edgeslice-envtest-"));
+  removeOnExit(dir);
   const serviceAccount = options.serviceAccount ?? { namespace: "edgeslice", name: "edgeslice-sync" };
   const access = writeAccessFiles(dir, serviceAccount);
   const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
@@ -211,7 +215,6 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
 
 function writeKubeconfigs(dir: string, url: string, access: AccessFiles): Record<Identity, string> {
   const paths = { admin: join(dir, "kubeconfig-admin.json"), sync: join(dir, "kubeconfig-sync.json") };
-  mkdirSync(dir, { recursive: true });
   writeKubeconfig(paths.admin, url, "admin", access.tokens.admin);
   writeKubeconfig(paths.sync, url, access.syncUser, access.tokens.sync);
   return paths;
