@@ -45,7 +45,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <style>${STYLE}</style>
 </head>
 <body>
-<header><h1>edgeslice router</h1><span id="status">loading</span><button id="signout" type="button">Forget token</button></header>
+<header><h1>edgeslice router</h1><span id="status">loading</span><button id="signout" type="button" hidden>Forget token</button></header>
 <form id="login" hidden>
 <h2>Admin token</h2>
 <p>Every figure here needs the router's <code>ADMIN_TOKEN</code>. It stays in this tab (session storage) and is sent as a Bearer token.</p>

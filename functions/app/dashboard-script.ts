@@ -58,12 +58,15 @@ export const DASHBOARD_SCRIPT = `
     clearTimeout(timer);
     previous = null;
     $("app").hidden = true;
+    $("signout").hidden = true;
     $("login").hidden = false;
+    setStatus("admin token needed", false);
     $("login-message").textContent = message || "";
     $("token").focus();
   }
   function showApp() {
     $("login").hidden = true;
+    $("signout").hidden = false;
     $("app").hidden = false;
   }
   function setStatus(text, bad) {
@@ -79,7 +82,7 @@ export const DASHBOARD_SCRIPT = `
     });
     if (parts.length === 0) return el("span", "none", "muted");
     var nodes = [el("span", parts.join(" \\u00b7 "))];
-    if (inUse) nodes.push(badge("in use", "use"));
+    if (inUse) nodes.push(document.createTextNode(" "), badge("in use", "use"));
     return group(nodes);
   }
 

@@ -1,0 +1,191 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/redis.js";
+
+/**
+ * The dashboard in a real headless browser (Debian's chromium driven by playwright-core) against the
+ * all-in-one demo (`scripts/start.ts`, as test/e2e/start-script.test.ts runs it): the token is entered once,
+ * both demo hosts and their families show up, and a screenshot is kept in test-artifacts/.
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SCREENSHOT = join("test-artifacts", "dashboard.png");
+const TOKEN = "dashboard-test-token";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+
+if (!HAS_CHROMIUM) console.warn(`dashboard e2e skipped: no ${CHROMIUM} (apt-get install -y chromium)`);
+
+const cleanups: (() => Promise<unknown> | undefined)[] = [];
+
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** examples/ with its fixed demo ports (18081-18084) swapped for free ones, as start-script.test.ts does. */
+async function examplesOnFreePorts(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "edgeslice-dashboard-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const mapping = new Map<number, number>();
+  for (const fixed of [18081, 18082, 18083, 18084]) mapping.set(fixed, await freePort());
+  for (const file of await readdir("examples")) {
+    const text = await readFile(join("examples", file), "utf8");
+    const remapped = text.replace(/\bport: (\d+)/g, (whole, digits: string) => {
+      const free = mapping.get(Number(digits));
+      return free === undefined ? whole : `port: ${free}`;
+    });
+    await writeFile(join(dir, file), remapped);
+  }
+  return dir;
+}
+
+/** The all-in-one on a free loopback port; resolves once its banner is out. */
+async function startDemo(port: number): Promise<ChildProcess> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    ADMIN_TOKEN: TOKEN,
+    EXAMPLES_DIR: await examplesOnFreePorts(),
+  };
+  delete env.REDIS_URL;
+  // `timeout` bounds the child's life even if this test process dies before cleaning up.
+  const child = spawn("timeout", ["120", process.execPath, "--import", "tsx", "scripts/start.ts"], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill("SIGTERM");
+    return undefined;
+  });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 30 s:\n${output}`)), 30_000);
+    const check = () => {
+      if (!output.includes("Ctrl-C stops everything")) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout?.on("data", check);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`start script exited (${code}):\n${output}`));
+    });
+  });
+  return child;
+}
+
+/** A GET with an explicit Host header (fetch forbids setting Host). */
+function get(port: number, host: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, headers: { host }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("timeout", () => req.destroy(new Error("request timed out")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function browser(): Promise<BrowserContext> {
+  const profile = await mkdtemp(join(tmpdir(), "edgeslice-chromium-"));
+  cleanups.push(() => rm(profile, { recursive: true, force: true }));
+  // playwright passes the profile as --user-data-dir; a fresh one per run.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1280, height: 720 },
+  });
+  cleanups.push(() => context.close());
+  return context;
+}
+
+describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => {
+  it("asks for the token once, then shows both demo hosts with their families", async () => {
+    const port = await freePort();
+    await startDemo(port);
+    for (const host of ["web.localhost", "api.localhost", "web.localhost", "nothing.localhost"]) {
+      await get(port, host, "/");
+    }
+
+    const context = await browser();
+    const page = context.pages()[0] ?? (await context.newPage());
+    const problems: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    page.on("pageerror", (error) => problems.push(error.message));
+
+    await page.goto(`http://127.0.0.1:${port}/_edgeslice/ui`);
+    await page.locator("#login").waitFor({ state: "visible" });
+    expect(await page.locator("#app").isVisible()).toBe(false);
+    await page.fill("#token", TOKEN);
+    await page.click("#login button[type=submit]");
+
+    const routes = page.locator("#routes");
+    await routes.getByText("api.localhost").waitFor({ timeout: 10_000 });
+    const rows = await routes.locator("tr").allInnerTexts();
+    const web = rows.find((row) => row.startsWith("web.localhost")) ?? "";
+    const api = rows.find((row) => row.startsWith("api.localhost")) ?? "";
+    // web is dual-stack and PreferIPv4 sends it over IPv4; api is IPv6-only with a terminating pod.
+    expect(web.split("\t").map((cell) => cell.trim())).toEqual([
+      "web.localhost",
+      "local",
+      "demo/web",
+      "1 ready in use",
+      "1 ready",
+    ]);
+    expect(api.split("\t").map((cell) => cell.trim())).toEqual([
+      "api.localhost",
+      "local",
+      "demo/api",
+      "none",
+      "1 ready · 1 draining in use",
+    ]);
+    const clusters = await page.locator("#clusters tr").allInnerTexts();
+    expect(clusters.map((row) => row.split("\t").map((cell) => cell.trim()))).toEqual([
+      ["local", "fresh", "2", "unknown", "unknown"],
+    ]);
+    // The second refresh turns counters into rates; the table is drawn either way.
+    await page.waitForFunction(
+      () => !document.querySelector("#services")?.textContent?.includes("measuring"),
+    );
+    await expect.poll(() => page.locator("#services tr").count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#status").textContent()).toMatch(/snapshot v\d+.*memory store/);
+
+    await mkdir("test-artifacts", { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // Entered once: a reload in the same tab goes straight to the data.
+    await page.reload();
+    await routes.getByText("web.localhost").waitFor({ timeout: 10_000 });
+    expect(await page.locator("#login").isVisible()).toBe(false);
+    // A wrong token is forgotten and asked for again.
+    await page.evaluate(() => sessionStorage.setItem("edgeslice.adminToken", "wrong"));
+    await page.reload();
+    await page.locator("#login-message").getByText("not accepted").waitFor({ timeout: 10_000 });
+
+    // The 401 above is the only request the page made that failed; no CSP violation, no script error.
+    expect(problems.filter((text) => !text.includes("401"))).toEqual([]);
+  }, 90_000);
+});
