@@ -1,0 +1,126 @@
+import * as v from "valibot";
+import { ROUTE_SCHEMA_VERSION, type RouteRecord, RouteRecordSchema, routeId } from "../../../store/routes.js";
+import { attachToGateway } from "./attachment.js";
+import type { BackendContext } from "./backends.js";
+import { type Condition, condition, type RouteParentStatus } from "./conditions.js";
+import { type HostnameSet, unionHostnames } from "./hostnames.js";
+import type { GatewayView } from "./listeners.js";
+import { creationTimeOf, GATEWAY_GROUP, type HTTPRoute, namespaceOf, type ParentRef } from "./objects.js";
+import { type RuleTranslation, translateRule } from "./rules.js";
+
+export interface HttpRouteContext {
+  readonly controllerName: string;
+  /** Our Gateways (of a GatewayClass with our controllerName), by `namespace/name`. */
+  readonly gateways: ReadonlyMap<string, GatewayView>;
+  readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly backends: BackendContext;
+}
+
+export interface HttpRouteTranslation {
+  /** Present when at least one of our parents accepted the route. */
+  readonly record: RouteRecord | undefined;
+  /** One entry per parentRef to one of our Gateways, in spec order (RouteParentStatus). */
+  readonly parents: readonly RouteParentStatus[];
+  /** Listeners the route attached to, per Gateway key (for attachedRoutes). */
+  readonly attached: readonly { readonly gateway: string; readonly listeners: readonly string[] }[];
+  readonly problems: readonly string[];
+}
+
+/** The CRD's default rules: one rule matching every request (PathPrefix "/"), without backends. */
+const DEFAULT_RULES = [{}];
+
+/**
+ * One HTTPRoute → its route record (hostnames already intersected with the listeners it attached to, over
+ * all its accepted parents) and its status toward each of our parents. Parents that are not ours (another
+ * kind, another controller's Gateway, a Gateway that does not exist) get no entry: "Implementations of this
+ * API can only populate Route status for the Gateways/parent resources they are responsible for."
+ */
+export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext): HttpRouteTranslation {
+  const namespace = namespaceOf(route);
+  const generation = route.metadata.generation;
+  const rules = route.spec.rules && route.spec.rules.length > 0 ? route.spec.rules : DEFAULT_RULES;
+  const translated = rules.map((rule) => translateRule(rule, namespace, context.backends));
+  const valid = translated.filter((item) => item.ok);
+  const problems: string[] = [];
+  const dropped: string[] = [];
+  translated.forEach((item, index) => {
+    if (!item.ok) dropped.push(`rule ${index} (${item.message})`);
+    else for (const field of item.ignored) problems.push(`rule ${index}: ${field} are not applied`);
+  });
+  if (dropped.length > 0) problems.push(`dropped ${dropped.join("; ")}`);
+  const resolvedRefs = resolvedRefsCondition(valid, generation);
+
+  const parents: RouteParentStatus[] = [];
+  const attached: { gateway: string; listeners: readonly string[] }[] = [];
+  const served: HostnameSet[] = [];
+  for (const parentRef of route.spec.parentRefs ?? []) {
+    if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (parentRef.kind ?? "Gateway") !== "Gateway")
+      continue;
+    const gatewayKey = `${parentRef.namespace ?? namespace}/${parentRef.name}`;
+    const gateway = context.gateways.get(gatewayKey);
+    if (!gateway) continue;
+    const attachment = attachToGateway(parentRef, gateway, route, context.namespaceLabels);
+    const conditions: Condition[] = [];
+    if (!attachment.accepted) {
+      conditions.push(condition("Accepted", false, attachment.reason, attachment.message, generation));
+    } else if (valid.length === 0) {
+      const message = `no rule can be served: ${dropped.join("; ")}`;
+      conditions.push(condition("Accepted", false, "UnsupportedValue", message, generation));
+    } else {
+      conditions.push(condition("Accepted", true, "Accepted", attachment.message, generation));
+      served.push(attachment.hostnames);
+      attached.push({ gateway: gatewayKey, listeners: attachment.listeners });
+    }
+    conditions.push(resolvedRefs);
+    if (conditions[0]?.status === "True" && dropped.length > 0) {
+      const message = `Dropped Rule ${dropped.join("; ")}`;
+      conditions.push(condition("PartiallyInvalid", true, "UnsupportedValue", message, generation));
+    }
+    parents.push({ parentRef: echoParentRef(parentRef), controllerName: context.controllerName, conditions });
+  }
+
+  let record: RouteRecord | undefined;
+  if (served.length > 0) {
+    const hostnames = unionHostnames(served);
+    const candidate: RouteRecord = {
+      v: ROUTE_SCHEMA_VERSION,
+      id: routeId("httproute", namespace, route.metadata.name),
+      source: "httproute",
+      createdAt: creationTimeOf(route.metadata),
+      hostnames: hostnames === "any" ? [] : [...hostnames],
+      wildcard: "suffix",
+      rules: valid.map((item) => item.rule),
+    };
+    const checked = v.safeParse(RouteRecordSchema, candidate);
+    if (checked.success) record = checked.output;
+    else problems.push(`route record does not validate: ${checked.issues[0]?.message ?? "invalid"}`);
+  }
+  return { record, parents, attached, problems };
+}
+
+/**
+ * ResolvedRefs: True, or False with the reason of the first unresolved backendRef in rule order
+ * (RouteConditionType ResolvedRefs: RefNotPermitted, InvalidKind, BackendNotFound, UnsupportedProtocol).
+ */
+function resolvedRefsCondition(
+  valid: readonly Extract<RuleTranslation, { ok: true }>[],
+  generation: number | null | undefined,
+): Condition {
+  const problems = valid.flatMap((item) => item.refProblems);
+  const first = problems[0];
+  if (!first) return condition("ResolvedRefs", true, "ResolvedRefs", "All references resolved", generation);
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+  return condition("ResolvedRefs", false, first.reason, `${first.message}${more}`, generation);
+}
+
+/** The parentRef as written, with the group and kind the API server defaults. */
+function echoParentRef(parentRef: ParentRef): RouteParentStatus["parentRef"] {
+  return {
+    group: parentRef.group ?? GATEWAY_GROUP,
+    kind: parentRef.kind ?? "Gateway",
+    ...(parentRef.namespace ? { namespace: parentRef.namespace } : {}),
+    name: parentRef.name,
+    ...(parentRef.sectionName ? { sectionName: parentRef.sectionName } : {}),
+    ...(parentRef.port ? { port: parentRef.port } : {}),
+  };
+}

@@ -1,0 +1,195 @@
+import { type Condition, condition } from "./conditions.js";
+import { selectorMatches, selectorProblem } from "./label-selector.js";
+import {
+  GATEWAY_GROUP,
+  type Gateway,
+  keyOf,
+  type LabelSelector,
+  type Listener,
+  namespaceOf,
+} from "./objects.js";
+
+/** HTTPS listeners are accepted too: TLS ends before the router (at the edge), so certificateRefs are not read. */
+export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS"]);
+const HTTP_ROUTE = { group: GATEWAY_GROUP, kind: "HTTPRoute" } as const;
+const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
+
+export interface RouteGroupKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** One listener as routes see it, and its conditions (attachedRoutes is counted later). */
+export interface ListenerView {
+  readonly name: string;
+  readonly port: number;
+  readonly hostname: string | undefined;
+  /** Routes may attach: the listener is accepted and lists HTTPRoute among its kinds. */
+  readonly attachable: boolean;
+  readonly supportedKinds: readonly RouteGroupKind[];
+  /** allowedRoutes.namespaces.from, defaulted to Same. */
+  readonly from: string;
+  readonly selector: LabelSelector | undefined;
+  readonly conditions: readonly Condition[];
+}
+
+/** One of our Gateways: whether it is accepted, its conditions, and its listeners. */
+export interface GatewayView {
+  readonly key: string;
+  readonly namespace: string;
+  readonly accepted: boolean;
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerView[];
+}
+
+/**
+ * Gateway and listener conditions (gateway.networking.k8s.io/v1 GatewayConditionType and
+ * ListenerConditionType). edgeslice assigns no addresses: a Gateway that asks for some is not accepted
+ * (UnsupportedAddress). A listener with a protocol other than HTTP or HTTPS is not accepted
+ * (UnsupportedProtocol); listeners sharing a port with different protocols conflict (ProtocolConflict).
+ */
+export function evaluateGateway(gateway: Gateway, classProblem: string | undefined): GatewayView {
+  const generation = gateway.metadata.generation;
+  const protocolsByPort = new Map<number, Set<string>>();
+  for (const listener of gateway.spec.listeners) {
+    const protocols = protocolsByPort.get(listener.port) ?? new Set<string>();
+    protocols.add(listener.protocol);
+    protocolsByPort.set(listener.port, protocols);
+  }
+  const addresses = gateway.spec.addresses ?? [];
+  const gatewayProblem =
+    classProblem ??
+    (addresses.length > 0
+      ? "edgeslice does not assign Gateway addresses; leave spec.addresses empty"
+      : undefined);
+
+  const evaluated = gateway.spec.listeners.map((listener) =>
+    evaluateListener(
+      listener,
+      (protocolsByPort.get(listener.port)?.size ?? 1) > 1,
+      gatewayProblem,
+      generation,
+    ),
+  );
+  const valid = evaluated.filter((listener) => listener.valid).length;
+  let accepted: Condition;
+  if (gatewayProblem !== undefined) {
+    const reason = classProblem !== undefined ? "Invalid" : "UnsupportedAddress";
+    accepted = condition("Accepted", false, reason, gatewayProblem, generation);
+  } else if (valid === evaluated.length) {
+    accepted = condition("Accepted", true, "Accepted", "Gateway accepted", generation);
+  } else {
+    const message = `${evaluated.length - valid} of ${evaluated.length} listeners are not valid`;
+    accepted = condition("Accepted", valid > 0, "ListenersNotValid", message, generation);
+  }
+  const isAccepted = accepted.status === "True";
+  const programmed = isAccepted
+    ? condition("Programmed", true, "Programmed", "Gateway programmed", generation)
+    : condition("Programmed", false, "Invalid", accepted.message, generation);
+  return {
+    key: keyOf(gateway),
+    namespace: namespaceOf(gateway),
+    accepted: isAccepted,
+    conditions: [accepted, programmed],
+    listeners: evaluated.map((item) => item.view),
+  };
+}
+
+function evaluateListener(
+  listener: Listener,
+  conflicted: boolean,
+  gatewayProblem: string | undefined,
+  generation: number | null | undefined,
+): { view: ListenerView; valid: boolean } {
+  const from = listener.allowedRoutes?.namespaces?.from ?? "Same";
+  const selector = listener.allowedRoutes?.namespaces?.selector ?? undefined;
+  const supported = SUPPORTED_PROTOCOLS.has(listener.protocol);
+  const kinds = listener.allowedRoutes?.kinds ?? [];
+  const supportedKinds = !supported
+    ? []
+    : kinds.length === 0
+      ? [HTTP_ROUTE]
+      : kinds.some(isHttpRoute)
+        ? [HTTP_ROUTE]
+        : [];
+  const invalidKinds = supported ? kinds.filter((kind) => !isHttpRoute(kind)) : [];
+
+  let accepted: Condition;
+  if (!supported) {
+    const message = `protocol ${listener.protocol} is not supported (HTTP, HTTPS)`;
+    accepted = condition("Accepted", false, "UnsupportedProtocol", message, generation);
+  } else if (conflicted) {
+    const message = `port ${listener.port} is used with several protocols`;
+    accepted = condition("Accepted", false, "ProtocolConflict", message, generation);
+  } else if (!NAMESPACE_FROM.has(from)) {
+    const message = `allowedRoutes.namespaces.from "${from}" is not supported`;
+    accepted = condition("Accepted", false, "UnsupportedValue", message, generation);
+  } else if (from === "Selector" && (selector === undefined || selectorProblem(selector) !== undefined)) {
+    const message = selector ? (selectorProblem(selector) as string) : "from Selector without a selector";
+    accepted = condition("Accepted", false, "UnsupportedValue", message, generation);
+  } else {
+    accepted = condition("Accepted", true, "Accepted", "Listener accepted", generation);
+  }
+  const valid = accepted.status === "True";
+  const resolvedRefs =
+    invalidKinds.length > 0
+      ? condition(
+          "ResolvedRefs",
+          false,
+          "InvalidRouteKinds",
+          `unsupported route kinds: ${invalidKinds.map((kind) => `${kind.group ?? GATEWAY_GROUP}/${kind.kind}`).join(", ")}`,
+          generation,
+        )
+      : condition("ResolvedRefs", true, "ResolvedRefs", "References resolved", generation);
+  const conflictedCondition = conflicted
+    ? condition("Conflicted", true, "ProtocolConflict", accepted.message, generation)
+    : condition("Conflicted", false, "NoConflicts", "No conflicts", generation);
+  const serving = valid && gatewayProblem === undefined && supportedKinds.length > 0;
+  const programmed = serving
+    ? condition("Programmed", true, "Programmed", "Listener programmed", generation)
+    : condition(
+        "Programmed",
+        false,
+        "Invalid",
+        gatewayProblem ?? programmedProblem(valid, accepted),
+        generation,
+      );
+  return {
+    valid,
+    view: {
+      name: listener.name,
+      port: listener.port,
+      hostname: listener.hostname ? listener.hostname.toLowerCase() : undefined,
+      attachable: serving,
+      supportedKinds,
+      from,
+      selector,
+      conditions: [accepted, programmed, resolvedRefs, conflictedCondition],
+    },
+  };
+}
+
+function programmedProblem(valid: boolean, accepted: Condition): string {
+  return valid ? "no supported route kinds" : accepted.message;
+}
+
+function isHttpRoute(kind: { group?: string | null; kind: string }): boolean {
+  return (kind.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && kind.kind === "HTTPRoute";
+}
+
+/**
+ * allowedRoutes.namespaces: Same (the Gateway's namespace), All, or Selector over the route namespace's
+ * labels. A namespace not known (no labels given) is not selected.
+ */
+export function allowsNamespace(
+  listener: ListenerView,
+  gatewayNamespace: string,
+  routeNamespace: string,
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+): boolean {
+  if (listener.from === "All") return true;
+  if (listener.from === "Same") return routeNamespace === gatewayNamespace;
+  if (listener.from !== "Selector" || listener.selector === undefined) return false;
+  const labels = namespaceLabels.get(routeNamespace);
+  return labels !== undefined && selectorMatches(listener.selector, labels);
+}

@@ -1,0 +1,197 @@
+import * as v from "valibot";
+import type { Result } from "../../../lib/result.js";
+
+/**
+ * The parts of GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io/v1) and ReferenceGrant (v1 or
+ * v1beta1) that edgeslice reads, validated at the boundary. Objects are loose and enums are plain strings:
+ * an enum value this version does not know must become an `UnsupportedValue` condition, not a parse
+ * failure (HTTPRouteFilter.type). `null` and absent are alike. Defaults of the CRD (v1.6.1 standard) are
+ * applied by the translation, so manifests read from a folder behave as the API server would store them.
+ */
+export const GATEWAY_GROUP = "gateway.networking.k8s.io";
+
+const NameSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(253));
+const StringMapSchema = v.nullish(v.record(v.string(), v.string()));
+const text = v.nullish(v.string());
+const number = v.nullish(v.number());
+
+/** `creationTimestamp` is a string in raw JSON and a Date from client-node's typed APIs. */
+export const ObjectMetaSchema = v.looseObject({
+  name: NameSchema,
+  namespace: v.nullish(NameSchema),
+  generation: number,
+  creationTimestamp: v.nullish(v.union([v.string(), v.date()])),
+  labels: StringMapSchema,
+  annotations: StringMapSchema,
+});
+export type ObjectMeta = v.InferOutput<typeof ObjectMetaSchema>;
+
+export const LabelSelectorSchema = v.looseObject({
+  matchLabels: StringMapSchema,
+  matchExpressions: v.nullish(
+    v.array(v.looseObject({ key: v.string(), operator: v.string(), values: v.nullish(v.array(v.string())) })),
+  ),
+});
+export type LabelSelector = v.InferOutput<typeof LabelSelectorSchema>;
+
+export const GatewayClassSchema = v.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({ controllerName: v.string(), parametersRef: v.nullish(v.looseObject({})) }),
+});
+export type GatewayClass = v.InferOutput<typeof GatewayClassSchema>;
+
+const RouteGroupKindSchema = v.looseObject({ group: text, kind: v.string() });
+
+const ListenerSchema = v.looseObject({
+  name: v.string(),
+  hostname: text,
+  port: v.number(),
+  protocol: v.string(),
+  allowedRoutes: v.nullish(
+    v.looseObject({
+      namespaces: v.nullish(v.looseObject({ from: text, selector: v.nullish(LabelSelectorSchema) })),
+      kinds: v.nullish(v.array(RouteGroupKindSchema)),
+    }),
+  ),
+});
+export type Listener = v.InferOutput<typeof ListenerSchema>;
+
+export const GatewaySchema = v.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    gatewayClassName: v.string(),
+    listeners: v.array(ListenerSchema),
+    addresses: v.nullish(v.array(v.looseObject({ type: text, value: text }))),
+  }),
+});
+export type Gateway = v.InferOutput<typeof GatewaySchema>;
+
+const ParentRefSchema = v.looseObject({
+  group: text,
+  kind: text,
+  namespace: text,
+  name: v.string(),
+  sectionName: text,
+  port: number,
+});
+export type ParentRef = v.InferOutput<typeof ParentRefSchema>;
+
+const HeaderPairSchema = v.looseObject({ name: v.string(), value: v.string() });
+const HeaderModifierSchema = v.looseObject({
+  set: v.nullish(v.array(HeaderPairSchema)),
+  add: v.nullish(v.array(HeaderPairSchema)),
+  remove: v.nullish(v.array(v.string())),
+});
+export type KubeHeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
+
+const PathModifierSchema = v.looseObject({
+  type: v.string(),
+  replaceFullPath: text,
+  replacePrefixMatch: text,
+});
+export type KubePathModifier = v.InferOutput<typeof PathModifierSchema>;
+
+const FilterSchema = v.looseObject({
+  type: v.string(),
+  requestHeaderModifier: v.nullish(HeaderModifierSchema),
+  responseHeaderModifier: v.nullish(HeaderModifierSchema),
+  requestRedirect: v.nullish(
+    v.looseObject({
+      scheme: text,
+      hostname: text,
+      port: number,
+      path: v.nullish(PathModifierSchema),
+      statusCode: number,
+    }),
+  ),
+  urlRewrite: v.nullish(v.looseObject({ hostname: text, path: v.nullish(PathModifierSchema) })),
+});
+export type KubeFilter = v.InferOutput<typeof FilterSchema>;
+
+const MatchSchema = v.looseObject({
+  path: v.nullish(v.looseObject({ type: text, value: text })),
+  headers: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
+  queryParams: v.nullish(v.array(v.unknown())),
+  method: text,
+});
+export type KubeMatch = v.InferOutput<typeof MatchSchema>;
+
+const BackendRefSchema = v.looseObject({
+  group: text,
+  kind: text,
+  name: v.string(),
+  namespace: text,
+  port: number,
+  weight: number,
+  filters: v.nullish(v.array(v.unknown())),
+});
+export type KubeBackendRef = v.InferOutput<typeof BackendRefSchema>;
+
+const RuleSchema = v.looseObject({
+  name: text,
+  matches: v.nullish(v.array(MatchSchema)),
+  filters: v.nullish(v.array(FilterSchema)),
+  backendRefs: v.nullish(v.array(BackendRefSchema)),
+  timeouts: v.nullish(v.unknown()),
+});
+export type KubeRule = v.InferOutput<typeof RuleSchema>;
+
+export const HTTPRouteSchema = v.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    parentRefs: v.nullish(v.array(ParentRefSchema)),
+    hostnames: v.nullish(v.array(v.string())),
+    rules: v.nullish(v.array(RuleSchema)),
+  }),
+});
+export type HTTPRoute = v.InferOutput<typeof HTTPRouteSchema>;
+
+export const ReferenceGrantSchema = v.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    from: v.array(v.looseObject({ group: v.string(), kind: v.string(), namespace: v.string() })),
+    to: v.array(v.looseObject({ group: v.string(), kind: v.string(), name: text })),
+  }),
+});
+export type ReferenceGrant = v.InferOutput<typeof ReferenceGrantSchema>;
+
+/** Namespaces are read for their labels only (listener `allowedRoutes.namespaces.selector`). */
+export const NamespaceSchema = v.looseObject({ metadata: ObjectMetaSchema });
+export type Namespace = v.InferOutput<typeof NamespaceSchema>;
+
+export function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown): Result<T> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return { ok: true, value: result.output };
+  const issue = result.issues[0];
+  const path = issue ? v.getDotPath(issue) : null;
+  return { ok: false, error: `${path ?? "(root)"}: ${issue?.message ?? "invalid"}` };
+}
+
+export const parseGatewayClass = (input: unknown) => parseWith(GatewayClassSchema, input);
+export const parseGateway = (input: unknown) => parseWith(GatewaySchema, input);
+export const parseHTTPRoute = (input: unknown) => parseWith(HTTPRouteSchema, input);
+export const parseReferenceGrant = (input: unknown) => parseWith(ReferenceGrantSchema, input);
+export const parseNamespace = (input: unknown) => parseWith(NamespaceSchema, input);
+
+/** `metadata.namespace`, defaulting as the API server does. */
+export function namespaceOf(object: { metadata: ObjectMeta }): string {
+  return object.metadata.namespace ?? "default";
+}
+
+/** `namespace/name`: the key of a namespaced object in every map this translation returns. */
+export function keyOf(object: { metadata: ObjectMeta }): string {
+  return `${namespaceOf(object)}/${object.metadata.name}`;
+}
+
+/** metadata.creationTimestamp in ms; 0 (oldest) when absent or unreadable, so the result stays deterministic. */
+export function creationTimeOf(metadata: ObjectMeta): number {
+  const stamp = metadata.creationTimestamp;
+  if (stamp === null || stamp === undefined) return 0;
+  const ms = stamp instanceof Date ? stamp.getTime() : Date.parse(stamp);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/** Plain code-unit order, the same on every runtime and locale. */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,58 @@
+import * as v from "valibot";
+import { type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
+import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
+import { type FilterProblem, translateFilters } from "./filters.js";
+import { translateMatches } from "./matches.js";
+import type { KubeRule } from "./objects.js";
+
+/** One HTTPRouteRule: the store rule and its unresolved references, or why the rule is dropped. */
+export type RuleTranslation =
+  | {
+      readonly ok: true;
+      readonly rule: RouteRule;
+      readonly refProblems: readonly RefProblem[];
+      /** Fields read but not applied (timeouts): logged, the rule still serves. */
+      readonly ignored: readonly string[];
+    }
+  | ({ readonly ok: false } & FilterProblem);
+
+/**
+ * HTTPRouteRule → store rule. A rule this implementation cannot carry out faithfully is dropped rather than
+ * served differently; the route then reports PartiallyInvalid ("Dropped Rule") or, with no rule left,
+ * Accepted=False UnsupportedValue (Gateway API RouteConditionPartiallyInvalid).
+ */
+export function translateRule(
+  rule: KubeRule,
+  routeNamespace: string,
+  context: BackendContext,
+): RuleTranslation {
+  const matches = translateMatches(rule.matches);
+  if (!matches.ok) return { ok: false, reason: "UnsupportedValue", message: matches.error };
+  const refs = rule.backendRefs ?? [];
+  if (refs.some((ref) => (ref.filters ?? []).length > 0)) {
+    return { ok: false, reason: "UnsupportedValue", message: "filters on a backendRef are not supported" };
+  }
+  const filters = translateFilters(rule.filters ?? [], matches.value, refs.length > 0);
+  if (!filters.ok) return { ok: false, ...filters.error };
+
+  const refProblems: RefProblem[] = [];
+  const backends = refs.map((ref) => {
+    const resolved = resolveBackendRef(ref, routeNamespace, "HTTPRoute", context);
+    if (resolved.problem) refProblems.push(resolved.problem);
+    return resolved.backend;
+  });
+  const translated: RouteRule = { matches: matches.value, filters: filters.value, backends };
+  // Last guard: what passes here is what routers will accept when they decode the record.
+  const checked = v.safeParse(RouteRuleSchema, translated);
+  if (!checked.success) {
+    const issue = checked.issues[0];
+    const path = issue ? v.getDotPath(issue) : null;
+    return {
+      ok: false,
+      reason: "UnsupportedValue",
+      message: `${path ?? "rule"}: ${issue?.message ?? "invalid"}`,
+    };
+  }
+  const ignored = rule.timeouts ? ["timeouts"] : [];
+  return { ok: true, rule: checked.output, refProblems, ignored };
+}

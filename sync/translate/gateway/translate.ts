@@ -1,0 +1,153 @@
+import type { RouteRecord } from "../../../store/routes.js";
+import type { KubeService } from "../kube-objects.js";
+import { serviceMap } from "./backends.js";
+import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
+import { translateHttpRoute } from "./http-route.js";
+import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
+import {
+  byCodeUnits,
+  type Gateway,
+  type GatewayClass,
+  type HTTPRoute,
+  keyOf,
+  type Namespace,
+  type ReferenceGrant,
+} from "./objects.js";
+
+export interface GatewayApiInput {
+  /** GatewayClass.spec.controllerName that marks a class as ours, e.g. `edgeslice.io/gateway-controller`. */
+  readonly controllerName: string;
+  readonly gatewayClasses: readonly GatewayClass[];
+  readonly gateways: readonly Gateway[];
+  readonly httpRoutes: readonly HTTPRoute[];
+  readonly referenceGrants: readonly ReferenceGrant[];
+  /** The cluster's Services: backendRefs must name one of them and one of its ports. */
+  readonly services: readonly KubeService[];
+  /** Namespaces with their labels, for `allowedRoutes.namespaces.from: Selector`; without them it admits none. */
+  readonly namespaces?: readonly Namespace[];
+  /** When given (ms), every condition gets this lastTransitionTime; leave it out and let the writer merge. */
+  readonly now?: number;
+}
+
+export interface ListenerStatus {
+  readonly name: string;
+  readonly supportedKinds: readonly RouteGroupKind[];
+  readonly attachedRoutes: number;
+  readonly conditions: readonly Condition[];
+}
+
+export interface GatewayStatus {
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerStatus[];
+}
+
+/** Something to log: the object (`Kind namespace/name`) and what was not applied or why. */
+export interface Problem {
+  readonly object: string;
+  readonly reason: string;
+}
+
+export interface GatewayApiTranslation {
+  /** One record per HTTPRoute accepted by at least one of our Gateways, sorted by id. */
+  readonly routes: readonly RouteRecord[];
+  readonly statuses: {
+    /** Our GatewayClasses, by name. */
+    readonly gatewayClasses: ReadonlyMap<string, { readonly conditions: readonly Condition[] }>;
+    /** Our Gateways, by `namespace/name`. */
+    readonly gateways: ReadonlyMap<string, GatewayStatus>;
+    /**
+     * Every HTTPRoute given, by `namespace/name`: our entries of `status.parents` (empty when none of its
+     * parents is ours, so the writer removes entries we wrote before; see mergeRouteParents).
+     */
+    readonly httpRoutes: ReadonlyMap<string, readonly RouteParentStatus[]>;
+  };
+  readonly problems: readonly Problem[];
+}
+
+/**
+ * Gateway API objects of one cluster → route records and the status each object should carry. Pure and
+ * deterministic: the same objects in any order give equal output (maps are filled in key order).
+ * Only GatewayClasses whose controllerName is ours count, only Gateways of those classes, only HTTPRoutes
+ * attached to those Gateways.
+ */
+export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslation {
+  const problems: Problem[] = [];
+  const classStatuses = new Map<string, { conditions: Condition[] }>();
+  const classProblems = new Map<string, string | undefined>();
+  for (const gatewayClass of sortBy(input.gatewayClasses, (item) => item.metadata.name)) {
+    if (gatewayClass.spec.controllerName !== input.controllerName) continue;
+    const name = gatewayClass.metadata.name;
+    const generation = gatewayClass.metadata.generation;
+    // GatewayClass.spec.parametersRef: a reference to an unsupported kind is rejected with InvalidParameters.
+    const problem = gatewayClass.spec.parametersRef
+      ? "edgeslice reads no parameters; remove parametersRef"
+      : undefined;
+    classProblems.set(name, problem);
+    const accepted = problem
+      ? condition("Accepted", false, "InvalidParameters", problem, generation)
+      : condition("Accepted", true, "Accepted", "GatewayClass accepted", generation);
+    classStatuses.set(name, { conditions: stamped([accepted], input.now) });
+  }
+
+  const gateways = new Map<string, GatewayView>();
+  for (const gateway of sortBy(input.gateways, keyOf)) {
+    const className = gateway.spec.gatewayClassName;
+    if (!classProblems.has(className)) continue;
+    const classProblem = classProblems.get(className);
+    const problem = classProblem ? `GatewayClass ${className} is not accepted: ${classProblem}` : undefined;
+    gateways.set(keyOf(gateway), evaluateGateway(gateway, problem));
+  }
+
+  const context = {
+    controllerName: input.controllerName,
+    gateways,
+    namespaceLabels: new Map(
+      (input.namespaces ?? []).map((item) => [item.metadata.name, item.metadata.labels ?? {}]),
+    ),
+    backends: { services: serviceMap(input.services), grants: input.referenceGrants },
+  };
+  const routes: RouteRecord[] = [];
+  const routeStatuses = new Map<string, RouteParentStatus[]>();
+  const attachedRoutes = new Map<string, Set<string>>();
+  for (const route of sortBy(input.httpRoutes, keyOf)) {
+    const key = keyOf(route);
+    const result = translateHttpRoute(route, context);
+    if (result.record) routes.push(result.record);
+    routeStatuses.set(
+      key,
+      result.parents.map((parent) => ({ ...parent, conditions: stamped(parent.conditions, input.now) })),
+    );
+    for (const { gateway, listeners } of result.attached) {
+      for (const listener of listeners) {
+        const listenerKey = `${gateway}\n${listener}`;
+        const counted = attachedRoutes.get(listenerKey) ?? new Set<string>();
+        counted.add(key);
+        attachedRoutes.set(listenerKey, counted);
+      }
+    }
+    for (const reason of result.problems) problems.push({ object: `HTTPRoute ${key}`, reason });
+  }
+
+  const gatewayStatuses = new Map<string, GatewayStatus>();
+  for (const [key, gateway] of gateways) {
+    gatewayStatuses.set(key, {
+      conditions: stamped(gateway.conditions, input.now),
+      listeners: gateway.listeners.map((listener) => ({
+        name: listener.name,
+        supportedKinds: listener.supportedKinds,
+        attachedRoutes: attachedRoutes.get(`${key}\n${listener.name}`)?.size ?? 0,
+        conditions: stamped(listener.conditions, input.now),
+      })),
+    });
+  }
+  routes.sort((a, b) => byCodeUnits(a.id, b.id));
+  return {
+    routes,
+    statuses: { gatewayClasses: classStatuses, gateways: gatewayStatuses, httpRoutes: routeStatuses },
+    problems,
+  };
+}
+
+function sortBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  return [...items].sort((a, b) => byCodeUnits(key(a), key(b)));
+}
