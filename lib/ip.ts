@@ -29,6 +29,39 @@ export function ipBytes(text: string): Uint8Array | undefined {
 }
 
 /**
+ * Special-purpose ranges a unicast destination never is, plus loopback (the caller decides about that one):
+ * RFC 6890 / RFC 4291 §2.4. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is judged by the IPv4 address it embeds,
+ * since a connection to it reaches that IPv4 address.
+ */
+export type IpScope = "unspecified" | "loopback" | "link-local" | "multicast" | "broadcast";
+
+/** The special-purpose range `bytes` (4 or 16, from ipBytes) falls in; undefined for an ordinary address. */
+export function ipScope(bytes: Uint8Array): IpScope | undefined {
+  if (bytes.length === 16 && isIpv4Mapped(bytes)) return ipScope(bytes.subarray(12));
+  const first = bytes[0] ?? 0;
+  const second = bytes[1] ?? 0;
+  if (bytes.length === 4) {
+    if (bytes.every((byte) => byte === 0)) return "unspecified";
+    if (bytes.every((byte) => byte === 255)) return "broadcast";
+    if (first === 127) return "loopback";
+    if (first === 169 && second === 254) return "link-local";
+    if (first >= 224 && first <= 239) return "multicast";
+    return undefined;
+  }
+  const zeroPrefix = bytes.subarray(0, 15).every((byte) => byte === 0);
+  if (zeroPrefix && bytes[15] === 0) return "unspecified";
+  if (zeroPrefix && bytes[15] === 1) return "loopback";
+  if (first === 0xfe && (second & 0xc0) === 0x80) return "link-local";
+  if (first === 0xff) return "multicast";
+  return undefined;
+}
+
+function isIpv4Mapped(bytes: Uint8Array): boolean {
+  for (let index = 0; index < 10; index += 1) if (bytes[index] !== 0) return false;
+  return bytes[10] === 0xff && bytes[11] === 0xff;
+}
+
+/**
  * A text key whose plain string order is the numeric address order (IPv4 before IPv6): fixed-width hex of
  * the bytes. Computed once per address so sorting does not parse on every comparison.
  */

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { canonicalIp, type IpFamily, ipBytes, ipScope } from "../lib/ip.js";
 import type { Result } from "../lib/result.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
 
@@ -7,28 +8,74 @@ export const SCHEMA_VERSION = 1;
 
 const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 
-/** One backend. `ip` is canonical (IPv6 in RFC 5952 form, no brackets). */
-export const EndpointRecordSchema = v.object({
-  ip: v.pipe(v.string(), v.minLength(2), v.maxLength(45)),
-  port: PortNumberSchema,
-  /** `endpoints[].zone` of the slice. */
-  zone: v.optional(v.string()),
-  /** `hints.forZones[].name`: zones this endpoint should serve (topology-aware routing). */
-  forZones: v.optional(v.array(v.string())),
-  /** `multicluster.kubernetes.io/source-cluster` label of the slice (MCS), when present. */
-  sourceCluster: v.optional(v.string()),
-});
-export type EndpointRecord = v.InferOutput<typeof EndpointRecordSchema>;
+/**
+ * Endpoints a family's `endpoints` (and, apart, its `draining`) may list: well above a real Service and about
+ * what a 1 MiB record holds. A record over it is refused whole (counted before any endpoint is checked), so a
+ * router never builds tiers of hundreds of thousands of backends.
+ */
+export const MAX_ENDPOINTS_PER_FAMILY = 10_000;
+
+/** A serialised record longer than this (characters) is refused unparsed; 10,000 endpoints per list fit. */
+export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Why `ip` may not be a backend of `family`, or undefined when it may: only the canonical literal
+ * (`canonicalIp`: dotted quad, IPv6 as RFC 5952 prints it, no zone id), so no name, integer, hex, short form,
+ * userinfo or path reaches a URL parser or DNS, and none of the addresses Kubernetes refuses for an endpoint
+ * (ValidateEndpointIP: unspecified, link-local, multicast; broadcast too). Loopback stays allowed: the local
+ * all-in-one and the tests run backends on 127.0.0.1 and ::1.
+ */
+export function endpointIpProblem(ip: string, family: IpFamily): string | undefined {
+  const bytes = ipBytes(ip);
+  if (bytes === undefined || ip.length > 45) return "is not an IP address literal";
+  if ((bytes.length === 4 ? "ipv4" : "ipv6") !== family) return `is not an ${family} address`;
+  // A dotted quad that parses is canonical already (ipBytes refuses leading zeros and short forms).
+  if (family === "ipv6" && canonicalIp(ip)?.ip !== ip) return "is not in canonical form";
+  const scope = ipScope(bytes);
+  if (scope !== undefined && scope !== "loopback") return `is ${scope}`;
+  return undefined;
+}
+
+function endpointSchemaOf(family: IpFamily) {
+  return v.object({
+    ip: v.pipe(
+      v.string(),
+      v.check(
+        (ip) => endpointIpProblem(ip, family) === undefined,
+        (issue) => `"${String(issue.input).slice(0, 64)}" ${endpointIpProblem(String(issue.input), family)}`,
+      ),
+    ),
+    port: PortNumberSchema,
+    /** `endpoints[].zone` of the slice. */
+    zone: v.optional(v.pipe(v.string(), v.maxLength(253))),
+    /** `hints.forZones[].name`: zones this endpoint should serve (topology-aware routing; at most 8 there). */
+    forZones: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(253))), v.maxLength(64))),
+    /** `multicluster.kubernetes.io/source-cluster` label of the slice (MCS), when present. */
+    sourceCluster: v.optional(v.pipe(v.string(), v.maxLength(253))),
+  });
+}
+
+/** One backend. `ip` is canonical (IPv6 in RFC 5952 form, no brackets); see endpointIpProblem. */
+export const EndpointRecordSchema = v.union([endpointSchemaOf("ipv4"), endpointSchemaOf("ipv6")]);
+export type EndpointRecord = v.InferOutput<ReturnType<typeof endpointSchemaOf>>;
+
+function familySchemaOf(family: IpFamily) {
+  const endpoints = v.pipe(
+    v.array(v.unknown()),
+    v.maxLength(MAX_ENDPOINTS_PER_FAMILY),
+    v.array(endpointSchemaOf(family)),
+  );
+  return v.object({
+    /** Ready endpoints; or, when none is ready, the serving-terminating ones (then `fallback` is true). */
+    endpoints,
+    fallback: v.boolean(),
+    /** Serving and terminating: for sticky sessions only, never for new traffic. */
+    draining: endpoints,
+  });
+}
 
 /** Backends of one address family. DESIGN.md translation rule 6. */
-export const FamilyRecordSchema = v.object({
-  /** Ready endpoints; or, when none is ready, the serving-terminating ones (then `fallback` is true). */
-  endpoints: v.array(EndpointRecordSchema),
-  fallback: v.boolean(),
-  /** Serving and terminating: for sticky sessions only, never for new traffic. */
-  draining: v.array(EndpointRecordSchema),
-});
-export type FamilyRecord = v.InferOutput<typeof FamilyRecordSchema>;
+export type FamilyRecord = v.InferOutput<ReturnType<typeof familySchemaOf>>;
 
 export const ServicePortSchema = v.object({
   /** Service port name, "" when unnamed. */
@@ -38,7 +85,15 @@ export const ServicePortSchema = v.object({
 });
 export type ServicePort = v.InferOutput<typeof ServicePortSchema>;
 
-const HostSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(253));
+/**
+ * A lower-case DNS host name (RFC 1123 labels), optionally `*.` and a name: what the sync writes (exposure.ts
+ * parseHosts). Anything else could only be matched by a Host header no router accepts.
+ */
+const HostSchema = v.pipe(
+  v.string(),
+  v.maxLength(253),
+  v.regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "host name"),
+);
 const PathPrefixSchema = v.pipe(v.string(), v.startsWith("/"), v.maxLength(1024));
 
 /** Where a Service is exposed: from its `edgeslice.io/*` annotations. */
@@ -61,8 +116,8 @@ export const ServiceRecordSchema = v.object({
   hosts: v.pipe(v.array(HostSchema), v.minLength(1)),
   pathPrefix: PathPrefixSchema,
   port: ServicePortSchema,
-  ipv4: FamilyRecordSchema,
-  ipv6: FamilyRecordSchema,
+  ipv4: familySchemaOf("ipv4"),
+  ipv6: familySchemaOf("ipv6"),
 });
 export type ServiceRecord = v.InferOutput<typeof ServiceRecordSchema>;
 
@@ -84,6 +139,8 @@ export const ChangeEntrySchema = v.object({ service: ServiceIdSchema, op: Change
 export type ChangeEntry = v.InferOutput<typeof ChangeEntrySchema>;
 
 function decodeJson<T>(schema: v.GenericSchema<unknown, T>, raw: string): Result<T> {
+  if (raw.length > MAX_RECORD_BYTES)
+    return { ok: false, error: `longer than ${MAX_RECORD_BYTES} characters` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
+import type { WarnOnce } from "../../lib/warn-once.js";
 import { loadSnapshot } from "../../store/redis/snapshot.js";
 import type { Snapshot } from "../../store/store.js";
 import type { RouterConfig } from "../core/config.js";
@@ -9,11 +10,13 @@ const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * One snapshot load for the isolate's cache (source.ts): opens a client, reads the whole store, closes it.
- * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (DESIGN.md).
+ * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (DESIGN.md)
+ * but `warnings`, the isolate's memory of what it already reported (a bad record is logged once, not per TTL).
  */
 export async function loadWithOwnClient(
   config: RouterConfig,
   logger: Logger,
+  warnings: WarnOnce,
   version: number,
 ): Promise<Snapshot> {
   if (config.redisUrl === undefined)
@@ -32,7 +35,7 @@ export async function loadWithOwnClient(
   redis.on("error", (error: unknown) => logger.debug("redis client error", { error }));
   try {
     await redis.connect();
-    return await loadSnapshot(redis, { prefix: config.prefix, logger, version });
+    return await loadSnapshot(redis, { prefix: config.prefix, logger, version, warnings });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { createJsonLogger } from "../../lib/logger.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
 import { createApp } from "../app/app.js";
 import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
@@ -21,8 +22,9 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
     level: config.logLevel,
     base: { component: "router", runtime: "workers" },
   });
+  const warnings = createWarnOnce(logger);
   const source = createWorkerSnapshotSource({
-    load: (version) => loadWithOwnClient(config, logger, version),
+    load: (version) => loadWithOwnClient(config, logger, warnings, version),
     ttlMs: config.cacheTtlMs,
     now: Date.now,
     logger,

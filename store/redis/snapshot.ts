@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
 import * as v from "valibot";
 import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
 import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../keys.js";
 import { ClusterNameSchema } from "../names.js";
 import { decodeServiceRecord, type ServiceRecord } from "../records.js";
@@ -10,7 +11,10 @@ import { lastEntryId, STREAM_START_ID } from "./streams.js";
 
 /**
  * One-shot reads of the store's Redis layout (keys.ts) into decoded, validated views. Runtime-agnostic: only
- * ioredis calls, so the Node reader (source.ts) and the Workers entry share it.
+ * ioredis calls, so the Node reader (source.ts) and the Workers entry share it. What is malformed (a record, a
+ * heartbeat-shaped key, a cluster whose keys Redis cannot read as their type) is skipped and reported through
+ * `warnings` (lib/warn-once.ts): a long-lived reader passes its own, so a problem is logged once while it
+ * lasts, not on every reload; one-shot callers may leave it out.
  */
 
 export interface LoadedCluster {
@@ -32,9 +36,26 @@ export async function discoverClusters(
   redis: Redis | Cluster,
   prefix: string,
   logger: Logger,
+  warnings: WarnOnce = createWarnOnce(logger),
 ): Promise<string[]> {
   const found = new Set<string>();
-  for (const node of await scanTargets(redis)) await scanHeartbeats(node, prefix, found, logger);
+  const invalid: string[] = [];
+  for (const node of await scanTargets(redis)) await scanHeartbeats(node, prefix, found, invalid);
+  // One line for all of them, once while any is left: a sync may create keys inside its own hash tag shaped
+  // like heartbeats (`<prefix>:{east}:x}:{y}:heartbeat`), thousands of them, and SCAN meets each every refresh.
+  const problem = "heartbeat keys";
+  if (invalid.length === 0) warnings.clear(problem);
+  else {
+    warnings.warn(
+      problem,
+      "invalid cluster names",
+      "ignoring heartbeat-shaped keys with an invalid cluster name",
+      {
+        count: invalid.length,
+        examples: invalid.slice(0, 5),
+      },
+    );
+  }
   return [...found].sort();
 }
 
@@ -50,7 +71,7 @@ async function scanHeartbeats(
   node: Redis,
   prefix: string,
   found: Set<string>,
-  logger: Logger,
+  invalid: string[],
 ): Promise<void> {
   let cursor = "0";
   do {
@@ -59,7 +80,7 @@ async function scanHeartbeats(
     for (const key of keys) {
       const cluster = clusterFromHeartbeatKey(prefix, key);
       if (cluster !== undefined && v.is(ClusterNameSchema, cluster)) found.add(cluster);
-      else logger.warn("skipping heartbeat key with an invalid cluster name", { key });
+      else invalid.push(key);
     }
   } while (cursor !== "0");
 }
@@ -79,6 +100,7 @@ export async function loadCluster(
   prefix: string,
   cluster: string,
   logger: Logger,
+  warnings: WarnOnce = createWarnOnce(logger),
 ): Promise<LoadedCluster> {
   const keys = clusterKeys(prefix, cluster);
   const results = await redis
@@ -93,29 +115,63 @@ export async function loadCluster(
     view: {
       name: cluster,
       stale: lease !== 1,
-      services: decodeServices(cluster, hashEntries(services), logger),
+      services: decodeServices(cluster, hashEntries(services), warnings),
     },
     lastChangeId: lastEntryId(lastEntries) ?? STREAM_START_ID,
     registered: heartbeat === 1,
   };
 }
 
-/** Every registered cluster. */
+/**
+ * loadCluster, or undefined when Redis refused to read one of the cluster's keys as its type (a WRONGTYPE
+ * reply: something else was written under its name), reported once while it lasts: one cluster's broken keys
+ * never keep the others from loading. Connection errors still reject (the store as a whole is unreachable).
+ */
+export async function loadClusterOrSkip(
+  redis: Redis | Cluster,
+  prefix: string,
+  cluster: string,
+  logger: Logger,
+  warnings: WarnOnce,
+): Promise<LoadedCluster | undefined> {
+  const problem = `cluster ${cluster}`;
+  try {
+    const loaded = await loadCluster(redis, prefix, cluster, logger, warnings);
+    warnings.clear(problem);
+    return loaded;
+  } catch (error) {
+    if (!isReplyError(error)) throw error;
+    warnings.warn(problem, error.message, "skipping a cluster whose keys cannot be read", { cluster, error });
+    return undefined;
+  }
+}
+
+/** An error Redis answered for one command (ioredis' ReplyError), as opposed to a connection failure. */
+export function isReplyError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "ReplyError";
+}
+
+/** Every registered cluster whose keys can be read. */
 async function loadClusters(
   redis: Redis | Cluster,
   prefix: string,
   logger: Logger,
+  warnings: WarnOnce,
 ): Promise<LoadedCluster[]> {
-  const clusters = await discoverClusters(redis, prefix, logger);
-  return Promise.all(clusters.map((cluster) => loadCluster(redis, prefix, cluster, logger)));
+  const clusters = await discoverClusters(redis, prefix, logger, warnings);
+  const loaded = await Promise.all(
+    clusters.map((cluster) => loadClusterOrSkip(redis, prefix, cluster, logger, warnings)),
+  );
+  return loaded.filter((cluster) => cluster !== undefined);
 }
 
 /** The whole store as one immutable snapshot (the Workers entry reloads this on its cache TTL). */
 export async function loadSnapshot(
   redis: Redis | Cluster,
-  options: { prefix: string; logger: Logger; version: number },
+  options: { prefix: string; logger: Logger; version: number; warnings?: WarnOnce },
 ): Promise<Snapshot> {
-  const loaded = await loadClusters(redis, options.prefix, options.logger);
+  const warnings = options.warnings ?? createWarnOnce(options.logger);
+  const loaded = await loadClusters(redis, options.prefix, options.logger, warnings);
   return { version: options.version, clusters: loaded.map((cluster) => cluster.view) };
 }
 
@@ -129,26 +185,27 @@ export async function readServices(
   cluster: string,
   services: readonly string[],
   logger: Logger,
+  warnings: WarnOnce = createWarnOnce(logger),
 ): Promise<Map<string, ServiceRecord | undefined>> {
   const out = new Map<string, ServiceRecord | undefined>();
   if (services.length === 0) return out;
   const raws = await redis.hmget(clusterKeys(prefix, cluster).services, ...services);
   services.forEach((service, index) => {
     const raw = raws[index];
-    out.set(service, typeof raw === "string" ? decodeService(cluster, service, raw, logger) : undefined);
+    out.set(service, typeof raw === "string" ? decodeService(cluster, service, raw, warnings) : undefined);
   });
   return out;
 }
 
-/** Valid records keyed by service; each invalid one is logged with its cluster, service and reason. */
+/** Valid records keyed by service; each invalid one is reported (once) with its cluster, service and reason. */
 function decodeServices(
   cluster: string,
   entries: Iterable<readonly [string, string]>,
-  logger: Logger,
+  warnings: WarnOnce,
 ): Map<string, ServiceRecord> {
   const services = new Map<string, ServiceRecord>();
   for (const [service, raw] of entries) {
-    const record = decodeService(cluster, service, raw, logger);
+    const record = decodeService(cluster, service, raw, warnings);
     if (record) services.set(service, record);
   }
   return services;
@@ -158,14 +215,18 @@ function decodeService(
   cluster: string,
   service: string,
   raw: string,
-  logger: Logger,
+  warnings: WarnOnce,
 ): ServiceRecord | undefined {
   const decoded = decodeServiceRecord(raw);
   let reason: string | undefined;
   if (!decoded.ok) reason = decoded.error;
   else if (decoded.value.cluster !== cluster) reason = `record names cluster "${decoded.value.cluster}"`;
   else if (decoded.value.service !== service) reason = `record names service "${decoded.value.service}"`;
-  if (reason === undefined && decoded.ok) return decoded.value;
-  logger.warn("skipping invalid service record", { cluster, service, reason });
+  const problem = `record ${cluster} ${service}`;
+  if (reason === undefined && decoded.ok) {
+    warnings.clear(problem);
+    return decoded.value;
+  }
+  warnings.warn(problem, reason ?? "", "skipping invalid service record", { cluster, service, reason });
   return undefined;
 }

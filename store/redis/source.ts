@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
 import type { ServiceRecord } from "../records.js";
 import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
@@ -7,8 +8,9 @@ import { type ClusterChanges, createChangeFeeds } from "./feed.js";
 import {
   discoverClusters,
   isClusterClient,
+  isReplyError,
   type LoadedCluster,
-  loadCluster,
+  loadClusterOrSkip,
   readServices,
 } from "./snapshot.js";
 import { readStreamInfos, resumeGapReason } from "./streams.js";
@@ -66,6 +68,8 @@ const CLUSTER_RUN_ID = "redis-cluster";
 
 export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
   const { redis, prefix, logger, now } = options;
+  // Malformed records and keys are reported once while they last, not on every reload (lib/warn-once.ts).
+  const warnings = createWarnOnce(logger);
   const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
   const closing = new AbortController();
   let refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -97,6 +101,10 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     return { view: { ...previous.view, stale: true }, lastChangeId: loaded.lastChangeId, registered: false };
   };
 
+  /** One cluster read whole; undefined (reported) when Redis cannot read its keys as their types. */
+  const load = (name: string) => loadClusterOrSkip(redis, prefix, name, logger, warnings);
+  const adoptLoaded = (loaded: LoadedCluster | undefined) => (loaded ? adopt(loaded) : undefined);
+
   const readRunId = async (): Promise<string | undefined> => {
     if (isClusterClient(redis)) return CLUSTER_RUN_ID;
     const info = await redis.info("server");
@@ -104,14 +112,14 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   };
 
   const reloadAll = async () => {
-    const [id, names] = await Promise.all([readRunId(), discoverClusters(redis, prefix, logger)]);
-    const known = new Set([...clusters.keys(), ...names]);
-    const loaded = await Promise.all([...known].map((name) => loadCluster(redis, prefix, name, logger)));
+    const [id, names] = await Promise.all([readRunId(), discoverClusters(redis, prefix, logger, warnings)]);
+    const known = [...new Set([...clusters.keys(), ...names])];
+    const loaded = await Promise.all(known.map(load));
     const next = new Map<string, ClusterState>();
-    for (const cluster of loaded) {
-      const state = adopt(cluster);
-      if (state) next.set(cluster.view.name, state);
-    }
+    known.forEach((name, index) => {
+      const state = adoptLoaded(loaded[index]);
+      if (state) next.set(name, state);
+    });
     clusters = next;
     runId = id;
     lastLoadAt = now();
@@ -121,7 +129,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
 
   const reloadCluster = async (name: string, reason: string) => {
     logger.info("reloading cluster", { cluster: name, reason });
-    const state = adopt(await loadCluster(redis, prefix, name, logger));
+    const state = adoptLoaded(await load(name));
     if (state) clusters.set(name, state);
     else clusters.delete(name);
     publish();
@@ -130,7 +138,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   /** Periodic: lease flags, new clusters; the first full load if none succeeded yet. */
   const refresh = async () => {
     if (!snapshot) return reloadAll();
-    const names = await discoverClusters(redis, prefix, logger);
+    const names = await discoverClusters(redis, prefix, logger, warnings);
     const known = [...clusters.keys()];
     // One command per cluster, sent together: each lease lives in its own slot, which a Redis Cluster pipeline
     // cannot span; on a standalone Redis ioredis writes them back to back all the same.
@@ -157,7 +165,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     for (const name of regained) await reloadCluster(name, "its heartbeat is back after the store lost it");
     for (const name of names) {
       if (clusters.has(name)) continue;
-      const state = adopt(await loadCluster(redis, prefix, name, logger));
+      const state = adoptLoaded(await load(name));
       if (state) {
         clusters.set(name, state);
         logger.info("cluster discovered", { cluster: name });
@@ -202,7 +210,15 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       const state = clusters.get(name);
       const reply = replies[index];
       if (!state || !reply) continue;
-      const reason = resumeGapReason(reply, state.lastChangeId);
+      let reason: string | undefined;
+      try {
+        reason = resumeGapReason(reply, state.lastChangeId);
+      } catch (error) {
+        // Redis answered, but not with a stream (WRONGTYPE): that cluster is reloaded, which leaves it out while
+        // its keys stay unreadable, so its stream no longer fails the one XREAD every cluster shares.
+        if (!isReplyError(error)) throw error;
+        reason = `change stream unreadable: ${error.message}`;
+      }
       if (reason) await reloadCluster(name, reason);
     }
   };
@@ -212,7 +228,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     for (const { cluster, lastChangeId, services: touched } of changes) {
       const state = clusters.get(cluster);
       if (!state) continue;
-      const fresh = await readServices(redis, prefix, cluster, touched, logger);
+      const fresh = await readServices(redis, prefix, cluster, touched, logger, warnings);
       const services = new Map<string, ServiceRecord>(state.view.services);
       for (const [service, record] of fresh) {
         if (record) services.set(service, record);
@@ -252,6 +268,8 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       } catch (error) {
         logger.warn("initial store load failed; retrying in the background", { error });
       }
+      // close() may have come while a hung Redis held the load (the Node router does not wait for start).
+      if (closing.signal.aborted) return;
       await feeds.start();
       scheduleRefresh();
     },

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalIp, canonicalIpWithSortKey, compareIps, ipSortKey } from "../../lib/ip.js";
+import {
+  canonicalIp,
+  canonicalIpWithSortKey,
+  compareIps,
+  ipBytes,
+  ipScope,
+  ipSortKey,
+} from "../../lib/ip.js";
 
 describe("canonicalIp", () => {
   it.each([
@@ -112,5 +119,44 @@ describe("ipSortKey", () => {
     ];
     const byKey = [...addresses].sort((a, b) => ((ipSortKey(a) ?? "") < (ipSortKey(b) ?? "") ? -1 : 1));
     expect(byKey).toEqual([...addresses].sort(compareIps));
+  });
+});
+
+describe("ipScope", () => {
+  it.each([
+    ["0.0.0.0", "unspecified"],
+    ["255.255.255.255", "broadcast"],
+    ["127.0.0.1", "loopback"],
+    ["127.255.0.9", "loopback"],
+    ["169.254.169.254", "link-local"],
+    ["224.0.0.1", "multicast"],
+    ["239.255.255.255", "multicast"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["fe80::1", "link-local"],
+    ["febf::1", "link-local"],
+    ["ff02::1", "multicast"],
+    ["::ffff:0.0.0.0", "unspecified"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:169.254.169.254", "link-local"],
+  ])("puts %s in the %s range", (text, scope) => {
+    const bytes = ipBytes(text);
+    expect(bytes && ipScope(bytes)).toBe(scope);
+  });
+
+  it.each([
+    "10.0.0.1",
+    "1.2.3.4",
+    "223.255.255.255",
+    "240.0.0.1",
+    "169.253.0.1",
+    "fd00::1",
+    "fec0::1",
+    "2001:db8::1",
+    "::2",
+    "::ffff:10.0.0.1",
+  ])("leaves %s ordinary", (text) => {
+    const bytes = ipBytes(text);
+    expect(bytes && ipScope(bytes)).toBeUndefined();
   });
 });
