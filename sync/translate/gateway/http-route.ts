@@ -43,7 +43,9 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
   const valid = translated.filter((item) => item.ok);
   const problems: string[] = [];
   const dropped: string[] = [];
+  let droppedReason: "UnsupportedValue" | "IncompatibleFilters" = "UnsupportedValue";
   translated.forEach((item, index) => {
+    if (!item.ok && dropped.length === 0) droppedReason = item.reason;
     if (!item.ok) dropped.push(`rule ${index} (${item.message})`);
     else for (const field of item.ignored) problems.push(`rule ${index}: ${field} are not applied`);
   });
@@ -65,7 +67,7 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
       conditions.push(condition("Accepted", false, attachment.reason, attachment.message, generation));
     } else if (valid.length === 0) {
       const message = `no rule can be served: ${dropped.join("; ")}`;
-      conditions.push(condition("Accepted", false, "UnsupportedValue", message, generation));
+      conditions.push(condition("Accepted", false, droppedReason, message, generation));
     } else {
       conditions.push(condition("Accepted", true, "Accepted", attachment.message, generation));
       served.push(attachment.hostnames);
