@@ -167,9 +167,9 @@ describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => 
       ["local", "fresh", "2", "unknown", "unknown"],
     ]);
     // The second refresh turns counters into rates; the table is drawn either way.
-    await page.waitForFunction(
-      () => !document.querySelector("#services")?.textContent?.includes("measuring"),
-    );
+    await expect
+      .poll(() => page.locator("#services").textContent(), { timeout: 10_000 })
+      .not.toContain("measuring");
     await expect.poll(() => page.locator("#services tr").count()).toBeGreaterThan(0);
     await expect.poll(() => page.locator("#status").textContent()).toMatch(/snapshot v\d+.*memory store/);
 
@@ -181,7 +181,8 @@ describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => 
     await routes.getByText("web.localhost").waitFor({ timeout: 10_000 });
     expect(await page.locator("#login").isVisible()).toBe(false);
     // A wrong token is forgotten and asked for again.
-    await page.evaluate(() => sessionStorage.setItem("edgeslice.adminToken", "wrong"));
+    // A string: this file is type-checked without the DOM library.
+    await page.evaluate('sessionStorage.setItem("edgeslice.adminToken", "wrong")');
     await page.reload();
     await page.locator("#login-message").getByText("not accepted").waitFor({ timeout: 10_000 });
 
