@@ -85,3 +85,23 @@ export function accessLogLine(entry: AccessLogEntry): string {
 function cut(text: string, max: number): string {
   return text.length > max ? text.slice(0, max) : text;
 }
+
+/**
+ * Lines written together once per turn of the event loop (`schedule`: setImmediate on Node) instead of one
+ * write each: under load many requests end in one turn, and a write to a pipe is a system call.
+ */
+export function batchedLines(
+  write: (chunk: string) => void,
+  schedule: (flush: () => void) => void,
+): (line: string) => void {
+  let pending = "";
+  const flush = () => {
+    const chunk = pending;
+    pending = "";
+    write(chunk);
+  };
+  return (line) => {
+    if (pending === "") schedule(flush);
+    pending += `${line}\n`;
+  };
+}

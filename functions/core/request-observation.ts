@@ -1,0 +1,100 @@
+import type { AccessLogEntry } from "./access-log.js";
+import type { RouterMetrics } from "./metrics.js";
+import type { RouteSeries, ServiceSeries } from "./request-metrics.js";
+import type { Backend, Selection } from "./select.js";
+
+/**
+ * One request as the metrics and the access log see it: created when the request arrives, told which route
+ * matched, which backends were tried and when the response head went out, then (when sampled) turned into
+ * an access log line at the end. Times are the runtime's monotonic clock in ms (performance.now()); this
+ * file reads no clock itself.
+ *
+ * One small object per request is the whole cost: the series are resolved once per selection
+ * (request-metrics.ts), so nothing here hashes labels or builds strings until a sampled line is written.
+ */
+export class RequestObservation {
+  readonly requestId: string;
+  readonly method: string;
+  /** Arrival, ms on the monotonic clock. */
+  readonly started: number;
+  /** Whether the access log writes this request (decided on arrival). */
+  readonly logged: boolean;
+  /** The matched route's series; undefined while no route matched. */
+  route: RouteSeries | undefined;
+  /** The last backend an attempt went to. */
+  backend: Backend | undefined;
+  attempts = 0;
+  /** The status sent (0 until the response head went out). */
+  status = 0;
+  /** Response body bytes sent, where the runtime counts them; undefined where it cannot. */
+  bytes: number | undefined = 0;
+  /** Whether the answer sent is the last tried backend's (false: the router's own). */
+  answered = false;
+  /** When the response head went out, ms on the monotonic clock. */
+  respondedAt = 0;
+
+  constructor(requestId: string, method: string, started: number, logged: boolean) {
+    this.requestId = requestId;
+    this.method = method;
+    this.started = started;
+    this.logged = logged;
+  }
+
+  /** A route matched: its series label the answer. */
+  routed(metrics: RouterMetrics, selection: Selection): void {
+    this.route = metrics.red.forSelection(selection);
+  }
+
+  /** The proxy policy sends an attempt to `backend`. */
+  tried(backend: Backend): void {
+    this.backend = backend;
+    this.attempts++;
+  }
+
+  /**
+   * The response head goes out now (the end point of edgeslice_request_duration_seconds): a backend's answer
+   * when `answered`, else the router's own. Only the first call counts, so a path that reports the answer
+   * where it sends it and again where it returns counts it once.
+   */
+  respond(metrics: RouterMetrics, status: number, now: number, answered: boolean): void {
+    if (this.status !== 0) return;
+    this.status = status;
+    this.answered = answered;
+    this.respondedAt = now;
+    metrics.respond(this.series() ?? metrics.red.unrouted, this.method, status, (now - this.started) / 1000);
+  }
+
+  /** The series the answer is labelled with: the backend's cluster or the route's own; undefined: unrouted. */
+  series(): ServiceSeries | undefined {
+    if (this.route === undefined) return undefined;
+    return this.answered && this.backend ? this.route.of(this.backend.cluster) : this.route.router;
+  }
+
+  /**
+   * The access log entry once the response ended at `now`. `wallNow` (Date.now() at the same moment) dates
+   * the arrival without a wall-clock read per request.
+   */
+  entry(
+    now: number,
+    wallNow: number,
+    request: { readonly client: string | undefined; readonly host: string; readonly path: string },
+  ): AccessLogEntry {
+    const series = this.series();
+    return {
+      time: wallNow - (now - this.started),
+      requestId: this.requestId,
+      client: request.client,
+      method: this.method,
+      host: request.host,
+      path: request.path,
+      status: this.status,
+      bytes: this.bytes,
+      durationMs: now - this.started,
+      backend: this.answered ? this.backend?.address : undefined,
+      cluster: series?.cluster ?? "",
+      service: series?.service ?? "",
+      family: series?.family ?? "",
+      attempts: this.attempts,
+    };
+  }
+}
