@@ -129,6 +129,11 @@ export const HeartbeatRecordSchema = v.object({
   /** Writer's clock, ms since epoch: informational only; staleness comes from the lease key's TTL. */
   at: v.number(),
   leaseMs: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  /**
+   * Set while the sync cannot reach its Kubernetes API server (writer's clock, ms since epoch): it keeps
+   * publishing its last known state (fail static, as kube-proxy keeps its rules). Absent when reachable.
+   */
+  apiserverUnreachableSince: v.optional(v.number()),
 });
 export type HeartbeatRecord = v.InferOutput<typeof HeartbeatRecordSchema>;
 
