@@ -12,6 +12,9 @@ import type { Backend, Selection } from "./select.js";
  * One small object per request is the whole cost: the series are resolved once per selection
  * (request-metrics.ts), so nothing here hashes labels or builds strings until a sampled line is written.
  */
+/** The status logged for a request whose client went away before the response head (nginx's 499). */
+export const CLIENT_CLOSED = 499;
+
 export class RequestObservation {
   readonly requestId: string;
   readonly method: string;
@@ -26,8 +29,10 @@ export class RequestObservation {
   attempts = 0;
   /** The status sent (0 until the response head went out). */
   status = 0;
-  /** Response body bytes sent, where the runtime counts them; undefined where it cannot. */
-  bytes: number | undefined = 0;
+  /** Response body bytes sent (the Node proxy adds each chunk). */
+  bytes = 0;
+  /** False where the runtime cannot count body bytes (the web path streams the body after returning). */
+  bytesCounted = true;
   /** Whether the answer sent is the last tried backend's (false: the router's own). */
   answered = false;
   /** When the response head went out, ms on the monotonic clock. */
@@ -64,6 +69,17 @@ export class RequestObservation {
     metrics.respond(this.series() ?? metrics.red.unrouted, this.method, status, (now - this.started) / 1000);
   }
 
+  /**
+   * The client went away before any response head: recorded with code 499 in the RED series only (the
+   * status classes count it where the transport notices, as `client_closed`).
+   */
+  clientClosed(metrics: RouterMetrics, now: number): void {
+    if (this.status !== 0) return;
+    this.status = CLIENT_CLOSED;
+    this.respondedAt = now;
+    (this.series() ?? metrics.red.unrouted).observe(this.method, CLIENT_CLOSED, (now - this.started) / 1000);
+  }
+
   /** The series the answer is labelled with: the backend's cluster or the route's own; undefined: unrouted. */
   series(): ServiceSeries | undefined {
     if (this.route === undefined) return undefined;
@@ -87,8 +103,9 @@ export class RequestObservation {
       method: this.method,
       host: request.host,
       path: request.path,
-      status: this.status,
-      bytes: this.bytes,
+      // No head went out: the client left first (nginx's 499).
+      status: this.status === 0 ? CLIENT_CLOSED : this.status,
+      bytes: this.bytesCounted ? this.bytes : undefined,
       durationMs: now - this.started,
       backend: this.answered ? this.backend?.address : undefined,
       cluster: series?.cluster ?? "",

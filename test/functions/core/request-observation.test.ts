@@ -68,7 +68,7 @@ describe("RequestObservation", () => {
     seen.tried(east);
     seen.tried(west);
     seen.respond(metrics, 200, 12, true);
-    seen.bytes = 29;
+    seen.bytes += 29;
     expect(countLine(metrics, 'service="demo/web",cluster="west",method="GET",code="200"')).toMatch(/ 1$/);
     expect(seen.entry(20, 1_000_000, request)).toMatchObject({
       status: 200,
@@ -106,6 +106,25 @@ describe("RequestObservation", () => {
     seen.respond(metrics, 200, 2, true);
     expect(countLine(metrics, 'service="demo/web",cluster="east",method="GET",code="200"')).toMatch(/ 1$/);
     expect(seen.respondedAt).toBe(1);
+  });
+});
+
+describe("RequestObservation when the client leaves first", () => {
+  it("records code 499 in the RED series without a status class, and logs 499", () => {
+    const metrics = new RouterMetrics();
+    const seen = new RequestObservation("id-5", "GET", 0, true);
+    seen.routed(metrics, selection);
+    seen.tried(east);
+    seen.clientClosed(metrics, 3);
+    expect(countLine(metrics, 'service="demo/web",cluster="",method="GET",code="499"')).toMatch(/ 1$/);
+    expect(metrics.requests["4xx"]).toBe(0);
+    expect(seen.entry(3, 3, request).status).toBe(499);
+  });
+
+  it("logs 499 when nothing was sent and no bytes where the runtime cannot count them", () => {
+    const seen = new RequestObservation("id-6", "GET", 0, true);
+    seen.bytesCounted = false;
+    expect(seen.entry(1, 1, request)).toMatchObject({ status: 499, bytes: undefined });
   });
 });
 
