@@ -1,6 +1,6 @@
 /**
  * Redis key layout. Every key of one cluster shares the hash tag `{cluster}`, so the atomic
- * per-service write (MULTI over services, routes and the change stream) stays in one slot on
+ * per-service write (one script over the fence, services, routes and the change stream) stays in one slot on
  * Redis Cluster, and one ACL key pattern `~<prefix>:{<cluster>}:*` confines a cluster's sync to its keys.
  */
 export interface ClusterKeys {
@@ -14,6 +14,13 @@ export interface ClusterKeys {
   readonly heartbeat: string;
   /** STRING with PX = lease: present while the cluster's sync is alive. Server-side expiry, so no clock skew. */
   readonly lease: string;
+  /**
+   * STRING with PX, the writer fence: the identity of the one replica allowed to write this cluster's keys.
+   * Every fenced write checks it atomically (redis/writer.ts); it expires when its holder stops renewing it.
+   */
+  readonly writer: string;
+  /** STRING with PX: the identity of a replica that holds the Kubernetes Lease and waits for the fence. */
+  readonly claim: string;
 }
 
 export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
@@ -24,6 +31,8 @@ export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
     changes: `${tag}:changes`,
     heartbeat: `${tag}:heartbeat`,
     lease: `${tag}:lease`,
+    writer: `${tag}:writer`,
+    claim: `${tag}:claim`,
   };
 }
 

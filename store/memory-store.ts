@@ -3,14 +3,26 @@ import {
   assertOwnRecord,
   type ClusterView,
   type ClusterWriter,
+  type FenceOptions,
+  FenceRefusedError,
   type Snapshot,
   type SnapshotSource,
   type StoreChange,
+  type WriterFence,
 } from "./store.js";
+
+interface Expiring {
+  readonly holder: string;
+  readonly until: number;
+}
 
 interface ClusterState {
   readonly records: Map<string, string>;
   leaseUntil: number;
+  /** The heartbeat record was written (Redis: the heartbeat key exists). */
+  registered: boolean;
+  fence: Expiring | undefined;
+  claim: Expiring | undefined;
 }
 
 /**
@@ -36,22 +48,64 @@ export class MemoryStore implements SnapshotSource {
     this.#now = now;
   }
 
-  writer(cluster: string): ClusterWriter {
+  /** With `fence`, a fenced writer with the Redis writer's semantics (store.ts ClusterWriter.fence). */
+  writer(cluster: string, fence?: FenceOptions): ClusterWriter {
     const state = this.#state(cluster);
     const notify = (service: string, op: StoreChange["op"]) => this.#changed({ cluster, service, op });
+    const live = (entry: Expiring | undefined) => (entry && entry.until > this.#now() ? entry : undefined);
+    let claimant: string | undefined;
+    /** The fence check of every write: take when free, renew when ours, else refuse. */
+    const fenced = () => {
+      if (!fence) return;
+      const held = live(state.fence);
+      if (held && held.holder !== fence.holder) throw new FenceRefusedError(cluster, held.holder);
+      state.fence = { holder: fence.holder, until: this.#now() + fence.ttlMs };
+      const claim = live(state.claim);
+      claimant = claim && claim.holder !== fence.holder ? claim.holder : undefined;
+    };
+    const writerFence: WriterFence | undefined = fence && {
+      holder: fence.holder,
+      ttlMs: fence.ttlMs,
+      get claimant() {
+        return claimant;
+      },
+      acquire: async (claimMs) => {
+        const held = live(state.fence);
+        if (held && held.holder !== fence.holder) {
+          if (claimMs > 0) state.claim = { holder: fence.holder, until: this.#now() + claimMs };
+          return { held: false, holder: held.holder };
+        }
+        if (live(state.claim)?.holder === fence.holder) state.claim = undefined;
+        fenced();
+        return { held: true };
+      },
+      holderNow: async () => live(state.fence)?.holder,
+      release: async () => {
+        if (live(state.fence)?.holder !== fence.holder) return false;
+        state.fence = undefined;
+        return true;
+      },
+    };
     return {
       cluster,
+      ...(writerFence ? { fence: writerFence } : {}),
       put: async (record: ServiceRecord) => {
         assertOwnRecord(cluster, record);
+        fenced();
         state.records.set(record.service, serializeServiceRecord(record));
         notify(record.service, "put");
       },
       remove: async (service: string) => {
+        fenced();
         if (state.records.delete(service)) notify(service, "delete");
       },
       load: async () => new Map(state.records),
       heartbeat: async ({ leaseMs, ifRegistered }) => {
-        if (ifRegistered && state.leaseUntil === 0) return false;
+        fenced();
+        // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
+        // store lists every cluster, so an unregistered one stays stale instead.
+        if (ifRegistered && !state.registered) return false;
+        state.registered = true;
         state.leaseUntil = this.#now() + leaseMs;
         return true;
       },
@@ -93,7 +147,7 @@ export class MemoryStore implements SnapshotSource {
   #state(cluster: string): ClusterState {
     let state = this.#clusters.get(cluster);
     if (!state) {
-      state = { records: new Map(), leaseUntil: 0 };
+      state = { records: new Map(), leaseUntil: 0, registered: false, fence: undefined, claim: undefined };
       this.#clusters.set(cluster, state);
     }
     return state;

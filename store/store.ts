@@ -21,7 +21,63 @@ export interface ClusterWriter {
    * missing. It has no TTL, so once written it goes missing only when the store lost it (a restart without
    * persistence, FLUSHALL, a Redis Cluster master restarting empty).
    */
-  heartbeat(beat: { holder: string; leaseMs: number; at: number; ifRegistered?: boolean }): Promise<boolean>;
+  heartbeat(beat: HeartbeatBeat): Promise<boolean>;
+  /**
+   * Present on a fenced writer (created with a FenceOptions): then every put, remove and heartbeat first takes
+   * the cluster's writer fence when it is free, renews it when it is this writer's, and otherwise stores
+   * nothing and rejects with FenceRefusedError, all in one atomic step. Two fenced writers of one cluster can
+   * never both write. An unfenced writer (tests, the all-in-one demo) writes without looking at the fence.
+   */
+  readonly fence?: WriterFence;
+}
+
+export interface HeartbeatBeat {
+  readonly holder: string;
+  readonly leaseMs: number;
+  readonly at: number;
+  readonly ifRegistered?: boolean;
+  /** Written into the record while the sync cannot reach its API server (HeartbeatRecord). */
+  readonly apiserverUnreachableSince?: number | undefined;
+}
+
+export interface FenceOptions {
+  /** This writer's identity in the fence (the replica's). */
+  readonly holder: string;
+  /** How long the fence outlives this writer's last write: no longer than the Kubernetes Lease duration. */
+  readonly ttlMs: number;
+}
+
+export type FenceStatus = { readonly held: true } | { readonly held: false; readonly holder: string };
+
+/** The writer fence of one cluster, as one fenced writer sees and handles it. */
+export interface WriterFence {
+  readonly holder: string;
+  readonly ttlMs: number;
+  /**
+   * Another replica's claim on the fence, as the last fenced write or acquire saw it (undefined: none): that
+   * replica holds the Kubernetes Lease and waits for this one to let go.
+   */
+  readonly claimant: string | undefined;
+  /**
+   * Takes the fence when free (dropping this writer's own claim), renews it when held by this writer; else
+   * records this writer's claim on it for `claimMs` (0: no claim) and reports who holds it.
+   */
+  acquire(claimMs: number): Promise<FenceStatus>;
+  /** Who holds the fence now, undefined when free: one read, cheap enough to poll. */
+  holderNow(): Promise<string | undefined>;
+  /** Frees the fence if this writer holds it; true when it did. */
+  release(): Promise<boolean>;
+}
+
+/** A fenced write refused: another replica holds the cluster's writer fence. Nothing was stored. */
+export class FenceRefusedError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly holder: string,
+  ) {
+    super(`the writer fence of cluster "${cluster}" is held by "${holder}"`);
+    this.name = "FenceRefusedError";
+  }
 }
 
 /** Throws unless `record` is one of `cluster`'s: a ClusterWriter stores its own cluster's records only. */

@@ -75,6 +75,34 @@ describe("redis ACL rules from store/acl.ts", () => {
     expect(await admin.exists(west.services, west.routes, west.changes, west.heartbeat, west.lease)).toBe(0);
   });
 
+  it("lets a cluster's sync user hold and hand over its writer fence, and no script reach another cluster", async () => {
+    const eastClient = await connectAs("sync-east");
+    const fence = { holder: "sync-east-0", ttlMs: 10_000 };
+    const east = createRedisWriter(eastClient, { prefix: PREFIX, cluster: "east", fence });
+    expect(await east.fence?.acquire(10_000)).toEqual({ held: true });
+    await east.heartbeat({ holder: "sync-east-0", leaseMs: 10_000, at: 1 });
+    await east.put(record("east", "shop/fenced"));
+    const standby = createRedisWriter(eastClient, {
+      prefix: PREFIX,
+      cluster: "east",
+      fence: { holder: "sync-east-1", ttlMs: 10_000 },
+    });
+    expect(await standby.fence?.acquire(10_000)).toEqual({ held: false, holder: "sync-east-0" });
+    expect(await standby.fence?.holderNow()).toBe("sync-east-0");
+    expect(await east.fence?.release()).toBe(true);
+    expect(await standby.fence?.acquire(10_000)).toEqual({ held: true });
+
+    const west = clusterKeys(PREFIX, "west");
+    const own = clusterKeys(PREFIX, "east");
+    const setKey = "return redis.call('SET', KEYS[1], 'x')";
+    await expect(eastClient.eval(setKey, 1, west.writer)).rejects.toThrow(/NOPERM|can't access/);
+    const setArgument = "return redis.call('SET', ARGV[1], 'x')";
+    await expect(eastClient.eval(setArgument, 1, own.writer, west.writer)).rejects.toThrow(
+      /NOPERM|can.t access/,
+    );
+    expect(await admin.exists(west.writer)).toBe(0);
+  });
+
   it("refuses a sync user commands outside the writer's set", async () => {
     const eastClient = await connectAs("sync-east");
     await expect(eastClient.flushall()).rejects.toThrow(/NOPERM/);

@@ -4,7 +4,7 @@ import { describeStoreContract } from "./store.case.js";
 describeStoreContract("MemoryStore", async () => {
   const store = new MemoryStore();
   return {
-    writer: (cluster) => store.writer(cluster),
+    writer: (cluster, fence) => store.writer(cluster, fence),
     source: store,
     cannot: {
       writeRawRecord: "MemoryStore serialises every record itself: nothing can put a malformed one in",

@@ -1,15 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
-import type { ClusterView, ClusterWriter, Snapshot, SnapshotSource } from "../../store/store.js";
+import type {
+  ClusterView,
+  ClusterWriter,
+  FenceOptions,
+  Snapshot,
+  SnapshotSource,
+} from "../../store/store.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { eventually } from "../support/eventually.js";
+import { describeFenceContract } from "./fence.case.js";
 
 /**
  * One store implementation as the contract suite drives it: the sync side (a writer per cluster) and the
  * router side (a started SnapshotSource) over one fresh, empty store.
  */
 export interface StoreDriver {
-  writer(cluster: string): ClusterWriter;
+  /** The writer of `cluster`; fenced (ClusterWriter.fence) when `fence` is given. */
+  writer(cluster: string, fence?: FenceOptions): ClusterWriter;
   readonly source: SnapshotSource;
   /** Stores any string as a service's record, as a broken or foreign writer could. */
   readonly writeRawRecord?: (cluster: string, service: string, raw: string) => Promise<void>;
@@ -68,6 +76,8 @@ export function describeStoreContract(driverName: string, makeDriver: () => Prom
       await (await registered("marker")).put(marker);
       await untilServed(marker, "the router saw the marker cluster");
     };
+
+    describeFenceContract(() => driver);
 
     it("delivers a put record to the router's snapshot, decoded and equal to what was written", async () => {
       const east = await registered("east");

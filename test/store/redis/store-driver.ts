@@ -39,7 +39,7 @@ export async function redisStoreDriver(target: RedisTarget): Promise<StoreDriver
   });
   await source.start();
   return {
-    writer: (cluster) => createRedisWriter(writing, { prefix, cluster }),
+    writer: (cluster, fence) => createRedisWriter(writing, { prefix, cluster, ...(fence ? { fence } : {}) }),
     source,
     async writeRawRecord(cluster, service, raw) {
       const keys = clusterKeys(prefix, cluster);

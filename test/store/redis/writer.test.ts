@@ -141,6 +141,40 @@ describe("redis cluster writer", () => {
     expect(await redis.exists(keys.heartbeat)).toBe(0);
   });
 
+  it("keeps the writer fence with its own TTL and writes since when the API server is unreachable", async () => {
+    prefix = uniquePrefix("writer");
+    const keys = clusterKeys(prefix, "east");
+    const writer = createRedisWriter(redis, {
+      prefix,
+      cluster: "east",
+      fence: { holder: "sync-0", ttlMs: 10_000 },
+    });
+    await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 5, apiserverUnreachableSince: 4 });
+    expect(await redis.get(keys.writer)).toBe("sync-0");
+    const fenceTtl = await redis.pttl(keys.writer);
+    expect(fenceTtl).toBeGreaterThan(0);
+    expect(fenceTtl).toBeLessThanOrEqual(10_000);
+    expect(decodeHeartbeatRecord((await redis.get(keys.heartbeat)) ?? "")).toMatchObject({
+      ok: true,
+      value: { holder: "sync-0", at: 5, apiserverUnreachableSince: 4 },
+    });
+    expect(() =>
+      createRedisWriter(redis, { prefix, cluster: "east", fence: { holder: "sync-0", ttlMs: 0 } }),
+    ).toThrow(/TTL/);
+  });
+
+  it("writes through EVAL when the server's script cache does not hold the script (a restart, SCRIPT FLUSH)", async () => {
+    const { writer, keys } = freshWriter();
+    await writer.put(record("shop/web", ["10.0.0.1"]));
+    await redis.script("FLUSH");
+    await writer.put(record("shop/web", ["10.0.0.2"]));
+    await writer.remove("shop/web");
+    await redis.script("FLUSH");
+    expect(await writer.heartbeat({ holder: "sync-0", leaseMs: 15_000, at: 1 })).toBe(true);
+    expect(await redis.xlen(keys.changes)).toBe(3);
+    expect(await redis.exists(keys.heartbeat, keys.lease)).toBe(2);
+  });
+
   it("caps the change stream near the configured length", async () => {
     const { writer, keys } = freshWriter(50);
     for (let i = 0; i < 600; i++) await writer.put(record(`shop/s${i % 7}`, [`10.0.0.${i % 250}`]));
