@@ -109,13 +109,25 @@ describe("fake Kubernetes API server", () => {
     expect(live[1]?.object.metadata?.resourceVersion).toBe(kube.resourceVersion);
   });
 
-  it("sends BOOKMARK events carrying the latest resourceVersion when asked for them", async () => {
+  it("sends BOOKMARKs carrying its resource type's latest resourceVersion once that type had an event", async () => {
+    const reader = await watch(
+      `${SLICES}?watch=true&resourceVersion=${kube.resourceVersion}&allowWatchBookmarks=true`,
+    );
+    kube.apply(sliceObject("shop", "web-a", "web", ["10.0.0.1"]));
+    const sliceVersion = kube.resourceVersion;
+    kube.apply(serviceObject("shop", "web"));
+    const lines = await reader.read((line) => line.type === "BOOKMARK");
+    expect(lines.map((line) => line.type)).toEqual(["ADDED", "BOOKMARK"]);
+    expect(lines.at(-1)?.object.metadata?.resourceVersion).toBe(sliceVersion);
+  });
+
+  it("sends no BOOKMARK to a watch whose resource type had no event since it started, as kube-apiserver", async () => {
+    kube.apply(sliceObject("shop", "web-a", "web", ["10.0.0.1"]));
     const reader = await watch(
       `${SLICES}?watch=true&resourceVersion=${kube.resourceVersion}&allowWatchBookmarks=true`,
     );
     kube.apply(serviceObject("shop", "web"));
-    const lines = await reader.read((line) => line.type === "BOOKMARK");
-    expect(lines.at(-1)?.object.metadata?.resourceVersion).toBe(kube.resourceVersion);
+    await expect(reader.read(() => true, 400)).rejects.toThrow(/no matching watch line/);
   });
 
   it("sends no BOOKMARK to a watch that did not ask", async () => {

@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
+import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { readObject } from "./request-body.js";
 import { FailureQueue, type FailureRule, RequestCounter, type Verb, verbOf } from "./requests.js";
 import { type FakeKind, parseResourcePath, RESOURCES, type ResourcePath } from "./resources.js";
@@ -11,14 +12,16 @@ import { type ApplyInput, type FakeObject, ObjectStore } from "./store.js";
 import { WatchHub } from "./watches.js";
 
 /**
- * A fake Kubernetes API server that speaks the real HTTP protocol to the real @kubernetes/client-node:
- * LIST with a global resourceVersion, chunked WATCH streams (one JSON event a line) with replay, BOOKMARKs,
- * 410 Gone, Leases with optimistic concurrency, and faults a test injects at runtime.
+ * A fake Kubernetes API server that speaks the real HTTP protocol: LIST with a global resourceVersion (paged
+ * with limit/continue), chunked WATCH streams (one JSON event a line) with replay, BOOKMARKs, 410 Gone (HTTP,
+ * an ERROR event on a resumed watch, an expired continue token), Leases with optimistic concurrency, and
+ * faults a test injects at runtime. Where tests against a real kube-apiserver (test/envtest) found its
+ * behaviour, this one follows it: bookmarks only for a resource type with an event since the watch started,
+ * 403 for a while after (re)start, open watches held silent on stop.
  *
- * What client-node 1.4.0 sends (read from dist/cache.js, dist/watch.js and the generated APIs):
- * - ListWatch lists with GET <collection> (no query), then watches GET <collection>?watch=true&resourceVersion=<list rv>
- *   (plus labelSelector/fieldSelector when given). It never asks for bookmarks itself; sync/kube/informer.ts does.
- * - CoordinationV1Api: GET/POST .../leases, GET/PUT .../leases/{name}. No PATCH.
+ * What the sync sends (sync/kube/kube-api.ts, reflector.ts, leader.ts): GET <collection>?limit=N[&continue=T],
+ * then GET <collection>?watch=1&resourceVersion=<rv>&allowWatchBookmarks=true&timeoutSeconds=S; Leases with
+ * GET/POST .../leases and GET/PUT .../leases/{name}. No PATCH.
  */
 export interface FakeKubeOptions {
   /** Bearer token requests must carry (401 otherwise). */
@@ -27,6 +30,8 @@ export interface FakeKubeOptions {
   readonly bookmarkIntervalMs?: number;
   /** Events kept for watch resumption; older resourceVersions get 410. */
   readonly historyLimit?: number;
+  /** For this long after it starts, every request is answered 403, as kube-apiserver's RBAC does at start-up. */
+  readonly forbiddenForMs?: number;
 }
 
 export interface FakeKube {
@@ -54,6 +59,15 @@ export interface FakeKube {
   /** Watches currently connected (stalled ones included). */
   openWatches(kind?: FakeKind): number;
   kubeConfig(options?: { token?: string }): KubeConfig;
+  /**
+   * Stops serving as kube-apiserver does on SIGTERM: new connections are refused at once, requests on
+   * open connections are cut, and open watches stay connected but silent for `holdWatchesMs` (60 s for the
+   * real one; 0 by default), then are cut. Objects and history are kept.
+   */
+  stop(options?: { holdWatchesMs?: number }): Promise<void>;
+  /** Serves again on the same URL; with `forbiddenForMs`, answering 403 that long first. */
+  restart(options?: { forbiddenForMs?: number }): Promise<void>;
+  readonly running: boolean;
   close(): Promise<void>;
 }
 
@@ -64,8 +78,15 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   const counter = new RequestCounter();
   const store = new ObjectStore(options.historyLimit ?? 1000, (event) => watches.publish(event));
   watches.attach(store);
+  let forbiddenUntil = Date.now() + (options.forbiddenForMs ?? 0);
+  let running = true;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!running) {
+      // A stopped server: a request on a connection opened before gets no answer.
+      request.socket.destroy();
+      return;
+    }
     const url = new URL(request.url ?? "/", "http://fake-kube");
     const path = parseResourcePath(url.pathname);
     if (!path) return sendJson(response, 404, statusBody(404, `the server could not find ${url.pathname}`));
@@ -74,6 +95,10 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     counter.count(verb, path.kind);
     if (request.headers.authorization !== `Bearer ${token}`) {
       return sendJson(response, 401, statusBody(401, "Unauthorized"));
+    }
+    if (Date.now() < forbiddenUntil) {
+      const plural = RESOURCES[path.kind].plural;
+      return sendJson(response, 403, statusBody(403, `${plural} is forbidden: the RBAC cache is starting`));
     }
     const injected = failures.take(verb, path.kind);
     if (injected !== undefined) {
@@ -99,15 +124,26 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     return (object) => byLabel(object) && byField(object);
   }
 
+  /** Without `limit` the whole collection; with it, pages chained by an opaque `continue` token. */
   function serveList(response: ServerResponse, path: ResourcePath, url: URL): void {
     const filter = filtersOf(url);
     const resource = RESOURCES[path.kind];
-    sendJson(response, 200, {
-      kind: resource.listKind,
-      apiVersion: resource.apiVersion,
-      metadata: { resourceVersion: String(store.currentRevision) },
-      items: store.list(path.kind, path.namespace).filter(filter),
-    });
+    const limit = Number(url.searchParams.get("limit") ?? "0");
+    const token = url.searchParams.get("continue");
+    const cursor = token ? decodeContinue(token) : { revision: store.currentRevision, after: 0 };
+    if (!cursor) return sendJson(response, 400, statusBody(400, "invalid continue token"));
+    if (cursor.revision < store.oldestResumableRevision) {
+      const message =
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
+      return sendJson(response, 410, statusBody(410, message, "Expired"));
+    }
+    const { items, next } =
+      Number.isInteger(limit) && limit > 0
+        ? store.page(path.kind, path.namespace, filter, limit, cursor.after)
+        : { items: store.list(path.kind, path.namespace).filter(filter), next: undefined };
+    const metadata: Record<string, string> = { resourceVersion: String(cursor.revision) };
+    if (next !== undefined) metadata.continue = encodeContinue({ revision: cursor.revision, after: next });
+    sendJson(response, 200, { kind: resource.listKind, apiVersion: resource.apiVersion, metadata, items });
   }
 
   function serveGet(response: ServerResponse, path: ResourcePath): void {
@@ -155,14 +191,18 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     );
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
-      if (!response.headersSent) sendJson(response, 400, statusBody(400, message));
-      else response.destroy();
+  const listen = async (at: number): Promise<Server> => {
+    const created = createServer((request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!response.headersSent) sendJson(response, 400, statusBody(400, message));
+        else response.destroy();
+      });
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => created.listen(at, "127.0.0.1", resolve));
+    return created;
+  };
+  let server = await listen(0);
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
 
@@ -185,7 +225,24 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     requests: (verb, kind) => counter.requests(verb, kind),
     openWatches: (kind) => watches.open(kind),
     kubeConfig: (overrides = {}) => fakeKubeConfig(url, overrides.token ?? token),
+    async stop(stopOptions = {}) {
+      if (!running) return;
+      running = false;
+      watches.holdThenDrop(stopOptions.holdWatchesMs ?? 0);
+      server.close();
+      server.closeIdleConnections();
+    },
+    async restart(restartOptions = {}) {
+      if (running) throw new Error("the fake API server is running");
+      forbiddenUntil = Date.now() + (restartOptions.forbiddenForMs ?? 0);
+      server = await listen(port);
+      running = true;
+    },
+    get running() {
+      return running;
+    },
     async close() {
+      running = false;
       watches.closeAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

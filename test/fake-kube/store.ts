@@ -41,6 +41,7 @@ export class ObjectStore {
   private compactedRevision = 0;
   private readonly objects = new Map<string, FakeObject>();
   private readonly history: StoredEvent[] = [];
+  private readonly latestByKind = new Map<FakeKind, number>();
 
   constructor(
     private readonly historyLimit: number,
@@ -55,6 +56,11 @@ export class ObjectStore {
     return this.compactedRevision;
   }
 
+  /** The revision of the latest event of `kind`, 0 before any. */
+  latestRevisionOf(kind: FakeKind): number {
+    return this.latestByKind.get(kind) ?? 0;
+  }
+
   get(kind: FakeKind, namespace: string, name: string): FakeObject | undefined {
     const found = this.objects.get(objectKey(kind, namespace, name));
     return found ? structuredClone(found) : undefined;
@@ -65,6 +71,29 @@ export class ObjectStore {
     const items: FakeObject[] = [];
     for (const [key, object] of this.objects) if (key.startsWith(prefix)) items.push(structuredClone(object));
     return items.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+  }
+
+  /**
+   * One page of a LIST in resourceVersion order: up to `limit` items newer than `after`, and the
+   * revision to continue after when more remain. An object changed between pages moves behind the cursor
+   * (listed again, never skipped); the watch from the first page's revision replays every change anyway.
+   */
+  page(
+    kind: FakeKind,
+    namespace: string | undefined,
+    filter: (object: FakeObject) => boolean,
+    limit: number,
+    after: number,
+  ): { items: FakeObject[]; next: number | undefined } {
+    const all = this.list(kind, namespace).filter(
+      (object) => Number(object.metadata.resourceVersion) > after && filter(object),
+    );
+    const items = all.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      items,
+      next: all.length > limit && last ? Number(last.metadata.resourceVersion) : undefined,
+    };
   }
 
   /** Creates or replaces; returns the stored copy with its new resourceVersion. */
@@ -115,6 +144,7 @@ export class ObjectStore {
   }
 
   private record(event: StoredEvent): void {
+    this.latestByKind.set(event.kind, event.revision);
     this.history.push(event);
     while (this.history.length > this.historyLimit) {
       const dropped = this.history.shift();

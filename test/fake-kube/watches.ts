@@ -10,6 +10,8 @@ interface OpenWatch {
   readonly namespace: string | undefined;
   readonly filter: ObjectFilter;
   readonly response: ServerResponse;
+  /** The revision the watch started from: bookmarks only once its kind had a newer event. */
+  readonly startRevision: number;
   readonly timers: NodeJS.Timeout[];
   stalled: boolean;
 }
@@ -18,9 +20,14 @@ interface OpenWatch {
  * The fake API server's open WATCH streams: replay from a resourceVersion (or 410 Expired on the stream when
  * it was compacted away), live events, BOOKMARKs for watches that asked for them, the server-side timeout,
  * and the faults a test puts on every open watch at once.
+ *
+ * As kube-apiserver's watch cache does, a watch gets a BOOKMARK only once the watched resource type had an
+ * event newer than the watch's start (the cache's resourceVersion per type moves only with that type's
+ * events), carrying that type's latest resourceVersion: a quiet resource type gets no bookmarks at all.
  */
 export class WatchHub {
   private readonly watches = new Set<OpenWatch>();
+  private readonly holdTimers: NodeJS.Timeout[] = [];
   private store: ObjectStore | undefined;
 
   constructor(private readonly bookmarkIntervalMs: number) {}
@@ -60,12 +67,12 @@ export class WatchHub {
         response.end();
         return;
       }
-      const watch = this.register(request, response, path, filter, url);
+      const watch = this.register(request, response, path, filter, url, from);
       for (const event of replay) this.deliver(watch, event);
       return;
     }
     // resourceVersion unset or "0": synthetic ADDED events for the current state, then live events.
-    this.register(request, response, path, filter, url);
+    this.register(request, response, path, filter, url, store.currentRevision);
     for (const object of store.list(path.kind, path.namespace).filter(filter)) {
       writeEvent(response, "ADDED", object);
     }
@@ -92,13 +99,34 @@ export class WatchHub {
     }
   }
 
-  /** Open watches stay connected but never send another byte (a half-dead connection). */
+  /**
+   * Open watches stay connected but never send another byte, nor end at their timeout (a half-dead
+   * connection: a peer that went away, a silent proxy).
+   */
   stallAll(): void {
-    for (const watch of this.watches) watch.stalled = true;
+    for (const watch of this.watches) {
+      watch.stalled = true;
+      for (const timer of watch.timers) clearInterval(timer);
+    }
+  }
+
+  /**
+   * As kube-apiserver on SIGTERM: every open watch is held open and silent for `holdMs`, then its connection
+   * is cut (the process exits).
+   */
+  holdThenDrop(holdMs: number): void {
+    this.stallAll();
+    const held = [...this.watches];
+    this.watches.clear();
+    const timer = setTimeout(() => {
+      for (const watch of held) watch.response.destroy();
+    }, holdMs);
+    this.holdTimers.push(timer);
   }
 
   /** Stops every timer and destroys every watch socket (the server is closing). */
   closeAll(): void {
+    for (const timer of this.holdTimers.splice(0)) clearTimeout(timer);
     for (const watch of [...this.watches]) {
       for (const timer of watch.timers) clearInterval(timer);
       watch.response.destroy();
@@ -124,12 +152,14 @@ export class WatchHub {
     path: ResourcePath,
     filter: ObjectFilter,
     url: URL,
+    startRevision: number,
   ): OpenWatch {
     const watch: OpenWatch = {
       kind: path.kind,
       namespace: path.namespace,
       filter,
       response,
+      startRevision,
       timers: [],
       stalled: false,
     };
@@ -137,11 +167,12 @@ export class WatchHub {
     if (url.searchParams.get("allowWatchBookmarks") === "true") {
       const resource = RESOURCES[path.kind];
       const bookmark = setInterval(() => {
-        if (watch.stalled) return;
+        const latest = this.objects().latestRevisionOf(path.kind);
+        if (watch.stalled || latest <= watch.startRevision) return;
         writeEvent(response, "BOOKMARK", {
           kind: resource.kind,
           apiVersion: resource.apiVersion,
-          metadata: { resourceVersion: String(this.objects().currentRevision) },
+          metadata: { resourceVersion: String(latest) },
         });
       }, this.bookmarkIntervalMs);
       watch.timers.push(bookmark);
