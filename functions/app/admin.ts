@@ -6,7 +6,7 @@ import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
 import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "../core/route-index.js";
-import { ADMIN_PREFIX } from "../core/routing.js";
+import { ADMIN_PREFIX, wildcardCovers } from "../core/routing.js";
 import type { Selection } from "../core/select.js";
 import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
@@ -73,7 +73,8 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     if (!snapshot)
       return c.json({ result: "no_endpoints", why: "no snapshot was ever loaded" }, 200, NO_STORE);
     const host = normaliseHost(rawHost);
-    const route = host === undefined ? undefined : lookupRoute(routeIndexOf(snapshot), host, path);
+    const found = host === undefined ? undefined : lookupRoute(routeIndexOf(snapshot), host, path);
+    const route = found && host !== undefined && wildcardCovers(found.host, host) ? found : undefined;
     if (!route) {
       return c.json(
         { host: host ?? rawHost, path, result: "no_route", why: "no published route matches" },

@@ -20,6 +20,12 @@ export interface AppDeps extends RoutingDeps {
   readonly config: RoutingDeps["config"] & Pick<RouterConfig, "adminToken">;
   /** The client's IP as the runtime knows it (Node: socket peer; Workers: CF-Connecting-IP). */
   readonly clientAddress?: (c: Context) => string | undefined;
+  /**
+   * The scheme of the client's connection (Node: TLS or not). Never the request target's: an absolute-form
+   * `GET https://host/ HTTP/1.1` over plain HTTP is still plain HTTP. Default: the scheme of the URL the
+   * runtime built (Workers: Cloudflare's, from the visitor's connection).
+   */
+  readonly clientProto?: (c: Context) => "http" | "https";
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
   readonly native?: NativeProxy;
 }
@@ -73,7 +79,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     if (typeof routed === "string") return answer(routed);
     const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
-      proto: routed.target.proto,
+      proto: deps.clientProto?.(c) ?? routed.target.proto,
       host: routed.target.authority,
     };
     const forwarded = nativeProxy?.forward(
@@ -92,7 +98,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     // A WebSocket handshake passes through where the transport carries it (Workers' fetch); on Node the
     // server's 'upgrade' listener takes upgrades before they reach the app (node/upgrade.ts).
     const upgrade = deps.upstream.webSockets === true && isWebSocketUpgrade(raw.headers);
-    const response = await proxy(
+    const result = await proxy(
       routed.selection,
       {
         method: raw.method,
@@ -106,13 +112,16 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       },
       proxyDeps,
     );
-    metrics.countResponse(response.status);
-    return response;
+    if (!result.ok) return answer(result.error);
+    metrics.countResponse(result.value.status);
+    return result.value;
   });
 
   function answer(error: RouterError): Response {
     const response = errorResponse(error);
-    metrics.countResponse(response.status);
+    // Nobody reads it: the client left before the response head, which is no response of the router's.
+    if (error === "client_closed") metrics.requests.client_closed++;
+    else metrics.countResponse(response.status);
     return response;
   }
 

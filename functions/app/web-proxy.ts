@@ -1,11 +1,11 @@
-import { errorResponse } from "../core/errors.js";
-import { downstreamResponseHeaders } from "../core/headers.js";
+import { downstreamResponseHeaders, reasonPhrase } from "../core/headers.js";
 import {
   type AbortCause,
   type AttemptResult,
   abortedBeforeAttempt,
   noteAnswer,
   type PolicyDeps,
+  type ProxyResult,
   upgradeFailure,
   withRetries,
 } from "../core/proxy-policy.js";
@@ -42,28 +42,37 @@ class AbortReason extends Error {
 /**
  * The web path's proxy (Workers, a custom transport on Node, and the app tests): the shared policy
  * (core/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the
- * backend's response, 3xx included, streams back as is.
+ * backend's response, 3xx included, streams back as is. Timeouts follow Envoy's model as on Node
+ * (node/proxy.ts): the per-try and total clocks start once the whole request was sent; while a body streams,
+ * a client that stalls is answered 408 and a backend that stops taking it gets a try timeout.
  */
-export async function proxy(selection: Selection, request: ProxyRequest, deps: ProxyDeps): Promise<Response> {
+export async function proxy(
+  selection: Selection,
+  request: ProxyRequest,
+  deps: ProxyDeps,
+): Promise<ProxyResult<Response>> {
   const body = requestBody(request);
   const whole = new AbortController();
-  const totalTimer = setTimeout(
-    () => whole.abort(new AbortReason("total-timeout")),
-    deps.settings.totalTimeoutMs,
-  );
+  let totalTimer: ReturnType<typeof setTimeout> | undefined;
+  const startTotal = () => {
+    totalTimer ??= setTimeout(
+      () => whole.abort(new AbortReason("total-timeout")),
+      deps.settings.totalTimeoutMs,
+    );
+  };
+  if (body === NO_BODY) startTotal();
   const onClientGone = () => whole.abort(new AbortReason("client-gone"));
   request.signal?.addEventListener("abort", onClientGone, { once: true });
   try {
-    const result = await withRetries(
+    return await withRetries(
       selection,
       {
         method: request.method,
         canResend: body.canResend,
-        attempt: (backend) => attemptOnce(backend, request, body, whole.signal, deps),
+        attempt: (backend) => attemptOnce(backend, request, body, { signal: whole.signal, startTotal }, deps),
       },
       deps,
     );
-    return result.ok ? result.value : errorResponse(result.error);
   } finally {
     clearTimeout(totalTimer);
     request.signal?.removeEventListener("abort", onClientGone);
@@ -74,26 +83,43 @@ async function attemptOnce(
   backend: Backend,
   request: ProxyRequest,
   body: RequestBody,
-  whole: AbortSignal,
+  whole: { readonly signal: AbortSignal; startTotal(): void },
   deps: ProxyDeps,
 ): Promise<AttemptResult<Response>> {
-  if (whole.aborted) return abortedBeforeAttempt(causeOf(whole.reason) ?? "total-timeout");
+  if (whole.signal.aborted) return abortedBeforeAttempt(causeOf(whole.signal.reason) ?? "total-timeout");
   const attempt = new AbortController();
-  const onWholeAbort = () => attempt.abort(whole.reason);
-  whole.addEventListener("abort", onWholeAbort, { once: true });
-  const tryTimer = setTimeout(
-    () => attempt.abort(new AbortReason("try-timeout")),
-    deps.settings.tryTimeoutMs,
-  );
+  const onWholeAbort = () => attempt.abort(whole.signal.reason);
+  whole.signal.addEventListener("abort", onWholeAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let answered = false;
+  const arm = (ms: number, cause: AbortCause) => {
+    // Once the head is in, the body may go on streaming both ways: no attempt timer may cut it.
+    if (answered) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => attempt.abort(new AbortReason(cause)), ms);
+  };
+  const tryTimeout = () => arm(deps.settings.tryTimeoutMs, "try-timeout");
+  const stream = body.forAttempt({
+    waitingOnClient: () => arm(deps.settings.clientBodyIdleTimeoutMs, "client-stalled"),
+    waitingOnBackend: tryTimeout,
+    sent: () => {
+      whole.startTotal();
+      tryTimeout();
+    },
+  });
+  // Without a body the request is sent at once; with one, until it is read the backend is connecting.
+  tryTimeout();
   try {
     const response = await deps.upstream.send({
       target: { ip: backend.ip, port: backend.port },
       method: request.method,
       path: request.path,
       headers: request.headers,
-      body: body.forAttempt(),
+      body: stream,
       signal: attempt.signal,
     });
+    answered = true;
+    clearTimeout(timer);
     noteAnswer(backend, response.status, deps);
     // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
     if (response.status === 101) return { ok: true, value: response };
@@ -101,7 +127,8 @@ async function attemptOnce(
       ok: true,
       value: new Response(response.body, {
         status: response.status,
-        statusText: response.statusText,
+        // A reason phrase the Response constructor would refuse (UTF-8 decoded past Latin-1) is left out.
+        statusText: reasonPhrase(response.statusText) ?? "",
         headers: downstreamResponseHeaders(response.headers),
       }),
     };
@@ -110,8 +137,8 @@ async function attemptOnce(
     const failure = failedAttempt(backend, cause, error, deps);
     return request.upgrade ? upgradeFailure(failure, failure.kind !== "connect") : failure;
   } finally {
-    clearTimeout(tryTimer);
-    whole.removeEventListener("abort", onWholeAbort);
+    clearTimeout(timer);
+    whole.signal.removeEventListener("abort", onWholeAbort);
   }
 }
 
@@ -119,9 +146,19 @@ function causeOf(reason: unknown): AbortCause | undefined {
   return reason instanceof AbortReason ? reason.kind : undefined;
 }
 
+/** What the body tells its attempt about who holds the upload up. */
+interface BodyWatch {
+  /** The transport asked for more and the client has not sent it yet. */
+  waitingOnClient(): void;
+  /** A chunk was handed over and the transport has not asked for the next yet. */
+  waitingOnBackend(): void;
+  /** The whole body was handed over. */
+  sent(): void;
+}
+
 interface RequestBody {
   /** The body to hand to one attempt. */
-  forAttempt(): ReadableStream<Uint8Array> | null;
+  forAttempt(watch: BodyWatch): ReadableStream<Uint8Array> | null;
   /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
   canResend(): boolean;
 }
@@ -147,8 +184,12 @@ function streamedBody(source: ReadableStream<Uint8Array>): RequestBody {
   let sourceDone = false;
   return {
     canResend: () => !overflowed,
-    forAttempt: () => {
+    forAttempt: (watch) => {
       let replayed = 0;
+      const close = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+        controller.close();
+        watch.sent();
+      };
       return new ReadableStream<Uint8Array>(
         {
           async pull(controller) {
@@ -156,13 +197,15 @@ function streamedBody(source: ReadableStream<Uint8Array>): RequestBody {
             if (replay) {
               replayed++;
               controller.enqueue(replay);
+              watch.waitingOnBackend();
               return;
             }
-            if (sourceDone) return controller.close();
+            if (sourceDone) return close(controller);
+            watch.waitingOnClient();
             const { done, value } = await reader.read();
             if (done) {
               sourceDone = true;
-              return controller.close();
+              return close(controller);
             }
             if (!overflowed) {
               keptBytes += value.byteLength;
@@ -175,6 +218,7 @@ function streamedBody(source: ReadableStream<Uint8Array>): RequestBody {
               }
             }
             controller.enqueue(value);
+            watch.waitingOnBackend();
           },
           cancel(reason) {
             // A failed attempt cancels its stream; the client's stream stays readable for the next one.

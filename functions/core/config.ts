@@ -24,10 +24,15 @@ export const RouterEnvSchema = v.object({
     "PreferIPv4",
   ),
   ADMIN_TOKEN: optionalText,
-  /** Per attempt: connect plus time to response headers. */
+  /** Per attempt: time to response headers, from when the whole request was sent (Envoy's per-try timeout). */
   UPSTREAM_TRY_TIMEOUT_MS: integerFromEnv(10_000, 1, 600_000),
-  /** Whole request across retries, until response headers. */
+  /** Whole request across retries, until response headers; it starts as the per-try timeout does. */
   UPSTREAM_TOTAL_TIMEOUT_MS: integerFromEnv(30_000, 1, 3_600_000),
+  /**
+   * Longest wait for the next bytes of a client's request body (nginx's client_body_timeout, default 60 s):
+   * past it the client gets 408 and the backend is not blamed.
+   */
+  CLIENT_BODY_IDLE_TIMEOUT_MS: integerFromEnv(60_000, 1, 3_600_000),
   /** Further attempts on other backends (connect failures, or idempotent methods). */
   UPSTREAM_RETRIES: integerFromEnv(2, 0, 10),
   /** Workers: how long decoded records are served from isolate memory before a background refresh. */
@@ -54,6 +59,7 @@ export interface RouterConfig {
   readonly adminToken: string | undefined;
   readonly tryTimeoutMs: number;
   readonly totalTimeoutMs: number;
+  readonly clientBodyIdleTimeoutMs: number;
   readonly retries: number;
   readonly cacheTtlMs: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -75,6 +81,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     adminToken: e.ADMIN_TOKEN,
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
     totalTimeoutMs: e.UPSTREAM_TOTAL_TIMEOUT_MS,
+    clientBodyIdleTimeoutMs: e.CLIENT_BODY_IDLE_TIMEOUT_MS,
     retries: e.UPSTREAM_RETRIES,
     cacheTtlMs: e.CACHE_TTL_MS,
     logLevel: e.LOG_LEVEL,

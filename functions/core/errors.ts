@@ -1,16 +1,39 @@
-/** The contract's error bodies (DESIGN.md "User contract" → status codes). */
-export type RouterError = "no_route" | "no_endpoints" | "bad_gateway" | "upstream_timeout" | "bad_request";
+/**
+ * The contract's error bodies (DESIGN.md "User contract" → status codes), and the router's own:
+ * - no_snapshot: no store snapshot was ever loaded (the router listens before its first load succeeds);
+ * - request_timeout: the client stopped sending its request body (the backend is not blamed);
+ * - too_many_headers: more header fields than the router reads (Node keeps only so many, so a later
+ *   Content-Length or Host would be lost);
+ * - client_closed: the client went away before the response head; nothing is sent (nginx logs 499).
+ */
+export type RouterError =
+  | "no_route"
+  | "no_endpoints"
+  | "no_snapshot"
+  | "bad_gateway"
+  | "upstream_timeout"
+  | "bad_request"
+  | "request_timeout"
+  | "too_many_headers"
+  | "client_closed";
 
 const STATUS: Record<RouterError, number> = {
   no_route: 404,
   no_endpoints: 503,
+  no_snapshot: 503,
   bad_gateway: 502,
   upstream_timeout: 504,
   bad_request: 400,
+  request_timeout: 408,
+  too_many_headers: 431,
+  client_closed: 499,
 };
 
 /** Seconds a client should wait before retrying a route that has no endpoints (RFC 9110 §10.2.3). */
 export const NO_ENDPOINTS_RETRY_AFTER_SECONDS = 5;
+
+/** Seconds before retrying while no snapshot is loaded: the first load usually lands within one. */
+export const NO_SNAPSHOT_RETRY_AFTER_SECONDS = 1;
 
 /** One error answer in parts, for transports that write HTTP themselves (the Node upgrade path). */
 export interface ErrorAnswer {
@@ -25,6 +48,10 @@ export function errorAnswer(error: RouterError): ErrorAnswer {
     ["cache-control", "no-store"],
   ];
   if (error === "no_endpoints") headers.push(["retry-after", String(NO_ENDPOINTS_RETRY_AFTER_SECONDS)]);
+  if (error === "no_snapshot") headers.push(["retry-after", String(NO_SNAPSHOT_RETRY_AFTER_SECONDS)]);
+  // RFC 9110 §15.5.9: a server that gives up on a request says it closes the connection. The unread rest
+  // of a body could otherwise be read as the next request (RFC 9112 §9.3; the same after 431).
+  if (error === "request_timeout" || error === "too_many_headers") headers.push(["connection", "close"]);
   return { status: STATUS[error], headers, body: `{"error":"${error}"}` };
 }
 

@@ -1,3 +1,7 @@
+import { closesQuotes, forwardedElement } from "./forwarded.js";
+
+export { forwardedElement } from "./forwarded.js";
+
 /**
  * Header rules of a reverse proxy.
  *
@@ -108,6 +112,10 @@ function rewriteRequestFields(
     else if (name === "forwarded") forwarded = forwarded === undefined ? value : `${forwarded}, ${value}`;
     else emit(name, value);
   });
+  // A client's Forwarded that leaves a quoted string open would swallow the router's own element into it
+  // (`for="6.6.6.6` + `, for=...`): the backend could no longer find the last element. It is dropped whole;
+  // nothing in it was trustworthy anyway.
+  if (forwarded !== undefined && !closesQuotes(forwarded)) forwarded = undefined;
   emit("host", info.host);
   if (info.clientIp !== undefined) {
     emit("x-forwarded-for", forwardedFor ? `${forwardedFor}, ${info.clientIp}` : info.clientIp);
@@ -269,18 +277,17 @@ export function downstreamResponseHeaderObject(
   return out;
 }
 
-/** One RFC 7239 element: `for=` (IPv6 quoted and bracketed, §6; "unknown" when not known, §6.3), host, proto. */
-export function forwardedElement(info: ForwardingInfo): string {
-  return `for=${forwardedNode(info.clientIp)};host=${tokenOrQuoted(info.host)};proto=${info.proto}`;
-}
-
-function forwardedNode(ip: string | undefined): string {
-  if (ip === undefined || ip === "") return "unknown";
-  return ip.includes(":") ? `"[${ip}]"` : tokenOrQuoted(ip);
-}
-
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-function tokenOrQuoted(value: string): string {
-  return TOKEN.test(value) ? value : `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+/**
+ * The backend's reason phrase when a client may be sent it (RFC 9112 §4: HTAB, SP, VCHAR and obs-text, the
+ * Latin-1 range Node's writeHead and the web Response accept); undefined otherwise, and the status code's
+ * default phrase goes out instead. undici decodes the phrase as UTF-8, so a backend's non-Latin-1 bytes arrive
+ * as characters past U+00FF, which writeHead would throw on.
+ */
+export function reasonPhrase(text: string | undefined): string | undefined {
+  if (text === undefined || text === "") return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f || c > 0xff) return undefined;
+  }
+  return text;
 }

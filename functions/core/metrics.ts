@@ -35,7 +35,8 @@ export interface SnapshotGauges {
 }
 
 export class RouterMetrics {
-  readonly requests = { "1xx": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0 };
+  /** By status class; `client_closed`: the client went away before the response head (nginx's 499). */
+  readonly requests = { "1xx": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0, client_closed: 0 };
   readonly upstreamErrors: Record<UpstreamErrorKind, number> = { connect: 0, timeout: 0, transport: 0 };
   retries = 0;
   ejections = 0;
@@ -74,7 +75,7 @@ export class RouterMetrics {
       {
         name: "edgeslice_requests_total",
         type: "counter",
-        help: "Responses sent to clients by status class.",
+        help: "Responses sent to clients by status class; client_closed: the client left before one.",
         samples: Object.entries(this.requests).map(([klass, value]) => ({ labels: { class: klass }, value })),
       },
       {

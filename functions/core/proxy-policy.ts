@@ -12,12 +12,17 @@ import type { Backend, Selection } from "./select.js";
  * one attempt and report it as an AttemptResult.
  */
 export interface ProxySettings {
-  /** Per attempt: connect plus time to response headers. */
+  /**
+   * Per attempt: time to response headers. Envoy's model: it starts once the whole request was sent upstream
+   * (the connect has its own bound), so a client slow to send its body is never charged to the backend.
+   */
   readonly tryTimeoutMs: number;
-  /** Whole request across retries, until response headers. */
+  /** Whole request across retries, until response headers; it starts as the per-try timeout does. */
   readonly totalTimeoutMs: number;
   /** Further attempts on other backends. */
   readonly retries: number;
+  /** Longest wait for the next bytes of the client's body before it is answered 408 (CLIENT_BODY_IDLE_TIMEOUT_MS). */
+  readonly clientBodyIdleTimeoutMs: number;
 }
 
 export interface PolicyDeps {
@@ -28,13 +33,19 @@ export interface PolicyDeps {
   readonly settings: ProxySettings;
 }
 
-/** Why an attempt was cut short by the router itself. */
-export type AbortCause = "try-timeout" | "total-timeout" | "client-gone";
+/**
+ * Why an attempt was cut short by the router itself: a timeout on the backend's side, or the client's doing
+ * (it went away, or it stalled while sending its body: `client-stalled`).
+ */
+export type AbortCause = "try-timeout" | "total-timeout" | "client-gone" | "client-stalled";
 
 export type AttemptFailure = {
   readonly ok: false;
+  /** "client": the client's doing, never the backend's (no metrics of its, no ejection). */
   readonly kind: UpstreamErrorKind | "client";
   readonly stop: boolean;
+  /** With kind "client": it stalled sending its body (408) rather than went away. */
+  readonly stalled?: boolean;
 };
 export type AttemptResult<T> = { readonly ok: true; readonly value: T } | AttemptFailure;
 export type ProxyResult<T> =
@@ -64,8 +75,12 @@ export function mayRetry(
   return kind === "connect" || idempotent;
 }
 
-/** The error the client gets once no attempt produced a response. */
-export function failureError(last: UpstreamErrorKind | "client"): RouterError {
+/**
+ * The error the client gets once no attempt produced a response. A client that went away gets nothing; it is
+ * counted apart (client_closed), never as a 5xx.
+ */
+export function failureError(last: UpstreamErrorKind | "client", stalled = false): RouterError {
+  if (last === "client") return stalled ? "request_timeout" : "client_closed";
   return last === "timeout" ? "upstream_timeout" : "bad_gateway";
 }
 
@@ -90,7 +105,7 @@ export async function withRetries<T>(
   const { balancer, metrics, settings } = deps;
   const idempotent = IDEMPOTENT.has(attempts.method);
   let tried: Set<string> | undefined;
-  let last: UpstreamErrorKind | "client" = "transport";
+  let last: AttemptFailure | undefined;
   for (let n = 0; n <= settings.retries; n++) {
     const backend = pickBackend(selection, deps, tried);
     if (!backend) break;
@@ -105,12 +120,12 @@ export async function withRetries<T>(
       balancer.release(backend.address);
     }
     if (result.ok) return result;
-    last = result.kind;
+    last = result;
     if (result.stop || !mayRetry(result.kind, idempotent, attempts.canResend())) break;
     tried ??= new Set();
     tried.add(backend.address);
   }
-  return { ok: false, error: failureError(last) };
+  return { ok: false, error: failureError(last?.kind ?? "transport", last?.stalled) };
 }
 
 /** Records a backend's answer for ejection: 502/503/504 are its failure, anything else a success. */
@@ -130,7 +145,7 @@ export function noteAttemptFailure(
   error: unknown,
   deps: PolicyDeps,
 ): AttemptFailure {
-  if (cause === "client-gone") return { ok: false, kind: "client", stop: true };
+  if (cause === "client-gone" || cause === "client-stalled") return abortedBeforeAttempt(cause);
   if (cause !== undefined) {
     deps.metrics.upstreamErrors.timeout++;
     noteFailure(backend, deps);
@@ -154,10 +169,13 @@ export function upgradeFailure(failure: AttemptFailure, mayHaveReached: boolean)
 
 /** An attempt that could not start because the request was already cut. */
 export function abortedBeforeAttempt(cause: AbortCause): AttemptFailure {
-  return cause === "client-gone"
-    ? { ok: false, kind: "client", stop: true }
-    : { ok: false, kind: "timeout", stop: true };
+  if (cause === "client-gone") return CLIENT_GONE;
+  if (cause === "client-stalled") return CLIENT_STALLED;
+  return { ok: false, kind: "timeout", stop: true };
 }
+
+const CLIENT_GONE: AttemptFailure = { ok: false, kind: "client", stop: true };
+const CLIENT_STALLED: AttemptFailure = { ok: false, kind: "client", stop: true, stalled: true };
 
 function noteFailure(backend: Backend, deps: PolicyDeps): void {
   const ejected = deps.ejection.recordFailure(backend.address);

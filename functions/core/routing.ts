@@ -20,7 +20,8 @@ export interface RoutingDeps {
   readonly config: Pick<
     RouterConfig,
     "cluster" | "zone" | "ipFamily" | "tryTimeoutMs" | "totalTimeoutMs" | "retries"
-  >;
+  > &
+    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs">>;
   readonly now: () => number;
   readonly random: () => number;
   readonly balancing: BalancingMode;
@@ -57,6 +58,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       tryTimeoutMs: config.tryTimeoutMs,
       totalTimeoutMs: config.totalTimeoutMs,
       retries: config.retries,
+      clientBodyIdleTimeoutMs: config.clientBodyIdleTimeoutMs ?? DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS,
     },
   };
   let seen = { version: -1, at: 0 };
@@ -74,20 +76,47 @@ export function createRouting(deps: RoutingDeps): Routing {
       if (!target) return "bad_request";
       // The admin prefix is the router's own (Hono serves it before the catch-all); never proxied.
       if (isAdminPath(target.path)) return "no_route";
-      const snapshot = await deps.source.current();
-      // Redis down with nothing ever loaded: no backend is known (DESIGN.md "Router function").
-      if (!snapshot) return "no_endpoints";
-      snapshotAgeSeconds(snapshot);
       const host = normaliseHost(target.authority);
       if (host === undefined) return "no_route";
+      if (!isHostSyntax(host)) return "bad_request";
+      const snapshot = await deps.source.current();
+      // Nothing loaded yet (the Node router listens before its first load), or Redis down with nothing ever
+      // loaded: no backend is known (DESIGN.md "Router function").
+      if (!snapshot) return "no_snapshot";
+      snapshotAgeSeconds(snapshot);
       const entry = lookupRoute(routeIndexOf(snapshot), host, target.path);
-      if (!entry) return "no_route";
+      if (!entry || !wildcardCovers(entry.host, host)) return "no_route";
       const selection = select(entry);
       if (selection.addresses.length === 0) return "no_endpoints";
       return { target, selection };
     },
   };
 }
+
+/**
+ * RFC 9112 §3.2 with RFC 3986 §3.2.2: a Host is an IP-literal or a reg-name (unreserved, pct-encoded and
+ * sub-delims characters); anything else (`"`, `{`, a backquote, which the WHATWG URL parser lets through) is
+ * an invalid field value, answered 400. `host` is lower case, without port (normaliseHost).
+ */
+export function isHostSyntax(host: string): boolean {
+  if (host.startsWith("[")) return /^\[[0-9a-f:.]+\]$/.test(host);
+  return /^(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})+$/.test(host);
+}
+
+/** RFC 1123 §2.1 host name label: letters, digits, inner hyphens, 1-63 characters. */
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * A wildcard route (`*.example.com`) covers one more label that is a DNS label (Ingress host rules), never
+ * any text before the first dot (`a"b.example.com`, or `*.example.com` itself); an exact route covers its host.
+ */
+export function wildcardCovers(routeHost: string, host: string): boolean {
+  if (!routeHost.startsWith("*.")) return true;
+  return DNS_LABEL.test(host.slice(0, host.indexOf(".")));
+}
+
+/** CLIENT_BODY_IDLE_TIMEOUT_MS when a caller's config leaves it out (core/config.ts has the same default). */
+export const DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS = 60_000;
 
 /** The router's own endpoints (app/admin.ts); nothing under this prefix is ever proxied. */
 export const ADMIN_PREFIX = "/_edgeslice";

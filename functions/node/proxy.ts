@@ -1,10 +1,14 @@
 import { type IncomingHttpHeaders, type IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Dispatcher, Pool } from "undici";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
-import { downstreamResponseHeaderObject, hasBody, upstreamRequestHeaderList } from "../core/headers.js";
+import {
+  downstreamResponseHeaderObject,
+  hasBody,
+  reasonPhrase,
+  upstreamRequestHeaderList,
+} from "../core/headers.js";
 import {
   type AbortCause,
   type AttemptResult,
@@ -17,7 +21,8 @@ import {
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
-import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt-bounds.js";
+import { armAttemptTimer, refusedAttempt } from "./attempt-bounds.js";
+import { type BodyAttempt, RequestBody } from "./request-body.js";
 
 /**
  * The Node-native proxy: the same routing, header rules and policy (core/proxy-policy.ts) as the web
@@ -60,7 +65,12 @@ class Exchange implements Attempts<number> {
   readonly method: string;
   readonly headers: string[];
   readonly body: RequestBody | undefined;
-  readonly deadline: number;
+  /**
+   * When the request must have its response head, across attempts. Envoy's model: the clock starts once the
+   * whole request was sent upstream, so with a body it is set when the body went (a client slow to upload
+   * is bounded by its own idle timeout, not charged to the backend); without one, at once.
+   */
+  deadline: number | undefined;
   current: UpstreamAttempt | undefined;
   clientGone = false;
 
@@ -77,8 +87,8 @@ class Exchange implements Attempts<number> {
     this.deps = deps;
     this.method = incoming.method ?? "GET";
     this.headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
-    this.body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming) : undefined;
-    this.deadline = Date.now() + deps.settings.totalTimeoutMs;
+    this.body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming, deps.settings) : undefined;
+    this.deadline = this.body ? undefined : Date.now() + deps.settings.totalTimeoutMs;
   }
 
   run(): Promise<ProxyResult<number>> {
@@ -98,23 +108,29 @@ class Exchange implements Attempts<number> {
   }
 
   attempt(backend: Backend): Promise<AttemptResult<number>> {
-    const remaining = this.deadline - Date.now();
+    const remaining = this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
     const refused = refusedAttempt(this.clientGone, remaining);
     if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => {
       const attempt = new UpstreamAttempt(this, backend, resolve);
       this.current = attempt;
-      attempt.timer = armAttemptTimer(attempt, remaining, this.deps.settings.tryTimeoutMs);
+      if (this.deadline !== undefined) attempt.armTimer(remaining);
       this.transport.poolFor(backend).dispatch(
         {
           method: this.method as Dispatcher.HttpMethod,
           path: this.route.path,
           headers: this.headers,
-          body: this.body ? this.body.forAttempt() : null,
+          body: this.body ? this.body.forAttempt(attempt) : null,
         },
         attempt,
       );
     });
+  }
+
+  /** The whole body went to `attempt`'s backend: from now on, waiting is the backend's time. */
+  bodySent(attempt: UpstreamAttempt): void {
+    this.deadline ??= Date.now() + this.deps.settings.totalTimeoutMs;
+    attempt.armTimer(this.deadline - Date.now());
   }
 }
 
@@ -124,7 +140,7 @@ class Exchange implements Attempts<number> {
  * Readable, no pipe, no promise per chunk: the cheapest shape undici offers (Pool.request wraps the same
  * handler in a Readable and an AsyncResource).
  */
-class UpstreamAttempt implements Dispatcher.DispatchHandler, CuttableAttempt {
+class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
   readonly #exchange: Exchange;
   readonly #backend: Backend;
   #resolve: ((result: AttemptResult<number>) => void) | undefined;
@@ -140,9 +156,19 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, CuttableAttempt {
     this.#resolve = resolve;
   }
 
-  /** The router ends this attempt: a timeout, or the client went away. */
+  /** Bounds the wait for the response head: the per-try timeout or `remainingMs`, whichever ends first. */
+  armTimer(remainingMs: number): void {
+    if (this.#resolve === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = armAttemptTimer(this, remainingMs, this.#exchange.deps.settings.tryTimeoutMs);
+  }
+
+  /** The router ends this attempt: a timeout, or the client went away or stalled. */
   cut(cause: AbortCause): void {
     if (this.#cause !== undefined || this.#done) return;
+    // Once the head went out, only the client leaving ends the exchange: the body may go on streaming both
+    // ways, and the request body's timers (request-body.ts) bound nothing any more.
+    if (this.#answered && cause !== "client-gone") return;
     this.#cause = cause;
     const error = new Error(`upstream attempt cut: ${cause}`);
     if (!this.#answered) this.#settle(failedAttempt(this.#backend, cause, error, this.#exchange.deps));
@@ -166,12 +192,22 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, CuttableAttempt {
       controller.abort(new Error("upstream response no longer wanted"));
       return;
     }
+    const head = downstreamResponseHeaderObject(headers);
+    // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
+    const reason = reasonPhrase(statusMessage);
+    try {
+      if (reason) exchange.outgoing.writeHead(statusCode, reason, head);
+      else exchange.outgoing.writeHead(statusCode, head);
+    } catch (error) {
+      // A head Node refuses to write: the backend's answer cannot be relayed (502), and the attempt settles
+      // like any other, so nothing stays counted in flight.
+      this.#done = true;
+      this.#settle(failedAttempt(this.#backend, undefined, error, exchange.deps));
+      controller.abort(error as Error);
+      return;
+    }
     this.#answered = true;
     noteAnswer(this.#backend, statusCode, exchange.deps);
-    const head = downstreamResponseHeaderObject(headers);
-    // The backend's reason phrase when it sent one; Node's default for the status otherwise.
-    if (statusMessage) exchange.outgoing.writeHead(statusCode, statusMessage, head);
-    else exchange.outgoing.writeHead(statusCode, head);
     this.#settle({ ok: true, value: statusCode });
   }
 
@@ -200,60 +236,19 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, CuttableAttempt {
     this.#settle(failedAttempt(this.#backend, undefined, error, this.#exchange.deps));
   }
 
+  bodySent(): void {
+    this.#exchange.bodySent(this);
+  }
+
+  clientLeft(): void {
+    this.#exchange.clientGone = true;
+    this.cut("client-gone");
+  }
+
   #settle(result: AttemptResult<number>): void {
     clearTimeout(this.timer);
     const resolve = this.#resolve;
     this.#resolve = undefined;
     resolve?.(result);
-  }
-}
-
-/**
- * The client's body, streamed to one attempt at a time. Nothing is read from the client before undici asks
- * (after it connected), and a failed attempt never destroys the client's stream: a body still unread can
- * go whole to the next backend; once read, it cannot be sent again.
- */
-class RequestBody {
-  consumed = false;
-  readonly #incoming: IncomingMessage;
-
-  constructor(incoming: IncomingMessage) {
-    this.#incoming = incoming;
-  }
-
-  forAttempt(): Readable {
-    const incoming = this.#incoming;
-    let attached = false;
-    const onData = (chunk: Buffer) => {
-      if (!stream.push(chunk)) incoming.pause();
-    };
-    const onEnd = () => stream.push(null);
-    const onClose = () => {
-      if (!incoming.readableEnded) stream.destroy(new Error("client went away while sending the body"));
-    };
-    const onError = (error: Error) => stream.destroy(error);
-    const stream = new Readable({
-      read: () => {
-        if (!attached) {
-          attached = true;
-          this.consumed = true;
-          incoming.on("data", onData);
-          incoming.once("end", onEnd);
-          incoming.once("close", onClose);
-          incoming.once("error", onError);
-        }
-        incoming.resume();
-      },
-      destroy: (error, callback) => {
-        if (attached) {
-          incoming.off("data", onData);
-          incoming.off("end", onEnd);
-          incoming.off("close", onClose);
-          incoming.off("error", onError);
-        }
-        callback(error);
-      },
-    });
-    return stream;
   }
 }

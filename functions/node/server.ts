@@ -1,6 +1,8 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
+import type { TLSSocket } from "node:tls";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import { settlesWithin } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { endpointAddress } from "../../store/records.js";
@@ -10,10 +12,12 @@ import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import type { RouterConfig } from "../core/config.js";
+import { errorAnswer } from "../core/errors.js";
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createNodeProxy } from "./proxy.js";
+import { requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -54,10 +58,15 @@ export interface NodeRouter {
   close(): Promise<void>;
 }
 
+/** How long close() waits for the store reader and the Redis client before cutting them. */
+const STORE_CLOSE_MS = 1_000;
+
 /**
  * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
  * the in-memory Redis source, undici pools, the Hono app on @hono/node-server with the native proxy
- * (proxy.ts), and the upgrade listener (upgrade.ts) on the same routing core.
+ * (proxy.ts), and the upgrade listener (upgrade.ts) on the same routing core. It listens at once: the
+ * first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
+ * never delays it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
@@ -76,7 +85,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     });
     logger.info("redis target", { redis: describeRedisTarget(target) });
     redis.on("error", (error) => logger.debug("redis connection error", { error }));
-    await redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
+    redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
     redisSource = createRedisSnapshotSource({
       redis,
       prefix: config.prefix,
@@ -84,7 +93,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       now,
       refreshIntervalMs: deps.refreshIntervalMs,
     });
-    await redisSource.start();
+    redisSource.start().catch((error) => logger.error("store reader failed to start", { error }));
     source = redisSource;
   }
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
@@ -100,6 +109,11 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     balancing: "p2c",
     logger,
     clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    // The scheme of the connection, never of an absolute-form request target.
+    clientProto: (c) =>
+      ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
+        ? "https"
+        : "http",
     // Our own undici pools: proxy natively on Node's objects (a custom transport takes the web path).
     ...(ownedUpstream ? { native: createNodeProxy(ownedUpstream) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
@@ -107,7 +121,20 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
   const routing = createRouting(appDeps);
   const app = createApp(appDeps, routing);
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const { metrics } = routing.policy;
+  // @hono/node-server's listener, as createAdaptorServer builds it; requests Node read only in part, or with
+  // two Hosts (request-head.ts), are refused before the adapter reads their Host and framing one way while a
+  // backend might read them another.
+  const listener = getRequestListener(app.fetch);
+  const server = createServer((incoming, outgoing) => {
+    const problem = requestHeadProblem(incoming.rawHeaders);
+    if (problem === undefined) return listener(incoming, outgoing);
+    const answer = errorAnswer(problem);
+    metrics.countResponse(answer.status);
+    outgoing.writeHead(answer.status, Object.fromEntries(answer.headers));
+    outgoing.end(answer.body);
+  });
+  server.maxHeadersCount = SERVER_MAX_HEADERS_COUNT;
   const upgrades = createNodeUpgrades(routing);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
@@ -138,8 +165,20 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       clearInterval(sweep);
       clearTimeout(bound);
       await ownedUpstream?.destroy();
-      await redisSource?.close();
-      if (redis) await redis.quit().catch(() => redis?.disconnect());
+      // A Redis that hangs (or never answered) must not hold the shutdown: bounded, then cut.
+      const sourceClosed = redisSource?.close() ?? Promise.resolve();
+      await settlesWithin(sourceClosed, STORE_CLOSE_MS);
+      if (
+        redis &&
+        !(await settlesWithin(
+          redis.quit().catch(() => undefined),
+          STORE_CLOSE_MS,
+        ))
+      ) {
+        redis.disconnect();
+      }
+      // Cut off from Redis, whatever the reader still waited for has failed by now.
+      await settlesWithin(sourceClosed, STORE_CLOSE_MS);
       logger.info("router stopped");
     })();
     return closing;

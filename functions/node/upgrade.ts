@@ -1,10 +1,12 @@
 import { type IncomingMessage, STATUS_CODES } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
 import { errorAnswer, type RouterError } from "../core/errors.js";
 import {
   type ForwardingInfo,
   hasBody,
+  reasonPhrase,
   upgradeResponseHeaderList,
   upstreamUpgradeHeaderList,
 } from "../core/headers.js";
@@ -12,6 +14,7 @@ import { withRetries } from "../core/proxy-policy.js";
 import type { Routing } from "../core/routing.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
+import { requestHeadProblem } from "./request-head.js";
 import { endThenDestroy, joinSockets } from "./tunnel.js";
 
 /**
@@ -44,6 +47,11 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
   };
 
   const refuse = (client: Socket, error: RouterError) => {
+    if (error === "client_closed") {
+      metrics.requests.client_closed++;
+      client.destroy();
+      return;
+    }
     const answer = errorAnswer(error);
     metrics.countResponse(answer.status);
     if (client.destroyed) return;
@@ -61,13 +69,16 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     // An upgrade carries no content here: its bytes after the head belong to the new protocol. One that
     // declares a body (an h2c POST) is not proxied.
     if (hasBody(request.rawHeaders)) return refuse(client, "bad_request");
+    const problem = requestHeadProblem(request.rawHeaders);
+    if (problem !== undefined) return refuse(client, problem);
     const url = incomingUrl(request);
     if (url === undefined) return refuse(client, "bad_request");
     const routed = await routing.route(url);
     if (typeof routed === "string") return refuse(client, routed);
     const forwarding: ForwardingInfo = {
       clientIp: client.remoteAddress,
-      proto: routed.target.proto,
+      // The scheme of the connection, never of an absolute-form request target.
+      proto: (client as Partial<TLSSocket>).encrypted ? "https" : "http",
       host: routed.target.authority,
     };
     const handshake = new Handshake(
@@ -91,7 +102,8 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     )}\r\n`;
     if (!upgraded) return relay(client, head, response);
     track(upgraded.socket);
-    client.write(head);
+    // Field values were decoded as Latin-1 by Node's parser: written back byte for byte.
+    client.write(head, "latin1");
     if (upgraded.head.length > 0) client.write(upgraded.head);
     metrics.upgradedConnections++;
     // An open tunnel counts as in flight on its backend until it closes, so power-of-two-choices spreads
@@ -128,7 +140,7 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
  */
 function relay(client: Socket, head: string, response: IncomingMessage): void {
   client.resume();
-  client.write(head);
+  client.write(head, "latin1");
   client.once("close", () => response.destroy());
   response.once("error", () => client.destroy());
   response.once("end", () => endThenDestroy(client));
@@ -136,7 +148,7 @@ function relay(client: Socket, head: string, response: IncomingMessage): void {
 }
 
 function statusLine(status: number, reason: string | undefined): string {
-  return `HTTP/1.1 ${status} ${reason || STATUS_CODES[status] || ""}\r\n`;
+  return `HTTP/1.1 ${status} ${reasonPhrase(reason) ?? STATUS_CODES[status] ?? ""}\r\n`;
 }
 
 /** A flat name, value list as header lines (Node's parser already refused CR, LF and NUL in them). */

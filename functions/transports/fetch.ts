@@ -1,3 +1,4 @@
+import { reasonPhrase } from "../core/headers.js";
 import { upstreamError } from "./connect-errors.js";
 import { originOf, type Upstream, type UpstreamRequest } from "./upstream.js";
 
@@ -51,7 +52,7 @@ export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstrea
       headers.delete("content-length");
       return new Response(response.body, {
         status: response.status,
-        statusText: response.statusText,
+        statusText: reasonPhrase(response.statusText) ?? "",
         headers,
       });
     },

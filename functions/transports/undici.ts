@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { type Dispatcher, Pool } from "undici";
+import { reasonPhrase } from "../core/headers.js";
 import { upstreamError } from "./connect-errors.js";
 import { originOf, type Upstream, type UpstreamTarget } from "./upstream.js";
 
@@ -113,7 +114,8 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
         throw upstreamError(error, request);
       }
       const headers = toWebHeaders(data.headers);
-      const init = { status: data.statusCode, statusText: data.statusText, headers };
+      // undici decodes the reason phrase as UTF-8: one past Latin-1 would make the Response constructor throw.
+      const init = { status: data.statusCode, statusText: reasonPhrase(data.statusText) ?? "", headers };
       if (NULL_BODY_STATUSES.has(data.statusCode) || request.method === "HEAD") {
         data.body.dump().catch(() => undefined);
         return new Response(null, init);

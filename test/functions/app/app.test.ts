@@ -36,10 +36,11 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     });
 
-    it("answers 503 no_endpoints when no snapshot was ever loaded", async () => {
+    it("answers 503 no_snapshot with Retry-After when no snapshot was ever loaded", async () => {
       const r = await router({ source: { current: () => undefined } });
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([503, '{"error":"no_endpoints"}']);
+      expect([res.status, res.body]).toEqual([503, '{"error":"no_snapshot"}']);
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     });
 
     it("answers 502 bad_gateway when every backend refuses connections", async () => {

@@ -25,9 +25,13 @@ describe("failureError", () => {
     ["timeout", "upstream_timeout"],
     ["connect", "bad_gateway"],
     ["transport", "bad_gateway"],
-    ["client", "bad_gateway"],
+    ["client", "client_closed"],
   ] as const)("answers a last %s failure with %s", (kind, expected) => {
     expect(failureError(kind)).toBe(expected);
+  });
+
+  it("answers a client that stalled sending its body with request_timeout (408), not a gateway error", () => {
+    expect(failureError("client", true)).toBe("request_timeout");
   });
 });
 
