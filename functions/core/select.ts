@@ -163,7 +163,8 @@ export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection 
     if (choice?.family === undefined) continue;
     const endpoints = candidate.record[choice.family].endpoints;
     if (choice.fallback) fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
-    else remote.push(...toBackends(candidate.cluster, endpoints, seen));
+    // A loop, not push(...): a spread of a large list overflows the stack (store/records.ts bounds it too).
+    else for (const backend of toBackends(candidate.cluster, endpoints, seen)) remote.push(backend);
   }
   pushTier(tiers, policy.cluster === undefined ? "all" : "remote", remote);
   pushTier(
