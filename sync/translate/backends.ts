@@ -1,11 +1,18 @@
 import { type CanonicalIp, canonicalIpWithSortKey, type IpFamily } from "../../lib/ip.js";
-import { canonicalEndpoint, type EndpointRecord, type FamilyRecord } from "../../store/records.js";
 import {
+  canonicalEndpoint,
+  type EndpointRecord,
+  endpointIpProblem,
+  type FamilyRecord,
+} from "../../store/records.js";
+import {
+  familyOfAddressType,
   type KubeEndpointSlice,
   type KubeService,
   namespaceOf,
   SERVICE_NAME_LABEL,
   SOURCE_CLUSTER_LABEL,
+  slicePortProblem,
 } from "./kube-objects.js";
 import type { PortBackends } from "./types.js";
 
@@ -48,12 +55,16 @@ interface ParsedAddress extends CanonicalIp {
 }
 type AddressParser = (text: string) => ParsedAddress | undefined;
 
-/** Each address is parsed once per translation, not once per Service port. */
+/**
+ * Each address is parsed once per translation, not once per Service port. Undefined for text that is not
+ * an IP literal, and for an address no record may hold (kube-objects.ts endpointAddressProblem says why).
+ */
 function memoisedParser(): AddressParser {
   const seen = new Map<string, ParsedAddress | undefined>();
   return (text) => {
     if (seen.has(text)) return seen.get(text);
-    const parsed = canonicalIpWithSortKey(text);
+    let parsed = canonicalIpWithSortKey(text);
+    if (parsed && endpointIpProblem(parsed.ip, parsed.family) !== undefined) parsed = undefined;
     seen.set(text, parsed);
     return parsed;
   };
@@ -73,17 +84,12 @@ interface Candidate {
   readonly sourceCluster: string | undefined;
 }
 
-/** Rule 2: the slice's address type decides the family; FQDN (deprecated) and unknown types add nothing. */
-const FAMILY_OF_ADDRESS_TYPE: Readonly<Record<string, IpFamily>> = { IPv4: "ipv4", IPv6: "ipv6" };
-
 function candidatesOf(
   slice: KubeEndpointSlice,
   servicePort: { readonly name: string; readonly protocol: string },
   parse: AddressParser,
 ): Candidate[] {
-  const family = Object.hasOwn(FAMILY_OF_ADDRESS_TYPE, slice.addressType)
-    ? FAMILY_OF_ADDRESS_TYPE[slice.addressType]
-    : undefined;
+  const family = familyOfAddressType(slice.addressType);
   if (family === undefined) return [];
   const port = targetPortOf(slice, servicePort);
   if (port === undefined) return [];
@@ -125,8 +131,8 @@ function targetPortOf(
     (port) => (port.name ?? "") === servicePort.name && (port.protocol ?? "TCP") === servicePort.protocol,
   );
   const number = match?.port;
-  if (number === undefined || number === null) return undefined;
-  if (!Number.isInteger(number) || number < 1 || number > 65535) return undefined;
+  if (number === undefined || number === null || slicePortProblem(match ?? {}) !== undefined)
+    return undefined;
   return number;
 }
 
