@@ -15,6 +15,9 @@ const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxVal
  */
 export const MAX_ENDPOINTS_PER_FAMILY = 10_000;
 
+/** Host names one record may list: every one is a route-index entry on every router. */
+export const MAX_HOSTS = 1_000;
+
 /** A serialised record longer than this (characters) is refused unparsed; 10,000 endpoints per list fit. */
 export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
 
@@ -101,7 +104,7 @@ export const RouteRecordSchema = v.object({
   v: v.literal(SCHEMA_VERSION),
   service: ServiceIdSchema,
   /** Lower-case host names, without port. */
-  hosts: v.pipe(v.array(HostSchema), v.minLength(1)),
+  hosts: v.pipe(v.array(v.unknown()), v.minLength(1), v.maxLength(MAX_HOSTS), v.array(HostSchema)),
   /** "/" when not annotated. */
   pathPrefix: PathPrefixSchema,
   port: ServicePortSchema,
@@ -113,7 +116,7 @@ export const ServiceRecordSchema = v.object({
   v: v.literal(SCHEMA_VERSION),
   cluster: ClusterNameSchema,
   service: ServiceIdSchema,
-  hosts: v.pipe(v.array(HostSchema), v.minLength(1)),
+  hosts: v.pipe(v.array(v.unknown()), v.minLength(1), v.maxLength(MAX_HOSTS), v.array(HostSchema)),
   pathPrefix: PathPrefixSchema,
   port: ServicePortSchema,
   ipv4: familySchemaOf("ipv4"),

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { sleep } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
 import { ChangeEntrySchema } from "../records.js";
 import { untilReady } from "./client.js";
@@ -34,6 +35,8 @@ export interface ChangeFeedsOptions {
   readonly redis: Redis | Cluster;
   readonly prefix: string;
   readonly logger: Logger;
+  /** Where malformed change entries are reported (once while a cluster's batches hold some). */
+  readonly warnings?: WarnOnce;
   /** XREAD BLOCK timeout; new clusters join the standalone feed within it. */
   readonly blockMs: number;
   /** CLIENT SETNAME of the blocking connections, so operators can find them. */
@@ -83,6 +86,7 @@ interface FeedScope {
 
 export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
   const { redis, prefix, logger, blockMs, signal } = options;
+  const warnings = options.warnings ?? createWarnOnce(logger);
   const loops = new Map<string, Promise<void>>();
   const connections = new Set<Redis>();
   const unhealthy = new Set<string>();
@@ -139,7 +143,7 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
         if (signal.aborted) break;
         if (reply) {
           const clusterOf = new Map(positions.map(({ key, cluster }) => [key, cluster]));
-          await options.apply(changesOf(reply, clusterOf, logger));
+          await options.apply(changesOf(reply, clusterOf, warnings));
           verify = reply.some(([, entries]) => entries.length >= READ_BATCH);
         }
         if (failures > 0) logger.info("change feed resumed", { feed: scope.id });
@@ -235,7 +239,7 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
 function changesOf(
   reply: [string, [string, string[]][]][],
   clusterOf: ReadonlyMap<string, string>,
-  logger: Logger,
+  warnings: WarnOnce,
 ): ClusterChanges[] {
   const changes: ClusterChanges[] = [];
   for (const [key, entries] of reply) {
@@ -243,10 +247,22 @@ function changesOf(
     const lastEntry = entries[entries.length - 1];
     if (cluster === undefined || !lastEntry) continue;
     const services = new Set<string>();
+    const invalid: string[] = [];
     for (const [entryId, fields] of entries) {
       const change = v.safeParse(ChangeEntrySchema, streamEntryFields(fields));
       if (change.success) services.add(change.output.service);
-      else logger.warn("skipping invalid change entry", { cluster, id: entryId });
+      else invalid.push(entryId);
+    }
+    // One line for a batch, and none for the next batches while they keep holding some: a sync may append
+    // thousands of entries to its own stream.
+    const problem = `change entries ${cluster}`;
+    if (invalid.length === 0) warnings.clear(problem);
+    else {
+      warnings.warn(problem, "invalid entries", "skipping invalid change entries", {
+        cluster,
+        count: invalid.length,
+        ids: invalid.slice(0, 5),
+      });
     }
     changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services] });
   }

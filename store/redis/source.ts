@@ -245,6 +245,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     redis,
     prefix,
     logger,
+    warnings,
     blockMs: options.blockMs ?? refreshIntervalMs,
     connectionName: options.connectionName ?? "edgeslice-router-changes",
     signal: closing.signal,

@@ -4,6 +4,7 @@ import {
   type EndpointRecord,
   endpointIpProblem,
   MAX_ENDPOINTS_PER_FAMILY,
+  MAX_HOSTS,
   MAX_RECORD_BYTES,
   SCHEMA_VERSION,
   type ServiceRecord,
@@ -85,6 +86,13 @@ describe("endpoint addresses a record may hold", () => {
       expect(errorOf(JSON.stringify({ ...record, hosts: [host] }))).toMatch(/^hosts\.0/);
     }
     expect(errorOf(JSON.stringify({ ...record, hosts: ["*.shop.test"] }))).toBeUndefined();
+  });
+
+  it("refuses a record listing more host names than the bound", () => {
+    const record = JSON.parse(recordWith([])) as ServiceRecord;
+    const hosts = Array.from({ length: MAX_HOSTS + 1 }, (_, i) => `h${i}.test`);
+    expect(errorOf(JSON.stringify({ ...record, hosts }))).toMatch(/^hosts:/);
+    expect(errorOf(JSON.stringify({ ...record, hosts: hosts.slice(1) }))).toBeUndefined();
   });
 
   it("round-trips the largest record it accepts", () => {

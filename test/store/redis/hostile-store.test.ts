@@ -43,6 +43,26 @@ describe("a hostile store", () => {
     expect(lines.filter((line) => line.level === "warn")).toHaveLength(1);
   });
 
+  it("reports a flood of invalid change entries in one line, not one per entry", async () => {
+    const prefix = bed.fresh();
+    const redis = bed.admin();
+    await heartbeat(redis, prefix, "east", 60_000);
+    await putRecord(redis, prefix, webRecord("127.0.0.1"));
+    const { logger, lines } = capturingLogger();
+    const source = await bed.startSource({ prefix, logger });
+    await untilServingWeb(source, "127.0.0.1", "east's record");
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 1_200; i++)
+      pipeline.xadd(clusterKeys(prefix, "east").changes, "*", "junk", String(i));
+    await pipeline.exec();
+    await putRecord(redis, prefix, webRecord("127.0.0.2"));
+    await untilServingWeb(source, "127.0.0.2", "the change after the junk");
+    const reports = warningsAbout(lines, "skipping invalid change entries");
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ cluster: "east" });
+    expect(Number(reports[0]?.count)).toBeGreaterThan(0);
+  });
+
   it("reports an invalid record once over many whole reloads (the Workers cache reloads on every TTL)", async () => {
     const prefix = bed.fresh();
     const redis = bed.admin();
