@@ -114,7 +114,9 @@ class Exchange implements Attempts<number> {
     return new Promise((resolve) => {
       const attempt = new UpstreamAttempt(this, backend, resolve);
       this.current = attempt;
-      if (this.deadline !== undefined) attempt.armTimer(remaining);
+      // With a body, this bounds the wait for a connection (a full pool queues) until undici asks for the
+      // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
+      attempt.armTimer(remaining);
       this.transport.poolFor(backend).dispatch(
         {
           method: this.method as Dispatcher.HttpMethod,
@@ -234,6 +236,10 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
     }
     if (this.#cause !== undefined) return;
     this.#settle(failedAttempt(this.#backend, undefined, error, this.#exchange.deps));
+  }
+
+  bodyStarted(): void {
+    clearTimeout(this.timer);
   }
 
   bodySent(): void {

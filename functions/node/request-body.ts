@@ -5,6 +5,8 @@ import type { CuttableAttempt } from "./attempt-bounds.js";
 
 /** What the body tells the attempt it streams to (node/proxy.ts). */
 export interface BodyAttempt extends CuttableAttempt {
+  /** undici connected and asks for the body: from now on the body's timers bound the upload. */
+  bodyStarted(): void;
   /** The whole body was handed to undici: the backend's time (per-try and total timeouts) starts. */
   bodySent(): void;
   /** The client went away or failed while sending its body: its doing, not the backend's. */
@@ -79,6 +81,7 @@ export class RequestBody {
         if (!attached) {
           attached = true;
           this.consumed = true;
+          attempt.bodyStarted();
           incoming.on("data", onData);
           incoming.once("end", onEnd);
           incoming.once("close", onClose);
