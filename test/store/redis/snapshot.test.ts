@@ -1,6 +1,5 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createJsonLogger } from "../../../lib/logger.js";
 import { clusterKeys } from "../../../store/keys.js";
 import { discoverClusters, loadCluster, loadSnapshot, readServices } from "../../../store/redis/snapshot.js";
 import { STREAM_START_ID } from "../../../store/redis/streams.js";

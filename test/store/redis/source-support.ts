@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { createJsonLogger, type Logger } from "../../../lib/logger.js";
+import type { Logger } from "../../../lib/logger.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../../store/redis/source.js";
 import type { Snapshot } from "../../../store/store.js";
 import { endpoint, heartbeat, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
