@@ -4,11 +4,13 @@ import {
   runConvergenceBench,
 } from "./convergence/convergence-bench.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
+import { formatWorkersReport } from "./workers/report.js";
+import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./workers/workers-bench.js";
 
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence` runs one part.
+ * everything works, not figures to quote). `--only proxy|convergence|workers` runs one part.
  */
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
@@ -72,6 +74,11 @@ const convergenceOptions: ConvergenceOptions = smoke
       changeSeconds: 10,
     };
 
+/** The issue's sizes (100 and 1,000 Services of 20 endpoints); the smoke run only checks the harness. */
+const workersOptions: WorkersBenchOptions = smoke
+  ? { sizes: [10, 50], endpointsPerService: 20, cpuRuns: 3, readers: WORKERS_READERS }
+  : { sizes: [100, 1000], endpointsPerService: 20, cpuRuns: 15, readers: WORKERS_READERS };
+
 /** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   const duration = Number(flagValue("--duration") ?? options.durationSeconds);
@@ -103,6 +110,12 @@ async function main(): Promise<void> {
     log("convergence bench ...");
     const results = await runConvergenceBench(convergenceOptions, log);
     console.log(formatConvergenceReport(results, convergenceOptions));
+    console.log("");
+  }
+  if (only === undefined || only === "workers") {
+    log("workers bench ...");
+    const results = await runWorkersBench(workersOptions, log);
+    console.log(formatWorkersReport(results));
     console.log("");
   }
 }

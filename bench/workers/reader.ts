@@ -1,0 +1,36 @@
+/**
+ * What the Workers bench measures: one isolate's view of the store, however it is kept. The current source
+ * reloads the whole store (whole-store-reader.ts); a delta reader plugs in as another column of
+ * WORKERS_READERS (workers-bench.ts) by implementing this and nothing else.
+ */
+export interface WorkersStoreReader {
+  /**
+   * One refresh of a warm isolate's cache, as it runs after a response once CACHE_TTL_MS has passed: opens its
+   * own connection(s) and closes them before it resolves (a socket cannot outlive a request in workerd).
+   * Resolves once the view is current; rejects when the refresh failed.
+   */
+  refresh(): Promise<void>;
+  /**
+   * The first request of a fresh isolate for `host`: everything it waits for before it can route, connections
+   * closed as in refresh. Called once, on a new reader. Rejects when `host` cannot be routed afterwards.
+   */
+  coldRequest(host: string): Promise<void>;
+  /**
+   * The backend addresses a request for `host` would be routed to now (any order), or undefined when none.
+   * The bench checks the view with it and charges its CPU to the refresh before it: a reader that defers work
+   * to the next request pays for it there.
+   */
+  addressesOf(host: string): readonly string[] | undefined;
+}
+
+/** Where a reader finds the store: its Redis (the counting proxy's URL, or Redis itself) and key prefix. */
+export interface WorkersStoreTarget {
+  readonly url: string;
+  readonly prefix: string;
+}
+
+/** One column of the report: a reader by name, or a placeholder ("n/a") until it exists. */
+export interface WorkersReaderColumn {
+  readonly name: string;
+  readonly create?: (target: WorkersStoreTarget) => WorkersStoreReader;
+}
