@@ -8,6 +8,7 @@ import { startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { SCHEMA_VERSION } from "../../store/records.js";
+import { eventually } from "../support/eventually.js";
 import { REDIS_URL, uniquePrefix } from "../support/redis.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -97,9 +98,19 @@ describe("node router process", () => {
       child.once("exit", (code) => reject(new Error(`router exited early with ${code}`)));
     });
 
-    const health = await fetch(`${url}/_edgeslice/healthz`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: "ok", clusters: [] });
+    // The router listens before its first store load: healthz answers 503 no_snapshot until that load lands,
+    // and "degraded" until the change feed is connected too.
+    let body: unknown;
+    await eventually(
+      async () => {
+        const health = await fetch(`${url}/_edgeslice/healthz`);
+        body = await health.json();
+        return health.status === 200 && (body as { status?: string }).status === "ok";
+      },
+      10_000,
+      () => `healthz answers 200 ok (last: ${JSON.stringify(body)})`,
+    );
+    expect(body).toMatchObject({ status: "ok", clusters: [] });
     const exited = once(child, "exit");
     child.kill("SIGTERM");
     const [code] = await exited;

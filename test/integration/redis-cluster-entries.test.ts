@@ -229,6 +229,12 @@ describe("the sync and the Node router on Redis Cluster", () => {
       { logger: silentLogger, host: "127.0.0.1", refreshIntervalMs: 100 },
     );
     closers.push(() => router.close());
+    // The router listens before its first store load; requests answer 503 no_snapshot until it lands.
+    await eventually(
+      async () => (await fetch(`${router.url}/_edgeslice/healthz`)).status === 200,
+      10_000,
+      "the router loaded a snapshot",
+    );
     const response = await request(router.url, { headers: { host: "web.cluster.test" } });
     await response.body.text();
     expect(response.statusCode).toBe(200);

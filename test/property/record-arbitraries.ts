@@ -1,6 +1,8 @@
 import fc from "fast-check";
+import { canonicalIp, type IpFamily } from "../../lib/ip.js";
 import {
   type EndpointRecord,
+  endpointIpProblem,
   type FamilyRecord,
   type HeartbeatRecord,
   type RouteRecord,
@@ -18,22 +20,30 @@ const pathPrefixArb = fc.oneof(
   fc.webPath().map((p) => (p.startsWith("/") ? p : `/${p}`)),
 );
 
-const endpointArb: fc.Arbitrary<EndpointRecord> = fc.record(
-  {
-    ip: fc.oneof(fc.ipV4(), fc.ipV6()).filter((ip) => ip.length >= 2 && ip.length <= 45),
-    port: portArb,
-    zone: dnsLabel,
-    forZones: fc.array(dnsLabel, { maxLength: 3 }),
-    sourceCluster: dnsLabel,
-  },
-  { requiredKeys: ["ip", "port"] },
-);
+/** Addresses a record may hold: the canonical literal of the family, and not a special range (store/records.ts). */
+const ipArb = (family: IpFamily): fc.Arbitrary<string> =>
+  (family === "ipv4" ? fc.ipV4() : fc.ipV6())
+    .map((ip) => canonicalIp(ip)?.ip ?? ip)
+    .filter((ip) => endpointIpProblem(ip, family) === undefined);
 
-const familyArb: fc.Arbitrary<FamilyRecord> = fc.record({
-  endpoints: fc.array(endpointArb, { maxLength: 5 }),
-  fallback: fc.boolean(),
-  draining: fc.array(endpointArb, { maxLength: 3 }),
-});
+const endpointArb = (family: IpFamily): fc.Arbitrary<EndpointRecord> =>
+  fc.record(
+    {
+      ip: ipArb(family),
+      port: portArb,
+      zone: dnsLabel,
+      forZones: fc.array(dnsLabel, { maxLength: 3 }),
+      sourceCluster: dnsLabel,
+    },
+    { requiredKeys: ["ip", "port"] },
+  );
+
+const familyArb = (family: IpFamily): fc.Arbitrary<FamilyRecord> =>
+  fc.record({
+    endpoints: fc.array(endpointArb(family), { maxLength: 5 }),
+    fallback: fc.boolean(),
+    draining: fc.array(endpointArb(family), { maxLength: 3 }),
+  });
 
 export const serviceRecordArb: fc.Arbitrary<ServiceRecord> = fc.record({
   v: fc.constant(SCHEMA_VERSION),
@@ -42,8 +52,8 @@ export const serviceRecordArb: fc.Arbitrary<ServiceRecord> = fc.record({
   hosts: fc.array(hostArb, { minLength: 1, maxLength: 3 }),
   pathPrefix: pathPrefixArb,
   port: fc.record({ name: fc.oneof(fc.constant(""), dnsLabel), number: portArb }),
-  ipv4: familyArb,
-  ipv6: familyArb,
+  ipv4: familyArb("ipv4"),
+  ipv6: familyArb("ipv6"),
 });
 
 export const routeRecordArb: fc.Arbitrary<RouteRecord> = serviceRecordArb.map((r) => ({
