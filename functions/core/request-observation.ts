@@ -37,12 +37,24 @@ export class RequestObservation {
   answered = false;
   /** When the response head went out, ms on the monotonic clock. */
   respondedAt = 0;
+  #lineTaken = false;
 
   constructor(requestId: string, method: string, started: number, logged: boolean) {
     this.requestId = requestId;
     this.method = method;
     this.started = started;
     this.logged = logged;
+  }
+
+  /**
+   * True the first time it is asked for a sampled request, false after and for any other: the one access
+   * log line, whichever of the places that see a request end (an error answer, the response's close) comes
+   * first.
+   */
+  takeLogLine(): boolean {
+    if (!this.logged || this.#lineTaken) return false;
+    this.#lineTaken = true;
+    return true;
   }
 
   /** A route matched: its series label the answer. */

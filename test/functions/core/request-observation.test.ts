@@ -128,6 +128,17 @@ describe("RequestObservation when the client leaves first", () => {
   });
 });
 
+describe("RequestObservation.takeLogLine", () => {
+  it("hands out the one line of a sampled request once", () => {
+    const seen = new RequestObservation("id-7", "GET", 0, true);
+    expect([seen.takeLogLine(), seen.takeLogLine()]).toEqual([true, false]);
+  });
+
+  it("never for a request the sample left out", () => {
+    expect(new RequestObservation("id-8", "GET", 0, false).takeLogLine()).toBe(false);
+  });
+});
+
 describe("batchedLines", () => {
   it("writes the lines of one turn as one chunk, each ending in a newline", () => {
     const chunks: string[] = [];
