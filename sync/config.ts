@@ -49,7 +49,7 @@ export const SyncEnvSchema = v.object({
   ),
   /** The cluster is stale for routers once this long passes without a heartbeat. */
   LEASE_MS: integerFromEnv(15_000, 1_000, 600_000),
-  /** Heartbeat period; 0 means LEASE_MS / 3. */
+  /** Heartbeat period; 0 means LEASE_MS / 5. */
   HEARTBEAT_MS: integerFromEnv(0, 0, 600_000),
   DEBOUNCE_MS: integerFromEnv(50, 0, 60_000),
   MAX_WAIT_MS: integerFromEnv(100, 1, 600_000),
@@ -62,8 +62,15 @@ export const SyncEnvSchema = v.object({
   /** Where the coordination.k8s.io Lease lives; defaults to the pod's own namespace. */
   LEASE_NAMESPACE: optionalText,
   LEASE_NAME: optionalText,
-  /** coordination Lease duration (seconds granularity on the API; given in ms here). */
-  LEADER_LEASE_MS: integerFromEnv(15_000, 1_000, 600_000),
+  /**
+   * coordination Lease duration (seconds granularity on the API; given in ms here), also the TTL of the
+   * store's writer fence. Short enough that a takeover after a crash fits within LEASE_MS (checked below).
+   */
+  LEADER_LEASE_MS: integerFromEnv(8_000, 1_000, 600_000),
+  /** Each watch asks the API server to end it after [T, 2T) s, then resumes from its resourceVersion. */
+  WATCH_TIMEOUT_SECONDS: integerFromEnv(300, 1, 3_600),
+  /** A watch silent for its own timeout plus this is half-dead: aborted and resumed (never a relist). */
+  WATCH_STALL_GRACE_MS: integerFromEnv(30_000, 100, 600_000),
   POD_NAME: optionalText,
   POD_NAMESPACE: optionalText,
   HOSTNAME: optionalText,
@@ -91,6 +98,10 @@ export interface SyncConfig {
   readonly leaseNamespace: string;
   readonly leaseName: string;
   readonly leaderLeaseMs: number;
+  /** TTL of the store's writer fence: LEADER_LEASE_MS with leader election, else at least 3 beats. */
+  readonly fenceMs: number;
+  readonly watchTimeoutSeconds: number;
+  readonly watchStallGraceMs: number;
   /** This replica's identity in the Lease and the heartbeat. */
   readonly identity: string;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -102,6 +113,8 @@ export function parseSyncConfig(
   fallbackIdentity: () => string = hostname,
 ): SyncConfig {
   const e = parseEnv(SyncEnvSchema, env, "sync");
+  const heartbeatMs = e.HEARTBEAT_MS > 0 ? e.HEARTBEAT_MS : Math.max(1, Math.floor(e.LEASE_MS / 5));
+  if (e.LEADER_ELECTION) checkLeaseTimings(e.LEASE_MS, heartbeatMs, e.LEADER_LEASE_MS);
   return {
     redis: redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "sync"),
     cluster: e.CLUSTER_NAME,
@@ -110,7 +123,7 @@ export function parseSyncConfig(
     port: e.SYNC_PORT,
     host: e.SYNC_HOST,
     leaseMs: e.LEASE_MS,
-    heartbeatMs: e.HEARTBEAT_MS > 0 ? e.HEARTBEAT_MS : Math.max(1, Math.floor(e.LEASE_MS / 3)),
+    heartbeatMs,
     debounceMs: e.DEBOUNCE_MS,
     maxWaitMs: e.MAX_WAIT_MS,
     resyncIntervalMs: e.RESYNC_INTERVAL_MS,
@@ -119,7 +132,56 @@ export function parseSyncConfig(
     leaseNamespace: e.LEASE_NAMESPACE ?? e.POD_NAMESPACE ?? "default",
     leaseName: e.LEASE_NAME ?? `edgeslice-sync-${e.CLUSTER_NAME}`,
     leaderLeaseMs: e.LEADER_LEASE_MS,
+    fenceMs: e.LEADER_ELECTION ? e.LEADER_LEASE_MS : Math.max(e.LEADER_LEASE_MS, 3 * heartbeatMs),
+    watchTimeoutSeconds: e.WATCH_TIMEOUT_SECONDS,
+    watchStallGraceMs: e.WATCH_STALL_GRACE_MS,
     identity: e.POD_NAME ?? e.HOSTNAME ?? fallbackIdentity(),
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/** The leader renews the Lease at a third of its duration (client-go's proportions). */
+export const renewIntervalMs = (leaderLeaseMs: number) => Math.max(100, Math.floor(leaderLeaseMs / 3));
+/** A candidate retries at a sixth, jittered by up to 20 % (kube/leader.ts). */
+export const retryIntervalMs = (leaderLeaseMs: number) => Math.max(100, Math.floor(leaderLeaseMs / 6));
+
+/** Allowance for the takeover's Lease read and write, the fence, and the new leader's first heartbeat. */
+export const TAKEOVER_ALLOWANCE_MS = 1_000;
+
+/**
+ * The longest a standby needs after the leader crashed to hold the Lease: the Lease records whole seconds,
+ * the standby counts them from its first look at the last renewal (up to one jittered retry period, 1.2 x
+ * LEADER_LEASE_MS / 6, after it) and tries again the moment they are up (kube/leader.ts).
+ */
+export function takeoverMs(leaderLeaseMs: number): number {
+  const leaseMs = Math.max(1, Math.ceil(leaderLeaseMs / 1000)) * 1000;
+  return leaseMs + Math.ceil(1.2 * retryIntervalMs(leaderLeaseMs)) + TAKEOVER_ALLOWANCE_MS;
+}
+
+/**
+ * With several replicas the cluster must never look stale to routers while a standby takes over from a
+ * crashed leader. The store lease outlives the leader's last beat by LEASE_MS, and that beat came up to
+ * HEARTBEAT_MS before the crash; the fence (TTL LEADER_LEASE_MS, renewed by each beat) is free by the time
+ * the Lease is, so the new leader beats takeoverMs after the crash at worst. Hence LEASE_MS - HEARTBEAT_MS
+ * must exceed takeoverMs(LEADER_LEASE_MS); and a beat must come at least twice per fence TTL.
+ */
+function checkLeaseTimings(leaseMs: number, heartbeatMs: number, leaderLeaseMs: number): void {
+  const takeover = takeoverMs(leaderLeaseMs);
+  const problems: string[] = [];
+  if (leaseMs - heartbeatMs <= takeover) {
+    problems.push(
+      `LEASE_MS (${leaseMs}) minus HEARTBEAT_MS (${heartbeatMs}) must exceed the longest takeover after a ` +
+        `leader crash, ${takeover} ms (LEADER_LEASE_MS ${leaderLeaseMs} rounded up to seconds, plus a jittered ` +
+        `retry period of 1.2 x LEADER_LEASE_MS / 6, plus ${TAKEOVER_ALLOWANCE_MS} ms for the takeover's ` +
+        "requests and first heartbeat), or routers see the cluster stale during every takeover: raise LEASE_MS " +
+        "or lower HEARTBEAT_MS or LEADER_LEASE_MS",
+    );
+  }
+  if (2 * heartbeatMs > leaderLeaseMs) {
+    problems.push(
+      `HEARTBEAT_MS (${heartbeatMs}) must be at most half of LEADER_LEASE_MS (${leaderLeaseMs}), the TTL of ` +
+        "the writer fence each heartbeat renews, so one lost beat does not drop the fence",
+    );
+  }
+  if (problems.length > 0) throw new Error(`invalid sync configuration: ${problems.join("; ")}`);
 }

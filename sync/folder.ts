@@ -40,9 +40,23 @@ export async function publishFromFolder(
   const redis = connectRedis(config.redis, logger, metrics);
   try {
     if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
+    const writer = createRedisWriter(redis, {
+      prefix: config.prefix,
+      cluster: config.cluster,
+      fence: { holder: config.identity, ttlMs: config.fenceMs },
+    });
+    // The same writer fence as a live sync's: never publish over a replica that writes this cluster.
+    const fence = await writer.fence?.acquire(0);
+    if (fence && !fence.held) {
+      logger.error("another sync writes this cluster; stop it first", {
+        cluster: config.cluster,
+        holder: fence.holder,
+      });
+      return 1;
+    }
     const pipeline = createPublishPipeline({
       cache: cacheFromObjects(loaded.services, loaded.slices),
-      writer: createRedisWriter(redis, { prefix: config.prefix, cluster: config.cluster }),
+      writer,
       // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
       valve: { ...config.valve, holdMs: 0 },
       holder: config.identity,
@@ -66,6 +80,7 @@ export async function publishFromFolder(
     });
     if (!options.once) await shutdownSignal(logger);
     await pipeline.stop();
+    await writer.fence?.release();
     return 0;
   } catch (error) {
     logger.error("publishing manifests failed", { error });

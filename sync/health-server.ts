@@ -9,6 +9,15 @@ export interface Readiness {
   readonly synced: boolean;
   /** The Redis connection is ready. */
   readonly redis: boolean;
+  /** Detail, not checks: this replica writes to the store. */
+  readonly publishing?: boolean;
+  /**
+   * Detail: since when (RFC 3339) the API server has not answered. The sync stays ready meanwhile: it keeps
+   * serving its last known state (fail static), and a restart would lose that state.
+   */
+  readonly apiserverUnreachableSince?: string;
+  /** Detail: informers the API server has refused (401/403) past the report bound: an RBAC problem. */
+  readonly refused?: readonly string[];
 }
 
 export interface HealthServerOptions {
@@ -27,7 +36,7 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-/** /healthz (the process answers), /readyz (synced and Redis reachable), /metrics (Prometheus). */
+/** /healthz (the process answers), /readyz (synced and Redis reachable, with detail), /metrics (Prometheus). */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];

@@ -3,13 +3,17 @@ import { settlesWithin } from "../lib/async.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
 import { createRedisWriter } from "../store/redis/writer.js";
+import type { ClusterWriter, WriterFence } from "../store/store.js";
 import type { SyncConfig } from "./config.js";
 import { type LeaderElector, type LeaderElectorFactory, leaseElector } from "./elector.js";
 import { type HealthServer, startHealthServer } from "./health-server.js";
 import { type ClusterWatch, createClusterWatch } from "./kube/cluster-watch.js";
+import { createKubeApi } from "./kube/kube-api.js";
+import { createReachability, type Reachability } from "./kube/reachability.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import { createPublishPipeline } from "./publish/pipeline.js";
 import type { Reconciler } from "./publish/reconciler.js";
+import { createPublishRole } from "./publish-role.js";
 import { closeRedis, connectRedis } from "./redis-connection.js";
 
 export interface LiveOptions {
@@ -27,16 +31,19 @@ export interface LiveSync {
   readonly metrics: SyncMetrics;
   readonly watch: ClusterWatch;
   readonly reconciler: Reconciler;
-  /** True while this replica publishes (leader, synced). */
+  readonly reachability: Reachability;
+  /** True while this replica publishes (holds the writer fence, synced). */
   publishing(): boolean;
-  /** Graceful stop: stop watching, flush pending writes, release the Lease, close Redis. Idempotent. */
+  /** Graceful stop: stop watching, flush pending writes, release the Lease, then the fence, close Redis. */
   stop(): Promise<void>;
 }
 
 /**
- * Live mode: informers → reconciler → Redis, with leader election, heartbeat and the health server.
- * Publishing starts only once the informers completed their first full list AND this replica leads;
- * it stops the moment leadership is lost.
+ * Live mode: informers → reconciler → Redis, with leader election, the writer fence (publish-role.ts),
+ * heartbeat and the health server. Publishing starts only once the informers completed their first full list
+ * AND this replica holds the Lease and the fence; it stops the moment the fence is lost, or the Lease is lost
+ * to another replica. While the API server cannot be reached the leader keeps publishing its last known
+ * state (fail static), and says since when in its heartbeat record, /readyz and /metrics.
  *
  * @example
  * const live = await startLive(parseSyncConfig(process.env), { logger });
@@ -48,97 +55,130 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
-  const writer = createRedisWriter(redis, { prefix: config.prefix, cluster: config.cluster });
+  const fenced = createRedisWriter(redis, {
+    prefix: config.prefix,
+    cluster: config.cluster,
+    fence: { holder: config.identity, ttlMs: config.fenceMs },
+  }) as ClusterWriter & { fence: WriterFence };
+  const api = createKubeApi(kubeConfig);
+  const reachability = createReachability({ logger });
 
   let reconciler: Reconciler | undefined;
   const watch = createClusterWatch({
     kubeConfig,
+    api,
+    reachability,
     namespaces: config.namespaces,
     logger,
     resyncIntervalMs: config.resyncIntervalMs,
-    onServiceChanged: (namespace, name) => reconciler?.markDirty(namespace, name),
+    watchTimeoutSeconds: config.watchTimeoutSeconds,
+    stallGraceMs: config.watchStallGraceMs,
+    onServiceChanged: (namespace, name, receivedAt) => reconciler?.markDirty(namespace, name, receivedAt),
     onResync: () => void reconciler?.fullResync(),
     onError: () => metrics.count("informerRestarts"),
+    observer: {
+      relisted: (resource, reason) => metrics.relisted(resource, reason),
+      watchRestarted: (resource, reason) => metrics.watchRestarted(resource, reason),
+    },
+  });
+
+  let elector: LeaderElector | undefined;
+  const role = createPublishRole({
+    writer: fenced,
+    leaderElection: config.leaderElection,
+    claimMs: config.leaderLeaseMs,
+    synced: () => watch.synced,
+    kickElection: () => elector?.kick?.(),
+    logger,
+    metrics,
+    publish: async () => {
+      // Refresh the lease of a cluster routers already know before the re-push, which may take a while
+      // after a takeover; a cluster never registered is announced only once it is whole (heartbeat.start).
+      const beat = {
+        holder: config.identity,
+        leaseMs: config.leaseMs,
+        at: Date.now(),
+        ifRegistered: true,
+        apiserverUnreachableSince: reachability.unreachableSince,
+      };
+      await fenced.heartbeat(beat).catch(() => false);
+      await pipeline.reconciler.enable();
+      pipeline.heartbeat.start();
+    },
+    unpublish: async () => {
+      await pipeline.heartbeat.stop();
+      await pipeline.reconciler.disable();
+    },
   });
   const pipeline = createPublishPipeline({
     cache: watch,
-    writer,
+    writer: role.writer,
     valve: config.valve,
     holder: config.identity,
     leaseMs: config.leaseMs,
     heartbeatMs: config.heartbeatMs,
     repushWhenStoreLost: true,
+    unreachableSince: () => reachability.unreachableSince,
     logger,
     metrics,
     timing: { debounceMs: config.debounceMs, maxWaitMs: config.maxWaitMs },
   });
-  const { heartbeat } = pipeline;
-  const activeReconciler = pipeline.reconciler;
-  reconciler = activeReconciler;
-
-  let leading = !config.leaderElection;
-  let stopping = false;
-  // Leadership and sync events arrive from different sources; one queue keeps enable/disable in order.
-  let transitions: Promise<void> = Promise.resolve();
-  const reconcileRole = () => {
-    transitions = transitions.then(async () => {
-      const shouldPublish = leading && watch.synced && !stopping;
-      metrics.set("leader", leading ? 1 : 0);
-      if (shouldPublish && !activeReconciler.enabled) {
-        logger.info("publishing to the store", { cluster: config.cluster, identity: config.identity });
-        await activeReconciler.enable();
-        heartbeat.start();
-      } else if (!shouldPublish && activeReconciler.enabled) {
-        logger.info("no longer publishing", { cluster: config.cluster, leading, synced: watch.synced });
-        await heartbeat.stop();
-        await activeReconciler.disable();
-      }
-    });
-    return transitions;
-  };
+  reconciler = pipeline.reconciler;
 
   redis.on("ready", () => {
-    if (!activeReconciler.enabled) return;
+    if (!pipeline.reconciler.enabled) return;
     // Redis may have restarted empty: compare everything and re-push what is missing, then beat at once.
     // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
-    // Redis was reachable never wrote; the next periodic beat is up to LEASE_MS / 3 away. No beat leaves
+    // Redis was reachable never wrote; the next periodic beat is up to HEARTBEAT_MS away. No beat leaves
     // during the re-push, so routers keep their last view (fail static) until every record is back.
     pipeline.repushBeforeBeating();
   });
 
-  let elector: LeaderElector | undefined;
   if (config.leaderElection) {
-    const makeElector = options.elector ?? leaseElector(config, kubeConfig, logger);
+    const makeElector = options.elector ?? leaseElector(config, kubeConfig, logger, { api, reachability });
     elector = makeElector({
-      onStartedLeading: () => {
-        leading = true;
-        void reconcileRole();
-      },
-      onStoppedLeading: () => {
-        leading = false;
-        void reconcileRole();
-      },
+      onStartedLeading: () => role.startedLeading(),
+      onStoppedLeading: (reason) => role.stoppedLeading(reason),
+      onHeldByAnother: () => role.heldByAnother(),
     });
   }
 
+  metrics.beforeRender(() => {
+    const since = reachability.unreachableSince;
+    metrics.set("apiserverReachable", since === undefined ? 1 : 0);
+    metrics.set("apiserverUnreachableSince", since === undefined ? 0 : Math.floor(since / 1000));
+    metrics.set("informersRefused", watch.health().refused.length);
+  });
   const health: HealthServer = await startHealthServer({
     port: config.port,
     host: config.host,
     metrics,
-    readiness: () => ({ synced: watch.synced, redis: redis.status === "ready" }),
+    readiness: () => {
+      const since = reachability.unreachableSince;
+      const refused = watch.health().refused;
+      return {
+        synced: watch.synced,
+        redis: redis.status === "ready",
+        publishing: role.publishing,
+        ...(since === undefined ? {} : { apiserverUnreachableSince: new Date(since).toISOString() }),
+        ...(refused.length === 0 ? {} : { refused }),
+      };
+    },
   });
 
+  let stopping = false;
   const synced = watch.start().then(
     () => {
       metrics.set("synced", 1);
-      return reconcileRole();
+      return role.update();
     },
     (error: unknown) => {
       if (!stopping) logger.error("informers failed to start", { error });
     },
   );
+  role.start();
   await elector?.start();
-  if (!config.leaderElection) metrics.set("leader", 1);
+  if (!config.leaderElection) void role.update();
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -146,16 +186,18 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
       stopping = true;
       await watch.stop();
       await synced;
-      if (activeReconciler.enabled) {
-        if (!(await settlesWithin(activeReconciler.flush(), options.flushTimeoutMs ?? 5_000))) {
+      if (pipeline.reconciler.enabled) {
+        if (!(await settlesWithin(pipeline.reconciler.flush(), options.flushTimeoutMs ?? 5_000))) {
           logger.warn("pending writes not flushed before the shutdown deadline", {
-            pending: activeReconciler.pending,
+            pending: pipeline.reconciler.pending,
           });
         }
       }
+      await role.stop();
       await pipeline.stop();
-      await transitions;
+      // The Lease first, then the fence: a standby that sees the fence free finds the Lease free too.
       await elector?.stop();
+      await role.release();
       await health.close();
       await closeRedis(redis);
       logger.info("sync stopped", { cluster: config.cluster });
@@ -167,8 +209,9 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     healthPort: health.address.port,
     metrics,
     watch,
-    reconciler: activeReconciler,
-    publishing: () => activeReconciler.enabled,
+    reconciler: pipeline.reconciler,
+    reachability,
+    publishing: () => role.publishing && pipeline.reconciler.enabled,
     stop,
   };
 }

@@ -1,6 +1,6 @@
-import { renderFamilies } from "../lib/prometheus.js";
+import { CounterFamily, HistogramFamily, type MetricFamily, renderFamilies } from "../lib/prometheus.js";
 
-/** The sync worker's Prometheus metrics: a handful of counters and gauges, labelled with the cluster. */
+/** The sync worker's Prometheus metrics: counters and gauges labelled with the cluster, and a few families. */
 const COUNTERS = {
   writes: ["edgeslice_sync_writes_total", "Service records written (put) to the store."],
   deletes: ["edgeslice_sync_deletes_total", "Service records removed from the store."],
@@ -40,7 +40,27 @@ const GAUGES = {
     "Unix time of the last successful heartbeat.",
   ],
   dirtyServices: ["edgeslice_sync_dirty_services", "Services waiting to be reconciled."],
+  apiserverReachable: [
+    "edgeslice_sync_apiserver_reachable",
+    "1 while the Kubernetes API server answers this replica; 0 while it serves its last known state.",
+  ],
+  apiserverUnreachableSince: [
+    "edgeslice_sync_apiserver_unreachable_since_timestamp_seconds",
+    "Unix time since which the API server has not answered; 0 while it answers.",
+  ],
+  lastPublish: [
+    "edgeslice_sync_last_publish_timestamp_seconds",
+    "Unix time of the last Service record written to or removed from the store.",
+  ],
+  fenceHeld: ["edgeslice_sync_writer_fence_held", "1 while this replica holds the store's writer fence."],
+  informersRefused: [
+    "edgeslice_sync_informers_refused",
+    "Informers the API server has refused (401/403) for longer than the report bound: an RBAC problem.",
+  ],
 } as const;
+
+/** Event-to-published latency buckets, seconds: a debounce (50-100 ms) up to a held or retried write. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export type CounterName = keyof typeof COUNTERS;
 export type GaugeName = keyof typeof GAUGES;
@@ -49,6 +69,16 @@ export interface SyncMetrics {
   count(name: CounterName, by?: number): void;
   set(name: GaugeName, value: number): void;
   get(name: CounterName | GaugeName): number;
+  /** A Service record written or removed `ms` after the watch event that caused it was received. */
+  published(ms: number | undefined, at: number): void;
+  /** A LIST after the first one, by resource and reason (410 Gone: `expired`). */
+  relisted(resource: string, reason: string): void;
+  /** A watch resumed or restarted, by resource and reason (`timeout`, `stalled`, `failed`, ...). */
+  watchRestarted(resource: string, reason: string): void;
+  /** Labelled counts for tests: relists or watch restarts of `resource` for `reason`. */
+  countOf(family: "relists" | "watchRestarts", resource: string, reason: string): number;
+  /** Runs before every render: the place to copy values that live elsewhere into gauges. */
+  beforeRender(collect: () => void): void;
   /** The text exposition, served at /metrics. */
   render(): string;
 }
@@ -62,6 +92,25 @@ export interface SyncMetrics {
  */
 export function createSyncMetrics(labels: Readonly<Record<string, string>> = {}): SyncMetrics {
   const values = new Map<string, number>();
+  const labelNames = Object.keys(labels);
+  const labelValues = Object.values(labels);
+  const latency = new HistogramFamily(
+    "edgeslice_sync_event_to_published_seconds",
+    "From a watch event's arrival to the Service record it changed written to the store.",
+    labelNames,
+    LATENCY_BUCKETS,
+  );
+  const relists = new CounterFamily(
+    "edgeslice_sync_relists_total",
+    "LISTs after the first, by resource and reason (expired: 410 Gone).",
+    [...labelNames, "resource", "reason"],
+  );
+  const watchRestarts = new CounterFamily(
+    "edgeslice_sync_watch_restarts_total",
+    "Watches resumed or restarted, by resource and reason (timeout: the server ended it, as it ends every watch).",
+    [...labelNames, "resource", "reason"],
+  );
+  const collectors: (() => void)[] = [];
   const family = (type: "counter" | "gauge", key: string, [name, help]: readonly [string, string]) => ({
     name,
     type,
@@ -78,11 +127,32 @@ export function createSyncMetrics(labels: Readonly<Record<string, string>> = {})
     get(name) {
       return values.get(name) ?? 0;
     },
+    published(ms, at) {
+      values.set("lastPublish", Math.floor(at / 1000));
+      if (ms !== undefined) latency.child(...labelValues).observe(Math.max(0, ms) / 1000);
+    },
+    relisted(resource, reason) {
+      relists.child(...labelValues, resource, reason).inc();
+    },
+    watchRestarted(resource, reason) {
+      watchRestarts.child(...labelValues, resource, reason).inc();
+    },
+    countOf(which, resource, reason) {
+      return (which === "relists" ? relists : watchRestarts).child(...labelValues, resource, reason).value;
+    },
+    beforeRender(collect) {
+      collectors.push(collect);
+    },
     render() {
-      return renderFamilies([
+      for (const collect of collectors) collect();
+      const families: MetricFamily[] = [
         ...Object.entries(COUNTERS).map(([key, text]) => family("counter", key, text)),
         ...Object.entries(GAUGES).map(([key, text]) => family("gauge", key, text)),
-      ]);
+        latency.family(),
+        relists.family(),
+        watchRestarts.family(),
+      ];
+      return renderFamilies(families);
     },
   };
 }

@@ -1,6 +1,33 @@
+/** An API server answer other than success, with its metav1.Status fields when the body carried them. */
+export class ApiStatusError extends Error {
+  readonly statusCode: number;
+  readonly reason: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(statusCode: number, body: unknown, retryAfterSeconds?: number) {
+    const status = statusFields(body);
+    super(status.message ?? `the API server answered ${statusCode}`);
+    this.name = "ApiStatusError";
+    this.statusCode = statusCode;
+    this.reason = status.reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The fields of a metav1.Status (a failed response's body, or a watch ERROR event's object). */
+export function statusFields(body: unknown): { code?: number; reason?: string; message?: string } {
+  if (typeof body !== "object" || body === null) return {};
+  const { code, reason, message } = body as Record<string, unknown>;
+  return {
+    ...(typeof code === "number" ? { code } : {}),
+    ...(typeof reason === "string" ? { reason } : {}),
+    ...(typeof message === "string" ? { message } : {}),
+  };
+}
+
 /**
- * HTTP status of a client-node error, undefined when it carries none (a refused connection, a timeout):
- * the generated APIs throw ApiException with `code`, Watch rejects with an error carrying `statusCode`.
+ * HTTP status of an error, undefined when it carries none (a refused connection, a timeout): ours
+ * (ApiStatusError), or any error with a numeric `statusCode` or `code`.
  */
 export function statusOf(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
@@ -8,4 +35,31 @@ export function statusOf(error: unknown): number | undefined {
   if (typeof statusCode === "number") return statusCode;
   if (typeof code === "number") return code;
   return undefined;
+}
+
+/**
+ * What a failed request means to the sync:
+ * - `unreachable`: no answer (refused, reset, timed out), 5xx, 429: the API server is down, starting or
+ *   overloaded; retry soon, keep serving what is known.
+ * - `forbidden`: 401/403. During start-up an API server answers 403 for about a second before its RBAC cache
+ *   is ready, so one is retried quietly; only a refusal that persists is an RBAC problem.
+ * - `expired`: the resourceVersion can no longer be resumed (410 Gone, or 504 "Too large resource version"
+ *   after an etcd restore, as client-go's reflector treats it): list again.
+ * - `rejected`: any other 4xx, which a retry will not change.
+ */
+export type FailureKind = "unreachable" | "forbidden" | "expired" | "rejected";
+
+export function failureKind(error: unknown): FailureKind {
+  const status = statusOf(error);
+  if (status === undefined) return "unreachable";
+  return statusKind(status, error instanceof ApiStatusError ? error.message : "");
+}
+
+/** failureKind for an HTTP status or a watch ERROR event's Status code. */
+export function statusKind(status: number, message = ""): FailureKind {
+  if (status === 410) return "expired";
+  if (status === 504 && /too large resource version/i.test(message)) return "expired";
+  if (status === 401 || status === 403) return "forbidden";
+  if (status === 429 || status >= 500) return "unreachable";
+  return "rejected";
 }

@@ -1,29 +1,58 @@
-import { CoreV1Api, DiscoveryV1Api } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { BackoffPolicy } from "../../lib/backoff.js";
+import type { Logger } from "../../lib/logger.js";
 import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
-import { type InformerTuning, type SupervisedInformer, superviseInformer } from "./informer.js";
+import { createKubeApi, type KubeApi } from "./kube-api.js";
+import { createReachability, type Reachability } from "./reachability.js";
+import { createReflector, type Reflector, type ReflectorObserver } from "./reflector.js";
 
-export interface ClusterWatchOptions extends InformerTuning {
-  /** undefined or [] = all namespaces; otherwise one informer pair per namespace (WATCH_NAMESPACES). */
+export interface ClusterWatchOptions {
+  readonly kubeConfig: KubeConfig;
+  /** The HTTP client to use; one over kubeConfig by default. */
+  readonly api?: KubeApi | undefined;
+  readonly logger: Logger;
+  /** Shared with leader election so every request tells whether the API server answers. */
+  readonly reachability?: Reachability | undefined;
+  /** undefined or [] = all namespaces; otherwise one reflector pair per namespace (WATCH_NAMESPACES). */
   readonly namespaces?: readonly string[] | undefined;
   /**
-   * After the cache changed for a Service or one of its slices (fired for the initial LIST too). A slice
-   * relabelled to another Service, or deleted, fires for the old Service too.
+   * After the cache changed for a Service or one of its slices (fired for the initial LIST too), with when
+   * the change was read from the API server. A slice relabelled to another Service, or deleted, fires for
+   * the old Service too.
    */
-  readonly onServiceChanged: (namespace: string, name: string) => void;
+  readonly onServiceChanged: (namespace: string, name: string, receivedAt: number) => void;
   /** Every resyncIntervalMs once synced: recompute everything. */
   readonly onResync?: (() => void) | undefined;
   /** 5 min by default, 0 = off. */
   readonly resyncIntervalMs?: number | undefined;
+  /** Every list/watch failure (the reflector retries by itself; this is for metrics). */
+  readonly onError?: ((error: unknown) => void) | undefined;
+  /** Relists and watch restarts by resource and reason, for metrics. */
+  readonly observer?: ReflectorObserver | undefined;
+  /** WATCH_TIMEOUT_SECONDS: each watch lasts [T, 2T) s on the server, then resumes. 300 by default. */
+  readonly watchTimeoutSeconds?: number | undefined;
+  /** WATCH_STALL_GRACE_MS: a watch silent for its timeout plus this is half-dead. 30 s by default. */
+  readonly stallGraceMs?: number | undefined;
+  /** Retry delays after failures the API server recovers from; 200 ms .. 1 s, jittered, by default. */
+  readonly retry?: BackoffPolicy | undefined;
+  /** A 401/403 persisting this long is an RBAC problem: logged at error level, shown in health(). 10 s. */
+  readonly forbiddenReportMs?: number | undefined;
+  /** Items per LIST page. */
+  readonly pageSize?: number | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly now?: (() => number) | undefined;
 }
 
 export interface ClusterWatchHealth {
-  /** The first full LIST of every informer has been applied. */
+  /** The first full LIST of every reflector has been applied. */
   readonly synced: boolean;
   /** Last list result, watch event or bookmark (epoch ms), null before any. */
   readonly lastEventAt: number | null;
-  /** Informer restarts after errors or a stalled watch. */
+  /** Watch restarts after errors, stalls or an expired resourceVersion. */
   readonly restarts: number;
+  /** Reflectors the API server has refused (401/403) for longer than forbiddenReportMs. */
+  readonly refused: readonly string[];
 }
 
 export interface ClusterWatch extends ClusterCache {
@@ -35,9 +64,10 @@ export interface ClusterWatch extends ClusterCache {
 }
 
 /**
- * Watches Services and EndpointSlices (discovery.k8s.io/v1) of one cluster with client-node's real
- * informers (ListWatch, kept alive by informer.ts) and keeps the validated cache the reconciler reads
- * (cluster-index.ts). An object that fails validation is logged and left out; everything else keeps flowing.
+ * Watches Services and EndpointSlices (discovery.k8s.io/v1) of one cluster with reflectors (reflector.ts:
+ * paged LIST, then WATCH resumed from the last resourceVersion) that feed the one validated cache the
+ * reconciler reads (cluster-index.ts). An object that fails validation is logged and left out; everything
+ * else keeps flowing.
  *
  * @example
  * const watch = createClusterWatch({ kubeConfig, namespaces, logger, onServiceChanged: reconciler.markDirty });
@@ -48,50 +78,69 @@ export interface ClusterWatch extends ClusterCache {
 export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   const logger = options.logger;
   const index = new ClusterIndex();
-  const notify = (changed: readonly ServiceRef[]) => {
+  const notify = (changed: readonly ServiceRef[], receivedAt: number) => {
     for (const ref of changed) {
       try {
-        options.onServiceChanged(ref.namespace, ref.name);
+        options.onServiceChanged(ref.namespace, ref.name, receivedAt);
       } catch (error) {
         logger.error("onServiceChanged threw", { namespace: ref.namespace, service: ref.name, error });
       }
     }
   };
-  const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const discovery = options.kubeConfig.makeApiClient(DiscoveryV1Api);
+  const api = options.api ?? createKubeApi(options.kubeConfig);
+  const reachability = options.reachability ?? createReachability({ logger, now: options.now });
+  const now = options.now ?? Date.now;
+  const forbiddenReportMs = options.forbiddenReportMs ?? 10_000;
+  const tuning = {
+    api,
+    logger,
+    reachability,
+    watchTimeoutSeconds: options.watchTimeoutSeconds,
+    stallGraceMs: options.stallGraceMs,
+    retry: options.retry,
+    forbiddenReportMs,
+    pageSize: options.pageSize,
+    random: options.random,
+    now: options.now,
+    observer: {
+      ...options.observer,
+      failed(resource: string, error: unknown) {
+        options.observer?.failed?.(resource, error);
+        try {
+          options.onError?.(error);
+        } catch (callbackError) {
+          logger.error("onError threw", { error: callbackError });
+        }
+      },
+    },
+  };
   const scopes: readonly (string | undefined)[] =
     options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
 
-  const informers: SupervisedInformer[] = [];
+  const informers: Reflector[] = [];
   for (const namespace of scopes) {
     const where = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
     const scopeLabel = namespace ?? "all namespaces";
     informers.push(
-      superviseInformer(
+      createReflector(
         {
           label: `services (${scopeLabel})`,
+          resource: "services",
           path: `/api/v1${where}/services`,
-          list: () =>
-            namespace === undefined
-              ? core.listServiceForAllNamespaces()
-              : core.listNamespacedService({ namespace }),
-          onUpsert: (object) => notify(index.upsertService(object, logger)),
-          onDelete: (object) => notify(index.deleteService(object)),
+          onUpsert: (object, at) => notify(index.upsertService(object, logger), at),
+          onDelete: (object, at) => notify(index.deleteService(object), at),
         },
-        options,
+        tuning,
       ),
-      superviseInformer(
+      createReflector(
         {
           label: `endpointslices (${scopeLabel})`,
+          resource: "endpointslices",
           path: `/apis/discovery.k8s.io/v1${where}/endpointslices`,
-          list: () =>
-            namespace === undefined
-              ? discovery.listEndpointSliceForAllNamespaces()
-              : discovery.listNamespacedEndpointSlice({ namespace }),
-          onUpsert: (object) => notify(index.upsertSlice(object, logger)),
-          onDelete: (object) => notify(index.deleteSlice(object)),
+          onUpsert: (object, at) => notify(index.upsertSlice(object, logger), at),
+          onDelete: (object, at) => notify(index.deleteSlice(object), at),
         },
-        options,
+        tuning,
       ),
     );
   }
@@ -115,6 +164,12 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
         synced: allSynced(),
         lastEventAt: times.length > 0 ? Math.max(...times) : null,
         restarts: informers.reduce((sum, informer) => sum + informer.restarts, 0),
+        refused: informers
+          .filter((informer) => {
+            const since = informer.forbiddenSince;
+            return since !== undefined && now() - since >= forbiddenReportMs;
+          })
+          .map((informer) => informer.label),
       };
     },
     async start() {

@@ -1,5 +1,3 @@
-import { type V1Lease, V1MicroTime } from "@kubernetes/client-node";
-
 /**
  * What leader election reads from and writes into a coordination.k8s.io/v1 Lease, as client-go's
  * leaderelection package does (https://kubernetes.io/docs/concepts/architecture/leases/). Pure.
@@ -11,6 +9,22 @@ import { type V1Lease, V1MicroTime } from "@kubernetes/client-node";
  *   just started waits one lease duration before taking a lease whose holder died without releasing it.
  * - Lease times are metav1.MicroTime (RFC 3339 with microseconds); leaseDurationSeconds is an integer.
  */
+
+/** A coordination.k8s.io/v1 Lease as raw JSON: the fields the election reads and writes, the rest kept. */
+export interface LeaseObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [field: string]: unknown };
+  spec?: {
+    holderIdentity?: string | null;
+    leaseDurationSeconds?: number | null;
+    acquireTime?: string | null;
+    renewTime?: string | null;
+    leaseTransitions?: number | null;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}
 
 /** What the election reads from a Lease. */
 export interface LeaseView {
@@ -60,19 +74,19 @@ export function heldByAnother(
 
 /** metav1.MicroTime text: RFC 3339 with exactly six fractional digits. */
 export function microTime(ms: number): string {
-  return new V1MicroTime(ms).toISOString();
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
-export function leaseView(lease: V1Lease): LeaseView {
+export function leaseView(lease: LeaseObject): LeaseView {
   return {
     holderIdentity: lease.spec?.holderIdentity || undefined,
     renewTimeMs: timeOf(lease.spec?.renewTime),
-    leaseDurationSeconds: lease.spec?.leaseDurationSeconds,
+    leaseDurationSeconds: lease.spec?.leaseDurationSeconds ?? undefined,
   };
 }
 
 /** The Lease `claim.identity` writes at `atMs` to acquire or renew `current` (undefined: create it). */
-export function claimedLease(current: V1Lease | undefined, claim: LeaseClaim, atMs: number): V1Lease {
+export function claimedLease(current: LeaseObject | undefined, claim: LeaseClaim, atMs: number): LeaseObject {
   const spec = current?.spec;
   const sameHolder = spec?.holderIdentity === claim.identity;
   // As client-go: every acquisition by a replica that was not the holder counts, a released Lease included.
@@ -84,30 +98,29 @@ export function claimedLease(current: V1Lease | undefined, claim: LeaseClaim, at
     spec: {
       holderIdentity: claim.identity,
       leaseDurationSeconds: claim.leaseDurationSeconds,
-      acquireTime: sameHolder && spec?.acquireTime ? spec.acquireTime : new V1MicroTime(atMs),
-      renewTime: new V1MicroTime(atMs),
+      acquireTime: sameHolder && spec?.acquireTime ? spec.acquireTime : microTime(atMs),
+      renewTime: microTime(atMs),
       leaseTransitions: transitions,
     },
   };
 }
 
 /** As client-go's release: no holder, a 1 s duration, times set to now; peers acquire on their next try. */
-export function releasedLease(current: V1Lease, atMs: number): V1Lease {
+export function releasedLease(current: LeaseObject, atMs: number): LeaseObject {
   return {
     ...current,
     spec: {
       ...current.spec,
-      holderIdentity: undefined,
+      holderIdentity: null,
       leaseDurationSeconds: 1,
-      acquireTime: new V1MicroTime(atMs),
-      renewTime: new V1MicroTime(atMs),
+      acquireTime: microTime(atMs),
+      renewTime: microTime(atMs),
     },
   };
 }
 
-/** client-node hands MicroTime fields back as the JSON string (V1MicroTime is not in its type map). */
+/** MicroTime fields arrive as their JSON string. */
 function timeOf(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
   if (typeof value !== "string") return undefined;
   const parsed = Date.parse(value);
   return Number.isNaN(parsed) ? undefined : parsed;

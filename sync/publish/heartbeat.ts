@@ -20,6 +20,8 @@ export interface HeartbeatOptions {
    * first would announce an empty cluster to routers.
    */
   readonly onStoreLost?: () => void;
+  /** Since when the API server has not answered (epoch ms), written into each beat; undefined: it answers. */
+  readonly unreachableSince?: () => number | undefined;
 }
 
 export interface Heartbeat {
@@ -68,7 +70,8 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     const at = now();
     try {
       const ifRegistered = announced && options.onStoreLost !== undefined;
-      if (!(await writer.heartbeat({ holder, leaseMs, at, ifRegistered }))) {
+      const apiserverUnreachableSince = options.unreachableSince?.();
+      if (!(await writer.heartbeat({ holder, leaseMs, at, ifRegistered, apiserverUnreachableSince }))) {
         announced = false;
         metrics.count("storeLosses");
         logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {

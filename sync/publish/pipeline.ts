@@ -24,6 +24,8 @@ export interface PublishPipelineOptions {
    * to tell) re-pushes everything before the next beat. Off for a one-shot publish.
    */
   readonly repushWhenStoreLost?: boolean | undefined;
+  /** Since when the API server has not answered, for the heartbeat record; undefined while it answers. */
+  readonly unreachableSince?: (() => number | undefined) | undefined;
   readonly logger: Logger;
   readonly metrics: SyncMetrics;
   /** The reconciler's debounce and retry timings; its defaults when left out. */
@@ -72,6 +74,7 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     intervalMs: options.heartbeatMs,
     logger,
     metrics,
+    ...(options.unreachableSince ? { unreachableSince: options.unreachableSince } : {}),
     ...(options.repushWhenStoreLost ? { onStoreLost: repushBeforeBeating } : {}),
   });
   return {

@@ -32,8 +32,11 @@ export interface ReconcilerOptions {
 }
 
 export interface Reconciler {
-  /** A Service or one of its slices changed: recompute it after the debounce. */
-  markDirty(namespace: string, name: string): void;
+  /**
+   * A Service or one of its slices changed: recompute it after the debounce. `receivedAt`: when the watch
+   * event behind it arrived, for the event-to-published latency (the earliest pending one counts).
+   */
+  markDirty(namespace: string, name: string, receivedAt?: number): void;
   /**
    * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
    * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
@@ -69,7 +72,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
   /** What the store holds, as serialised strings; undefined until loaded (then a full resync is due). */
   let stored: Map<string, string> | undefined;
-  const dirty = new Set<string>();
+  /** Services to recompute, with when the earliest watch event still pending for each arrived. */
+  const dirty = new Map<string, number | undefined>();
+  const markPending = (service: string, receivedAt: number | undefined) => {
+    const earlier = dirty.get(service);
+    dirty.set(service, earlier === undefined ? receivedAt : Math.min(earlier, receivedAt ?? earlier));
+  };
   let enabled = false;
   let stopped = false;
   let firstDirtyAt: number | undefined;
@@ -132,25 +140,27 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         failed("load", error);
         return;
       }
-      for (const service of stored.keys()) dirty.add(service);
-      for (const service of cache.services()) dirty.add(`${namespaceOf(service)}/${service.metadata.name}`);
+      for (const service of stored.keys()) markPending(service, undefined);
+      for (const service of cache.services()) {
+        markPending(`${namespaceOf(service)}/${service.metadata.name}`, undefined);
+      }
     }
     if (dirty.size === 0) {
       lastCycleComplete = true;
       return;
     }
     metrics.count("debounceFlushes");
-    const batch = [...dirty].sort();
+    const batch = [...dirty].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
     dirty.clear();
-    for (const [index, service] of batch.entries()) {
+    for (const [index, [service, receivedAt]] of batch.entries()) {
       if (!enabled || stopped) {
-        for (const rest of batch.slice(index)) dirty.add(rest);
+        for (const [rest, at] of batch.slice(index)) markPending(rest, at);
         return;
       }
       try {
-        await publisher.reconcile(service, stored);
+        await publisher.reconcile(service, stored, receivedAt);
       } catch (error) {
-        for (const rest of batch.slice(index)) dirty.add(rest);
+        for (const [rest, at] of batch.slice(index)) markPending(rest, at);
         failed(`write ${service}`, error);
         return;
       }
@@ -168,10 +178,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     logger.warn("store write failed; retrying", { cluster, what, error, retryInMs: delay, failures });
   };
 
-  const markDirty = (namespace: string, name: string) => {
+  const markDirty = (namespace: string, name: string, receivedAt?: number) => {
     if (stopped) return;
     metrics.count("events");
-    dirty.add(`${namespace}/${name}`);
+    markPending(`${namespace}/${name}`, receivedAt);
     metrics.set("dirtyServices", dirty.size);
     schedule();
   };

@@ -32,8 +32,9 @@ export interface ServicePublisher {
   /**
    * Recomputes `service` (`ns/name`) from the cache, then puts, removes or keeps its record. `stored` is what
    * the store holds, as serialised strings, and is updated in place. Throws when the store write fails.
+   * `receivedAt`: when the watch event that made it dirty arrived, for the event-to-published latency.
    */
-  reconcile(service: string, stored: Map<string, string>): Promise<void>;
+  reconcile(service: string, stored: Map<string, string>, receivedAt?: number): Promise<void>;
   /** Cancels every pending hold. */
   stop(): void;
 }
@@ -47,7 +48,12 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
   const { cache, writer, cluster, expose, valve, logger, metrics, now, timers } = options;
   const holdTimers = new Map<string, unknown>();
 
-  const reconcile = async (service: string, store: Map<string, string>) => {
+  const written = (receivedAt: number | undefined) => {
+    const at = now();
+    metrics.published(receivedAt === undefined ? undefined : at - receivedAt, at);
+  };
+
+  const reconcile = async (service: string, store: Map<string, string>, receivedAt?: number) => {
     const [namespace = "", name = ""] = service.split("/");
     const found = cache.service(namespace, name);
     const result: ExposureResult = found
@@ -72,13 +78,19 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
       await writer.remove(service);
       store.delete(service);
       metrics.count("deletes");
+      written(receivedAt);
       logger.info("service removed", { cluster, service });
       return;
     }
-    await publish(service, result.record, store);
+    await publish(service, result.record, store, receivedAt);
   };
 
-  const publish = async (service: string, record: ServiceRecord, store: Map<string, string>) => {
+  const publish = async (
+    service: string,
+    record: ServiceRecord,
+    store: Map<string, string>,
+    receivedAt: number | undefined,
+  ) => {
     const serialised = serializeServiceRecord(record);
     const previousRaw = store.get(service);
     if (previousRaw === serialised) {
@@ -114,6 +126,7 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
     await writer.put(record);
     store.set(service, serialised);
     metrics.count("writes");
+    written(receivedAt);
     logger.debug("service published", { cluster, service });
   };
 

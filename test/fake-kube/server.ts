@@ -131,11 +131,15 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     const limit = Number(url.searchParams.get("limit") ?? "0");
     const token = url.searchParams.get("continue");
     const cursor = token ? decodeContinue(token) : { revision: store.currentRevision, after: 0 };
-    if (!cursor) return sendJson(response, 400, statusBody(400, "invalid continue token"));
+    if (!cursor) {
+      sendJson(response, 400, statusBody(400, "invalid continue token"));
+      return;
+    }
     if (cursor.revision < store.oldestResumableRevision) {
       const message =
         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
-      return sendJson(response, 410, statusBody(410, message, "Expired"));
+      sendJson(response, 410, statusBody(410, message, "Expired"));
+      return;
     }
     const { items, next } =
       Number.isInteger(limit) && limit > 0

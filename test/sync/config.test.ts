@@ -13,7 +13,11 @@ describe("parseSyncConfig", () => {
       namespaces: [],
       port: 9464,
       leaseMs: 15_000,
-      heartbeatMs: 5_000,
+      heartbeatMs: 3_000,
+      leaderLeaseMs: 8_000,
+      fenceMs: 8_000,
+      watchTimeoutSeconds: 300,
+      watchStallGraceMs: 30_000,
       debounceMs: 50,
       valve: { maxLossFraction: 0.5, minLoss: 2, holdMs: 30_000 },
       leaderElection: true,
@@ -31,8 +35,18 @@ describe("parseSyncConfig", () => {
     { env: { HOSTNAME: "node-host" }, field: "identity", value: "node-host" },
     { env: { POD_NAMESPACE: "edge" }, field: "leaseNamespace", value: "edge" },
     { env: { LEASE_NAMESPACE: "ops", POD_NAMESPACE: "edge" }, field: "leaseNamespace", value: "ops" },
-    { env: { LEASE_MS: "9000" }, field: "heartbeatMs", value: 3000 },
-    { env: { LEASE_MS: "9000", HEARTBEAT_MS: "1000" }, field: "heartbeatMs", value: 1000 },
+    { env: { LEASE_MS: "9000", LEADER_ELECTION: "false" }, field: "heartbeatMs", value: 1800 },
+    {
+      env: { LEASE_MS: "9000", HEARTBEAT_MS: "1000", LEADER_ELECTION: "0" },
+      field: "heartbeatMs",
+      value: 1000,
+    },
+    { env: { LEASE_MS: "60000", LEADER_ELECTION: "false" }, field: "fenceMs", value: 36_000 },
+    {
+      env: { WATCH_TIMEOUT_SECONDS: "5", WATCH_STALL_GRACE_MS: "2000" },
+      field: "watchTimeoutSeconds",
+      value: 5,
+    },
     { env: { EDGESLICE_PREFIX: "team:edge" }, field: "prefix", value: "team:edge" },
     { env: { SYNC_PORT: "" }, field: "port", value: 9464 },
     {
@@ -77,6 +91,35 @@ describe("parseSyncConfig", () => {
     ]) {
       expect(attempt).toThrow(new RegExp(name));
     }
+  });
+
+  it("refuses lease settings under which a takeover after a leader crash would leave the cluster stale", () => {
+    // The earlier defaults: the standby took up to 19 s to lead while the store lease ran out 10-15 s after the crash.
+    const old = () => parseSyncConfig({ CLUSTER_NAME: "east", LEASE_MS: "15000", LEADER_LEASE_MS: "15000" });
+    expect(old).toThrow(/LEASE_MS \(15000\) minus HEARTBEAT_MS \(3000\) must exceed the longest takeover/);
+    expect(old).toThrow(/19000 ms/);
+    expect(() => parseSyncConfig({ CLUSTER_NAME: "east", LEASE_MS: "13000", HEARTBEAT_MS: "2600" })).toThrow(
+      /10600 ms/,
+    );
+    expect(parseSyncConfig({ CLUSTER_NAME: "east", LEASE_MS: "13000", HEARTBEAT_MS: "2000" })).toMatchObject({
+      leaseMs: 13_000,
+      heartbeatMs: 2_000,
+    });
+    // A single replica takes nothing over.
+    expect(
+      parseSyncConfig({ CLUSTER_NAME: "east", LEASE_MS: "3000", LEADER_ELECTION: "false" }).leaseMs,
+    ).toBe(3000);
+  });
+
+  it("refuses a heartbeat slower than half the writer fence's TTL (LEADER_LEASE_MS)", () => {
+    expect(() =>
+      parseSyncConfig({
+        CLUSTER_NAME: "east",
+        LEASE_MS: "60000",
+        LEADER_LEASE_MS: "8000",
+        HEARTBEAT_MS: "5000",
+      }),
+    ).toThrow(/HEARTBEAT_MS \(5000\) must be at most half of LEADER_LEASE_MS \(8000\)/);
   });
 
   it("requires CLUSTER_NAME", () => {

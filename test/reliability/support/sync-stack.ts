@@ -9,9 +9,9 @@ import { createPublishPipeline } from "../../../sync/publish/pipeline.js";
 import type { FakeKube } from "../../fake-kube/server.js";
 
 /**
- * The sync's real parts wired as sync/live.ts wires them (client-node informers → publish pipeline → Redis
- * writer), in-process and with short timings so faults resolve within a test: a 600 ms watchdog for silent
- * watches, 20-200 ms backoff, 10 ms debounce. Leader election, the heartbeat (never started; a test beats
+ * The sync's real parts wired as sync/live.ts wires them (reflectors → publish pipeline → Redis writer),
+ * in-process and with short timings so faults resolve within a test: watches the server ends every 1-2 s,
+ * half-dead after their timeout plus 300 ms, 20-200 ms retries, 10 ms debounce. Leader election, the heartbeat (never started; a test beats
  * through `writer` when it needs routers to see the cluster) and the health server are left out.
  */
 export interface SyncStack {
@@ -40,8 +40,9 @@ export async function startSyncStack(options: {
     kubeConfig: options.kube.kubeConfig(),
     logger,
     onServiceChanged: (namespace, name) => markDirty(namespace, name),
-    watchdogMs: 600,
-    backoff: { initialMs: 20, maxMs: 200 },
+    watchTimeoutSeconds: 1,
+    stallGraceMs: 300,
+    retry: { initialMs: 20, maxMs: 200 },
     resyncIntervalMs: 0,
   });
   const pipeline = createPublishPipeline({

@@ -6,7 +6,7 @@ import { eventually } from "../../support/eventually.js";
 import { recordingLogger } from "../../support/loggers.js";
 import { cacheMatchesServer, clusterWatches, sliceNames, watching } from "./cluster-watch-kit.js";
 
-describe("cluster watch on the real client-node informers", () => {
+describe("cluster watch faults on the reflectors", () => {
   const { setUp, track } = clusterWatches();
 
   it("restarts after a dropped watch and catches up on changes made while disconnected", async () => {
@@ -30,25 +30,38 @@ describe("cluster watch on the real client-node informers", () => {
     expect(cacheMatchesServer(h)).toBe(true);
   });
 
-  it("restarts a stalled watch through the watchdog and sees later changes", async () => {
+  it("resumes a half-dead watch (silent past its timeout plus the grace) from its resourceVersion, without listing", async () => {
     const h = await setUp((kube) => kube.apply(sliceObject("shop", "web-a", "web", ["10.0.0.1"])), {
-      watchdogMs: 300,
+      watchTimeoutSeconds: 1,
+      stallGraceMs: 300,
+      random: () => 0,
     });
     await h.watch.start();
     await watching(h);
+    const lists = h.kube.requests("list");
     h.kube.stallWatches();
     h.kube.apply(sliceObject("shop", "web-b", "web", ["10.0.0.2"]));
 
     await eventually(() => sliceNames(h.watch, "shop", "web").length === 2, 5_000, "change after stall");
     expect(h.watch.health().restarts).toBeGreaterThan(0);
-    expect(h.logs.some((entry) => entry.message.startsWith("watch stalled"))).toBe(true);
+    const stalled = h.logs.filter((entry) => entry.message.startsWith("watch stalled"));
+    expect(stalled.map((entry) => entry.level)).toContain("info");
+    expect(h.logs.filter((entry) => entry.level === "warn" || entry.level === "error")).toEqual([]);
+    expect(h.kube.requests("list")).toBe(lists);
   });
 
-  it("does not restart a quiet watch that keeps receiving bookmarks", async () => {
-    const h = await setUp(() => {}, { watchdogMs: 300 });
+  it("resumes quiet watches the server ends at their timeout, with no bookmark, relist or restart", async () => {
+    const h = await setUp(() => {}, { watchTimeoutSeconds: 1, stallGraceMs: 300 });
     await h.watch.start();
-    await new Promise((resolve) => setTimeout(resolve, 900));
+    const lists = h.kube.requests("list");
+    const watches = h.kube.requests("watch");
+    await new Promise((resolve) => setTimeout(resolve, 2_600));
     expect(h.watch.health().restarts).toBe(0);
+    expect(h.kube.requests("list")).toBe(lists);
+    expect(h.kube.requests("watch")).toBeGreaterThanOrEqual(watches + 2);
+    expect(h.logs.filter((entry) => entry.level !== "debug" && entry.message !== "informer synced")).toEqual([
+      expect.objectContaining({ message: "informers synced" }),
+    ]);
   });
 
   it("relists after a 410 Expired on the watch stream and ends equal to the server, deletions included", async () => {
@@ -119,18 +132,36 @@ describe("cluster watch on the real client-node informers", () => {
     );
   });
 
-  it("keeps retrying on 401 and 403, logging each, without crashing", async () => {
+  it("retries brief 401s and 403s quietly, without an RBAC error", async () => {
     const h = await setUp((kube) => {
       kube.apply(sliceObject("shop", "web-a", "web", ["10.0.0.1"]));
       kube.failNext(2, 401, { verb: "list", kind: "Service" });
       kube.failNext(2, 403, { verb: "list", kind: "EndpointSlice" });
     });
     await h.watch.start();
-    const refused = h.logs.filter(
-      (entry) => entry.level === "error" && entry.message.includes("not authorised"),
-    );
+    const refused = h.logs.filter((entry) => entry.fields.status === 401 || entry.fields.status === 403);
     expect(refused.map((entry) => entry.fields.status).sort()).toEqual([401, 401, 403, 403]);
+    expect(refused.map((entry) => entry.level)).toEqual(["debug", "debug", "debug", "debug"]);
+    expect(h.logs.filter((entry) => entry.level === "error")).toEqual([]);
     expect(sliceNames(h.watch, "shop", "web")).toEqual(["web-a"]);
+    expect(h.watch.health().refused).toEqual([]);
+  });
+
+  it("reports a refusal that persists past its bound as an RBAC problem, once, and in health()", async () => {
+    const h = await setUp((kube) => kube.failNext(10_000, 403, { verb: "list", kind: "EndpointSlice" }), {
+      forbiddenReportMs: 300,
+    });
+    void h.watch.start().catch(() => {});
+    await eventually(() => h.watch.health().refused.length > 0, 5_000, "the refusal reported");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const errors = h.logs.filter((entry) => entry.level === "error");
+    expect(errors.map((entry) => [entry.message.includes("not authorised"), entry.fields.status])).toEqual([
+      [true, 403],
+    ]);
+    expect(h.watch.health().refused).toEqual(["endpointslices (all namespaces)"]);
+    h.kube.clearFailures();
+    await eventually(() => h.watch.synced, 5_000, "synced once allowed");
+    expect(h.watch.health().refused).toEqual([]);
   });
 
   it("never syncs but keeps retrying with a token the server refuses, until stopped", async () => {
@@ -139,7 +170,7 @@ describe("cluster watch on the real client-node informers", () => {
     const watch = createClusterWatch({
       kubeConfig: kube.kubeConfig({ token: "revoked" }),
       logger,
-      backoff: { initialMs: 10, maxMs: 50 },
+      retry: { initialMs: 10, maxMs: 50 },
       onServiceChanged: () => {},
     });
     track({ kube, watch, changes: [], errors: [], logs: entries });

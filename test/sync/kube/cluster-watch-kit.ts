@@ -19,8 +19,8 @@ export interface Harness {
 
 /**
  * Registers an afterEach that stops every watch and fake API server of the test, and returns `setUp`, which
- * starts a fake API server (seeded by `seed`) and creates, without starting it, a watch with short backoff
- * and watchdog times; `track` adds a harness built by hand.
+ * starts a fake API server (seeded by `seed`) and creates, without starting it, a watch with short retry,
+ * watch timeout and stall grace; `track` adds a harness built by hand.
  */
 export function clusterWatches(): {
   setUp: (
@@ -47,8 +47,9 @@ export function clusterWatches(): {
       const watch = createClusterWatch({
         kubeConfig: kube.kubeConfig(),
         logger,
-        backoff: { initialMs: 20, maxMs: 200 },
-        watchdogMs: 2_000,
+        retry: { initialMs: 20, maxMs: 200 },
+        watchTimeoutSeconds: 5,
+        stallGraceMs: 500,
         resyncIntervalMs: 0,
         onServiceChanged: (namespace, name) => changes.push(`${namespace}/${name}`),
         onError: (error) => errors.push(error),

@@ -1,0 +1,218 @@
+import type { Logger } from "../lib/logger.js";
+import { type ClusterWriter, FenceRefusedError, type WriterFence } from "../store/store.js";
+import type { StepDownReason } from "./kube/leader.js";
+import type { SyncMetrics } from "./metrics.js";
+
+export interface PublishRoleOptions {
+  /** This replica's fenced writer (store.ts ClusterWriter.fence). */
+  readonly writer: ClusterWriter & { readonly fence: WriterFence };
+  /** Without leader election this replica counts as holding the Lease from the start. */
+  readonly leaderElection: boolean;
+  /** How long a claim on the fence lasts without renewal: the Lease duration. */
+  readonly claimMs: number;
+  /** How often a standby looks at the fence, and a Lease holder asks for it (200 ms by default). */
+  readonly pollMs?: number | undefined;
+  /** The informers completed their first full list. */
+  readonly synced: () => boolean;
+  /** Begin publishing (this replica holds the fence): announce, re-push, beat. */
+  readonly publish: () => Promise<void>;
+  /** Stop publishing: no beat, no write after this resolves. */
+  readonly unpublish: () => Promise<void>;
+  /** Try for the Lease now: the fence just went free, so its holder released or died. */
+  readonly kickElection?: (() => void) | undefined;
+  readonly logger: Logger;
+  readonly metrics: SyncMetrics;
+}
+
+export interface PublishRole {
+  /** The writer the pipeline publishes through: it tells the role of every refusal and claim. */
+  readonly writer: ClusterWriter;
+  start(): void;
+  startedLeading(): void;
+  stoppedLeading(reason: StepDownReason): void;
+  /** The election found the Lease held by another replica while this one did not lead. */
+  heldByAnother(): void;
+  /** Re-decide after the informers synced. */
+  update(): Promise<void>;
+  readonly publishing: boolean;
+  /** No more publishing (stop the pipeline after); the fence stays until release(). */
+  stop(): Promise<void>;
+  /** Gives the fence back (after the Lease was released, so a standby that sees it free gets both). */
+  release(): Promise<void>;
+}
+
+type LeaseState = "none" | "held" | "degraded";
+
+/**
+ * Who publishes: a replica writes only while it holds the Kubernetes Lease AND the store's writer fence, and
+ * every write checks the fence atomically, so two replicas never both write. One exception keeps a cluster
+ * fresh through a control-plane outage of any length (fail static, as kube-proxy keeps its rules): a leader
+ * whose Lease renewals fail because the API server cannot be used (StepDownReason "unreachable") keeps
+ * publishing its last known state while it still holds the fence, until another replica claims the fence
+ * (it got the Lease, so the API server answers it) or takes it after it expired.
+ *
+ * - A new Lease holder asks for the fence every pollMs, leaving a claim its holder sees with its next write;
+ *   a leader that lost its Lease to another steps down and releases the fence.
+ * - A standby polls who holds the fence (one GET) and tries for the Lease the moment it goes free, so a
+ *   handover on SIGTERM (Lease released, then fence) takes a poll period, not a retry period.
+ */
+export function createPublishRole(options: PublishRoleOptions): PublishRole {
+  const { logger, metrics } = options;
+  const inner = options.writer;
+  const fence = inner.fence;
+  const pollMs = options.pollMs ?? 200;
+  let lease: LeaseState = options.leaderElection ? "none" : "held";
+  let fenceHeld = false;
+  let publishing = false;
+  let stopping = false;
+  let running = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let lastHolder: string | undefined;
+  let waitingFor: string | undefined;
+  let queue: Promise<void> = Promise.resolve();
+
+  const releaseFence = async () => {
+    fenceHeld = false;
+    metrics.set("fenceHeld", 0);
+    const released = await fence.release().catch((error: unknown) => {
+      logger.warn("could not release the writer fence; it expires on its own", { error });
+      return false;
+    });
+    if (released) logger.info("released the writer fence", { holder: fence.holder });
+  };
+
+  /** One decision at a time (queued): publish, stop publishing, give the fence back. */
+  const decide = async () => {
+    const want = !stopping && lease !== "none" && fenceHeld && options.synced();
+    metrics.set("fenceHeld", fenceHeld ? 1 : 0);
+    if (want && !publishing) {
+      publishing = true;
+      metrics.set("leader", 1);
+      logger.info("publishing to the store", { cluster: inner.cluster, identity: fence.holder, lease });
+      await options.publish();
+    } else if (!want && publishing) {
+      publishing = false;
+      metrics.set("leader", 0);
+      logger.info("no longer publishing", { cluster: inner.cluster, lease, fenceHeld });
+      await options.unpublish();
+    }
+    // The fence goes once nothing writes any more, and only with the Lease.
+    if (lease === "none" && fenceHeld && !publishing) await releaseFence();
+  };
+  const update = () => {
+    queue = queue.then(decide, decide);
+    return queue;
+  };
+
+  const lostFence = (holder: string) => {
+    if (!fenceHeld) return;
+    fenceHeld = false;
+    if (lease === "degraded") lease = "none";
+    logger.warn("the writer fence is held by another replica: no longer publishing", { holder });
+    void update();
+  };
+
+  const yieldTo = (claimant: string) => {
+    if (lease !== "degraded") return;
+    lease = "none";
+    logger.warn("yielding the writer fence to the replica that holds the Lease", { claimant });
+    void update();
+  };
+
+  /** Every write tells whether the fence was still ours, and whether someone claims it. */
+  const observed = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await write();
+      if (fence.claimant !== undefined) yieldTo(fence.claimant);
+      return result;
+    } catch (error) {
+      if (error instanceof FenceRefusedError) lostFence(error.holder);
+      throw error;
+    }
+  };
+
+  const writer: ClusterWriter = {
+    cluster: inner.cluster,
+    fence,
+    put: (record) => observed(() => inner.put(record)),
+    remove: (service) => observed(() => inner.remove(service)),
+    load: () => inner.load(),
+    heartbeat: (beat) => observed(() => inner.heartbeat(beat)),
+  };
+
+  const poll = async () => {
+    if (lease === "held" && !fenceHeld) {
+      const status = await fence.acquire(options.claimMs);
+      if (status.held) {
+        fenceHeld = true;
+        waitingFor = undefined;
+        logger.info("took the writer fence", { holder: fence.holder });
+        await update();
+      } else if (status.holder !== waitingFor) {
+        waitingFor = status.holder;
+        logger.info("holding the Lease; waiting for the writer fence", { holder: status.holder });
+      }
+    } else if (lease === "none") {
+      const holder = await fence.holderNow();
+      if (holder === undefined && lastHolder !== undefined) options.kickElection?.();
+      lastHolder = holder;
+    }
+  };
+
+  const schedulePoll = (delay = pollMs) => {
+    if (!running || stopping) return;
+    if (pollTimer) clearTimeout(pollTimer);
+    pollTimer = setTimeout(() => {
+      pollTimer = undefined;
+      poll()
+        .catch((error: unknown) => logger.debug("writer fence poll failed", { error }))
+        .finally(() => schedulePoll());
+    }, delay);
+  };
+
+  return {
+    writer,
+    start() {
+      running = true;
+      schedulePoll(0);
+    },
+    startedLeading() {
+      lease = "held";
+      schedulePoll(0);
+      void update();
+    },
+    stoppedLeading(reason) {
+      if (reason === "unreachable" && fenceHeld && !stopping) {
+        lease = "degraded";
+        logger.warn(
+          "the API server cannot be reached: publishing the last known state while holding the writer fence",
+          { holder: fence.holder },
+        );
+        return;
+      }
+      lease = "none";
+      void update();
+    },
+    heldByAnother() {
+      if (lease === "degraded") {
+        lease = "none";
+        logger.warn("another replica holds the Lease now: no longer publishing", { holder: fence.holder });
+        void update();
+      }
+    },
+    update,
+    get publishing() {
+      return publishing;
+    },
+    async stop() {
+      stopping = true;
+      if (pollTimer) clearTimeout(pollTimer);
+      pollTimer = undefined;
+      await update();
+    },
+    async release() {
+      lease = "none";
+      await update();
+    },
+  };
+}
