@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
+import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import { errorResponse, type RouterError } from "../core/errors.js";
+import type { RouterError } from "../core/errors.js";
 import {
   type ForwardingInfo,
   isWebSocketUpgrade,
@@ -8,6 +9,8 @@ import {
   upstreamUpgradeHeaders,
 } from "../core/headers.js";
 import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
+import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
+import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX, createRouting, type Routing, type RoutingDeps } from "../core/routing.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
@@ -28,6 +31,12 @@ export interface AppDeps extends RoutingDeps {
   readonly clientProto?: (c: Context) => "http" | "https";
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
   readonly native?: NativeProxy;
+  /** The client's X-Request-Id read the cheapest way the runtime has (Node: rawHeaders); default: the header. */
+  readonly incomingRequestId?: (c: Context) => string | undefined;
+  /** A new request id; default crypto.randomUUID (Node and Workers). */
+  readonly newRequestId?: () => string;
+  /** core/access-log.ts; undefined when ACCESS_LOG is off. */
+  readonly accessLog?: AccessLog;
 }
 
 /** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
@@ -36,6 +45,10 @@ export interface NativeRoute {
   /** Origin-form path and query. */
   readonly path: string;
   readonly forwarding: ForwardingInfo;
+  /** Metrics and access log of this request (core/request-observation.ts). */
+  readonly observation: RequestObservation;
+  /** Writes the access log line; set only for a sampled request. Call once the response ended. */
+  readonly logEnd: (() => void) | undefined;
 }
 
 /**
@@ -58,6 +71,9 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const { metrics } = policy;
   const nativeProxy = deps.native;
   const proxyDeps: ProxyDeps = { ...policy, upstream: deps.upstream };
+  const { accessLog } = deps;
+  const incomingRequestId = deps.incomingRequestId ?? ((c: Context) => c.req.header(REQUEST_ID_HEADER));
+  const newRequestId = deps.newRequestId ?? (() => crypto.randomUUID());
 
   const app = new Hono();
   app.use(`${ADMIN_PREFIX}/*`, async (c, next) => {
@@ -75,22 +91,34 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   });
 
   app.all("*", async (c) => {
+    const observation = new RequestObservation(
+      requestIdOf(incomingRequestId(c), newRequestId),
+      c.req.method,
+      performance.now(),
+      accessLog?.sampled() === true,
+    );
     const routed = await routing.route(c.req.url);
-    if (typeof routed === "string") return answer(routed);
+    if (typeof routed === "string") return answer(routed, observation, c);
+    observation.routed(metrics, routed.selection);
+    if ("error" in routed) return answer(routed.error, observation, c);
     const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
       proto: deps.clientProto?.(c) ?? routed.target.proto,
       host: routed.target.authority,
+      requestId: observation.requestId,
     };
+    const logEnd = observation.logged
+      ? () => logLine(observation, c, forwarding.host, routed.target.path)
+      : undefined;
     const forwarded = nativeProxy?.forward(
       c.env,
-      { selection: routed.selection, path: routed.target.path, forwarding },
+      { selection: routed.selection, path: routed.target.path, forwarding, observation, logEnd },
       proxyDeps,
     );
     if (nativeProxy && forwarded) {
       const result = await forwarded;
-      if (!result.ok) return answer(result.error);
-      metrics.countResponse(result.value);
+      // A backend's answer was counted where its head went out (node/proxy.ts).
+      if (!result.ok) return answer(result.error, observation, c);
       return nativeProxy.alreadySent;
     }
     // The web path: reading these makes the adapter build a web Request (Node), or is the request (Workers).
@@ -109,20 +137,52 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
         body: raw.body,
         signal: raw.signal,
         upgrade,
+        observation,
       },
       proxyDeps,
     );
-    if (!result.ok) return answer(result.error);
-    metrics.countResponse(result.value.status);
+    if (!result.ok) return answer(result.error, observation, c);
+    // Counted where the backend's head came in (web-proxy.ts). The body streams after this returns: the line
+    // is written now, without bytes.
+    observation.bytesCounted = false;
+    logEnd?.();
     return result.value;
   });
 
-  function answer(error: RouterError): Response {
-    const response = errorResponse(error);
+  function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
+    const { status, headers, body } = errorAnswerWithRequestId(error, observation.requestId);
     // Nobody reads it: the client left before the response head, which is no response of the router's.
-    if (error === "client_closed") metrics.requests.client_closed++;
-    else metrics.countResponse(response.status);
-    return response;
+    if (error === "client_closed") {
+      metrics.requests.client_closed++;
+      observation.clientClosed(metrics, performance.now());
+    } else {
+      observation.respond(metrics, status, performance.now(), false);
+      // ASCII only: error names and valid request ids.
+      observation.bytes = body.length;
+    }
+    logLine(observation, c, undefined, undefined);
+    return new Response(body, { status, headers: headers.map(([name, value]) => [name, value]) });
+  }
+
+  /** The access log line (once per request); host and path as routed, else as the runtime's URL has them. */
+  function logLine(
+    observation: RequestObservation,
+    c: Context,
+    host: string | undefined,
+    path: string | undefined,
+  ): void {
+    if (!observation.takeLogLine()) return;
+    let url: URL | undefined;
+    if (host === undefined || path === undefined) {
+      url = URL.canParse(c.req.url) ? new URL(c.req.url) : undefined;
+    }
+    accessLog?.write(
+      observation.entry(performance.now(), Date.now(), {
+        client: deps.clientAddress?.(c),
+        host: host ?? url?.host ?? "",
+        path: path ?? (url ? `${url.pathname}${url.search}` : ""),
+      }),
+    );
   }
 
   return app;

@@ -9,6 +9,8 @@ import {
   upgradeFailure,
   withRetries,
 } from "../core/proxy-policy.js";
+import { REQUEST_ID_HEADER } from "../core/request-id.js";
+import type { RequestObservation } from "../core/request-observation.js";
 import type { Backend, Selection } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";
@@ -28,6 +30,8 @@ export interface ProxyRequest {
   readonly signal: AbortSignal | undefined;
   /** A WebSocket handshake: tried on another backend only when the connect failed (nothing reached it). */
   readonly upgrade?: boolean;
+  /** Metrics and access log of this request (core/request-observation.ts). */
+  readonly observation?: RequestObservation;
 }
 
 /** Request body bytes kept while streaming so that a retry can resend them; larger bodies are not retried. */
@@ -72,6 +76,7 @@ export async function proxy(
         attempt: (backend) => attemptOnce(backend, request, body, { signal: whole.signal, startTotal }, deps),
       },
       deps,
+      request.observation,
     );
   } finally {
     clearTimeout(totalTimer);
@@ -121,15 +126,18 @@ async function attemptOnce(
     answered = true;
     clearTimeout(timer);
     noteAnswer(backend, response.status, deps);
+    request.observation?.respond(deps.metrics, response.status, performance.now(), true);
     // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
     if (response.status === 101) return { ok: true, value: response };
+    const headers = downstreamResponseHeaders(response.headers);
+    if (request.observation) headers.set(REQUEST_ID_HEADER, request.observation.requestId);
     return {
       ok: true,
       value: new Response(response.body, {
         status: response.status,
         // A reason phrase the Response constructor would refuse (UTF-8 decoded past Latin-1) is left out.
         statusText: reasonPhrase(response.statusText) ?? "",
-        headers: downstreamResponseHeaders(response.headers),
+        headers,
       }),
     };
   } catch (error) {

@@ -75,10 +75,12 @@ export interface ForwardingInfo {
   readonly proto: "http" | "https";
   /** The authority the request was routed on (Host header, or the absolute-form target's authority). */
   readonly host: string;
+  /** core/request-id.ts: sent as X-Request-Id (the client's own when it was valid). */
+  readonly requestId?: string;
 }
 
 /** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
-const REPLACED = new Set(["host", "expect", "x-forwarded-proto", "x-forwarded-host"]);
+const REPLACED = new Set(["host", "expect", "x-forwarded-proto", "x-forwarded-host", "x-request-id"]);
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -124,6 +126,7 @@ function rewriteRequestFields(
   emit("x-forwarded-host", info.host);
   const element = forwardedElement(info);
   emit("forwarded", forwarded ? `${forwarded}, ${element}` : element);
+  if (info.requestId !== undefined) emit("x-request-id", info.requestId);
 }
 
 /** Headers to send upstream: hop-by-hop and Expect removed, Host kept, forwarding headers set. */

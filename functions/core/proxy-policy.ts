@@ -3,6 +3,7 @@ import type { Balancer } from "./balancer.js";
 import type { PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import type { RouterMetrics, UpstreamErrorKind } from "./metrics.js";
+import type { RequestObservation } from "./request-observation.js";
 import type { Backend, Selection } from "./select.js";
 
 /**
@@ -101,6 +102,7 @@ export async function withRetries<T>(
   selection: Selection,
   attempts: Attempts<T>,
   deps: PolicyDeps,
+  observation?: RequestObservation,
 ): Promise<ProxyResult<T>> {
   const { balancer, metrics, settings } = deps;
   const idempotent = IDEMPOTENT.has(attempts.method);
@@ -111,6 +113,7 @@ export async function withRetries<T>(
     if (!backend) break;
     if (n > 0) metrics.retries++;
     balancer.acquire(backend.address);
+    observation?.tried(backend);
     let result: AttemptResult<T>;
     try {
       result = await attempts.attempt(backend);
@@ -119,6 +122,7 @@ export async function withRetries<T>(
       // from backends slow to answer.
       balancer.release(backend.address);
     }
+    metrics.attempted(selection, backend.cluster, result.ok ? undefined : result.kind);
     if (result.ok) return result;
     last = result;
     if (result.stop || !mayRetry(result.kind, idempotent, attempts.canResend())) break;

@@ -30,6 +30,12 @@ export interface RoutingDeps {
   readonly ejection?: Partial<EjectionOptions>;
 }
 
+/** A route matched but none of its backends can be used (503): its selection labels the answer. */
+export interface Unserved {
+  readonly error: "no_endpoints";
+  readonly selection: Selection;
+}
+
 /** A request the store has backends for. */
 export interface Routed {
   readonly target: RequestTarget;
@@ -43,7 +49,7 @@ export interface Routing {
   /** Seconds since this router first saw the snapshot's version. */
   snapshotAgeSeconds(snapshot: Snapshot): number;
   /** Routes the URL the runtime built for a request (Host and path); an error names the contract's answer. */
-  route(url: string): Promise<RouterError | Routed>;
+  route(url: string): Promise<RouterError | Unserved | Routed>;
 }
 
 export function createRouting(deps: RoutingDeps): Routing {
@@ -87,7 +93,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       const entry = lookupRoute(routeIndexOf(snapshot), host, target.path);
       if (!entry || !wildcardCovers(entry.host, host)) return "no_route";
       const selection = select(entry);
-      if (selection.addresses.length === 0) return "no_endpoints";
+      if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
       return { target, selection };
     },
   };

@@ -18,6 +18,7 @@ import {
   type ProxyResult,
   withRetries,
 } from "../core/proxy-policy.js";
+import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
@@ -93,7 +94,7 @@ class Exchange implements Attempts<number> {
 
   run(): Promise<ProxyResult<number>> {
     this.outgoing.once("close", this.onClose.bind(this));
-    return withRetries(this.route.selection, this, this.deps);
+    return withRetries(this.route.selection, this, this.deps, this.route.observation);
   }
 
   canResend(): boolean {
@@ -102,6 +103,7 @@ class Exchange implements Attempts<number> {
 
   /** The client went away (or the response ended): cut what is still running upstream. */
   onClose(): void {
+    this.route.logEnd?.();
     if (this.outgoing.writableFinished) return;
     this.clientGone = true;
     this.current?.cut("client-gone");
@@ -195,6 +197,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
       return;
     }
     const head = downstreamResponseHeaderObject(headers);
+    head[REQUEST_ID_HEADER] = exchange.route.observation.requestId;
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
     const reason = reasonPhrase(statusMessage);
     try {
@@ -210,10 +213,12 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
     }
     this.#answered = true;
     noteAnswer(this.#backend, statusCode, exchange.deps);
+    exchange.route.observation.respond(exchange.deps.metrics, statusCode, performance.now(), true);
     this.#settle({ ok: true, value: statusCode });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#exchange.route.observation.bytes += chunk.length;
     const outgoing = this.#exchange.outgoing;
     if (!outgoing.write(chunk)) {
       controller.pause();

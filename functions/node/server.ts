@@ -11,8 +11,9 @@ import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store
 import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
+import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import { errorAnswer } from "../core/errors.js";
+import { errorAnswerWithRequestId, requestIdFromRawHeaders, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
@@ -109,6 +110,15 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     balancing: "p2c",
     logger,
     clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    incomingRequestId: (c) => {
+      const incoming = (c.env as HttpBindings | undefined)?.incoming;
+      return incoming ? requestIdFromRawHeaders(incoming.rawHeaders) : c.req.header("x-request-id");
+    },
+    accessLog: createAccessLog(
+      config.accessLog,
+      Math.random,
+      batchedLines((chunk) => process.stdout.write(chunk), setImmediate),
+    ),
     // The scheme of the connection, never of an absolute-form request target.
     clientProto: (c) =>
       ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
@@ -129,13 +139,15 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const server = createServer((incoming, outgoing) => {
     const problem = requestHeadProblem(incoming.rawHeaders);
     if (problem === undefined) return listener(incoming, outgoing);
-    const answer = errorAnswer(problem);
-    metrics.countResponse(answer.status);
+    const requestId = requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), () => crypto.randomUUID());
+    const answer = errorAnswerWithRequestId(problem, requestId);
+    // Refused before any routing: no service, and no time worth measuring.
+    metrics.respond(metrics.red.unrouted, incoming.method ?? "GET", answer.status, 0);
     outgoing.writeHead(answer.status, Object.fromEntries(answer.headers));
     outgoing.end(answer.body);
   });
   server.maxHeadersCount = SERVER_MAX_HEADERS_COUNT;
-  const upgrades = createNodeUpgrades(routing);
+  const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,8 @@ import { type IncomingMessage, STATUS_CODES } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import { errorAnswer, type RouterError } from "../core/errors.js";
+import type { AccessLog } from "../core/access-log.js";
+import type { RouterError } from "../core/errors.js";
 import {
   type ForwardingInfo,
   hasBody,
@@ -11,6 +12,13 @@ import {
   upstreamUpgradeHeaderList,
 } from "../core/headers.js";
 import { withRetries } from "../core/proxy-policy.js";
+import {
+  errorAnswerWithRequestId,
+  REQUEST_ID_HEADER,
+  requestIdFromRawHeaders,
+  requestIdOf,
+} from "../core/request-id.js";
+import { RequestObservation } from "../core/request-observation.js";
 import type { Routing } from "../core/routing.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
@@ -34,7 +42,7 @@ export interface NodeUpgrades {
   destroyAll(): void;
 }
 
-export function createNodeUpgrades(routing: Routing): NodeUpgrades {
+export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): NodeUpgrades {
   const { policy } = routing;
   const { metrics, logger } = policy;
   const open = new Set<Socket>();
@@ -46,14 +54,34 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     socket.once("close", () => open.delete(socket));
   };
 
-  const refuse = (client: Socket, error: RouterError) => {
+  /** An upgrade's access log line, written when its answer's head goes out (a tunnel's bytes are not counted). */
+  const log = (observation: RequestObservation, request: IncomingMessage, client: Socket) => {
+    if (!observation.takeLogLine()) return;
+    observation.bytesCounted = false;
+    const entry = observation.entry(performance.now(), Date.now(), {
+      client: client.remoteAddress,
+      host: request.headers.host ?? "",
+      path: request.url ?? "",
+    });
+    accessLog?.write(entry);
+  };
+
+  const refuse = (
+    client: Socket,
+    error: RouterError,
+    observation: RequestObservation,
+    request: IncomingMessage,
+  ) => {
     if (error === "client_closed") {
       metrics.requests.client_closed++;
+      observation.clientClosed(metrics, performance.now());
+      log(observation, request, client);
       client.destroy();
       return;
     }
-    const answer = errorAnswer(error);
-    metrics.countResponse(answer.status);
+    const answer = errorAnswerWithRequestId(error, observation.requestId);
+    observation.respond(metrics, answer.status, performance.now(), false);
+    log(observation, request, client);
     if (client.destroyed) return;
     // Read and drop whatever the client still sends: closing with unread bytes would reset the connection
     // and could take the answer with it.
@@ -68,18 +96,27 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
   const handle = async (request: IncomingMessage, client: Socket, clientHead: Buffer) => {
     // An upgrade carries no content here: its bytes after the head belong to the new protocol. One that
     // declares a body (an h2c POST) is not proxied.
-    if (hasBody(request.rawHeaders)) return refuse(client, "bad_request");
+    const observation = new RequestObservation(
+      requestIdOf(requestIdFromRawHeaders(request.rawHeaders), () => crypto.randomUUID()),
+      request.method ?? "GET",
+      performance.now(),
+      accessLog?.sampled() === true,
+    );
+    if (hasBody(request.rawHeaders)) return refuse(client, "bad_request", observation, request);
     const problem = requestHeadProblem(request.rawHeaders);
-    if (problem !== undefined) return refuse(client, problem);
+    if (problem !== undefined) return refuse(client, problem, observation, request);
     const url = incomingUrl(request);
-    if (url === undefined) return refuse(client, "bad_request");
+    if (url === undefined) return refuse(client, "bad_request", observation, request);
     const routed = await routing.route(url);
-    if (typeof routed === "string") return refuse(client, routed);
+    if (typeof routed === "string") return refuse(client, routed, observation, request);
+    observation.routed(metrics, routed.selection);
+    if ("error" in routed) return refuse(client, routed.error, observation, request);
     const forwarding: ForwardingInfo = {
       clientIp: client.remoteAddress,
       // The scheme of the connection, never of an absolute-form request target.
       proto: (client as Partial<TLSSocket>).encrypted ? "https" : "http",
       host: routed.target.authority,
+      requestId: observation.requestId,
     };
     const handshake = new Handshake(
       client,
@@ -88,10 +125,11 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
       upstreamUpgradeHeaderList(request.rawHeaders, forwarding),
       policy,
     );
-    const result = await withRetries(routed.selection, handshake, policy);
-    if (!result.ok) return refuse(client, result.error);
+    const result = await withRetries(routed.selection, handshake, policy, observation);
+    if (!result.ok) return refuse(client, result.error, observation, request);
     const { backend, response, upgraded } = result.value;
-    metrics.countResponse(response.statusCode ?? 0);
+    observation.respond(metrics, response.statusCode ?? 0, performance.now(), true);
+    log(observation, request, client);
     if (client.destroyed) {
       response.destroy();
       upgraded?.socket.destroy();
@@ -99,7 +137,7 @@ export function createNodeUpgrades(routing: Routing): NodeUpgrades {
     }
     const head = `${statusLine(response.statusCode ?? 0, response.statusMessage)}${fields(
       upgradeResponseHeaderList(response.rawHeaders, upgraded !== undefined),
-    )}\r\n`;
+    )}${REQUEST_ID_HEADER}: ${observation.requestId}\r\n\r\n`;
     if (!upgraded) return relay(client, head, response);
     track(upgraded.socket);
     // Field values were decoded as Latin-1 by Node's parser: written back byte for byte.

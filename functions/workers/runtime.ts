@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { createJsonLogger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import { createApp } from "../app/app.js";
+import { createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
 import { loadWithOwnClient } from "./redis-load.js";
@@ -42,6 +43,8 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
     logger,
     // Set by Cloudflare's edge on every request; a client cannot forge it there.
     clientAddress: (c) => c.req.header("cf-connecting-ip"),
+    // Workers Logs and `wrangler tail` take console lines; there is no stdout to batch.
+    accessLog: createAccessLog(config.accessLog, Math.random, (line) => console.log(line)),
   });
   return { source, app };
 }

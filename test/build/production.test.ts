@@ -113,6 +113,8 @@ describe("the production install (npm run build + npm ci --omit=dev --omit=optio
     });
     try {
       await router.waitFor(/"msg":"router listening"/, 15_000);
+      // It listens before its first store load (503 no_snapshot until then): wait for the load.
+      await router.waitFor(/"msg":"store loaded"/, 15_000);
       const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(router.output())?.[1]);
 
       const web = await get(port, "/", "web.localhost");
@@ -123,7 +125,10 @@ describe("the production install (npm run build + npm ci --omit=dev --omit=optio
       expect(web.body).toContain(`demo/web answered over IPv4 from ${backends?.address(18081)}`);
       expect(api.status).toBe(200);
       expect(api.body).toContain(`demo/api answered over IPv6 from ${backends?.address(18083)}`);
-      expect(unknown).toEqual({ status: 404, body: '{"error":"no_route"}' });
+      expect(unknown).toEqual({
+        status: 404,
+        body: expect.stringMatching(/^\{"error":"no_route","requestId":"[\w-]+"\}$/),
+      });
     } finally {
       router.child.kill("SIGTERM");
     }

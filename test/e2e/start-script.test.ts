@@ -165,7 +165,10 @@ describe("npm start (scripts/start.ts)", () => {
     expect(api.body).toContain(`demo/api answered over IPv6 from [::1]:${examples.port(18083)}`);
     // The terminating pod (18084 in examples/) never gets new traffic.
     expect([...apiRepeated]).toEqual([`[::1]:${examples.port(18083)}`]);
-    expect(unknown).toEqual({ status: 404, body: '{"error":"no_route"}' });
+    expect(unknown).toEqual({
+      status: 404,
+      body: expect.stringMatching(/^\{"error":"no_route","requestId":"[\w-]+"\}$/),
+    });
     expect(explain.status).toBe(200);
     expect(explain.body).toContain("demo/api");
 

@@ -54,7 +54,7 @@ describe("slow and dying backends", () => {
     });
     const timedOut = await fetchOnce(`${router.url}/`, HOST);
     expect(timedOut.status).toBe(504);
-    expect(JSON.parse(timedOut.body)).toEqual({ error: "upstream_timeout" });
+    expect(JSON.parse(timedOut.body)).toEqual({ error: "upstream_timeout", requestId: expect.any(String) });
 
     slow.behave({ kind: "ok" });
     const health = await fetchOnce(`${router.url}/_edgeslice/healthz`, HOST);
@@ -69,7 +69,7 @@ describe("slow and dying backends", () => {
     const router = await routerOver([resetting, other]);
     const response = await fetchOnce(`${router.url}/orders`, HOST, { method: "POST", body: "{}" });
     expect(response.status).toBe(502);
-    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway" });
+    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway", requestId: expect.any(String) });
     expect(resetting.hits + other.hits).toBe(1);
   });
 });

@@ -106,7 +106,8 @@ describe("oversized headers and bodies", () => {
       body: randomBytes(4 * MiB),
     });
     expect([413, 502]).toContain(large.status);
-    if (large.status === 502) expect(JSON.parse(large.body)).toEqual({ error: "bad_gateway" });
+    if (large.status === 502)
+      expect(JSON.parse(large.body)).toEqual({ error: "bad_gateway", requestId: expect.any(String) });
     const after = await fetchOnce(`${router.url}/`, HOST);
     expect(after).toMatchObject({ status: 200, backend: "strict" });
   });
@@ -124,7 +125,7 @@ describe("oversized headers and bodies", () => {
     const router = await routerOver(backend);
     const response = await fetchOnce(`${router.url}/noisy`, HOST);
     expect(response.status).toBe(502);
-    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway" });
+    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway", requestId: expect.any(String) });
     const after = await fetchOnce(`${router.url}/`, HOST);
     expect(after).toMatchObject({ status: 200, backend: "noisy" });
   });

@@ -117,7 +117,7 @@ describe("Redis restarted mid-traffic", () => {
     const bad = await fetchOnce(`${router.url}/`, OTHER_HOST);
     expect(good).toMatchObject({ status: 200, backend: "good" });
     expect(bad.status).toBe(404);
-    expect(JSON.parse(bad.body)).toEqual({ error: "no_route" });
+    expect(JSON.parse(bad.body)).toEqual({ error: "no_route", requestId: expect.any(String) });
     const warnings = lines.filter(
       (line) => line.level === "warn" && JSON.stringify(line).includes("shop/bad"),
     );

@@ -104,7 +104,10 @@ describe("WebSocket handshakes through the Worker bundle in workerd", () => {
       headers: { upgrade: "websocket" },
     });
 
-    expect([response.status, await response.json()]).toEqual([404, { error: "no_route" }]);
+    expect([response.status, await response.json()]).toEqual([
+      404,
+      { error: "no_route", requestId: expect.any(String) },
+    ]);
     expect(canary.connections()).toBe(0);
   });
 });

@@ -89,7 +89,7 @@ describe("the Worker bundle in workerd", () => {
     const response = await get(mf, "http://unknown.example.test/");
 
     expect(response.status).toBe(404);
-    expect(JSON.parse(response.body)).toEqual({ error: "no_route" });
+    expect(JSON.parse(response.body)).toEqual({ error: "no_route", requestId: expect.any(String) });
   });
 
   it("answers 503 no_endpoints with Retry-After for a Service that has no endpoints", async () => {
@@ -102,7 +102,7 @@ describe("the Worker bundle in workerd", () => {
     const response = await get(mf, "http://empty.example.test/");
 
     expect(response.status).toBe(503);
-    expect(JSON.parse(response.body)).toEqual({ error: "no_endpoints" });
+    expect(JSON.parse(response.body)).toEqual({ error: "no_endpoints", requestId: expect.any(String) });
     expect(response.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
@@ -117,6 +117,6 @@ describe("the Worker bundle in workerd", () => {
     const response = await get(mf, "http://down.example.test/");
 
     expect(response.status).toBe(502);
-    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway" });
+    expect(JSON.parse(response.body)).toEqual({ error: "bad_gateway", requestId: expect.any(String) });
   });
 });

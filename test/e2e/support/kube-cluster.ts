@@ -1,6 +1,6 @@
 import { createJsonLogger, type Logger } from "../../../lib/logger.js";
 import type { LiveSync } from "../../../sync/live.js";
-import { type EndpointConditions, exposedServiceObject, sliceObject } from "../../fake-kube/fixtures.js";
+import { type EndpointConditions, sliceObject } from "../../fake-kube/fixtures.js";
 import { startLiveOn } from "../../fake-kube/live-sync.js";
 import { type FakeKube, startFakeKube } from "../../fake-kube/server.js";
 import type { ApplyInput } from "../../fake-kube/store.js";

@@ -25,21 +25,30 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       const r = await router();
       await publish(r.store, serviceRecord({ cluster: "a", ipv4: [ep("127.0.0.1", 9)] }));
       const res = await send(r.port, { headers: { host: "unknown.example" } });
-      expect([res.status, res.body]).toEqual([404, '{"error":"no_route"}']);
+      expect([res.status, res.body]).toEqual([
+        404,
+        expect.stringMatching(/^\{"error":"no_route","requestId":"[\w-]+"\}$/),
+      ]);
     });
 
     it("answers 503 no_endpoints with Retry-After for a route without endpoints", async () => {
       const r = await router();
       await publish(r.store, serviceRecord({ cluster: "a" }));
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([503, '{"error":"no_endpoints"}']);
+      expect([res.status, res.body]).toEqual([
+        503,
+        expect.stringMatching(/^\{"error":"no_endpoints","requestId":"[\w-]+"\}$/),
+      ]);
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     });
 
     it("answers 503 no_snapshot with Retry-After when no snapshot was ever loaded", async () => {
       const r = await router({ source: { current: () => undefined } });
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([503, '{"error":"no_snapshot"}']);
+      expect([res.status, res.body]).toEqual([
+        503,
+        expect.stringMatching(/^\{"error":"no_snapshot","requestId":"[\w-]+"\}$/),
+      ]);
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     });
 
@@ -47,7 +56,10 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       const r = await router();
       await publish(r.store, serviceRecord({ cluster: "a", ipv4: [ep("127.0.0.1", await freePort())] }));
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([502, '{"error":"bad_gateway"}']);
+      expect([res.status, res.body]).toEqual([
+        502,
+        expect.stringMatching(/^\{"error":"bad_gateway","requestId":"[\w-]+"\}$/),
+      ]);
     });
 
     it("reaches IPv6 backends as [addr]:port", async () => {

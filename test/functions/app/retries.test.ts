@@ -16,7 +16,10 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       const r = await router({ config: { tryTimeoutMs: 200, retries: 0 } });
       await publish(r.store, serviceRecord({ cluster: "a", ipv4: [at(b)] }));
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([504, '{"error":"upstream_timeout"}']);
+      expect([res.status, res.body]).toEqual([
+        504,
+        expect.stringMatching(/^\{"error":"upstream_timeout","requestId":"[\w-]+"\}$/),
+      ]);
     });
 
     it("retries a timed-out GET on another backend", async () => {
@@ -34,7 +37,10 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       const r = await router({ config: { tryTimeoutMs: 300, totalTimeoutMs: 450, retries: 3 } });
       await publish(r.store, serviceRecord({ cluster: "a", ipv4: hanging.map(at) }));
       const res = await send(r.port, {});
-      expect([res.status, res.body]).toEqual([504, '{"error":"upstream_timeout"}']);
+      expect([res.status, res.body]).toEqual([
+        504,
+        expect.stringMatching(/^\{"error":"upstream_timeout","requestId":"[\w-]+"\}$/),
+      ]);
       const attempts = hanging.reduce((sum, h) => sum + h.seen.length, 0);
       expect(attempts).toBeGreaterThanOrEqual(1);
       expect(attempts).toBeLessThan(4);
@@ -71,7 +77,10 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       const get = await send(r.port, { method: "GET" });
       expect(get.status).toBe(200);
       const post = await send(r.port, { method: "POST", body: "once" });
-      expect([post.status, post.body]).toEqual([502, '{"error":"bad_gateway"}']);
+      expect([post.status, post.body]).toEqual([
+        502,
+        expect.stringMatching(/^\{"error":"bad_gateway","requestId":"[\w-]+"\}$/),
+      ]);
       expect(resetting.seen.map((s) => s.method)).toEqual(["GET", "POST"]);
       expect(live.seen.map((s) => s.method)).toEqual(["GET"]);
     });

@@ -74,7 +74,7 @@ describe.each(ROUTER_KINDS)("%s: a slow upload", (kind) => {
     for (let i = 0; i < 3; i++) {
       const reply = await trickle(r.port, "0123456789", 10, 3);
       expect(statusLineOf(Buffer.from(reply, "latin1"))).toBe("HTTP/1.1 408 Request Timeout");
-      expect(reply).toMatch(/\{"error":"request_timeout"\}$/);
+      expect(reply).toMatch(/\{"error":"request_timeout","requestId":"[\w-]+"\}$/);
     }
     expect(await metric(r.port, "edgeslice_ejected_backends")).toBe(0);
     expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="timeout"}')).toBe(0);

@@ -61,7 +61,7 @@ describe("an upgrade through the Node router", () => {
       head.status,
       head.headers["content-type"],
       JSON.parse(c.text().split("\r\n\r\n")[1] ?? ""),
-    ]).toEqual([404, "application/json", { error: "no_route" }]);
+    ]).toEqual([404, "application/json", { error: "no_route", requestId: expect.any(String) }]);
     expect(canary.connections()).toBe(0);
   });
 
@@ -89,7 +89,7 @@ describe("an upgrade through the Node router", () => {
     expect([head.status, head.headers["retry-after"], head.rest]).toEqual([
       503,
       "5",
-      '{"error":"no_endpoints"}',
+      expect.stringMatching(/^\{"error":"no_endpoints","requestId":"[\w-]+"\}$/),
     ]);
   });
 
@@ -121,7 +121,10 @@ describe("an upgrade through the Node router", () => {
     const c = client(r.port);
     const head = await c.head();
     await c.closed;
-    expect([head.status, head.rest]).toEqual([502, '{"error":"bad_gateway"}']);
+    expect([head.status, head.rest]).toEqual([
+      502,
+      expect.stringMatching(/^\{"error":"bad_gateway","requestId":"[\w-]+"\}$/),
+    ]);
   });
 
   it("gets 504 upstream_timeout from a backend that accepts but never answers, and is not retried elsewhere", async () => {
@@ -155,7 +158,10 @@ describe("an upgrade through the Node router", () => {
     const c = client(r.port);
     const head = await c.head();
     await c.closed;
-    expect([head.status, head.rest]).toEqual([504, '{"error":"upstream_timeout"}']);
+    expect([head.status, head.rest]).toEqual([
+      504,
+      expect.stringMatching(/^\{"error":"upstream_timeout","requestId":"[\w-]+"\}$/),
+    ]);
     expect([held.length, spare.connections()]).toEqual([1, 0]);
   });
 
@@ -200,7 +206,10 @@ describe("an upgrade through the Node router", () => {
     const c = client(r.port, { headers: [["Content-Length", "4"]], early: "abcd" });
     const head = await c.head();
     await c.closed;
-    expect([head.status, head.rest]).toEqual([400, '{"error":"bad_request"}']);
+    expect([head.status, head.rest]).toEqual([
+      400,
+      expect.stringMatching(/^\{"error":"bad_request","requestId":"[\w-]+"\}$/),
+    ]);
     expect(canary.connections()).toBe(0);
   });
 });
