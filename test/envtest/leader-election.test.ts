@@ -5,11 +5,18 @@ import { pollUntil } from "../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { renderDeploy } from "./support/deploy.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "./support/objects.js";
-import { holderRuns, publishedAddresses, sampleLease } from "./support/store.js";
+import { holderRuns, type LeaseSample, publishedAddresses, sampleLease } from "./support/store.js";
 import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
 
-/** Short leases keep each handover to a few seconds; the proportions are the defaults'. */
-const SHORT_LEASES = { LEADER_LEASE_MS: "3000", LEASE_MS: "3000" };
+/** How long the lease key `<prefix>:{cluster}:lease` was missing: routers saw the cluster stale that long. */
+function staleMs(samples: readonly LeaseSample[]): number {
+  let total = 0;
+  for (const [index, sample] of samples.entries()) {
+    const next = samples[index + 1];
+    if (sample.holder === null && next) total += next.at - sample.at;
+  }
+  return total;
+}
 
 describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8s.io Lease", () => {
   let envtest: Envtest;
@@ -34,13 +41,13 @@ describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8
     await envtest?.close();
   });
 
-  /** Replica a leads and publishes shop/<service>; replica b is ready and stands by. */
+  /** Replica a leads and publishes shop/<service>; replica b is ready and stands by. Default settings. */
   async function leaderAndStandby(cluster: string, service: string) {
     const prefix = uniquePrefix("envtest-leader");
     prefixes.push(prefix);
     await envtest.apply(exposedWithSlice("shop", service, ["10.3.0.1"]));
     const start = (podName: string) =>
-      startSyncCli({ envtest, cluster, prefix, podName, env: SHORT_LEASES }).then((sync) => {
+      startSyncCli({ envtest, cluster, prefix, podName }).then((sync) => {
         syncs.push(sync);
         return sync;
       });
@@ -95,26 +102,28 @@ describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8
     );
   }
 
-  it("hands over on SIGTERM: the leader releases the Lease, the standby takes over, never both publish", async () => {
+  it("hands over on SIGTERM within a second: the leader releases the Lease, then the fence; never both publish", async () => {
     const { prefix, a, b } = await leaderAndStandby("term", "web");
     const lease = sampleLease(redis, prefix, "term");
     const leaders = sampleLeaders([a, b]);
 
+    const signalledAt = Date.now();
     expect(await a.stop()).toBe(0);
     await untilLeader(b, 1, 15_000);
     await newLeaderPublishes(prefix, "term", "web");
 
     const gauges = await leaders();
-    const holders = holderRuns(await lease.stop())
-      .map((run) => run.holder)
-      .filter((holder) => holder !== null);
-    expect(holders).toEqual(["term-a", "term-b"]);
+    const runs = holderRuns(await lease.stop());
+    expect(runs.map((run) => run.holder).filter((holder) => holder !== null)).toEqual(["term-a", "term-b"]);
+    const takenAt = runs.find((run) => run.holder === "term-b")?.from ?? Number.POSITIVE_INFINITY;
+    expect(takenAt - signalledAt).toBeLessThan(1_000);
+    expect(runs.filter((run) => run.holder === null)).toEqual([]);
     expect(gauges.filter(([gaugeA, gaugeB]) => gaugeA === 1 && gaugeB === 1)).toEqual([]);
     expect(a.logged("could not release the lease")).toEqual([]);
     expect(b.logged("became leader")).toHaveLength(1);
   });
 
-  it("hands over on SIGKILL: the standby takes the Lease once it expires, and only it publishes after", async () => {
+  it("hands over on SIGKILL with the default settings, the cluster never stale, and only the new leader publishes", async () => {
     const { prefix, a, b } = await leaderAndStandby("kill", "api");
     const lease = sampleLease(redis, prefix, "kill");
 
@@ -122,10 +131,12 @@ describe.skipIf(!ENVTEST_AVAILABLE)("two sync replicas on a real coordination.k8
     await untilLeader(b, 1, 20_000);
     await newLeaderPublishes(prefix, "kill", "api");
 
-    const holders = holderRuns(await lease.stop())
+    const samples = await lease.stop();
+    const holders = holderRuns(samples)
       .map((run) => run.holder)
       .filter((holder) => holder !== null);
     expect(holders).toEqual(["kill-a", "kill-b"]);
+    expect(staleMs(samples)).toBe(0);
     const leaseObject = await envtest.get(
       `/apis/coordination.k8s.io/v1/namespaces/${envtest.serviceAccount.namespace}/leases/edgeslice-sync-kill`,
     );

@@ -63,8 +63,12 @@ export interface Envtest {
   compact(): Promise<number>;
   /** The apiserver's /metrics text (admin). */
   metrics(): Promise<string>;
-  /** apiserver_request_total summed over codes for `verb` (LIST, WATCH, GET...) and `resource`. */
-  requestCount(verb: string, resource: string): Promise<number>;
+  /**
+   * apiserver_request_total summed over codes for `verb` (LIST, WATCH, GET...) and `resource`, optionally of
+   * one `scope` ("cluster": all namespaces, "namespace", "resource"). The metric names no client; a WATCH is
+   * counted when it ends.
+   */
+  requestCount(verb: string, resource: string, scope?: string): Promise<number>;
   /** Stops everything and removes the temp dir. Idempotent. */
   close(): Promise<void>;
 }
@@ -202,8 +206,8 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       },
       compact: () => (etcd as EtcdServer).compact(),
       metrics,
-      async requestCount(verb, resource) {
-        return sumRequests(await metrics(), verb, resource);
+      async requestCount(verb, resource, scope) {
+        return sumRequests(await metrics(), verb, resource, scope);
       },
       close: once(close),
     };
@@ -244,12 +248,13 @@ async function httpGet(
   return { status: response.statusCode, body: await response.body.text() };
 }
 
-/** Sums `apiserver_request_total` samples whose verb and resource labels match. */
-export function sumRequests(metricsText: string, verb: string, resource: string): number {
+/** Sums `apiserver_request_total` samples whose verb, resource (and scope, when given) labels match. */
+export function sumRequests(metricsText: string, verb: string, resource: string, scope?: string): number {
   let total = 0;
   for (const line of metricsText.split("\n")) {
     if (!line.startsWith("apiserver_request_total{")) continue;
     if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`)) continue;
+    if (scope !== undefined && !line.includes(`scope="${scope}"`)) continue;
     total += Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return total;

@@ -65,7 +65,7 @@ export async function startSyncCli(options: SyncCliOptions): Promise<SyncCli> {
     SYNC_HOST: "127.0.0.1",
     POD_NAME: options.podName,
     POD_NAMESPACE: envtest.serviceAccount.namespace,
-    LOG_LEVEL: "info",
+    LOG_LEVEL: process.env.SYNC_LOG_LEVEL ?? "info",
     ...options.env,
   };
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "sync/main.ts"], {

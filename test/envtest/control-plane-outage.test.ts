@@ -1,0 +1,120 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clusterKeys } from "../../store/keys.js";
+import { decodeHeartbeatRecord } from "../../store/records.js";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { renderDeploy } from "./support/deploy.js";
+import { exposedWithSlice, namespaceObject, sliceObject } from "./support/objects.js";
+import { holderRuns, publishedAddresses, sampleLease } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
+
+/**
+ * Short leases (the proportions config.ts accepts) so an outage of a few seconds is already several times
+ * longer than both the Kubernetes Lease and the store lease: long enough that any step-down would show.
+ */
+const SHORT_LEASES = { LEASE_MS: "3000", HEARTBEAT_MS: "400", LEADER_LEASE_MS: "1000" };
+const OUTAGE_MS = 8_000;
+
+describe.skipIf(!ENVTEST_AVAILABLE)("a control-plane outage much longer than every lease", () => {
+  let envtest: Envtest;
+  const syncs: SyncCli[] = [];
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const prefix = uniquePrefix("envtest-outage");
+  const keys = clusterKeys(prefix, "east");
+
+  beforeAll(async () => {
+    const deploy = await renderDeploy();
+    envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+    await envtest.apply([
+      ...deploy.objects,
+      namespaceObject("shop"),
+      ...exposedWithSlice("shop", "web", ["10.6.0.1"]),
+    ]);
+    await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
+    await untilAllowed(envtest, "/api/v1/services");
+  });
+  afterAll(async () => {
+    await Promise.all(syncs.map((sync) => sync.kill()));
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+    await envtest?.close();
+  });
+
+  const start = async (podName: string) => {
+    const sync = await startSyncCli({ envtest, cluster: "east", prefix, podName, env: SHORT_LEASES });
+    syncs.push(sync);
+    await untilReady(sync);
+    return sync;
+  };
+  const gauge = (sync: SyncCli, name: string) => sync.metric(name).catch(() => undefined);
+  const heartbeat = async () => decodeHeartbeatRecord((await redis.get(keys.heartbeat)) ?? "");
+
+  it("keeps the cluster fresh with its last state from one publishing replica, says since when, and catches up after", async () => {
+    const a = await start("east-a");
+    await untilLeader(a, 1);
+    const b = await start("east-b");
+    await pollUntil(async () => (await publishedAddresses(redis, prefix, "east", "shop/web")) !== undefined, {
+      timeoutMs: 15_000,
+      describe: () => "shop/web was not published",
+    });
+    const lease = sampleLease(redis, prefix, "east");
+    const both: number[][] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        both.push([
+          (await gauge(a, "edgeslice_sync_leader")) ?? 0,
+          (await gauge(b, "edgeslice_sync_leader")) ?? 0,
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+
+    const downAt = Date.now();
+    await envtest.stopApiserver({ signal: "SIGKILL" });
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+    const leader = (await gauge(a, "edgeslice_sync_leader")) === 1 ? a : b;
+    const during = await heartbeat();
+    const readyz = await leader.readyz();
+    const reachable = await gauge(leader, "edgeslice_sync_apiserver_reachable");
+    const since = await gauge(leader, "edgeslice_sync_apiserver_unreachable_since_timestamp_seconds");
+
+    await envtest.startApiserver();
+    await envtest.apply(sliceObject("shop", "web", ["10.6.0.1", "10.6.0.2"]));
+    await pollUntil(
+      async () =>
+        (await publishedAddresses(redis, prefix, "east", "shop/web"))?.join() === "10.6.0.1,10.6.0.2",
+      { timeoutMs: 15_000, describe: () => "the change after the outage was not published" },
+    );
+    sampling = false;
+    await sampler;
+    const runs = holderRuns(await lease.stop());
+
+    expect(runs.filter((run) => run.holder === null)).toEqual([]);
+    expect(both.filter(([gaugeA, gaugeB]) => gaugeA === 1 && gaugeB === 1)).toEqual([]);
+    expect(during).toMatchObject({ ok: true, value: { apiserverUnreachableSince: expect.any(Number) } });
+    const unreachableSince = during.ok ? (during.value.apiserverUnreachableSince ?? 0) : 0;
+    expect(Math.abs(unreachableSince - downAt)).toBeLessThan(2_000);
+    expect(readyz.status).toBe(200);
+    expect(JSON.parse(readyz.body)).toMatchObject({
+      ready: true,
+      publishing: true,
+      apiserverUnreachableSince: new Date(unreachableSince).toISOString(),
+    });
+    expect(reachable).toBe(0);
+    expect(since).toBe(Math.floor(unreachableSince / 1000));
+    await pollUntil(async () => (await gauge(leader, "edgeslice_sync_apiserver_reachable")) === 1, {
+      timeoutMs: 10_000,
+      describe: () => "the leader never saw the API server again",
+    });
+    await pollUntil(
+      async () => {
+        const after = await heartbeat();
+        return after.ok && after.value.apiserverUnreachableSince === undefined;
+      },
+      { timeoutMs: 5_000, describe: () => "the heartbeat record still says the API server is unreachable" },
+    );
+  }, 90_000);
+});
