@@ -67,7 +67,8 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
   let stopping = false;
   let running = false;
   let pollTimer: NodeJS.Timeout | undefined;
-  let lastHolder: string | undefined;
+  /** The fence holder at the last poll; null before the first one answered. */
+  let lastHolder: string | undefined | null = null;
   let waitingFor: string | undefined;
   let queue: Promise<void> = Promise.resolve();
 
@@ -154,7 +155,11 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
       }
     } else if (lease === "none") {
       const holder = await fence.holderNow();
-      if (holder === undefined && lastHolder !== undefined) options.kickElection?.();
+      // Free now and not at the last look (or at the first): its holder released it or died.
+      if (holder === undefined && lastHolder !== undefined) {
+        logger.debug("the writer fence went free: trying for the Lease now", { was: lastHolder });
+        options.kickElection?.();
+      }
       lastHolder = holder;
     }
   };

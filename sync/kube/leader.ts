@@ -178,6 +178,7 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
         if (leader) armDeadline();
         else becomeLeader();
       } else if (outcome === "held-by-another") {
+        logger.debug("the lease is held by another replica", { lease: `${namespace}/${name}`, identity });
         if (leader) stepDown("lost", "another replica holds the lease");
         else if (options.onHeldByAnother) safely("onHeldByAnother", options.onHeldByAnother);
       } else {
