@@ -3,10 +3,13 @@ import { canonicalIp, type IpFamily, ipBytes, ipScope } from "../lib/ip.js";
 import type { Result } from "../lib/result.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
 
-/** Bumped on any incompatible change; readers skip (and log) records of another version. */
+/**
+ * Schema version 1: the records syncs write until they switch to version 2 (services.ts, routes.ts). Routers
+ * read both (stored-records.ts) and refuse anything newer than they understand.
+ */
 export const SCHEMA_VERSION = 1;
 
-const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
+export const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 
 /**
  * Endpoints a family's `endpoints` (and, apart, its `draining`) may list: well above a real Service and about
@@ -62,7 +65,8 @@ function endpointSchemaOf(family: IpFamily) {
 export const EndpointRecordSchema = v.union([endpointSchemaOf("ipv4"), endpointSchemaOf("ipv6")]);
 export type EndpointRecord = v.InferOutput<ReturnType<typeof endpointSchemaOf>>;
 
-function familySchemaOf(family: IpFamily) {
+/** The backends of one family, as every schema version stores them. */
+export function familySchemaOf(family: IpFamily) {
   const endpoints = v.pipe(
     v.array(v.unknown()),
     v.maxLength(MAX_ENDPOINTS_PER_FAMILY),
@@ -143,18 +147,28 @@ export type HeartbeatRecord = v.InferOutput<typeof HeartbeatRecordSchema>;
 export const ChangeOpSchema = v.picklist(["put", "delete"]);
 export type ChangeOp = v.InferOutput<typeof ChangeOpSchema>;
 
+/** A change stream entry of schema version 1 (changes.ts reads both versions). */
 export const ChangeEntrySchema = v.object({ service: ServiceIdSchema, op: ChangeOpSchema });
 export type ChangeEntry = v.InferOutput<typeof ChangeEntrySchema>;
 
 function decodeJson<T>(schema: v.GenericSchema<unknown, T>, raw: string): Result<T> {
+  const parsed = parseRecordJson(raw);
+  return parsed.ok ? validated(schema, parsed.value) : parsed;
+}
+
+/** A stored value's JSON, refused unparsed past MAX_RECORD_BYTES. */
+export function parseRecordJson(raw: string): Result<unknown> {
   if (raw.length > MAX_RECORD_BYTES)
     return { ok: false, error: `longer than ${MAX_RECORD_BYTES} characters` };
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    return { ok: true, value: JSON.parse(raw) };
   } catch (error) {
     return { ok: false, error: `not JSON: ${(error as Error).message}` };
   }
+}
+
+/** `parsed` checked against `schema`; a refusal names the first problem and where it is. */
+export function validated<T>(schema: v.GenericSchema<unknown, T>, parsed: unknown): Result<T> {
   const result = v.safeParse(schema, parsed);
   if (result.success) return { ok: true, value: result.output };
   const issue = result.issues[0];

@@ -1,4 +1,6 @@
 import type { ChangeOp, ServiceRecord } from "./records.js";
+import type { RouteRecord } from "./routes.js";
+import type { ServiceRecordV2 } from "./services.js";
 
 /**
  * The sync side of the store: one instance per cluster, writing only that cluster's records. Implemented by
@@ -87,13 +89,26 @@ export function assertOwnRecord(cluster: string, record: ServiceRecord): void {
   }
 }
 
-/** What routers see of one cluster. */
+/** What routers see of one cluster (decoded by stored-records.ts, whatever version each record was written in). */
 export interface ClusterView {
   readonly name: string;
   /** The cluster's lease ran out: its sync went quiet. */
   readonly stale: boolean;
-  /** Valid records only, keyed by `ns/name`; invalid ones were logged and skipped. */
+  /**
+   * Every valid service record as schema version 2, keyed by `ns/name`: version 1 records of a sync not
+   * upgraded yet are converted (services.ts serviceRecordFromV1); invalid ones were logged and skipped.
+   */
+  readonly servicesV2: ReadonlyMap<string, ServiceRecordV2>;
+  /**
+   * The valid version 1 records, as stored: what syncs write until they switch to version 2, kept in their own
+   * shape for what reads them that way (tests, tools); the router reads servicesV2.
+   */
   readonly services: ReadonlyMap<string, ServiceRecord>;
+  /**
+   * Every route the cluster publishes, by id: its version 2 route records, and the annotation route each
+   * version 1 service record stands for.
+   */
+  readonly routes: ReadonlyMap<string, RouteRecord>;
 }
 
 /**

@@ -1,0 +1,177 @@
+import type { WarnOnce } from "../lib/warn-once.js";
+import { annotationRoute } from "./legacy.js";
+import {
+  parseRecordJson,
+  SCHEMA_VERSION,
+  type ServiceRecord,
+  ServiceRecordSchema,
+  validated,
+} from "./records.js";
+import { type RouteRecord, RouteRecordSchema } from "./routes.js";
+import { newerVersionOf, reportNewerVersion } from "./schema-version.js";
+import { type ServiceRecordV2, ServiceRecordV2Schema, serviceRecordFromV1 } from "./services.js";
+import type { ClusterView } from "./store.js";
+
+/**
+ * One cluster's stored records decoded for routers, whatever schema version each was written in: the
+ * `services` hash (version 2 records, or version 1 records of a sync not upgraded yet) and the `routes` hash
+ * (version 2 route records, keyed by route id). A version 1 record stands for its annotation route too
+ * (legacy.ts); a version 1 sync's own `routes` values (keyed by service) are not read: they say nothing its
+ * service records do not. Every reader (the Redis snapshot and source, MemoryStore) decodes through here.
+ *
+ * What cannot be served is skipped and reported through `warnings` (lib/warn-once.ts) when one is given: an
+ * invalid record once while it stays invalid, a newer schema version once per cluster and version.
+ */
+export interface ClusterRecords {
+  /** Every valid service record as version 2, by `ns/name`. */
+  readonly servicesV2: ReadonlyMap<string, ServiceRecordV2>;
+  /** The valid version 1 records among them, as stored. */
+  readonly services: ReadonlyMap<string, ServiceRecord>;
+  /** Valid version 2 route records of the `routes` hash, by id. */
+  readonly routes: ReadonlyMap<string, RouteRecord>;
+  /** The annotation route of each version 1 service record, by service. */
+  readonly legacyRoutes: ReadonlyMap<string, RouteRecord>;
+}
+
+/** A decoded service record as version 2; a version 1 record also as stored, with the route it stands for. */
+export interface DecodedService {
+  readonly record: ServiceRecordV2;
+  readonly v1: { readonly record: ServiceRecord; readonly route: RouteRecord } | undefined;
+}
+
+export const NO_RECORDS: ClusterRecords = {
+  servicesV2: new Map(),
+  services: new Map(),
+  routes: new Map(),
+  legacyRoutes: new Map(),
+};
+
+/** One `services` hash value; undefined (reported) when it cannot be served. */
+export function decodeStoredService(
+  cluster: string,
+  service: string,
+  raw: string,
+  warnings?: WarnOnce,
+): DecodedService | undefined {
+  const problem = `record ${cluster} ${service}`;
+  const parsed = parseRecordJson(raw);
+  const newer = parsed.ok ? newerVersionOf(parsed.value) : undefined;
+  if (newer !== undefined) {
+    reportNewerVersion(warnings, cluster, newer, { service });
+    return undefined;
+  }
+  const version = parsed.ok ? (parsed.value as { v?: unknown } | null)?.v : undefined;
+  const decoded = !parsed.ok
+    ? parsed
+    : version === SCHEMA_VERSION
+      ? validated<ServiceRecord | ServiceRecordV2>(ServiceRecordSchema, parsed.value)
+      : validated<ServiceRecord | ServiceRecordV2>(ServiceRecordV2Schema, parsed.value);
+  let reason: string | undefined;
+  if (!decoded.ok) reason = decoded.error;
+  else if (decoded.value.cluster !== cluster) reason = `record names cluster "${decoded.value.cluster}"`;
+  else if (decoded.value.service !== service) reason = `record names service "${decoded.value.service}"`;
+  if (reason === undefined && decoded.ok) {
+    warnings?.clear(problem);
+    const record = decoded.value;
+    if (record.v !== SCHEMA_VERSION) return { record, v1: undefined };
+    return { record: serviceRecordFromV1(record), v1: { record, route: annotationRoute(record) } };
+  }
+  warnings?.warn(problem, reason ?? "", "skipping invalid service record", { cluster, service, reason });
+  return undefined;
+}
+
+/** One `routes` hash value; undefined when it cannot be served (reported) or is a version 1 sync's (not read). */
+export function decodeStoredRoute(
+  cluster: string,
+  id: string,
+  raw: string,
+  warnings?: WarnOnce,
+): RouteRecord | undefined {
+  const problem = `route ${cluster} ${id}`;
+  const parsed = parseRecordJson(raw);
+  const newer = parsed.ok ? newerVersionOf(parsed.value) : undefined;
+  if (newer !== undefined) {
+    reportNewerVersion(warnings, cluster, newer, { route: id });
+    return undefined;
+  }
+  if (parsed.ok && (parsed.value as { v?: unknown } | null)?.v === SCHEMA_VERSION) {
+    warnings?.clear(problem);
+    return undefined;
+  }
+  const decoded = parsed.ok ? validated(RouteRecordSchema, parsed.value) : parsed;
+  let reason: string | undefined;
+  if (!decoded.ok) reason = decoded.error;
+  else if (decoded.value.id !== id) reason = `record names route "${decoded.value.id}"`;
+  if (reason === undefined && decoded.ok) {
+    warnings?.clear(problem);
+    return decoded.value;
+  }
+  warnings?.warn(problem, reason ?? "", "skipping invalid route record", { cluster, route: id, reason });
+  return undefined;
+}
+
+/** Both hashes of one cluster, read whole. */
+export function decodeClusterRecords(
+  cluster: string,
+  services: Iterable<readonly [string, string]>,
+  routes: Iterable<readonly [string, string]>,
+  warnings?: WarnOnce,
+): ClusterRecords {
+  const decodedServices = new Map<string, DecodedService | undefined>();
+  for (const [service, raw] of services) {
+    decodedServices.set(service, decodeStoredService(cluster, service, raw, warnings));
+  }
+  const decodedRoutes = new Map<string, RouteRecord | undefined>();
+  for (const [id, raw] of routes) decodedRoutes.set(id, decodeStoredRoute(cluster, id, raw, warnings));
+  return updatedRecords(NO_RECORDS, decodedServices, decodedRoutes);
+}
+
+/**
+ * `records` with some services and routes read again: a decoded value replaces, undefined removes (the
+ * record is gone, or can no longer be served).
+ */
+export function updatedRecords(
+  records: ClusterRecords,
+  services: ReadonlyMap<string, DecodedService | undefined>,
+  routes: ReadonlyMap<string, RouteRecord | undefined>,
+): ClusterRecords {
+  const nextV2 = new Map(records.servicesV2);
+  const nextServices = new Map(records.services);
+  const nextLegacy = new Map(records.legacyRoutes);
+  for (const [service, decoded] of services) {
+    if (decoded) nextV2.set(service, decoded.record);
+    else nextV2.delete(service);
+    if (decoded?.v1) {
+      nextServices.set(service, decoded.v1.record);
+      nextLegacy.set(service, decoded.v1.route);
+    } else {
+      nextServices.delete(service);
+      nextLegacy.delete(service);
+    }
+  }
+  let nextRoutes = records.routes;
+  if (routes.size > 0) {
+    const changed = new Map(records.routes);
+    for (const [id, route] of routes) {
+      if (route) changed.set(id, route);
+      else changed.delete(id);
+    }
+    nextRoutes = changed;
+  }
+  return { servicesV2: nextV2, services: nextServices, routes: nextRoutes, legacyRoutes: nextLegacy };
+}
+
+/**
+ * What routers see of one cluster: its service records and every route it publishes, stored (version 2)
+ * or standing for a version 1 record; a stored route wins over a derived one with the same id.
+ */
+export function clusterView(name: string, stale: boolean, records: ClusterRecords): ClusterView {
+  let routes: ReadonlyMap<string, RouteRecord> = records.routes;
+  if (records.legacyRoutes.size > 0) {
+    const merged = new Map<string, RouteRecord>();
+    for (const route of records.legacyRoutes.values()) merged.set(route.id, route);
+    for (const [id, route] of records.routes) merged.set(id, route);
+    routes = merged;
+  }
+  return { name, stale, servicesV2: records.servicesV2, services: records.services, routes };
+}
