@@ -1,4 +1,4 @@
-import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "./records.js";
+import { type ServiceRecord, serializeServiceRecord } from "./records.js";
 import {
   assertOwnRecord,
   type ClusterView,
@@ -10,6 +10,7 @@ import {
   type StoreChange,
   type WriterFence,
 } from "./store.js";
+import { clusterView, decodeClusterRecords } from "./stored-records.js";
 
 interface Expiring {
   readonly holder: string;
@@ -130,12 +131,9 @@ export class MemoryStore implements SnapshotSource {
     }
     const clusters: ClusterView[] = [];
     for (const [name, state] of this.#clusters) {
-      const services = new Map<string, ServiceRecord>();
-      for (const [service, raw] of state.records) {
-        const decoded = decodeServiceRecord(raw);
-        if (decoded.ok) services.set(service, decoded.value);
-      }
-      clusters.push({ name, stale: state.leaseUntil <= now, services });
+      // The routers' own decoding (stored-records.ts): every schema version, a version 1 record's route too.
+      const records = decodeClusterRecords(name, state.records, []);
+      clusters.push(clusterView(name, state.leaseUntil <= now, records));
     }
     const version = this.#cached ? this.#cached.snapshot.version + 1 : 1;
     this.#version = version;
