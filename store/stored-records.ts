@@ -73,11 +73,15 @@ export function decodeStoredService(
   if (reason === undefined && decoded.ok) {
     warnings?.clear(problem);
     const record = decoded.value;
-    if (record.v !== SCHEMA_VERSION) return { record, v1: undefined };
-    return { record: serviceRecordFromV1(record), v1: { record, route: annotationRoute(record) } };
+    return record.v === SCHEMA_VERSION ? fromV1(record) : { record, v1: undefined };
   }
   warnings?.warn(problem, reason ?? "", "skipping invalid service record", { cluster, service, reason });
   return undefined;
+}
+
+/** A valid version 1 record as routers serve it: converted, with the route it stands for. */
+export function fromV1(record: ServiceRecord): DecodedService {
+  return { record: serviceRecordFromV1(record), v1: { record, route: annotationRoute(record) } };
 }
 
 /** One `routes` hash value; undefined when it cannot be served (reported) or is a version 1 sync's (not read). */

@@ -1,11 +1,11 @@
 import type { Cluster, Redis } from "ioredis";
-import * as v from "valibot";
 import { sleep } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
+import { decodeChangeEntry } from "../changes.js";
 import { clusterKeys } from "../keys.js";
-import { ChangeEntrySchema } from "../records.js";
+import { reportNewerVersion } from "../schema-version.js";
 import { untilReady } from "./client.js";
 import { connectToSlotMaster } from "./slot-master.js";
 import { isClusterClient } from "./snapshot.js";
@@ -29,6 +29,8 @@ export interface ClusterChanges {
   readonly lastChangeId: string;
   /** Services named by the batch's valid entries (invalid ones are logged and skipped). */
   readonly services: readonly string[];
+  /** Route ids named by the batch's valid entries (a version 1 entry names its annotation route). */
+  readonly routes: readonly string[];
 }
 
 export interface ChangeFeedsOptions {
@@ -235,7 +237,10 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
   };
 }
 
-/** One XREAD reply as the services each cluster's entries name; streams of clusters not in `clusterOf` are skipped. */
+/**
+ * One XREAD reply as the services and routes each cluster's entries name; streams of clusters not in
+ * `clusterOf` are skipped.
+ */
 function changesOf(
   reply: [string, [string, string[]][]][],
   clusterOf: ReadonlyMap<string, string>,
@@ -247,11 +252,15 @@ function changesOf(
     const lastEntry = entries[entries.length - 1];
     if (cluster === undefined || !lastEntry) continue;
     const services = new Set<string>();
+    const routes = new Set<string>();
     const invalid: string[] = [];
     for (const [entryId, fields] of entries) {
-      const change = v.safeParse(ChangeEntrySchema, streamEntryFields(fields));
-      if (change.success) services.add(change.output.service);
-      else invalid.push(entryId);
+      const decoded = decodeChangeEntry(streamEntryFields(fields));
+      if (decoded.ok) {
+        for (const change of decoded.changes) (change.kind === "service" ? services : routes).add(change.id);
+      } else if (decoded.newerVersion !== undefined) {
+        reportNewerVersion(warnings, cluster, decoded.newerVersion, { entry: entryId });
+      } else invalid.push(entryId);
     }
     // One line for a batch, and none for the next batches while they keep holding some: a sync may append
     // thousands of entries to its own stream.
@@ -264,7 +273,7 @@ function changesOf(
         ids: invalid.slice(0, 5),
       });
     }
-    changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services] });
+    changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services], routes: [...routes] });
   }
   return changes;
 }

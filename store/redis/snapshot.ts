@@ -4,8 +4,16 @@ import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
 import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../keys.js";
 import { ClusterNameSchema } from "../names.js";
-import { decodeServiceRecord, type ServiceRecord } from "../records.js";
+import type { RouteRecord } from "../routes.js";
 import type { ClusterView, Snapshot } from "../store.js";
+import {
+  type ClusterRecords,
+  clusterView,
+  type DecodedService,
+  decodeClusterRecords,
+  decodeStoredRoute,
+  decodeStoredService,
+} from "../stored-records.js";
 import { hashEntries, pipelineValues } from "./replies.js";
 import { lastEntryId, STREAM_START_ID } from "./streams.js";
 
@@ -19,6 +27,8 @@ import { lastEntryId, STREAM_START_ID } from "./streams.js";
 
 export interface LoadedCluster {
   readonly view: ClusterView;
+  /** The decoded records the view was built from; a change batch updates these (stored-records.ts). */
+  readonly records: ClusterRecords;
   /**
    * Id of the change stream's last entry, read before the services: a change feed that resumes after it
    * replays anything written during or after the read, so nothing is missed. STREAM_START_ID when empty.
@@ -91,9 +101,10 @@ export function isClusterClient(redis: Redis | Cluster): redis is Cluster {
 }
 
 /**
- * One cluster in one round trip: stream position first (see LoadedCluster.lastChangeId), then the services,
- * the lease (stale = lease key missing: server-side expiry, so no clock skew) and the heartbeat. Every key
- * shares the `{cluster}` hash tag, so on Redis Cluster the pipeline goes to the one node owning that slot.
+ * One cluster in one round trip: stream position first (see LoadedCluster.lastChangeId), then the services
+ * and routes, the lease (stale = lease key missing: server-side expiry, so no clock skew) and the heartbeat.
+ * Every key shares the `{cluster}` hash tag, so on Redis Cluster the pipeline goes to the one node owning that
+ * slot.
  */
 export async function loadCluster(
   redis: Redis | Cluster,
@@ -107,16 +118,15 @@ export async function loadCluster(
     .pipeline()
     .xrevrange(keys.changes, "+", "-", "COUNT", 1)
     .hgetall(keys.services)
+    .hgetall(keys.routes)
     .exists(keys.lease)
     .exists(keys.heartbeat)
     .exec();
-  const [lastEntries, services, lease, heartbeat] = pipelineValues(results, 4);
+  const [lastEntries, services, routes, lease, heartbeat] = pipelineValues(results, 5);
+  const records = decodeClusterRecords(cluster, hashEntries(services), hashEntries(routes), warnings);
   return {
-    view: {
-      name: cluster,
-      stale: lease !== 1,
-      services: decodeServices(cluster, hashEntries(services), warnings),
-    },
+    view: clusterView(cluster, lease !== 1, records),
+    records,
     lastChangeId: lastEntryId(lastEntries) ?? STREAM_START_ID,
     registered: heartbeat === 1,
   };
@@ -176,8 +186,8 @@ export async function loadSnapshot(
 }
 
 /**
- * The current records of some services of one cluster (HMGET): a decoded record, or undefined when the
- * service is gone or its record is invalid (logged).
+ * The current records of some services of one cluster (HMGET): decoded, or undefined when the service is
+ * gone or its record cannot be served (reported).
  */
 export async function readServices(
   redis: Redis | Cluster,
@@ -186,47 +196,38 @@ export async function readServices(
   services: readonly string[],
   logger: Logger,
   warnings: WarnOnce = createWarnOnce(logger),
-): Promise<Map<string, ServiceRecord | undefined>> {
-  const out = new Map<string, ServiceRecord | undefined>();
+): Promise<Map<string, DecodedService | undefined>> {
+  const out = new Map<string, DecodedService | undefined>();
   if (services.length === 0) return out;
   const raws = await redis.hmget(clusterKeys(prefix, cluster).services, ...services);
   services.forEach((service, index) => {
     const raw = raws[index];
-    out.set(service, typeof raw === "string" ? decodeService(cluster, service, raw, warnings) : undefined);
+    out.set(
+      service,
+      typeof raw === "string" ? decodeStoredService(cluster, service, raw, warnings) : undefined,
+    );
   });
   return out;
 }
 
-/** Valid records keyed by service; each invalid one is reported (once) with its cluster, service and reason. */
-function decodeServices(
+/**
+ * The current route records of some route ids of one cluster (HMGET): decoded, or undefined when the route is
+ * gone or cannot be served (reported; a version 1 sync's value is not read).
+ */
+export async function readRoutes(
+  redis: Redis | Cluster,
+  prefix: string,
   cluster: string,
-  entries: Iterable<readonly [string, string]>,
-  warnings: WarnOnce,
-): Map<string, ServiceRecord> {
-  const services = new Map<string, ServiceRecord>();
-  for (const [service, raw] of entries) {
-    const record = decodeService(cluster, service, raw, warnings);
-    if (record) services.set(service, record);
-  }
-  return services;
-}
-
-function decodeService(
-  cluster: string,
-  service: string,
-  raw: string,
-  warnings: WarnOnce,
-): ServiceRecord | undefined {
-  const decoded = decodeServiceRecord(raw);
-  let reason: string | undefined;
-  if (!decoded.ok) reason = decoded.error;
-  else if (decoded.value.cluster !== cluster) reason = `record names cluster "${decoded.value.cluster}"`;
-  else if (decoded.value.service !== service) reason = `record names service "${decoded.value.service}"`;
-  const problem = `record ${cluster} ${service}`;
-  if (reason === undefined && decoded.ok) {
-    warnings.clear(problem);
-    return decoded.value;
-  }
-  warnings.warn(problem, reason ?? "", "skipping invalid service record", { cluster, service, reason });
-  return undefined;
+  ids: readonly string[],
+  logger: Logger,
+  warnings: WarnOnce = createWarnOnce(logger),
+): Promise<Map<string, RouteRecord | undefined>> {
+  const out = new Map<string, RouteRecord | undefined>();
+  if (ids.length === 0) return out;
+  const raws = await redis.hmget(clusterKeys(prefix, cluster).routes, ...ids);
+  ids.forEach((id, index) => {
+    const raw = raws[index];
+    out.set(id, typeof raw === "string" ? decodeStoredRoute(cluster, id, raw, warnings) : undefined);
+  });
+  return out;
 }

@@ -2,8 +2,8 @@ import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
-import type { ServiceRecord } from "../records.js";
 import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
+import { type ClusterRecords, clusterView, updatedRecords } from "../stored-records.js";
 import { type ClusterChanges, createChangeFeeds } from "./feed.js";
 import {
   discoverClusters,
@@ -11,6 +11,7 @@ import {
   isReplyError,
   type LoadedCluster,
   loadClusterOrSkip,
+  readRoutes,
   readServices,
 } from "./snapshot.js";
 import { readStreamInfos, resumeGapReason } from "./streams.js";
@@ -53,6 +54,8 @@ export interface RedisSnapshotSourceOptions {
 
 interface ClusterState {
   readonly view: ClusterView;
+  /** What the view was built from: a change batch updates it and builds the view again. */
+  readonly records: ClusterRecords;
   /** Id of the last change stream entry applied: the feed resumes after it. */
   readonly lastChangeId: string;
   /**
@@ -96,9 +99,21 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
   const adopt = (loaded: LoadedCluster): ClusterState | undefined => {
     const previous = clusters.get(loaded.view.name);
-    if (loaded.registered) return { view: loaded.view, lastChangeId: loaded.lastChangeId, registered: true };
+    if (loaded.registered) {
+      return {
+        view: loaded.view,
+        records: loaded.records,
+        lastChangeId: loaded.lastChangeId,
+        registered: true,
+      };
+    }
     if (!previous) return undefined;
-    return { view: { ...previous.view, stale: true }, lastChangeId: loaded.lastChangeId, registered: false };
+    return {
+      view: { ...previous.view, stale: true },
+      records: previous.records,
+      lastChangeId: loaded.lastChangeId,
+      registered: false,
+    };
   };
 
   /** One cluster read whole; undefined (reported) when Redis cannot read its keys as their types. */
@@ -223,19 +238,24 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     }
   };
 
-  /** Re-reads the services one change batch names. */
+  /** Re-reads the services and routes one change batch names. */
   const applyChanges = async (changes: readonly ClusterChanges[]) => {
-    for (const { cluster, lastChangeId, services: touched } of changes) {
+    for (const { cluster, lastChangeId, services: touched, routes: touchedRoutes } of changes) {
       const state = clusters.get(cluster);
       if (!state) continue;
-      const fresh = await readServices(redis, prefix, cluster, touched, logger, warnings);
-      const services = new Map<string, ServiceRecord>(state.view.services);
-      for (const [service, record] of fresh) {
-        if (record) services.set(service, record);
-        else services.delete(service);
-      }
-      clusters.set(cluster, { ...state, view: { ...state.view, services }, lastChangeId });
-      logger.debug("applied changes", { cluster, services: touched, id: lastChangeId });
+      const [services, routes] = await Promise.all([
+        readServices(redis, prefix, cluster, touched, logger, warnings),
+        readRoutes(redis, prefix, cluster, touchedRoutes, logger, warnings),
+      ]);
+      const records = updatedRecords(state.records, services, routes);
+      const view = clusterView(cluster, state.view.stale, records);
+      clusters.set(cluster, { ...state, records, view, lastChangeId });
+      logger.debug("applied changes", {
+        cluster,
+        services: touched,
+        routes: touchedRoutes,
+        id: lastChangeId,
+      });
     }
     lastLoadAt = now();
     publish();

@@ -1,6 +1,15 @@
 import type { MemoryStore } from "../../store/memory-store.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
+import type { RouteRecord } from "../../store/routes.js";
+import type { ServiceRecordV2 } from "../../store/services.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
+import {
+  clusterView,
+  type DecodedService,
+  fromV1,
+  NO_RECORDS,
+  updatedRecords,
+} from "../../store/stored-records.js";
 
 /** A ServiceRecord with only what a test cares about filled in. */
 export function serviceRecord(options: {
@@ -25,15 +34,24 @@ export function serviceRecord(options: {
   };
 }
 
-export function snapshotOf(
-  clusters: { name: string; stale?: boolean; records: ServiceRecord[] }[],
-  version = 1,
-): Snapshot {
-  const views: ClusterView[] = clusters.map((cluster) => ({
-    name: cluster.name,
-    stale: cluster.stale ?? false,
-    services: new Map(cluster.records.map((record) => [record.service, record])),
-  }));
+/** One cluster of a hand-built snapshot: version 1 records, or version 2 services and routes, or both. */
+export interface ClusterFixture {
+  name: string;
+  stale?: boolean;
+  records?: ServiceRecord[];
+  services?: ServiceRecordV2[];
+  routes?: RouteRecord[];
+}
+
+/** A snapshot as a router's source would decode it (store/stored-records.ts), without serialising. */
+export function snapshotOf(clusters: ClusterFixture[], version = 1): Snapshot {
+  const views: ClusterView[] = clusters.map((cluster) => {
+    const services = new Map<string, DecodedService>();
+    for (const record of cluster.records ?? []) services.set(record.service, fromV1(record));
+    for (const record of cluster.services ?? []) services.set(record.service, { record, v1: undefined });
+    const routes = new Map((cluster.routes ?? []).map((route) => [route.id, route]));
+    return clusterView(cluster.name, cluster.stale ?? false, updatedRecords(NO_RECORDS, services, routes));
+  });
   return { version, clusters: views };
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterKeys } from "../../../store/keys.js";
 import { discoverClusters, loadCluster, loadSnapshot, readServices } from "../../../store/redis/snapshot.js";
 import { STREAM_START_ID } from "../../../store/redis/streams.js";
+import { fromV1 } from "../../../store/stored-records.js";
 import { endpoint, heartbeat, putRaw, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";
 import { capturingLogger } from "../../support/loggers.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
@@ -119,7 +120,7 @@ describe("redis snapshot loader", () => {
     const read = await readServices(redis, prefix, "east", ["shop/web", "shop/gone", "shop/bad"], logger);
 
     expect([...read.entries()]).toEqual([
-      ["shop/web", web],
+      ["shop/web", fromV1(web)],
       ["shop/gone", undefined],
       ["shop/bad", undefined],
     ]);
