@@ -28,6 +28,33 @@ describe("live sync against the fake API server and real Redis", () => {
     expect(await w.redis.get(keys.lease)).toBe("sync-test");
   });
 
+  it("measures event-to-published latency, counts a relist by its reason, and tracks the API server's reachability", async () => {
+    const sync = await w.begin();
+    w.kube.apply(shopService("web"));
+    w.kube.apply(shopSlice("web", ["10.0.0.1"]));
+    await w.endpointsBecome(w.redis, "web", ["10.0.0.1"]);
+    w.kube.apply(shopSlice("web", ["10.0.0.1", "10.0.0.2"]));
+    await w.endpointsBecome(w.redis, "web", ["10.0.0.1", "10.0.0.2"]);
+    const count = /edgeslice_sync_event_to_published_seconds_count\{cluster="east"\} (\d+)/;
+    expect(Number(count.exec(sync.metrics.render())?.[1])).toBeGreaterThanOrEqual(1);
+
+    w.kube.stallWatches();
+    w.kube.apply(shopSlice("web", ["10.0.0.3"]));
+    w.kube.expireHistory();
+    w.kube.dropAllWatches();
+    await w.endpointsBecome(w.redis, "web", ["10.0.0.3"]);
+    expect(sync.metrics.countOf("relists", "endpointslices", "expired")).toBeGreaterThanOrEqual(1);
+
+    await w.kube.stop();
+    await eventually(() => sync.reachability.unreachableSince !== undefined, 10_000, "the outage noticed");
+    expect(sync.metrics.render()).toContain('edgeslice_sync_apiserver_reachable{cluster="east"} 0');
+    await w.kube.restart();
+    await eventually(() => sync.reachability.unreachableSince === undefined, 10_000, "reachable again");
+    expect(sync.metrics.render()).toContain(
+      'edgeslice_sync_apiserver_unreachable_since_timestamp_seconds{cluster="east"} 0',
+    );
+  });
+
   it("publishes nothing before the first full list has synced", async () => {
     const live = await w.begin({
       seed: (kube) => {

@@ -33,6 +33,27 @@ describe("health server", () => {
     expect(await response.json()).toEqual({ ready: status === 200, synced, redis });
   });
 
+  it("stays ready while the API server is unreachable and says since when, and which informers are refused", async () => {
+    const since = "2026-01-01T00:00:00.000Z";
+    const { base } = await start(() => ({
+      synced: true,
+      redis: true,
+      publishing: true,
+      apiserverUnreachableSince: since,
+      refused: ["endpointslices (all namespaces)"],
+    }));
+    const response = await fetch(`${base}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      ready: true,
+      synced: true,
+      redis: true,
+      publishing: true,
+      apiserverUnreachableSince: since,
+      refused: ["endpointslices (all namespaces)"],
+    });
+  });
+
   it("follows readiness as it changes", async () => {
     let state: Readiness = { synced: false, redis: true };
     const { base } = await start(() => state);

@@ -9,6 +9,8 @@ interface Candidate {
   readonly identity: string;
   readonly election: LeaderElection;
   readonly transitions: string[];
+  /** Why each step-down happened. */
+  readonly reasons: string[];
 }
 
 describe("leader election against the fake API server", () => {
@@ -22,6 +24,7 @@ describe("leader election against the fake API server", () => {
 
   async function candidate(identity: string, clockOffsetMs = 0): Promise<Candidate> {
     const transitions: string[] = [];
+    const reasons: string[] = [];
     const election = createLeaderElection({
       kubeConfig: kube.kubeConfig(),
       namespace: "edgeslice",
@@ -31,11 +34,14 @@ describe("leader election against the fake API server", () => {
       renewIntervalMs: 150,
       retryIntervalMs: 100,
       onStartedLeading: () => transitions.push("started"),
-      onStoppedLeading: () => transitions.push("stopped"),
+      onStoppedLeading: (reason) => {
+        transitions.push("stopped");
+        reasons.push(reason);
+      },
       logger: silentLogger,
       now: () => Date.now() + clockOffsetMs,
     });
-    const made = { identity, election, transitions };
+    const made = { identity, election, transitions, reasons };
     candidates.push(made);
     return made;
   }
@@ -100,8 +106,41 @@ describe("leader election against the fake API server", () => {
     kube.failNext(10_000, 500, { verb: "update", kind: "Lease" });
     await eventually(() => !only.election.isLeader(), 5_000, "step-down");
     expect(only.transitions).toEqual(["started", "stopped"]);
+    expect(only.reasons).toEqual(["unreachable"]);
     kube.clearFailures();
     await eventually(() => only.election.isLeader(), 5_000, "leading again");
+  });
+
+  it("says a leader stepped down for want of an API server when its renewals got no usable answer", async () => {
+    kube = await startFakeKube();
+    const only = await candidate("replica-a");
+    only.election.start();
+    await eventually(() => only.election.isLeader(), 5_000, "leader");
+    await kube.stop();
+    await eventually(() => !only.election.isLeader(), 5_000, "step-down");
+    expect(only.reasons).toEqual(["unreachable"]);
+    await kube.restart({ forbiddenForMs: 300 });
+    await eventually(() => only.election.isLeader(), 5_000, "leading again");
+    expect(leaseSpec().leaseTransitions ?? 0).toBe(0);
+  });
+
+  it("says a leader lost the Lease when it finds another holder, and a kicked candidate tries at once", async () => {
+    const [a, b] = await pair();
+    const [leader, follower] = a.election.isLeader() ? [a, b] : [b, a];
+    await leader.election.stop({ release: false });
+    kube.apply({
+      kind: "Lease",
+      metadata: { name: "sync-cluster-a", namespace: "edgeslice" },
+      spec: { holderIdentity: "elsewhere", leaseDurationSeconds: 3600, renewTime: microTime(Date.now()) },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(follower.election.isLeader()).toBe(false);
+    expect(follower.reasons).toEqual([]);
+    kube.remove("Lease", "edgeslice", "sync-cluster-a");
+    const gets = kube.requests("get", "Lease");
+    follower.election.kick();
+    await eventually(() => follower.election.isLeader(), 1_000, "the kicked candidate leads");
+    expect(kube.requests("get", "Lease")).toBeLessThanOrEqual(gets + 2);
   });
 
   it("does not take a lease another identity holds and keeps renewing", async () => {
