@@ -83,7 +83,14 @@ describe("who publishes: the Lease and the writer fence", () => {
 
     // b reached the API server and took the Lease: its claim reaches a with a's next write.
     b.role.startedLeading();
-    await eventually(async () => (await a.beat(), !a.role.publishing), 2_000, "a yields");
+    await eventually(
+      async () => {
+        await a.beat();
+        return !a.role.publishing;
+      },
+      2_000,
+      "a yields",
+    );
     await eventually(() => b.role.publishing, 2_000, "b publishes");
     expect(await b.fence.holderNow()).toBe("b");
     await expect(a.role.writer.put({ ...record, cluster: "two" })).rejects.toMatchObject({
