@@ -106,8 +106,7 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       reachability?.reached();
       return response;
     } catch (error) {
-      const kind = failureKind(error);
-      if (kind === "unreachable" || kind === "forbidden") reachability?.failed(error);
+      if (failureKind(error) === "unreachable") reachability?.failed(error);
       else reachability?.reached();
       throw error;
     }

@@ -1,10 +1,11 @@
 import type { Logger } from "../../lib/logger.js";
 
 /**
- * Whether the sync can use its API server, as every request of the informers and the elector reports it:
- * unreachable from the first failure after a success (no answer, 5xx, 429, or a 401/403 refusal, which an
- * API server gives for about a second while it starts) until the next success. The leader keeps publishing
- * its last known state meanwhile (fail static) and says since when in its heartbeat, /readyz and /metrics.
+ * Whether the sync can reach its API server, as every request of the informers and the elector reports it:
+ * unreachable from the first request after an answer that got none usable (refused or reset connection,
+ * timeout, 5xx, 429) until the next answer. A 401/403 is an answer: refusals are tracked by the informers
+ * (retry-policy.ts) and the election, not here. The leader keeps publishing its last known state meanwhile
+ * (fail static) and says since when in its heartbeat, /readyz and /metrics.
  *
  * @example
  * const reachability = createReachability({ logger, now: Date.now });

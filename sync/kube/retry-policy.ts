@@ -55,7 +55,7 @@ export function createRetryPolicy(options: RetryPolicyOptions): RetryPolicy {
       const status = statusOf(error);
       let delayMs: number;
       if (kind === "forbidden") {
-        reachability.failed(error);
+        // The server answers: refused, not unreachable (a missing RBAC rule must not make it look down).
         forbiddenSince ??= now();
         delayMs = retry.next();
         const refusedForMs = now() - forbiddenSince;

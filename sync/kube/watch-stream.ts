@@ -112,10 +112,10 @@ export async function openWatch(api: KubeApi, options: WatchOptions): Promise<Op
   });
   response.on("end", () => {
     const lastedMs = now() - startedAt;
-    // The server's clock and ours differ by the request's latency: allow a second either way.
-    finish(
-      lastedMs >= options.timeoutSeconds * 1000 - 1_000 ? { kind: "timeout" } : { kind: "closed", sawBytes },
-    );
+    // The server's clock and ours differ by the request's latency: allow up to a second of it.
+    const timeoutMs = options.timeoutSeconds * 1000;
+    const atTimeout = lastedMs >= Math.max(0.9 * timeoutMs, timeoutMs - 1_000);
+    finish(atTimeout ? { kind: "timeout" } : { kind: "closed", sawBytes });
   });
   response.on("error", (error) => finish({ kind: "failed", error }));
   response.on("close", () => finish({ kind: "failed", error: new Error("the watch connection closed") }));
