@@ -52,6 +52,9 @@ export interface LeaderElection {
 
 type Attempt = "holding" | "held-by-another" | "lost-race";
 
+/** Refusals of the Lease shorter than this are a starting API server's, logged at debug only. */
+const FORBIDDEN_QUIET_MS = 10_000;
+
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with the semantics of client-go's leaderelection package
  * (https://kubernetes.io/docs/concepts/architecture/leases/). What is read from and written into the Lease,
@@ -94,6 +97,8 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
   let deadlineTimer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
   let kicked = false;
+  /** Since when every attempt has been refused (401/403), undefined when the last one was not. */
+  let forbiddenSince: number | undefined;
   let observed: LeaseObservation | undefined;
 
   /** One request; throws ApiStatusError for a status outside `accept`, and tells reachability. */
@@ -172,6 +177,7 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
   async function cycle(): Promise<void> {
     try {
       const outcome = await tryAcquireOrRenew();
+      forbiddenSince = undefined;
       if (!running) return;
       if (outcome === "holding") {
         if (leader) armDeadline();
@@ -189,8 +195,13 @@ export function createLeaderElection(options: LeaderElectionOptions): LeaderElec
       const kind = failureKind(error);
       if (kind !== "unreachable" && kind !== "forbidden") failuresUnreachable = false;
       const fields = { lease: `${namespace}/${name}`, identity, status: statusOf(error), error };
-      // While the API server is down every attempt fails: the outage is logged once by reachability.
-      if (kind === "unreachable" && reachability) logger.debug("lease request failed", fields);
+      if (kind === "forbidden") forbiddenSince ??= now();
+      // While the API server is down every attempt fails: the outage is logged once by reachability. A
+      // starting API server refuses for about a second; only a refusal that persists is worth a warning.
+      const quiet =
+        (kind === "unreachable" && reachability !== undefined) ||
+        (kind === "forbidden" && now() - (forbiddenSince ?? now()) < FORBIDDEN_QUIET_MS);
+      if (quiet) logger.debug("lease request failed", fields);
       else logger.warn("lease request failed", fields);
     }
   }
