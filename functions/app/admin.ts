@@ -5,9 +5,10 @@ import { backendStates } from "../core/backend-states.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
-import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "../core/route-index.js";
-import { ADMIN_PREFIX, wildcardCovers } from "../core/routing.js";
-import type { Selection } from "../core/select.js";
+import { ADMIN_PREFIX } from "../core/routing.js";
+import type { SelectFor } from "../core/select.js";
+import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import { describeRoute, explainRequest } from "./admin-routes.js";
 import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
 
@@ -15,7 +16,9 @@ export interface AdminDeps {
   readonly source: SnapshotSource;
   /** ADMIN_TOKEN; when unset, every admin endpoint but healthz answers 404, as if it did not exist. */
   readonly adminToken: string | undefined;
-  readonly select: (route: RouteEntry) => Selection;
+  /** The snapshot's routes, as the router serves them (routing.ts routesOf). */
+  readonly routesOf: (snapshot: Snapshot) => SnapshotRoutes;
+  readonly select: SelectFor;
   readonly balancer: Balancer;
   readonly ejection: PassiveEjection;
   readonly metrics: RouterMetrics;
@@ -24,7 +27,8 @@ export interface AdminDeps {
 }
 
 /**
- * `/_edgeslice/healthz` (public), `/_edgeslice/routes`, `/_edgeslice/explain?host=&path=`,
+ * `/_edgeslice/healthz` (public), `/_edgeslice/routes`, `/_edgeslice/explain?host=&path=&method=` (and
+ * `header=name:value`, repeated),
  * `/_edgeslice/metrics` and `/_edgeslice/dashboard` (Bearer ADMIN_TOKEN), and `/_edgeslice/ui`, the page
  * that shows the dashboard's data (the page is public and holds no data; it exists only with ADMIN_TOKEN
  * set). The whole prefix is reserved: nothing under it is proxied.
@@ -44,7 +48,8 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
         clusters: snapshot.clusters.map((cluster) => ({
           name: cluster.name,
           stale: cluster.stale,
-          services: cluster.services.size,
+          services: cluster.servicesV2.size,
+          routes: cluster.routes.size,
         })),
       },
       200,
@@ -56,58 +61,42 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
     const snapshot = await deps.source.current();
-    if (!snapshot) return c.json({ version: null, routes: [] }, 200, NO_STORE);
-    const routes = [];
-    for (const entries of routeIndexOf(snapshot).byHost.values()) {
-      for (const route of entries) routes.push(describeRoute(route));
-    }
-    return c.json({ version: snapshot.version, routes }, 200, NO_STORE);
+    if (!snapshot) return c.json({ version: null, routes: [], conflicts: [] }, 200, NO_STORE);
+    const routes = deps.routesOf(snapshot);
+    return c.json(
+      { version: snapshot.version, routes: routes.routes.map(describeRoute), conflicts: routes.conflicts },
+      200,
+      NO_STORE,
+    );
   });
 
   app.get(`${ADMIN_PREFIX}/explain`, async (c) => {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
-    const rawHost = c.req.query("host") ?? "";
-    const path = c.req.query("path") ?? "/";
     const snapshot = await deps.source.current();
     if (!snapshot)
       return c.json({ result: "no_endpoints", why: "no snapshot was ever loaded" }, 200, NO_STORE);
-    const host = normaliseHost(rawHost);
-    const found = host === undefined ? undefined : lookupRoute(routeIndexOf(snapshot), host, path);
-    const route = found && host !== undefined && wildcardCovers(found.host, host) ? found : undefined;
-    if (!route) {
-      return c.json(
-        { host: host ?? rawHost, path, result: "no_route", why: "no published route matches" },
-        200,
-      );
+    const headers = new Headers();
+    for (const field of c.req.queries("header") ?? []) {
+      const colon = field.indexOf(":");
+      if (colon <= 0) continue;
+      try {
+        headers.append(field.slice(0, colon).trim(), field.slice(colon + 1).trim());
+      } catch {
+        // Not a valid header name or value: no request could carry it either.
+      }
     }
-    const selection = deps.select(route);
-    const excluded = deps.ejection.excluded(selection.addresses);
-    const usable = selection.addresses.filter((address) => !excluded.has(address)).length;
-    return c.json(
-      {
-        host,
-        path,
-        result: usable > 0 ? "proxy" : "no_endpoints",
-        route: describeRoute(route),
-        clusters: selection.clusters,
-        droppedStale: route.failStatic ? [] : route.candidates.filter((c) => c.stale).map((c) => c.cluster),
-        zoneHints: selection.zoneHints,
-        tiers: selection.tiers.map((tier) => ({
-          name: tier.name,
-          backends: tier.backends.map((backend) => ({
-            address: backend.address,
-            cluster: backend.cluster,
-            inFlight: deps.balancer.inFlight(backend.address),
-            ejected: deps.ejection.isEjected(backend.address),
-            skipped: excluded.has(backend.address),
-          })),
-        })),
-        why: explainWhy(route, selection, usable),
-      },
-      200,
-      NO_STORE,
-    );
+    const explained = explainRequest({
+      routes: deps.routesOf(snapshot),
+      rawHost: c.req.query("host") ?? "",
+      path: c.req.query("path") ?? "/",
+      method: c.req.query("method") ?? "GET",
+      headers,
+      select: deps.select,
+      balancer: deps.balancer,
+      ejection: deps.ejection,
+    });
+    return c.json(explained, 200, NO_STORE);
   });
 
   app.get(`${ADMIN_PREFIX}/metrics`, async (c) => {
@@ -118,6 +107,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     const text = deps.metrics.render({
       backends: backendStates(snapshot, isEjected),
       clusters: snapshot?.clusters ?? [],
+      routeConflicts: snapshot ? deps.routesOf(snapshot).conflicts.length : 0,
       inFlight: deps.balancer.totalInFlight(),
       ejected: deps.ejection.ejectedCount(),
       snapshot: {
@@ -140,6 +130,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       snapshot,
       store: deps.source.status?.(),
       ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : null,
+      routes: snapshot ? deps.routesOf(snapshot) : undefined,
       select: deps.select,
       ejection: deps.ejection,
       services: deps.metrics.red.totals(),
@@ -176,39 +167,4 @@ export function constantTimeEqual(presented: string, expected: string): boolean 
     difference |= p ^ expected.charCodeAt(i);
   }
   return difference === 0;
-}
-
-function describeRoute(route: RouteEntry) {
-  return {
-    host: route.host,
-    pathPrefix: route.pathPrefix,
-    failStatic: route.failStatic,
-    clusters: route.candidates.map((candidate) => ({
-      cluster: candidate.cluster,
-      service: candidate.record.service,
-      port: candidate.record.port,
-      stale: candidate.stale,
-      ipv4: { endpoints: candidate.record.ipv4.endpoints.length, fallback: candidate.record.ipv4.fallback },
-      ipv6: { endpoints: candidate.record.ipv6.endpoints.length, fallback: candidate.record.ipv6.fallback },
-    })),
-    shadowed: route.shadowed,
-  };
-}
-
-function explainWhy(route: RouteEntry, selection: Selection, usable: number): string[] {
-  const why: string[] = [];
-  const stale = route.candidates.filter((c) => c.stale).map((c) => c.cluster);
-  if (route.failStatic) why.push(`every cluster is stale (${stale.join(", ")}): serving last known backends`);
-  else if (stale.length > 0) why.push(`dropped stale clusters: ${stale.join(", ")}`);
-  for (const choice of selection.clusters) {
-    why.push(
-      `${choice.cluster}: ${choice.family ?? "no family"} (${choice.reason})${choice.local ? ", local" : ""}`,
-    );
-  }
-  why.push(`zone hints: ${selection.zoneHints}`);
-  if (selection.addresses.length === 0) why.push("no endpoints: 503");
-  else if (usable < selection.addresses.length) {
-    why.push(`${selection.addresses.length - usable} of ${selection.addresses.length} backends ejected`);
-  }
-  return why;
 }

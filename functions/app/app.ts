@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import type { RouterError } from "../core/errors.js";
+import type { CompiledModifier } from "../core/filters.js";
 import {
   type ForwardingInfo,
   isWebSocketUpgrade,
@@ -11,7 +12,14 @@ import {
 import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
-import { ADMIN_PREFIX, createRouting, type Routing, type RoutingDeps } from "../core/routing.js";
+import {
+  ADMIN_PREFIX,
+  createRouting,
+  type Redirected,
+  type Routing,
+  type RoutingDeps,
+  type RoutingRequest,
+} from "../core/routing.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
 import { registerAdmin } from "./admin.js";
@@ -31,6 +39,8 @@ export interface AppDeps extends RoutingDeps {
   readonly clientProto?: (c: Context) => "http" | "https";
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
   readonly native?: NativeProxy;
+  /** Request headers for route matching, read the cheapest way the runtime has (Node: rawHeaders). */
+  readonly requestHeaders?: (c: Context) => RoutingRequest["headers"];
   /** The client's X-Request-Id read the cheapest way the runtime has (Node: rawHeaders); default: the header. */
   readonly incomingRequestId?: (c: Context) => string | undefined;
   /** A new request id; default crypto.randomUUID (Node and Workers). */
@@ -42,8 +52,10 @@ export interface AppDeps extends RoutingDeps {
 /** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
 export interface NativeRoute {
   readonly selection: Selection;
-  /** Origin-form path and query. */
+  /** Origin-form path and query sent upstream (the route's URLRewrite applied). */
   readonly path: string;
+  /** The route's ResponseHeaderModifier (core/filters.ts). */
+  readonly responseHeaders: CompiledModifier | undefined;
   readonly forwarding: ForwardingInfo;
   /** Metrics and access log of this request (core/request-observation.ts). */
   readonly observation: RequestObservation;
@@ -74,6 +86,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const { accessLog } = deps;
   const incomingRequestId = deps.incomingRequestId ?? ((c: Context) => c.req.header(REQUEST_ID_HEADER));
   const newRequestId = deps.newRequestId ?? (() => crypto.randomUUID());
+  const requestHeaders =
+    deps.requestHeaders ?? ((c: Context) => ({ get: (name: string) => c.req.header(name) }));
 
   const app = new Hono();
   app.use(`${ADMIN_PREFIX}/*`, async (c, next) => {
@@ -83,6 +97,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   registerAdmin(app, {
     source: deps.source,
     adminToken: deps.config.adminToken,
+    routesOf: routing.routesOf,
     select: routing.select,
     balancer: policy.balancer,
     ejection: policy.ejection,
@@ -97,22 +112,38 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       performance.now(),
       accessLog?.sampled() === true,
     );
-    const routed = await routing.route(c.req.url);
+    const proto = deps.clientProto?.(c);
+    const routed = await routing.route(c.req.url, {
+      method: c.req.method,
+      headers: requestHeaders(c),
+      ...(proto ? { proto } : {}),
+    });
     if (typeof routed === "string") return answer(routed, observation, c);
+    if ("redirect" in routed) return redirect(routed.redirect, observation, c);
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return answer(routed.error, observation, c);
     const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
-      proto: deps.clientProto?.(c) ?? routed.target.proto,
+      proto: proto ?? routed.target.proto,
       host: routed.target.authority,
       requestId: observation.requestId,
+      upstreamHost: routed.upstreamHost,
+      modifier: routed.plan.requestHeaders,
     };
     const logEnd = observation.logged
       ? () => logLine(observation, c, forwarding.host, routed.target.path)
       : undefined;
+    const responseHeaders = routed.plan.responseHeaders;
     const forwarded = nativeProxy?.forward(
       c.env,
-      { selection: routed.selection, path: routed.target.path, forwarding, observation, logEnd },
+      {
+        selection: routed.selection,
+        path: routed.upstreamPath,
+        responseHeaders,
+        forwarding,
+        observation,
+        logEnd,
+      },
       proxyDeps,
     );
     if (nativeProxy && forwarded) {
@@ -130,7 +161,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       routed.selection,
       {
         method: raw.method,
-        path: routed.target.path,
+        path: routed.upstreamPath,
+        responseHeaders,
         headers: upgrade
           ? upstreamUpgradeHeaders(raw.headers, forwarding)
           : upstreamRequestHeaders(raw.headers, forwarding),
@@ -148,6 +180,17 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     logEnd?.();
     return result.value;
   });
+
+  /** A RequestRedirect, answered by the router: no body, the route's Location. */
+  function redirect(to: Redirected["redirect"], observation: RequestObservation, c: Context): Response {
+    observation.respond(metrics, to.status, performance.now(), false);
+    observation.bytes = 0;
+    logLine(observation, c, undefined, undefined);
+    return new Response(null, {
+      status: to.status,
+      headers: { location: to.location, [REQUEST_ID_HEADER]: observation.requestId },
+    });
+  }
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
     const { status, headers, body } = errorAnswerWithRequestId(error, observation.requestId);

@@ -1,10 +1,11 @@
 import type { IpFamily } from "../../lib/ip.js";
+import type { RouteMatch, RouteRecord } from "../../store/routes.js";
 import type { Snapshot, SourceStatus } from "../../store/store.js";
 import { FAMILIES, familyStates, type StateCounts } from "../core/backend-states.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
-import { type RouteEntry, routeIndexOf } from "../core/route-index.js";
-import type { Selection } from "../core/select.js";
+import type { SelectFor } from "../core/select.js";
+import type { SnapshotRoutes } from "../core/snapshot-routes.js";
 
 /**
  * Exactly what the dashboard page (`/_edgeslice/ui`) shows, served behind the admin token at
@@ -36,14 +37,19 @@ export interface DashboardCluster {
   readonly apiserver: "unknown";
 }
 
+/** One route as served, with the backends of every Service port its rules name, per publishing cluster. */
 export interface DashboardRoute {
-  readonly host: string;
-  readonly pathPrefix: string;
+  readonly route: string;
+  /** The route's host names; empty: every host. */
+  readonly hosts: readonly string[];
+  /** Each match of its rules in short: `/api` (prefix), `= /exact`, with a method and `[name: value]` headers. */
+  readonly paths: readonly string[];
   /** Every cluster is stale and the last known backends serve. */
   readonly failStatic: boolean;
   readonly clusters: readonly {
     readonly cluster: string;
     readonly service: string;
+    readonly port: number;
     readonly stale: boolean;
     /** The family the router sends this cluster's traffic to; null when it sends none (stale, no endpoints). */
     readonly uses: IpFamily | null;
@@ -55,7 +61,9 @@ export interface DashboardInputs {
   readonly snapshot: Snapshot | undefined;
   readonly store: SourceStatus | undefined;
   readonly ageSeconds: number | null;
-  readonly select: (route: RouteEntry) => Selection;
+  /** The snapshot's routes as the router serves them; undefined without a snapshot. */
+  readonly routes: SnapshotRoutes | undefined;
+  readonly select: SelectFor;
   readonly ejection: Pick<PassiveEjection, "isEjected">;
   readonly services: readonly ServiceTotals[];
 }
@@ -68,27 +76,37 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
   const { snapshot } = inputs;
   const isEjected = (address: string) => inputs.ejection.isEjected(address);
   const routes: DashboardRoute[] = [];
-  if (snapshot) {
-    for (const entries of routeIndexOf(snapshot).byHost.values()) {
-      for (const route of entries) {
-        const selection = inputs.select(route);
-        routes.push({
-          host: route.host,
-          pathPrefix: route.pathPrefix,
-          failStatic: route.failStatic,
-          clusters: route.candidates.map((candidate) => ({
-            cluster: candidate.cluster,
-            service: candidate.record.service,
-            stale: candidate.stale,
-            uses: selection.clusters.find((choice) => choice.cluster === candidate.cluster)?.family ?? null,
+  if (snapshot && inputs.routes) {
+    const views = new Map(snapshot.clusters.map((view) => [view.name, view]));
+    for (const served of inputs.routes.routes) {
+      const clusters: DashboardRoute["clusters"][number][] = [];
+      for (const { service, port, rule, backend } of routeBackendPorts(served.route)) {
+        const selection = inputs.select(served, rule, backend);
+        for (const publisher of served.publishers) {
+          const record = views.get(publisher.cluster)?.servicesV2.get(service);
+          const backends = record?.ports.find((candidate) => candidate.number === port);
+          if (!backends) continue;
+          clusters.push({
+            cluster: publisher.cluster,
+            service,
+            port,
+            stale: publisher.stale,
+            uses: selection.clusters.find((choice) => choice.cluster === publisher.cluster)?.family ?? null,
             families: Object.fromEntries(
-              FAMILIES.map((family) => [family, familyStates(candidate.record, family, isEjected)]),
+              FAMILIES.map((family) => [family, familyStates(backends, family, isEjected)]),
             ) as Record<IpFamily, StateCounts>,
-          })),
-        });
+          });
+        }
       }
+      routes.push({
+        route: served.route.id,
+        hosts: served.route.hostnames,
+        paths: [...new Set(served.route.rules.flatMap((rule) => rule.matches.map(matchSummary)))],
+        failStatic: served.failStatic,
+        clusters,
+      });
     }
-    routes.sort((a, b) => compare(a.host, b.host) || compare(a.pathPrefix, b.pathPrefix));
+    routes.sort((a, b) => compare(a.hosts[0] ?? "", b.hosts[0] ?? "") || compare(a.route, b.route));
   }
   return {
     version: snapshot?.version ?? null,
@@ -97,7 +115,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
     clusters: (snapshot?.clusters ?? []).map((cluster) => ({
       name: cluster.name,
       stale: cluster.stale,
-      services: cluster.services.size,
+      services: cluster.servicesV2.size,
       heartbeatAgeSeconds: null,
       apiserver: "unknown",
     })),
@@ -109,6 +127,31 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
   };
 }
 
+/** A match in short: `/api`, `= /exact`, `POST /api`, `/api [x-env: canary]`. */
+function matchSummary(match: RouteMatch): string {
+  const path = match.path.type === "Exact" ? `= ${match.path.value}` : match.path.value;
+  const headers = match.headers.map((header) => `${header.name}: ${header.value}`).join(", ");
+  return `${match.method ? `${match.method} ` : ""}${path}${headers ? ` [${headers}]` : ""}`;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Each Service port a route's rules send to, once, with the first rule and backendRef that names it. */
+function routeBackendPorts(
+  route: RouteRecord,
+): { service: string; port: number; rule: number; backend: number }[] {
+  const seen = new Set<string>();
+  const ports: { service: string; port: number; rule: number; backend: number }[] = [];
+  route.rules.forEach((rule, ruleIndex) => {
+    rule.backends.forEach((ref, backendIndex) => {
+      if (!("service" in ref)) return;
+      const key = `${ref.service}:${ref.port}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      ports.push({ service: ref.service, port: ref.port, rule: ruleIndex, backend: backendIndex });
+    });
+  });
+  return ports;
 }

@@ -102,7 +102,8 @@ export const DASHBOARD_SCRIPT = `
     var rows = [];
     routes.forEach(function (route) {
       route.clusters.forEach(function (c, i) {
-        var where = i === 0 ? route.host + (route.pathPrefix === "/" ? "" : route.pathPrefix) : "";
+        var paths = route.paths.length === 1 && route.paths[0] === "/" ? "" : " " + route.paths.join(" | ");
+        var where = i === 0 ? (route.hosts.length > 0 ? route.hosts.join(", ") : "*") + paths : "";
         var cluster = group([el("span", c.cluster + " "), c.stale ? badge("stale", "stale") : el("span")]);
         rows.push(row([
           where,

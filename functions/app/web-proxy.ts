@@ -1,3 +1,4 @@
+import type { CompiledModifier } from "../core/filters.js";
 import { downstreamResponseHeaders, reasonPhrase } from "../core/headers.js";
 import {
   type AbortCause,
@@ -32,6 +33,8 @@ export interface ProxyRequest {
   readonly upgrade?: boolean;
   /** Metrics and access log of this request (core/request-observation.ts). */
   readonly observation?: RequestObservation;
+  /** The route's ResponseHeaderModifier (core/filters.ts). */
+  readonly responseHeaders?: CompiledModifier | undefined;
 }
 
 /** Request body bytes kept while streaming so that a retry can resend them; larger bodies are not retried. */
@@ -129,7 +132,7 @@ async function attemptOnce(
     request.observation?.respond(deps.metrics, response.status, performance.now(), true);
     // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
     if (response.status === 101) return { ok: true, value: response };
-    const headers = downstreamResponseHeaders(response.headers);
+    const headers = downstreamResponseHeaders(response.headers, request.responseHeaders);
     if (request.observation) headers.set(REQUEST_ID_HEADER, request.observation.requestId);
     return {
       ok: true,

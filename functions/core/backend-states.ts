@@ -1,5 +1,5 @@
 import type { IpFamily } from "../../lib/ip.js";
-import { endpointAddress, type ServiceRecord } from "../../store/records.js";
+import { endpointAddress, type FamilyRecord } from "../../store/records.js";
 import type { Snapshot } from "../../store/store.js";
 
 /**
@@ -23,9 +23,9 @@ export interface ServiceBackends {
   readonly counts: StateCounts;
 }
 
-/** One family of one record, by state. */
+/** One family of one port's backends, by state. */
 export function familyStates(
-  record: ServiceRecord,
+  record: Readonly<Record<IpFamily, FamilyRecord>>,
   family: IpFamily,
   isEjected: (address: string) => boolean,
 ): StateCounts {
@@ -43,7 +43,8 @@ export function familyStates(
 
 /**
  * Every (cluster, service, family) of the snapshot that lists any endpoint, stale clusters included (they
- * still serve when every cluster is stale). A family with no endpoint at all is left out.
+ * still serve when every cluster is stale), summed over the Service's ports (each port's endpoints are listed
+ * apart). A family with no endpoint at all is left out.
  */
 export function backendStates(
   snapshot: Snapshot | undefined,
@@ -52,16 +53,17 @@ export function backendStates(
   const rows: ServiceBackends[] = [];
   if (!snapshot) return rows;
   for (const cluster of snapshot.clusters) {
-    for (const record of cluster.services.values()) {
+    for (const record of cluster.servicesV2.values()) {
       for (const family of FAMILIES) {
-        const listed = record[family];
-        if (listed.endpoints.length === 0 && listed.draining.length === 0) continue;
-        rows.push({
-          cluster: cluster.name,
-          service: record.service,
-          family,
-          counts: familyStates(record, family, isEjected),
-        });
+        let listed = false;
+        const counts = { ready: 0, fallback: 0, draining: 0, ejected: 0 };
+        for (const port of record.ports) {
+          if (port[family].endpoints.length === 0 && port[family].draining.length === 0) continue;
+          listed = true;
+          const states = familyStates(port, family, isEjected);
+          for (const state of BACKEND_STATES) counts[state] += states[state];
+        }
+        if (listed) rows.push({ cluster: cluster.name, service: record.service, family, counts });
       }
     }
   }

@@ -4,7 +4,10 @@
  * - request_timeout: the client stopped sending its request body (the backend is not blamed);
  * - too_many_headers: more header fields than the router reads (Node keeps only so many, so a later
  *   Content-Length or Host would be lost);
- * - client_closed: the client went away before the response head; nothing is sent (nginx logs 499).
+ * - client_closed: the client went away before the response head; nothing is sent (nginx logs 499);
+ * - invalid_backend: the rule's weighted choice fell on a backendRef the sync could not resolve (a Service
+ *   not allowed or not found), or the rule has no backend with a weight (Gateway API HTTPRouteRule.backendRefs:
+ *   "requests that would have otherwise been routed to an invalid backend MUST receive a 500").
  */
 export type RouterError =
   | "no_route"
@@ -15,7 +18,8 @@ export type RouterError =
   | "bad_request"
   | "request_timeout"
   | "too_many_headers"
-  | "client_closed";
+  | "client_closed"
+  | "invalid_backend";
 
 const STATUS: Record<RouterError, number> = {
   no_route: 404,
@@ -27,6 +31,7 @@ const STATUS: Record<RouterError, number> = {
   request_timeout: 408,
   too_many_headers: 431,
   client_closed: 499,
+  invalid_backend: 500,
 };
 
 /** Seconds a client should wait before retrying a route that has no endpoints (RFC 9110 §10.2.3). */

@@ -21,6 +21,8 @@ export interface ScrapeViews {
   readonly backends?: readonly ServiceBackends[];
   /** Each cluster of the snapshot and whether its lease ran out. */
   readonly clusters?: readonly { readonly name: string; readonly stale: boolean }[];
+  /** Route ids clusters publish with different definitions (snapshot-routes.ts). */
+  readonly routeConflicts?: number;
 }
 
 export interface SnapshotGauges {
@@ -156,6 +158,14 @@ export class RouterMetrics {
         type: "gauge",
         help: "1 while the cluster's lease has run out (its sync went quiet), 0 while fresh.",
         samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.stale ? 1 : 0 })),
+      });
+    }
+    if (gauges.routeConflicts !== undefined) {
+      families.push({
+        name: "edgeslice_route_conflicts",
+        type: "gauge",
+        help: "Routes that clusters publish with different definitions; each serves the definition most publish.",
+        samples: one(gauges.routeConflicts),
       });
     }
     families.push(...this.red.families());

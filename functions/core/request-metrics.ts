@@ -209,7 +209,7 @@ export class RequestMetrics {
     let route = this.#routes.get(selection);
     if (!route) {
       const choices = selection.clusters;
-      const router = this.series(choices[0]?.service ?? "", "", "");
+      const router = this.series(selection.service, "", "");
       route = new RouteSeries(
         router,
         choices.map((choice) => choice.cluster),

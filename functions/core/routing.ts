@@ -1,13 +1,19 @@
 import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
+import { modifiedPath, type RulePlan, redirectLocation, rulePlan } from "./filters.js";
+import { isHostSyntax, normaliseHost, wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import type { PolicyDeps } from "./proxy-policy.js";
-import { lookupRoute, normaliseHost, type RouteEntry, routeIndexOf } from "./route-index.js";
-import { createSelector, type Selection } from "./select.js";
+import type { RequestFacts } from "./routes/request-match.js";
+import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
+import { chooseBackend } from "./routes/weights.js";
+import { createSelector, type SelectFor, type Selection } from "./select.js";
+import { type ServedRoute, type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
 
 /**
  * The routing core every entry path shares: the Hono catch-all (app/app.ts) and the Node upgrade path
@@ -36,20 +42,43 @@ export interface Unserved {
   readonly selection: Selection;
 }
 
+/** A rule with a RequestRedirect: the router answers it itself. */
+export interface Redirected {
+  readonly redirect: { readonly status: number; readonly location: string };
+}
+
 /** A request the store has backends for. */
 export interface Routed {
   readonly target: RequestTarget;
   readonly selection: Selection;
+  /** Origin-form path and query sent upstream: the request's, or URLRewrite's. */
+  readonly upstreamPath: string;
+  /** The Host sent upstream when URLRewrite sets one. */
+  readonly upstreamHost: string | undefined;
+  /** The rule's header modifiers (filters.ts). */
+  readonly plan: RulePlan;
+}
+
+/** What routing reads of a request besides its URL. */
+export interface RoutingRequest {
+  readonly method: string;
+  /** Looked up only when a route matches on headers. */
+  readonly headers: RequestFacts["headers"];
+  /** The scheme of the client's connection, for redirects; default: the URL's. */
+  readonly proto?: "http" | "https";
 }
 
 export interface Routing {
   /** Balancer, ejection, metrics, logger and settings: what every transport's policy runs on. */
   readonly policy: PolicyDeps;
-  readonly select: (route: RouteEntry) => Selection;
+  /** The selection of one backendRef of one rule of a served route, memoised per snapshot. */
+  readonly select: SelectFor;
+  /** The snapshot's routes (built once per snapshot); conflicts across clusters are logged once. */
+  routesOf(snapshot: Snapshot): SnapshotRoutes;
   /** Seconds since this router first saw the snapshot's version. */
   snapshotAgeSeconds(snapshot: Snapshot): number;
   /** Routes the URL the runtime built for a request (Host and path); an error names the contract's answer. */
-  route(url: string): Promise<RouterError | Unserved | Routed>;
+  route(url: string, request: RoutingRequest): Promise<RouterError | Unserved | Redirected | Routed>;
 }
 
 export function createRouting(deps: RoutingDeps): Routing {
@@ -72,12 +101,14 @@ export function createRouting(deps: RoutingDeps): Routing {
     if (snapshot.version !== seen.version) seen = { version: snapshot.version, at: deps.now() };
     return Math.max(0, (deps.now() - seen.at) / 1000);
   };
+  const routesOf = conflictReporter(deps.logger);
 
   return {
     policy,
     select,
+    routesOf,
     snapshotAgeSeconds,
-    async route(url) {
+    async route(url, request) {
       const target = requestTarget(url);
       if (!target) return "bad_request";
       // The admin prefix is the router's own (Hono serves it before the catch-all); never proxied.
@@ -90,35 +121,80 @@ export function createRouting(deps: RoutingDeps): Routing {
       // loaded: no backend is known (DESIGN.md "Router function").
       if (!snapshot) return "no_snapshot";
       snapshotAgeSeconds(snapshot);
-      const entry = lookupRoute(routeIndexOf(snapshot), host, target.path);
-      if (!entry || !wildcardCovers(entry.host, host)) return "no_route";
-      const selection = select(entry);
+      const found = matchRequest(routesOf(snapshot), host, {
+        path: target.path,
+        method: request.method,
+        headers: request.headers,
+      });
+      if (!found) return "no_route";
+      const { rule } = found;
+      const { redirect, rewrite } = rule.filters;
+      if (redirect) {
+        const from = {
+          proto: request.proto ?? target.proto,
+          authority: target.authority,
+          host,
+          path: target.path,
+        };
+        return {
+          redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
+        };
+      }
+      const choice = chooseBackend(rule.backends, deps.random);
+      if (choice.kind !== "service") return "invalid_backend";
+      const selection = select(found.entry, found.ruleIndex, choice.index);
       if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
-      return { target, selection };
+      return {
+        target,
+        selection,
+        upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
+        upstreamHost: rewrite?.hostname,
+        plan: rulePlan(rule),
+      };
     },
   };
 }
 
 /**
- * RFC 9112 §3.2 with RFC 3986 §3.2.2: a Host is an IP-literal or a reg-name (unreserved, pct-encoded and
- * sub-delims characters); anything else (`"`, `{`, a backquote, which the WHATWG URL parser lets through) is
- * an invalid field value, answered 400. `host` is lower case, without port (normaliseHost).
+ * The winning rule for a request on a normalised, well-formed host, or undefined (404). A wildcard pattern
+ * covers only DNS labels (hosts.ts wildcardCovers).
  */
-export function isHostSyntax(host: string): boolean {
-  if (host.startsWith("[")) return /^\[[0-9a-f:.]+\]$/.test(host);
-  return /^(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})+$/.test(host);
+export function matchRequest(
+  routes: SnapshotRoutes,
+  host: string,
+  request: RequestFacts,
+): RouteMatchResult<ServedRoute> | undefined {
+  const found = matchRoute(routes.table, host, request);
+  if (!found || (found.hostname !== undefined && !wildcardCovers(found.hostname, host))) return undefined;
+  return found;
 }
 
-/** RFC 1123 §2.1 host name label: letters, digits, inner hyphens, 1-63 characters. */
-const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-
 /**
- * A wildcard route (`*.example.com`) covers one more label that is a DNS label (Ingress host rules), never
- * any text before the first dot (`a"b.example.com`, or `*.example.com` itself); an exact route covers its host.
+ * snapshotRoutesOf, logging each conflict across clusters once while it lasts (lib/warn-once.ts): a route id
+ * published with different definitions serves one of them (routes/clusters.ts).
  */
-export function wildcardCovers(routeHost: string, host: string): boolean {
-  if (!routeHost.startsWith("*.")) return true;
-  return DNS_LABEL.test(host.slice(0, host.indexOf(".")));
+function conflictReporter(logger: Logger): (snapshot: Snapshot) => SnapshotRoutes {
+  const warnings = createWarnOnce(logger);
+  let last: SnapshotRoutes | undefined;
+  let reported = new Set<string>();
+  return (snapshot) => {
+    const routes = snapshotRoutesOf(snapshot);
+    if (routes === last) return routes;
+    last = routes;
+    const now = new Set<string>();
+    for (const conflict of routes.conflicts) {
+      now.add(conflict.id);
+      warnings.warn(
+        `route conflict ${conflict.id}`,
+        `${conflict.served.join(",")} / ${conflict.shadowed.join(",")}`,
+        "clusters publish one route with different definitions; serving the one most of them publish",
+        { route: conflict.id, served: conflict.served, shadowed: conflict.shadowed },
+      );
+    }
+    for (const id of reported) if (!now.has(id)) warnings.clear(`route conflict ${id}`);
+    reported = now;
+    return routes;
+  };
 }
 
 /** CLIENT_BODY_IDLE_TIMEOUT_MS when a caller's config leaves it out (core/config.ts has the same default). */

@@ -1,7 +1,8 @@
 import type { IpFamily } from "../../lib/ip.js";
-import { type EndpointRecord, endpointAddress, type ServiceRecord } from "../../store/records.js";
+import { type EndpointRecord, endpointAddress, type FamilyRecord } from "../../store/records.js";
+import { servicePort } from "../../store/services.js";
 import type { IpFamilyPolicy } from "./config.js";
-import type { RouteCandidate, RouteEntry } from "./route-index.js";
+import type { ServedRoute } from "./snapshot-routes.js";
 
 /** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
 export interface Backend {
@@ -39,8 +40,19 @@ export type ZoneHints =
   | "fallback-endpoints"
   | "no-endpoint-for-zone";
 
+/** One cluster's backends of the Service port a backendRef names. */
+export interface BackendCandidate {
+  readonly cluster: string;
+  readonly stale: boolean;
+  readonly service: string;
+  /** The port's backends per family in this cluster. */
+  readonly backends: Readonly<Record<IpFamily, FamilyRecord>>;
+}
+
 /** Ordered tiers (try the first tier with a usable backend) and why they look the way they do. */
 export interface Selection {
+  /** The Service (`ns/name`) the backendRef names: the `service` label of the request's metrics. */
+  readonly service: string;
   readonly tiers: readonly Tier[];
   readonly clusters: readonly ClusterChoice[];
   readonly zoneHints: ZoneHints;
@@ -68,7 +80,10 @@ const PREFERRED: Record<IpFamilyPolicy, IpFamily> = {
  * policies never switch family; the Prefer* policies take a family that is not in fallback (ready
  * endpoints) over one in fallback (only serving-terminating endpoints), then the preferred family.
  */
-export function chooseFamily(record: ServiceRecord, policy: IpFamilyPolicy): FamilyChoice {
+export function chooseFamily(
+  record: Readonly<Record<IpFamily, FamilyRecord>>,
+  policy: IpFamilyPolicy,
+): FamilyChoice {
   const preferred = PREFERRED[policy];
   const other: IpFamily = preferred === "ipv4" ? "ipv6" : "ipv4";
   const first = record[preferred];
@@ -110,29 +125,50 @@ export function zoneSubset(
   return { endpoints: inZone, hints: "applied" };
 }
 
-/** Builds the ordered tiers for one route: own zone, own cluster, every other cluster, then terminating endpoints. */
-export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection {
+/**
+ * Every cluster of a served route that has a record for the Service port a backendRef names, in the route's
+ * cluster order: each backend of a route resolves against the service records of the clusters that publish it.
+ */
+export function backendCandidates(served: ServedRoute, service: string, port: number): BackendCandidate[] {
+  const candidates: BackendCandidate[] = [];
+  for (const view of served.clusters) {
+    const record = view.servicesV2.get(service);
+    const backends = record && servicePort(record, port);
+    if (backends) candidates.push({ cluster: view.name, stale: view.stale, service, backends });
+  }
+  return candidates;
+}
+
+/**
+ * Builds the ordered tiers for one Service port across clusters: own zone, own cluster, every other
+ * cluster, then terminating endpoints.
+ */
+export function selectTiers(
+  service: string,
+  candidates: readonly BackendCandidate[],
+  policy: SelectPolicy,
+): Selection {
   const clusters: ClusterChoice[] = [];
   const localEndpoints: {
-    candidate: RouteCandidate;
+    candidate: BackendCandidate;
     endpoints: readonly EndpointRecord[];
     fallback: boolean;
   }[] = [];
   const remote: Backend[] = [];
   const seen = new Set<string>();
-  const local = (candidate: RouteCandidate) =>
+  const local = (candidate: BackendCandidate) =>
     policy.cluster !== undefined && candidate.cluster === policy.cluster;
-  for (const candidate of route.serving) {
-    const choice = chooseFamily(candidate.record, policy.ipFamily);
+  for (const candidate of candidates) {
+    const choice = chooseFamily(candidate.backends, policy.ipFamily);
     clusters.push({
       ...choice,
       cluster: candidate.cluster,
-      service: candidate.record.service,
+      service: candidate.service,
       stale: candidate.stale,
       local: local(candidate),
     });
     if (choice.family === undefined) continue;
-    const endpoints = candidate.record[choice.family].endpoints;
+    const endpoints = candidate.backends[choice.family].endpoints;
     if (local(candidate)) localEndpoints.push({ candidate, endpoints, fallback: choice.fallback });
   }
   let zoneHints: ZoneHints = policy.cluster === undefined ? "no-local-cluster" : "no-zone-configured";
@@ -157,11 +193,11 @@ export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection 
   } else if (policy.cluster !== undefined) {
     zoneHints = "no-local-cluster";
   }
-  for (const candidate of route.serving) {
+  for (const candidate of candidates) {
     if (local(candidate)) continue;
     const choice = clusters.find((c) => c.cluster === candidate.cluster);
     if (choice?.family === undefined) continue;
-    const endpoints = candidate.record[choice.family].endpoints;
+    const endpoints = candidate.backends[choice.family].endpoints;
     if (choice.fallback) fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
     // A loop, not push(...): a spread of a large list overflows the stack (store/records.ts bounds it too).
     else for (const backend of toBackends(candidate.cluster, endpoints, seen)) remote.push(backend);
@@ -172,17 +208,37 @@ export function selectTiers(route: RouteEntry, policy: SelectPolicy): Selection 
     "fallback",
     fallbackEndpoints.flatMap(({ cluster, endpoints }) => toBackends(cluster, endpoints, seen)),
   );
-  return { tiers, clusters, zoneHints, addresses: [...seen] };
+  return { service, tiers, clusters, zoneHints, addresses: [...seen] };
 }
 
-/** selectTiers memoised per route entry (entries live as long as their snapshot's index). */
-export function createSelector(policy: SelectPolicy): (route: RouteEntry) => Selection {
-  const cache = new WeakMap<RouteEntry, Selection>();
-  return (route) => {
-    let selection = cache.get(route);
+/** Where one request of a served route goes: the backendRef `backend` of rule `rule`. */
+export type SelectFor = (served: ServedRoute, rule: number, backend: number) => Selection;
+
+/**
+ * selectTiers per (route, rule, backendRef), memoised on the served route (which lives as long as its
+ * snapshot's routes); an invalid backendRef has no selection (an empty one).
+ */
+export function createSelector(policy: SelectPolicy): SelectFor {
+  const cache = new WeakMap<ServedRoute, Selection[][]>();
+  return (served, rule, backend) => {
+    let byRule = cache.get(served);
+    if (!byRule) {
+      byRule = [];
+      cache.set(served, byRule);
+    }
+    let byBackend = byRule[rule];
+    if (!byBackend) {
+      byBackend = [];
+      byRule[rule] = byBackend;
+    }
+    let selection = byBackend[backend];
     if (!selection) {
-      selection = selectTiers(route, policy);
-      cache.set(route, selection);
+      const ref = served.route.rules[rule]?.backends[backend];
+      selection =
+        ref && "service" in ref
+          ? selectTiers(ref.service, backendCandidates(served, ref.service, ref.port), policy)
+          : selectTiers("", [], policy);
+      byBackend[backend] = selection;
     }
     return selection;
   };

@@ -196,7 +196,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
       controller.abort(new Error("upstream response no longer wanted"));
       return;
     }
-    const head = downstreamResponseHeaderObject(headers);
+    const head = downstreamResponseHeaderObject(headers, exchange.route.responseHeaders);
     head[REQUEST_ID_HEADER] = exchange.route.observation.requestId;
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
     const reason = reasonPhrase(statusMessage);

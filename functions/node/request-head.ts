@@ -28,3 +28,22 @@ export function requestHeadProblem(rawHeaders: readonly string[]): RouterError |
   }
   return undefined;
 }
+
+/**
+ * A header lookup over Node's `rawHeaders` for route matching, read only when a route matches on headers (no
+ * header object is built per request): repeated fields joined by ", ", as a fetch Headers joins them.
+ */
+export function rawHeaderLookup(rawHeaders: readonly string[]): { get(name: string): string | null } {
+  return {
+    get(name) {
+      let value: string | null = null;
+      for (let i = 0; i < rawHeaders.length; i += 2) {
+        const field = rawHeaders[i];
+        if (field === undefined || field.length !== name.length || field.toLowerCase() !== name) continue;
+        const item = rawHeaders[i + 1] ?? "";
+        value = value === null ? item : `${value}, ${item}`;
+      }
+      return value;
+    },
+  };
+}

@@ -18,7 +18,7 @@ import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createNodeProxy } from "./proxy.js";
-import { requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
+import { rawHeaderLookup, requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -110,6 +110,12 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     balancing: "p2c",
     logger,
     clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    requestHeaders: (c) => {
+      const incoming = (c.env as HttpBindings | undefined)?.incoming;
+      return incoming
+        ? rawHeaderLookup(incoming.rawHeaders)
+        : { get: (name: string) => c.req.header(name) ?? null };
+    },
     incomingRequestId: (c) => {
       const incoming = (c.env as HttpBindings | undefined)?.incoming;
       return incoming ? requestIdFromRawHeaders(incoming.rawHeaders) : c.req.header("x-request-id");

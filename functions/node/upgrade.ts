@@ -3,7 +3,7 @@ import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { AccessLog } from "../core/access-log.js";
-import type { RouterError } from "../core/errors.js";
+import type { ErrorAnswer, RouterError } from "../core/errors.js";
 import {
   type ForwardingInfo,
   hasBody,
@@ -22,14 +22,14 @@ import { RequestObservation } from "../core/request-observation.js";
 import type { Routing } from "../core/routing.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
-import { requestHeadProblem } from "./request-head.js";
+import { rawHeaderLookup, requestHeadProblem } from "./request-head.js";
 import { endThenDestroy, joinSockets } from "./tunnel.js";
 
 /**
  * HTTP/1.1 Upgrade (WebSocket) on the Node router. http.Server hands an upgrade request to its 'upgrade'
  * listener with the raw socket instead of the request handler (Node docs: http.Server 'upgrade'), so the
  * Hono app never sees it; this path routes it with the same core (core/routing.ts: requestTarget,
- * normaliseHost, lookupRoute, selection, balancer, ejection, metrics), sends it to a store-listed backend
+ * normaliseHost, the route table, selection, balancer, ejection, metrics), sends it to a store-listed backend
  * (handshake.ts), and on a 101 joins the two sockets (tunnel.ts).
  */
 export interface NodeUpgrades {
@@ -79,7 +79,16 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       client.destroy();
       return;
     }
-    const answer = errorAnswerWithRequestId(error, observation.requestId);
+    ownAnswer(client, errorAnswerWithRequestId(error, observation.requestId), observation, request);
+  };
+
+  /** The router's own answer (an error, or a RequestRedirect): the connection closes after it. */
+  const ownAnswer = (
+    client: Socket,
+    answer: ErrorAnswer,
+    observation: RequestObservation,
+    request: IncomingMessage,
+  ) => {
     observation.respond(metrics, answer.status, performance.now(), false);
     log(observation, request, client);
     if (client.destroyed) return;
@@ -107,21 +116,36 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
     if (problem !== undefined) return refuse(client, problem, observation, request);
     const url = incomingUrl(request);
     if (url === undefined) return refuse(client, "bad_request", observation, request);
-    const routed = await routing.route(url);
+    const proto = (client as Partial<TLSSocket>).encrypted ? "https" : "http";
+    const routed = await routing.route(url, {
+      method: request.method ?? "GET",
+      headers: rawHeaderLookup(request.rawHeaders),
+      proto,
+    });
     if (typeof routed === "string") return refuse(client, routed, observation, request);
+    if ("redirect" in routed) {
+      const { status, location } = routed.redirect;
+      const headers: [string, string][] = [
+        ["location", location],
+        [REQUEST_ID_HEADER, observation.requestId],
+      ];
+      return ownAnswer(client, { status, headers, body: "" }, observation, request);
+    }
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return refuse(client, routed.error, observation, request);
     const forwarding: ForwardingInfo = {
       clientIp: client.remoteAddress,
       // The scheme of the connection, never of an absolute-form request target.
-      proto: (client as Partial<TLSSocket>).encrypted ? "https" : "http",
+      proto,
       host: routed.target.authority,
       requestId: observation.requestId,
+      upstreamHost: routed.upstreamHost,
+      modifier: routed.plan.requestHeaders,
     };
     const handshake = new Handshake(
       client,
       request.method ?? "GET",
-      routed.target.path,
+      routed.upstreamPath,
       upstreamUpgradeHeaderList(request.rawHeaders, forwarding),
       policy,
     );
@@ -136,7 +160,7 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       return;
     }
     const head = `${statusLine(response.statusCode ?? 0, response.statusMessage)}${fields(
-      upgradeResponseHeaderList(response.rawHeaders, upgraded !== undefined),
+      upgradeResponseHeaderList(response.rawHeaders, upgraded !== undefined, routed.plan.responseHeaders),
     )}${REQUEST_ID_HEADER}: ${observation.requestId}\r\n\r\n`;
     if (!upgraded) return relay(client, head, response);
     track(upgraded.socket);

@@ -1,3 +1,11 @@
+import { matchRequest } from "../../functions/core/routing.js";
+import {
+  backendCandidates,
+  type Selection,
+  type SelectPolicy,
+  selectTiers,
+} from "../../functions/core/select.js";
+import { buildSnapshotRoutes } from "../../functions/core/snapshot-routes.js";
 import type { MemoryStore } from "../../store/memory-store.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";
@@ -73,4 +81,21 @@ export async function publish(store: MemoryStore, record: ServiceRecord, leaseMs
   const writer = store.writer(record.cluster);
   await writer.put(record);
   await writer.heartbeat({ holder: "test", leaseMs, at: Date.now() });
+}
+
+/** The selection a GET to `host` + `path` gets: the winning rule's first backend (routing.ts, select.ts). */
+export function selectionFor(
+  snapshot: Snapshot,
+  policy: SelectPolicy,
+  host = "app.example",
+  path = "/",
+): Selection {
+  const found = matchRequest(buildSnapshotRoutes(snapshot), host, {
+    path,
+    method: "GET",
+    headers: new Headers(),
+  });
+  const ref = found?.rule.backends[0];
+  if (!found || !ref || !("service" in ref)) throw new Error(`fixture does not route ${host}${path}`);
+  return selectTiers(ref.service, backendCandidates(found.entry, ref.service, ref.port), policy);
 }

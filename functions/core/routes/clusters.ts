@@ -34,30 +34,38 @@ export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
   routes: MergedRoute[];
   conflicts: RouteConflict[];
 } {
-  const byId = new Map<string, Map<string, { route: RouteRecord; clusters: string[] }>>();
-  for (const { cluster, route } of published) {
-    let definitions = byId.get(route.id);
-    if (!definitions) {
-      definitions = new Map();
-      byId.set(route.id, definitions);
-    }
-    const key = canonicalJson(route);
-    const definition = definitions.get(key);
-    if (definition) definition.clusters.push(cluster);
-    else definitions.set(key, { route, clusters: [cluster] });
+  const byId = new Map<string, PublishedRoute[]>();
+  for (const publication of published) {
+    const copies = byId.get(publication.route.id);
+    if (copies) copies.push(publication);
+    else byId.set(publication.route.id, [publication]);
   }
   const routes: MergedRoute[] = [];
   const conflicts: RouteConflict[] = [];
   for (const id of [...byId.keys()].sort(byCodeUnits)) {
-    const definitions = [...(byId.get(id)?.values() ?? [])].map((definition) => ({
+    const copies = byId.get(id) ?? [];
+    const [only] = copies;
+    // The usual case, one cluster per id: nothing to compare.
+    if (copies.length === 1 && only) {
+      routes.push({ route: only.route, clusters: [only.cluster] });
+      continue;
+    }
+    const definitions = new Map<string, { route: RouteRecord; clusters: string[] }>();
+    for (const { cluster, route } of copies) {
+      const key = definitionKey(route);
+      const definition = definitions.get(key);
+      if (definition) definition.clusters.push(cluster);
+      else definitions.set(key, { route, clusters: [cluster] });
+    }
+    const ranked = [...definitions.values()].map((definition) => ({
       route: definition.route,
       clusters: [...new Set(definition.clusters)].sort(byCodeUnits),
     }));
-    definitions.sort(
+    ranked.sort(
       (a, b) =>
         b.clusters.length - a.clusters.length || byCodeUnits(a.clusters[0] ?? "", b.clusters[0] ?? ""),
     );
-    const [served, ...others] = definitions;
+    const [served, ...others] = ranked;
     if (!served) continue;
     routes.push(served);
     if (others.length > 0) {
@@ -69,6 +77,18 @@ export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
     }
   }
   return { routes, conflicts };
+}
+
+const definitionKeys = new WeakMap<RouteRecord, string>();
+
+/** canonicalJson of a route, memoised on the record: a reader keeps unchanged records across snapshots. */
+function definitionKey(route: RouteRecord): string {
+  let key = definitionKeys.get(route);
+  if (key === undefined) {
+    key = canonicalJson(route);
+    definitionKeys.set(route, key);
+  }
+  return key;
 }
 
 function byCodeUnits(a: string, b: string): number {

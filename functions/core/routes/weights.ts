@@ -13,6 +13,9 @@ export type BackendChoice =
  * `random` returns [0, 1), as Math.random does; the router passes its own so tests can fix it.
  */
 export function chooseBackend(backends: readonly BackendRef[], random: () => number): BackendChoice {
+  // The usual rule has one backend: no draw needed.
+  const [only] = backends;
+  if (backends.length === 1 && only !== undefined && only.weight > 0) return choice(only, 0);
   let total = 0;
   for (const backend of backends) total += backend.weight;
   if (total <= 0) return { kind: "none" };

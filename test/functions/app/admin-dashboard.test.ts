@@ -78,13 +78,15 @@ describe("GET /_edgeslice/dashboard", () => {
     ]);
     expect(view.routes).toEqual([
       {
-        host: "web.localhost",
-        pathPrefix: "/",
+        route: "annotation:demo/web",
+        hosts: ["web.localhost"],
+        paths: ["/"],
         failStatic: false,
         clusters: [
           {
             cluster: "east",
             service: "demo/web",
+            port: 80,
             stale: false,
             uses: "ipv4",
             families: {
@@ -95,6 +97,7 @@ describe("GET /_edgeslice/dashboard", () => {
           {
             cluster: "west",
             service: "demo/web",
+            port: 80,
             stale: true,
             uses: null,
             families: {

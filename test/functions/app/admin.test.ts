@@ -93,9 +93,9 @@ describe("admin endpoints", () => {
       headers: auth,
     });
     const body = (await res.json()) as {
-      routes: { host: string; clusters: { cluster: string; stale: boolean }[] }[];
+      routes: { hostnames: string[]; clusters: { cluster: string; stale: boolean }[] }[];
     };
-    expect(body.routes.map((r) => r.host)).toEqual(["app.example"]);
+    expect(body.routes.map((r) => r.hostnames)).toEqual([["app.example"]]);
     expect(body.routes[0]?.clusters.map((c) => [c.cluster, c.stale])).toEqual([
       ["a", false],
       ["b", true],

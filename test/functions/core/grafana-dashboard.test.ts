@@ -2,10 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { backendStates } from "../../../functions/core/backend-states.js";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { buildRouteIndex, type RouteEntry } from "../../../functions/core/route-index.js";
-import { selectTiers } from "../../../functions/core/select.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
-import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
+import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 /**
  * deploy/grafana/edgeslice-dashboard.json may only name series the router or the sync export, with labels
@@ -24,8 +22,7 @@ function exportedSeries(): Map<string, Set<string>> {
       records: [serviceRecord({ cluster: "east", service: "demo/web", ipv4: [ep("10.0.0.1")] })],
     },
   ]);
-  const route = buildRouteIndex(snapshot).byHost.get("app.example")?.[0] as RouteEntry;
-  const selection = selectTiers(route, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
+  const selection = selectionFor(snapshot, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
   const router = new RouterMetrics();
   router.respond(router.red.forSelection(selection).of("east"), "GET", 200, 0.01);
   router.attempted(selection, "east", undefined);

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { attemptOutcome, RouterMetrics } from "../../../functions/core/metrics.js";
 import { codeLabel, methodIndex, RequestMetrics } from "../../../functions/core/request-metrics.js";
-import { buildRouteIndex, type RouteEntry } from "../../../functions/core/route-index.js";
-import { selectTiers } from "../../../functions/core/select.js";
-import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
+import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 /** A two-cluster route: east serves demo/web over IPv4, west serves it over IPv6. */
 function twoClusterSelection() {
@@ -17,8 +15,7 @@ function twoClusterSelection() {
       records: [serviceRecord({ cluster: "west", service: "demo/web", ipv6: [ep("fd00::1")] })],
     },
   ]);
-  const route = buildRouteIndex(snapshot).byHost.get("app.example")?.[0] as RouteEntry;
-  return selectTiers(route, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
+  return selectionFor(snapshot, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
 }
 
 function rendered(metrics: RouterMetrics): string {

@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import { batchedLines } from "../../../functions/core/access-log.js";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
 import { RequestObservation } from "../../../functions/core/request-observation.js";
-import { buildRouteIndex, type RouteEntry } from "../../../functions/core/route-index.js";
-import { type Backend, selectTiers } from "../../../functions/core/select.js";
-import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
+import type { Backend } from "../../../functions/core/select.js";
+import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 const snapshot = snapshotOf([
   {
@@ -13,8 +12,7 @@ const snapshot = snapshotOf([
   },
   { name: "west", records: [serviceRecord({ cluster: "west", service: "demo/web", ipv6: [ep("fd00::1")] })] },
 ]);
-const route = buildRouteIndex(snapshot).byHost.get("app.example")?.[0] as RouteEntry;
-const selection = selectTiers(route, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
+const selection = selectionFor(snapshot, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
 const east: Backend = { address: "10.0.0.1:8080", ip: "10.0.0.1", port: 8080, cluster: "east" };
 const west: Backend = { address: "[fd00::1]:8080", ip: "fd00::1", port: 8080, cluster: "west" };
 const request = { client: "192.0.2.7", host: "app.example", path: "/x" };

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { IpFamilyPolicy } from "../../../functions/core/config.js";
-import { buildRouteIndex, lookupRoute, type RouteEntry } from "../../../functions/core/route-index.js";
-import { chooseFamily, selectTiers, zoneSubset } from "../../../functions/core/select.js";
+import { matchRequest } from "../../../functions/core/routing.js";
+import {
+  type BackendCandidate,
+  backendCandidates,
+  chooseFamily,
+  selectTiers,
+  zoneSubset,
+} from "../../../functions/core/select.js";
+import { buildSnapshotRoutes } from "../../../functions/core/snapshot-routes.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 
 const v4 = [ep("10.0.0.1")];
@@ -64,10 +71,12 @@ describe("zoneSubset (kube-proxy hint rule)", () => {
   });
 });
 
-function routeOf(...clusters: Parameters<typeof snapshotOf>[0]): RouteEntry {
-  const route = lookupRoute(buildRouteIndex(snapshotOf(clusters)), "app.example", "/");
-  if (!route) throw new Error("fixture has no route");
-  return route;
+/** The backends of default/app port 80 in every cluster serving app.example. */
+function routeOf(...clusters: Parameters<typeof snapshotOf>[0]): BackendCandidate[] {
+  const routes = buildSnapshotRoutes(snapshotOf(clusters));
+  const found = matchRequest(routes, "app.example", { path: "/", method: "GET", headers: new Headers() });
+  if (!found) throw new Error("fixture has no route");
+  return backendCandidates(found.entry, "default/app", 80);
 }
 
 describe("selectTiers", () => {
@@ -107,12 +116,13 @@ describe("selectTiers", () => {
       [["remote", ["10.0.0.1:80", "10.0.0.2:80", "10.1.0.1:80"]]],
     ],
   ] as const)("%s", (_name, where, expected) => {
-    const selection = selectTiers(route, { ipFamily: "PreferIPv4", ...where });
+    const selection = selectTiers("default/app", route, { ipFamily: "PreferIPv4", ...where });
     expect(selection.tiers.map((t) => [t.name, t.backends.map((b) => b.address)])).toEqual(expected);
   });
 
   it("prints IPv6 backends as [addr]:port", () => {
     const selection = selectTiers(
+      "default/app",
       routeOf({ name: "a", records: [serviceRecord({ cluster: "a", ipv6: v6 })] }),
       {
         ipFamily: "PreferIPv4",
@@ -145,6 +155,7 @@ describe("selectTiers", () => {
     (_who, where, expected) => {
       const terminatingOnly = serviceRecord({ cluster: "a", ipv4: [ep("10.0.0.9", 80)], ipv4Fallback: true });
       const selection = selectTiers(
+        "default/app",
         routeOf({ name: "a", records: [terminatingOnly] }, { name: "b", records: [remote] }),
         {
           ipFamily: "PreferIPv4",
@@ -156,11 +167,15 @@ describe("selectTiers", () => {
   );
 
   it("lists no backends for a route whose clusters have no endpoints", () => {
-    const selection = selectTiers(routeOf({ name: "a", records: [serviceRecord({ cluster: "a" })] }), {
-      ipFamily: "PreferIPv4",
-      cluster: "a",
-      zone: undefined,
-    });
+    const selection = selectTiers(
+      "default/app",
+      routeOf({ name: "a", records: [serviceRecord({ cluster: "a" })] }),
+      {
+        ipFamily: "PreferIPv4",
+        cluster: "a",
+        zone: undefined,
+      },
+    );
     expect(selection.tiers).toEqual([]);
     expect(selection.addresses).toEqual([]);
   });

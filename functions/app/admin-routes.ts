@@ -1,0 +1,215 @@
+import type { BackendRef, RouteRule } from "../../store/routes.js";
+import type { Balancer } from "../core/balancer.js";
+import type { PassiveEjection } from "../core/ejection.js";
+import { modifiedPath, redirectLocation } from "../core/filters.js";
+import { normaliseHost } from "../core/hosts.js";
+import { shadowedBy } from "../core/routes/shadowing.js";
+import { matchRequest } from "../core/routing.js";
+import { backendCandidates, type SelectFor, type Selection } from "../core/select.js";
+import type { ServedRoute, SnapshotRoutes } from "../core/snapshot-routes.js";
+
+/**
+ * What `/_edgeslice/routes` and `/_edgeslice/explain` say about routes: each route as served (its clusters,
+ * rules, matches, filters and backend weights, each backend's endpoints per cluster), and for one request
+ * the route, rule and match that win, the weights, and the selection of the backend most requests take.
+ */
+export function describeRoute(served: ServedRoute) {
+  const { route } = served;
+  return {
+    id: route.id,
+    source: route.source,
+    hostnames: route.hostnames,
+    wildcard: route.wildcard,
+    createdAt: route.createdAt,
+    ...(route.fallback ? { fallback: true } : {}),
+    failStatic: served.failStatic,
+    clusters: served.publishers,
+    rules: route.rules.map((rule) => ({
+      matches: rule.matches,
+      filters: rule.filters,
+      backends: rule.backends.map((ref) => describeBackend(served, rule, ref)),
+    })),
+  };
+}
+
+function describeBackend(served: ServedRoute, rule: RouteRule, ref: BackendRef) {
+  const share = shareOf(rule, ref);
+  if (!("service" in ref)) return { invalid: ref.invalid, weight: ref.weight, share };
+  return {
+    service: ref.service,
+    port: ref.port,
+    weight: ref.weight,
+    share,
+    clusters: backendCandidates(served, ref.service, ref.port).map((candidate) => ({
+      cluster: candidate.cluster,
+      stale: candidate.stale,
+      ipv4: {
+        endpoints: candidate.backends.ipv4.endpoints.length,
+        fallback: candidate.backends.ipv4.fallback,
+      },
+      ipv6: {
+        endpoints: candidate.backends.ipv6.endpoints.length,
+        fallback: candidate.backends.ipv6.fallback,
+      },
+    })),
+  };
+}
+
+/** The fraction of a rule's requests a backendRef gets (weight / sum of weights). */
+function shareOf(rule: RouteRule, ref: BackendRef): number {
+  const total = rule.backends.reduce((sum, backend) => sum + backend.weight, 0);
+  return total > 0 ? ref.weight / total : 0;
+}
+
+/** The backendRef most of a rule's requests go to (the first of the heaviest); undefined when none has weight. */
+function heaviest(rule: RouteRule): number | undefined {
+  let best: number | undefined;
+  rule.backends.forEach((backend, index) => {
+    if (backend.weight > 0 && (best === undefined || backend.weight > (rule.backends[best]?.weight ?? 0))) {
+      best = index;
+    }
+  });
+  return best;
+}
+
+export interface ExplainInput {
+  readonly routes: SnapshotRoutes;
+  readonly rawHost: string;
+  readonly path: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly select: SelectFor;
+  readonly balancer: Balancer;
+  readonly ejection: PassiveEjection;
+}
+
+export function explainRequest(input: ExplainInput) {
+  const { routes, path, method } = input;
+  const host = normaliseHost(input.rawHost);
+  const found =
+    host === undefined ? undefined : matchRequest(routes, host, { path, method, headers: input.headers });
+  if (!found || host === undefined) {
+    return {
+      host: host ?? input.rawHost,
+      path,
+      method,
+      result: "no_route",
+      why: ["no published route matches"],
+    };
+  }
+  const served = found.entry;
+  const matched = {
+    host,
+    path,
+    method,
+    route: describeRoute(served),
+    rule: found.ruleIndex,
+    match: found.match,
+    hostname: found.hostname ?? null,
+    shadowed: shadowedBy(routes.table, host, found).map((entry) => ({
+      route: entry.route.id,
+      clusters: entry.clusters.map((view) => view.name),
+    })),
+  };
+  const { redirect, rewrite } = found.rule.filters;
+  if (redirect) {
+    const location = redirectLocation(
+      redirect,
+      { proto: "http", authority: input.rawHost, host, path },
+      found.match,
+    );
+    return {
+      ...matched,
+      result: "redirect",
+      redirect: { status: redirect.statusCode, location },
+      why: [`RequestRedirect: ${redirect.statusCode} to ${location} (for a request over http)`],
+    };
+  }
+  const chosen = heaviest(found.rule);
+  const ref = chosen === undefined ? undefined : found.rule.backends[chosen];
+  const backends = found.rule.backends.map((backend, index) => ({
+    index,
+    ...("service" in backend
+      ? { service: backend.service, port: backend.port }
+      : { invalid: backend.invalid }),
+    weight: backend.weight,
+    share: shareOf(found.rule, backend),
+  }));
+  const upstream = {
+    path: rewrite?.path ? modifiedPath(path, found.match, rewrite.path) : path,
+    ...(rewrite?.hostname ? { host: rewrite.hostname } : {}),
+  };
+  if (chosen === undefined || !ref || !("service" in ref)) {
+    const reason = ref && "invalid" in ref ? ref.invalid : "no backend has a weight";
+    return {
+      ...matched,
+      result: "invalid_backend",
+      backends,
+      chosen: chosen ?? null,
+      why: [`500: ${reason}`],
+    };
+  }
+  const selection = input.select(served, found.ruleIndex, chosen);
+  const excluded = input.ejection.excluded(selection.addresses);
+  const usable = selection.addresses.filter((address) => !excluded.has(address)).length;
+  return {
+    ...matched,
+    result: usable > 0 ? "proxy" : "no_endpoints",
+    backends,
+    chosen,
+    upstream,
+    clusters: selection.clusters,
+    droppedStale: served.failStatic
+      ? []
+      : served.publishers.filter((publisher) => publisher.stale).map((publisher) => publisher.cluster),
+    zoneHints: selection.zoneHints,
+    tiers: selection.tiers.map((tier) => ({
+      name: tier.name,
+      backends: tier.backends.map((backend) => ({
+        address: backend.address,
+        cluster: backend.cluster,
+        inFlight: input.balancer.inFlight(backend.address),
+        ejected: input.ejection.isEjected(backend.address),
+        skipped: excluded.has(backend.address),
+      })),
+    })),
+    why: explainWhy(served, backends, chosen, selection, usable),
+  };
+}
+
+function explainWhy(
+  served: ServedRoute,
+  backends: readonly { readonly share: number; readonly service?: string; readonly invalid?: string }[],
+  chosen: number,
+  selection: Selection,
+  usable: number,
+): string[] {
+  const why: string[] = [];
+  const stale = served.publishers
+    .filter((publisher) => publisher.stale)
+    .map((publisher) => publisher.cluster);
+  if (served.failStatic)
+    why.push(`every cluster is stale (${stale.join(", ")}): serving last known backends`);
+  else if (stale.length > 0) why.push(`dropped stale clusters: ${stale.join(", ")}`);
+  if (backends.length > 1) {
+    const shares = backends.map(
+      (backend) => `${backend.service ?? `invalid (${backend.invalid})`} ${percent(backend.share)}`,
+    );
+    why.push(`weights: ${shares.join(", ")}; showing backend ${chosen}, which most requests take`);
+  }
+  for (const choice of selection.clusters) {
+    why.push(
+      `${choice.cluster}: ${choice.family ?? "no family"} (${choice.reason})${choice.local ? ", local" : ""}`,
+    );
+  }
+  why.push(`zone hints: ${selection.zoneHints}`);
+  if (selection.addresses.length === 0) why.push("no endpoints: 503");
+  else if (usable < selection.addresses.length) {
+    why.push(`${selection.addresses.length - usable} of ${selection.addresses.length} backends ejected`);
+  }
+  return why;
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 1000) / 10}%`;
+}
