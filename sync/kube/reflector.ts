@@ -2,6 +2,7 @@ import type { BackoffPolicy } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import { ApiStatusError, failureKind, statusOf } from "./api-errors.js";
 import type { KubeApi } from "./kube-api.js";
+import { listInPages } from "./list-pages.js";
 import type { Reachability } from "./reachability.js";
 import { createRetryPolicy } from "./retry-policy.js";
 import { type OpenWatch, openWatch, type WatchEnd, type WatchEventType } from "./watch-stream.js";
@@ -137,41 +138,24 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
   async function list(reason: string): Promise<void> {
     if (reason !== "initial") observer.relisted?.(resource, reason);
     const seen = new Set<string>();
-    let listVersion = "";
-    let continueToken: string | undefined;
-    do {
-      const response = await api.call("GET", target.path, {
-        query: { limit: pageSize, continue: continueToken },
-        timeoutMs: 60_000,
-        signal: stopping.signal,
-      });
-      if (response.status === 410 && continueToken !== undefined) {
-        // The continue token outlived etcd's compaction: list again from the start.
-        continueToken = undefined;
-        seen.clear();
-        continue;
-      }
-      if (response.status !== 200) {
-        throw new ApiStatusError(response.status, response.body, response.retryAfterSeconds);
-      }
-      reachability.reached();
-      policy.authorised();
-      const page = response.body as {
-        metadata?: { resourceVersion?: string; continue?: string };
-        items?: unknown[];
-      };
-      const receivedAt = now();
-      for (const item of page.items ?? []) {
-        const metadata = metadataOf(item);
-        if (!metadata) continue;
-        const key = `${String(metadata.namespace ?? "")}/${String(metadata.name ?? "")}`;
-        seen.add(key);
-        if (known.get(key) === metadata.resourceVersion) continue;
-        deliver("LISTED", item, receivedAt);
-      }
-      listVersion = page.metadata?.resourceVersion ?? listVersion;
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken !== undefined && running);
+    const listVersion = await listInPages(api, target.path, {
+      pageSize,
+      signal: stopping.signal,
+      onPage: (page) => {
+        if (page.restarted) seen.clear();
+        reachability.reached();
+        policy.authorised();
+        const receivedAt = now();
+        for (const item of page.items) {
+          const metadata = metadataOf(item);
+          if (!metadata) continue;
+          const key = `${String(metadata.namespace ?? "")}/${String(metadata.name ?? "")}`;
+          seen.add(key);
+          if (known.get(key) === metadata.resourceVersion) continue;
+          deliver("LISTED", item, receivedAt);
+        }
+      },
+    });
     const receivedAt = now();
     for (const key of [...known.keys()]) {
       if (seen.has(key)) continue;
