@@ -24,11 +24,12 @@ export interface RouteConflict {
 
 /**
  * Several clusters publish the same route id when the same HTTPRoute, Ingress or annotated Service is
- * applied to each of them (ids hold no cluster name). Identical definitions merge into one route served
- * from all of them. Different definitions (a rollout in progress, drift) cannot be merged rule by rule, so
- * one wins: the definition most clusters publish, ties to the one whose first cluster sorts first; the
- * other clusters' copies are reported and add no endpoints. Pass only the clusters that may serve (fresh,
- * or all when every one is stale). Deterministic whatever the input order; output sorted by id.
+ * applied to each of them (ids hold no cluster name). Identical definitions (creation times aside) merge
+ * into one route served from all of them, ranked by the oldest copy's creation time. Different definitions
+ * (a rollout in progress, drift) cannot be merged rule by rule, so one wins: the definition most clusters
+ * publish, ties to the one whose first cluster sorts first; the other clusters' copies are reported and add
+ * no endpoints. Pass only the clusters that may serve (fresh, or all when every one is stale).
+ * Deterministic whatever the input order; output sorted by id.
  */
 export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
   routes: MergedRoute[];
@@ -54,8 +55,12 @@ export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
     for (const { cluster, route } of copies) {
       const key = definitionKey(route);
       const definition = definitions.get(key);
-      if (definition) definition.clusters.push(cluster);
-      else definitions.set(key, { route, clusters: [cluster] });
+      if (!definition) definitions.set(key, { route, clusters: [cluster] });
+      else {
+        definition.clusters.push(cluster);
+        // The oldest copy's age ranks the merged route, whatever the order the clusters came in.
+        if (route.createdAt < definition.route.createdAt) definition.route = route;
+      }
     }
     const ranked = [...definitions.values()].map((definition) => ({
       route: definition.route,
@@ -81,11 +86,15 @@ export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
 
 const definitionKeys = new WeakMap<RouteRecord, string>();
 
-/** canonicalJson of a route, memoised on the record: a reader keeps unchanged records across snapshots. */
+/**
+ * What makes two copies the same definition: everything but `createdAt`, which is each cluster's own
+ * metadata.creationTimestamp of the object (the same HTTPRoute applied to two clusters is created at two
+ * times). canonicalJson, memoised on the record: a reader keeps unchanged records across snapshots.
+ */
 function definitionKey(route: RouteRecord): string {
   let key = definitionKeys.get(route);
   if (key === undefined) {
-    key = canonicalJson(route);
+    key = canonicalJson({ ...route, createdAt: undefined });
     definitionKeys.set(route, key);
   }
   return key;

@@ -8,6 +8,8 @@ import {
   serializeRouteRecord,
   serializeServiceRecord,
 } from "../../../store/records.js";
+import type { BackendRef, RouteRecord, RouteRule } from "../../../store/routes.js";
+import { type ServiceRecordV2, serializeServiceRecordV2 } from "../../../store/services.js";
 
 /**
  * Writes the store's Redis layout by hand (store/keys.ts), the way a sync writer does, so the router's
@@ -86,4 +88,125 @@ export async function removeRecord(
 
 export function endpoint(ip: string, port: number): EndpointRecord {
   return { ip, port };
+}
+
+/** A version 2 service record: each port with its IPv4 and IPv6 endpoints. */
+export function serviceRecordV2(options: {
+  cluster: string;
+  service: string;
+  ports: { name?: string; number: number; ipv4?: EndpointRecord[]; ipv6?: EndpointRecord[] }[];
+}): ServiceRecordV2 {
+  return {
+    v: 2,
+    cluster: options.cluster,
+    service: options.service,
+    ports: options.ports.map((port) => ({
+      name: port.name ?? "",
+      number: port.number,
+      ipv4: { endpoints: port.ipv4 ?? [], fallback: false, draining: [] },
+      ipv6: { endpoints: port.ipv6 ?? [], fallback: false, draining: [] },
+    })),
+  };
+}
+
+/** A version 2 route record (an HTTPRoute unless the id says otherwise) with these rules. */
+export function routeRecord(
+  id: string,
+  options: {
+    hostnames: string[];
+    rules: RouteRule[];
+    createdAt?: number;
+    wildcard?: RouteRecord["wildcard"];
+  },
+): RouteRecord {
+  return {
+    v: 2,
+    id,
+    source: (id.split(":")[0] ?? "httproute") as RouteRecord["source"],
+    createdAt: options.createdAt ?? 1_000,
+    hostnames: options.hostnames,
+    wildcard: options.wildcard ?? "suffix",
+    rules: options.rules,
+  };
+}
+
+/** A rule: PathPrefix `/` unless matches are given, no filters unless given. */
+export function routeRule(
+  backends: BackendRef[],
+  extra: Partial<Omit<RouteRule, "backends">> = {},
+): RouteRule {
+  return {
+    matches: extra.matches ?? [{ path: { type: "PathPrefix", value: "/" }, headers: [] }],
+    filters: extra.filters ?? {},
+    backends,
+  };
+}
+
+/** One atomic write of a version 2 service record and its `service` change entry (schema version 2). */
+export async function putServiceV2(redis: Redis, prefix: string, record: ServiceRecordV2): Promise<void> {
+  await putV2(redis, prefix, record.cluster, "service", record.service, serializeServiceRecordV2(record));
+}
+
+/** One atomic write of a route record (or any string, to test invalid ones) and its `route` change entry. */
+export async function putRoute(
+  redis: Redis,
+  prefix: string,
+  cluster: string,
+  route: RouteRecord | { id: string; raw: string },
+): Promise<void> {
+  const raw = "raw" in route ? route.raw : JSON.stringify(route);
+  await putV2(redis, prefix, cluster, "route", route.id, raw);
+}
+
+export async function removeRoute(redis: Redis, prefix: string, cluster: string, id: string): Promise<void> {
+  const keys = clusterKeys(prefix, cluster);
+  await redis
+    .multi()
+    .hdel(keys.routes, id)
+    .xadd(
+      keys.changes,
+      "MAXLEN",
+      "~",
+      CHANGE_STREAM_MAXLEN,
+      "*",
+      "v",
+      "2",
+      "kind",
+      "route",
+      "id",
+      id,
+      "op",
+      "delete",
+    )
+    .exec();
+}
+
+async function putV2(
+  redis: Redis,
+  prefix: string,
+  cluster: string,
+  kind: "service" | "route",
+  id: string,
+  raw: string,
+): Promise<void> {
+  const keys = clusterKeys(prefix, cluster);
+  await redis
+    .multi()
+    .hset(kind === "service" ? keys.services : keys.routes, id, raw)
+    .xadd(
+      keys.changes,
+      "MAXLEN",
+      "~",
+      CHANGE_STREAM_MAXLEN,
+      "*",
+      "v",
+      "2",
+      "kind",
+      kind,
+      "id",
+      id,
+      "op",
+      "put",
+    )
+    .exec();
 }
