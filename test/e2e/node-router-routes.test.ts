@@ -3,6 +3,7 @@ import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRouterConfig } from "../../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
+import { binomialTail } from "../functions/statistics.js";
 import { capturingLogger } from "../support/loggers.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { type BackendFleet, createBackendFleet, type RecordingBackend } from "./support/backends.js";
@@ -70,17 +71,6 @@ async function tally(host: string, n: number): Promise<Record<string, number>> {
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return counts;
-}
-
-/** P(|X − np| ≥ d) for X ~ Binomial(n, p), summed exactly from the probability mass function. */
-function binomialTail(n: number, p: number, d: number): number {
-  let logChoose = 0;
-  let tail = 0;
-  for (let k = 0; k <= n; k++) {
-    if (k > 0) logChoose += Math.log(n - k + 1) - Math.log(k);
-    if (Math.abs(k - n * p) >= d) tail += Math.exp(logChoose + k * Math.log(p) + (n - k) * Math.log(1 - p));
-  }
-  return tail;
 }
 
 async function service(cluster: string, name: string, ...backends: RecordingBackend[]) {
