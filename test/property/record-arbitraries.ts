@@ -9,6 +9,7 @@ import {
   SCHEMA_VERSION,
   type ServiceRecord,
 } from "../../store/records.js";
+import type { ServiceRecordV2 } from "../../store/services.js";
 
 /** Generators of valid store records, for property tests of decoding. */
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
@@ -70,4 +71,20 @@ export const heartbeatRecordArb: fc.Arbitrary<HeartbeatRecord> = fc.record({
   holder: fc.string(),
   at: fc.integer({ min: 0 }),
   leaseMs: fc.integer({ min: 1, max: 600_000 }),
+});
+
+/** Version 2 service records: a few ports of distinct numbers, each with its backends. */
+export const serviceRecordV2Arb: fc.Arbitrary<ServiceRecordV2> = fc.record({
+  v: fc.constant(2 as const),
+  cluster: dnsLabel,
+  service: serviceIdArb,
+  ports: fc.uniqueArray(
+    fc.record({
+      name: fc.oneof(fc.constant(""), dnsLabel),
+      number: portArb,
+      ipv4: familyArb("ipv4"),
+      ipv6: familyArb("ipv6"),
+    }),
+    { maxLength: 3, selector: (port) => port.number },
+  ),
 });
