@@ -67,7 +67,7 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       const peer = await envtest.startPeerApiserver();
       const delays: number[] = [];
       try {
-        for (let trial = 1; trial <= 3; trial++) {
+        for (let trial = 1; trial <= 2; trial++) {
           const addresses = ["10.5.0.1", `10.5.1.${trial}`];
           await envtest.stopApiserver({ signal: "SIGKILL" });
           await peer.apply(sliceObject("shop", "web", addresses));

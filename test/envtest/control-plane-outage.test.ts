@@ -7,7 +7,7 @@ import { pollUntil } from "../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { renderDeploy } from "./support/deploy.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "./support/objects.js";
-import { holderRuns, publishedAddresses, sampleLease } from "./support/store.js";
+import { holderRuns, published, publishedAddresses, sampleLease } from "./support/store.js";
 import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
 
 /**
@@ -15,9 +15,16 @@ import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/s
  * longer than both the Kubernetes Lease and the store lease: long enough that any step-down would show.
  */
 const SHORT_LEASES = { LEASE_MS: "3000", HEARTBEAT_MS: "400", LEADER_LEASE_MS: "1000" };
-const OUTAGE_MS = 8_000;
+const OUTAGE_MS = 6_000;
 
-describe.skipIf(!ENVTEST_AVAILABLE)("a control-plane outage much longer than every lease", () => {
+/**
+ * Each watch asks the server to end it after [1, 2) s; one silent for its timeout plus 0.5 s is half-dead.
+ * The stall bound is thus at most 2.5 s, and the idle period three times that.
+ */
+const WATCH = { WATCH_TIMEOUT_SECONDS: "1", WATCH_STALL_GRACE_MS: "500" };
+const IDLE_MS = 3 * (2 * 1_000 + 500);
+
+describe.skipIf(!ENVTEST_AVAILABLE)("the control plane quiet, then gone for longer than every lease", () => {
   let envtest: Envtest;
   const syncs: SyncCli[] = [];
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -30,7 +37,9 @@ describe.skipIf(!ENVTEST_AVAILABLE)("a control-plane outage much longer than eve
     await envtest.apply([
       ...deploy.objects,
       namespaceObject("shop"),
+      namespaceObject("blog"),
       ...exposedWithSlice("shop", "web", ["10.6.0.1"]),
+      ...exposedWithSlice("blog", "posts", ["10.6.0.2"]),
     ]);
     await untilAllowed(envtest, "/apis/discovery.k8s.io/v1/endpointslices");
     await untilAllowed(envtest, "/api/v1/services");
@@ -42,14 +51,59 @@ describe.skipIf(!ENVTEST_AVAILABLE)("a control-plane outage much longer than eve
     await envtest?.close();
   });
 
-  const start = async (podName: string) => {
-    const sync = await startSyncCli({ envtest, cluster: "east", prefix, podName, env: SHORT_LEASES });
+  const start = async (podName: string, cluster = "east", env: Record<string, string> = SHORT_LEASES) => {
+    const sync = await startSyncCli({ envtest, cluster, prefix, podName, env });
     syncs.push(sync);
     await untilReady(sync);
     return sync;
   };
   const gauge = (sync: SyncCli, name: string) => sync.metric(name).catch(() => undefined);
   const heartbeat = async () => decodeHeartbeatRecord((await redis.get(keys.heartbeat)) ?? "");
+
+  /**
+   * kube-apiserver sends BOOKMARKs only to watches of a resource type that had an event since the watch
+   * started, so on an idle cluster no watch gets any: the watches must simply end at their timeout and resume
+   * from their resourceVersion, never list again. LISTs are counted by the apiserver itself
+   * (apiserver_request_total), which names no client: EndpointSlices are listed by nothing else here (no
+   * controllers run), and the namespaced sync's Service LISTs are the only namespace-scoped ones (the
+   * apiserver's own repair loops list Services cluster-wide every 180 s), so both counts are exactly the syncs'.
+   */
+  it("resumes every watch the server ends, with no LIST, no stall and nothing logged above info, for three stall bounds", async () => {
+    const everywhere = await start("idle-0", "idle", WATCH);
+    const namespaced = await start("idle-ns-0", "idle-ns", { ...WATCH, WATCH_NAMESPACES: "shop,blog" });
+    for (const cluster of ["idle", "idle-ns"]) {
+      await pollUntil(async () => (await published(redis, prefix, cluster)).services.size === 2, {
+        timeoutMs: 15_000,
+        describe: () => `${cluster} did not publish both Services`,
+      });
+    }
+    const counts = async () => ({
+      sliceLists: await envtest.requestCount("LIST", "endpointslices"),
+      namespacedServiceLists: await envtest.requestCount("LIST", "services", "namespace"),
+      watchesEnded:
+        (await envtest.requestCount("WATCH", "endpointslices")) +
+        (await envtest.requestCount("WATCH", "services")),
+    });
+    const before = await counts();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const after = await counts();
+
+    expect(after.sliceLists - before.sliceLists).toBe(0);
+    expect(after.namespacedServiceLists - before.namespacedServiceLists).toBe(0);
+    // Six watches (two, and two per namespace) each ended and resumed at least twice.
+    expect(after.watchesEnded - before.watchesEnded).toBeGreaterThanOrEqual(12);
+    const restarts = (await (await fetch(`${everywhere.healthUrl}/metrics`)).text())
+      .split("\n")
+      .filter((line) => line.startsWith("edgeslice_sync_watch_restarts_total{"));
+    for (const sync of [everywhere, namespaced]) {
+      expect(await sync.metric("edgeslice_sync_relists_total")).toBeUndefined();
+      expect(sync.logged("watch stalled")).toEqual([]);
+      expect(sync.logs.filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
+    }
+    expect(restarts.length).toBeGreaterThan(0);
+    expect(restarts.every((line) => line.includes('reason="timeout"'))).toBe(true);
+    await Promise.all([everywhere, namespaced].map((sync) => sync.kill()));
+  }, 60_000);
 
   it("keeps the cluster fresh with its last state from one publishing replica, says since when, and catches up after", async () => {
     const a = await start("east-a");
