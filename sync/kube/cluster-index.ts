@@ -1,5 +1,7 @@
 import type { Logger } from "../../lib/logger.js";
+import type { WarnOnce } from "../../lib/warn-once.js";
 import {
+  endpointSliceProblems,
   type KubeEndpointSlice,
   type KubeService,
   namespaceOf,
@@ -22,12 +24,18 @@ export interface ServiceRef {
  * leaves the cache, as if deleted.
  */
 export class ClusterIndex implements ClusterCache {
+  /** Slices whose endpoints translation drops (DESIGN.md rules 3-4): reported once per slice while they stay so. */
+  private readonly sliceWarnings: WarnOnce | undefined;
   private readonly servicesByKey = new Map<string, KubeService>();
   private readonly slicesByKey = new Map<
     string,
     { slice: KubeEndpointSlice; owner: ServiceRef | undefined }
   >();
   private readonly sliceKeysByService = new Map<string, Set<string>>();
+
+  constructor(sliceWarnings?: WarnOnce) {
+    this.sliceWarnings = sliceWarnings;
+  }
 
   services(): readonly KubeService[] {
     return [...this.servicesByKey.values()];
@@ -85,6 +93,7 @@ export class ClusterIndex implements ClusterCache {
       return this.forgetSlice(ref);
     }
     const slice = parsed.value;
+    this.reportDroppedEndpoints(ref, slice);
     const serviceName = slice.metadata.labels?.[SERVICE_NAME_LABEL];
     const owner = serviceName ? { namespace: ref.namespace, name: serviceName } : undefined;
     const previous = this.forgetSlice(ref);
@@ -102,9 +111,25 @@ export class ClusterIndex implements ClusterCache {
   deleteSlice(raw: unknown): ServiceRef[] {
     const ref = identify(raw);
     if (!ref) return [];
+    this.sliceWarnings?.clear(`slice ${refKey(ref)}`);
     const labelled = labelOf(raw, SERVICE_NAME_LABEL);
     const fromLabel = labelled ? [{ namespace: ref.namespace, name: labelled }] : [];
     return uniqueRefs([...this.forgetSlice(ref), ...fromLabel]);
+  }
+
+  private reportDroppedEndpoints(ref: ServiceRef, slice: KubeEndpointSlice): void {
+    if (!this.sliceWarnings) return;
+    const key = `slice ${refKey(ref)}`;
+    const problems = endpointSliceProblems(slice);
+    if (problems.length === 0) {
+      this.sliceWarnings.clear(key);
+      return;
+    }
+    this.sliceWarnings.warn(key, problems.join("; "), "dropping endpoints of an EndpointSlice", {
+      namespace: ref.namespace,
+      name: ref.name,
+      problems,
+    });
   }
 
   /** Removes a slice; returns the Service it belonged to, if any. */

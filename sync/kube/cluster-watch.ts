@@ -1,6 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackoffPolicy } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
@@ -77,7 +78,7 @@ export interface ClusterWatch extends ClusterCache {
  */
 export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   const logger = options.logger;
-  const index = new ClusterIndex();
+  const index = new ClusterIndex(createWarnOnce(logger));
   const notify = (changed: readonly ServiceRef[], receivedAt: number) => {
     for (const ref of changed) {
       try {

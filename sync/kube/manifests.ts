@@ -3,6 +3,7 @@ import { join, relative, sep } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { Logger } from "../../lib/logger.js";
 import {
+  endpointSliceProblems,
   type KubeEndpointSlice,
   type KubeService,
   namespaceOf,
@@ -46,6 +47,16 @@ export async function readManifestFolder(dir: string, logger: Logger): Promise<L
     return undefined;
   }
   for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  for (const slice of loaded.slices) {
+    const problems = endpointSliceProblems(slice);
+    if (problems.length > 0) {
+      logger.warn("dropping endpoints of an EndpointSlice", {
+        namespace: namespaceOf(slice),
+        name: slice.metadata.name,
+        problems,
+      });
+    }
+  }
   return loaded;
 }
 

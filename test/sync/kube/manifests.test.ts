@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { cacheFromObjects, loadManifests } from "../../../sync/kube/manifests.js";
+import { cacheFromObjects, loadManifests, readManifestFolder } from "../../../sync/kube/manifests.js";
 import { namespaceOf } from "../../../sync/translate/kube-objects.js";
+import { recordingLogger } from "../../support/loggers.js";
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), "../../fixtures/manifests");
 
@@ -149,5 +150,31 @@ describe("cacheFromObjects", () => {
     ]);
     expect(cache.slicesOf("other", "web").map((slice) => slice.metadata.name)).toEqual(["web-other-1"]);
     expect(cache.slicesOf("shop", "nope")).toEqual([]);
+  });
+});
+
+describe("readManifestFolder", () => {
+  it("names each slice whose endpoints the translation drops, with the reasons", async () => {
+    const slice = [
+      "apiVersion: discovery.k8s.io/v1",
+      "kind: EndpointSlice",
+      "metadata:",
+      "  name: web-abc",
+      "  namespace: shop",
+      "  labels: { kubernetes.io/service-name: web }",
+      "addressType: IPv4",
+      "ports: [{ name: http, port: 8080 }]",
+      "endpoints:",
+      "  - addresses: [999.1.1.1]",
+      "  - addresses: [10.0.0.1]",
+    ].join("\n");
+    const dir = await folder({ "web.yaml": `${service("web")}---\n${slice}\n` });
+    const { logger, entries } = recordingLogger();
+    const loaded = await readManifestFolder(dir, logger);
+    expect(loaded?.slices).toHaveLength(1);
+    const dropped = entries.filter((entry) => entry.message === "dropping endpoints of an EndpointSlice");
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]?.fields).toMatchObject({ namespace: "shop", name: "web-abc" });
+    expect(String(dropped[0]?.fields.problems)).toContain("999.1.1.1");
   });
 });
