@@ -1,6 +1,12 @@
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
 import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
-import { pathOf, type RequestFacts, requestMatches } from "./request-match.js";
+import {
+  hasPathPrefix,
+  headersMatch,
+  normalisePathPrefix,
+  pathOf,
+  type RequestFacts,
+} from "./request-match.js";
 
 /**
  * The request matcher over route records, built once per snapshot. Records are bucketed by host
@@ -19,6 +25,9 @@ export interface RouteCandidate<T> {
   /** For wildcard buckets: the pattern also covers hosts more than one label deeper. */
   readonly deep: boolean;
   readonly rank: MatchRank;
+  /** The PathPrefix value normalised once (request-match.ts normalisePathPrefix); undefined for Exact. */
+  readonly prefix: string | undefined;
+  readonly ruleKey: string;
 }
 
 export interface RouteTable<T> {
@@ -73,13 +82,15 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
     const deep = route.wildcard === "suffix";
     route.rules.forEach((rule, ruleIndex) => {
       rule.matches.forEach((match, matchIndex) => {
-        const candidate = {
+        const candidate: RouteCandidate<T> = {
           entry,
           ruleIndex,
           matchIndex,
           match,
           deep,
           rank: rankOf(route, ruleIndex, matchIndex),
+          prefix: match.path.type === "PathPrefix" ? normalisePathPrefix(match.path.value) : undefined,
+          ruleKey: ruleKey(route.id, ruleIndex),
         };
         if (route.hostnames.length === 0) anyHost.push(candidate);
         for (const hostname of new Set(route.hostnames)) {
@@ -133,7 +144,11 @@ function firstMatch<T>(
   if (!bucket) return undefined;
   for (const candidate of bucket) {
     if (deepOnly && !candidate.deep) continue;
-    if (requestMatches(candidate.match, path, request)) return candidate;
+    // requestMatches, with the prefix normalised when the table was built: this runs on every request.
+    const { match, prefix } = candidate;
+    if (prefix === undefined ? path !== match.path.value : !hasPathPrefix(path, prefix)) continue;
+    if (match.method !== undefined && match.method !== request.method) continue;
+    if (match.headers.length === 0 || headersMatch(match.headers, request.headers)) return candidate;
   }
   return undefined;
 }
@@ -151,7 +166,7 @@ function result<T extends { readonly route: RouteRecord }>(
     ruleIndex: candidate.ruleIndex,
     match: candidate.match,
     matchIndex: candidate.matchIndex,
-    ruleKey: ruleKey(route.id, candidate.ruleIndex),
+    ruleKey: candidate.ruleKey,
     hostname,
   };
 }
