@@ -109,7 +109,7 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
 
 /**
  * The winning rule for a request, or undefined (404). `host` must be normalised already: lower case,
- * no port, no trailing dot (route-index.ts normaliseHost); the Gateway API ignores the Host port.
+ * no port, no trailing dot (hosts.ts normaliseHost); the Gateway API ignores the Host port.
  */
 export function matchRoute<T extends { readonly route: RouteRecord }>(
   table: RouteTable<T>,
