@@ -1,4 +1,4 @@
-import { clusterKeysPattern, storeKeysPattern } from "./keys.js";
+import { clusterKeysPattern, clustersKeyPattern, storeKeysPattern } from "./keys.js";
 
 /**
  * Redis ACL rules for the store's two kinds of users, as `ACL SETUSER <name> >password ...rules` arguments
@@ -11,7 +11,8 @@ import { clusterKeysPattern, storeKeysPattern } from "./keys.js";
 
 /**
  * One cluster's sync user: it may touch only keys under its own hash tag, with the commands the writer uses;
- * nothing else (no KEYS, FLUSHALL, CONFIG ...). No `client|setinfo`: Redis < 7.2 rejects the whole ACL SETUSER
+ * nothing else (no KEYS, FLUSHALL, CONFIG ...). One selector (Redis >= 7.0) lets it add names to the registry
+ * of clusters (keys.ts clustersKey) and do nothing else there: it cannot remove, overwrite or even read it. No `client|setinfo`: Redis < 7.2 rejects the whole ACL SETUSER
  * over that unknown subcommand, and ioredis ignores the refusal of its optional CLIENT SETINFO handshake anyway.
  */
 export function syncAclRules(prefix: string, cluster: string): string[] {
@@ -34,6 +35,8 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     "+discard",
     "+hset",
     "+hdel",
+    "+zadd",
+    "+zrem",
     "+hgetall",
     "+hget",
     "+hkeys",
@@ -48,6 +51,7 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     // rules, keys included, so the scripts reach nothing the rules above do not allow.
     "+evalsha",
     "+eval",
+    `(~${clustersKeyPattern(prefix)} +sadd)`,
   ];
 }
 

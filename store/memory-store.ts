@@ -1,4 +1,8 @@
+import type { ChangeKind } from "./changes.js";
+import { hostIndexMembers } from "./keys.js";
 import { type ServiceRecord, serializeServiceRecord } from "./records.js";
+import { decodeRoute } from "./routes.js";
+import { type ServiceRecordV2, serializeServiceRecordV2 } from "./services.js";
 import {
   assertOwnRecord,
   type ClusterView,
@@ -8,6 +12,7 @@ import {
   type Snapshot,
   type SnapshotSource,
   type StoreChange,
+  serializeRoute,
   type WriterFence,
 } from "./store.js";
 import { clusterView, decodeClusterRecords } from "./stored-records.js";
@@ -18,7 +23,12 @@ interface Expiring {
 }
 
 interface ClusterState {
+  /** The `services` hash. */
   readonly records: Map<string, string>;
+  /** The `routes` hash. */
+  readonly routes: Map<string, string>;
+  /** The host index (keys.ts hostIndexMembers), kept as the Redis writer keeps it. */
+  readonly hosts: Set<string>;
   leaseUntil: number;
   /** The heartbeat record was written (Redis: the heartbeat key exists). */
   registered: boolean;
@@ -52,7 +62,19 @@ export class MemoryStore implements SnapshotSource {
   /** With `fence`, a fenced writer with the Redis writer's semantics (store.ts ClusterWriter.fence). */
   writer(cluster: string, fence?: FenceOptions): ClusterWriter {
     const state = this.#state(cluster);
-    const notify = (service: string, op: StoreChange["op"]) => this.#changed({ cluster, service, op });
+    const notify = (id: string, op: StoreChange["op"], kind: ChangeKind = "service") =>
+      this.#changed({ cluster, kind, id, service: id, op });
+    const indexed = (raw: string | undefined) => {
+      const decoded = raw === undefined ? undefined : decodeRoute(raw);
+      return decoded?.ok ? hostIndexMembers(decoded.value) : [];
+    };
+    const replaceRoute = (id: string, raw: string | undefined) => {
+      for (const member of indexed(state.routes.get(id))) state.hosts.delete(member);
+      for (const member of indexed(raw)) state.hosts.add(member);
+      if (raw === undefined) state.routes.delete(id);
+      else state.routes.set(id, raw);
+      notify(id, raw === undefined ? "delete" : "put", "route");
+    };
     const live = (entry: Expiring | undefined) => (entry && entry.until > this.#now() ? entry : undefined);
     let claimant: string | undefined;
     /** The fence check of every write: take when free, renew when ours, else refuse. */
@@ -100,7 +122,29 @@ export class MemoryStore implements SnapshotSource {
         fenced();
         if (state.records.delete(service)) notify(service, "delete");
       },
+      putService: async (record: ServiceRecordV2) => {
+        assertOwnRecord(cluster, record);
+        fenced();
+        state.records.set(record.service, serializeServiceRecordV2(record));
+        state.routes.delete(record.service);
+        notify(record.service, "put");
+      },
+      removeService: async (service: string) => {
+        fenced();
+        state.routes.delete(service);
+        if (state.records.delete(service)) notify(service, "delete");
+      },
+      putRoute: async (route) => {
+        const raw = serializeRoute(route);
+        fenced();
+        replaceRoute(route.id, raw);
+      },
+      removeRoute: async (id: string) => {
+        fenced();
+        if (state.routes.has(id)) replaceRoute(id, undefined);
+      },
       load: async () => new Map(state.records),
+      loadAll: async () => ({ services: new Map(state.records), routes: new Map(state.routes) }),
       heartbeat: async ({ leaseMs, ifRegistered }) => {
         fenced();
         // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
@@ -111,6 +155,11 @@ export class MemoryStore implements SnapshotSource {
         return true;
       },
     };
+  }
+
+  /** The host index of `cluster`, sorted as Redis sorts a ZSET of equal scores (members are ASCII). */
+  hostIndex(cluster: string): string[] {
+    return [...(this.#clusters.get(cluster)?.hosts ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   /** Called after every change; returns the unsubscribe function. */
@@ -132,7 +181,7 @@ export class MemoryStore implements SnapshotSource {
     const clusters: ClusterView[] = [];
     for (const [name, state] of this.#clusters) {
       // The routers' own decoding (stored-records.ts): every schema version, a version 1 record's route too.
-      const records = decodeClusterRecords(name, state.records, []);
+      const records = decodeClusterRecords(name, state.records, state.routes);
       clusters.push(clusterView(name, state.leaseUntil <= now, records));
     }
     const version = this.#cached ? this.#cached.snapshot.version + 1 : 1;
@@ -145,7 +194,15 @@ export class MemoryStore implements SnapshotSource {
   #state(cluster: string): ClusterState {
     let state = this.#clusters.get(cluster);
     if (!state) {
-      state = { records: new Map(), leaseUntil: 0, registered: false, fence: undefined, claim: undefined };
+      state = {
+        records: new Map(),
+        routes: new Map(),
+        hosts: new Set(),
+        leaseUntil: 0,
+        registered: false,
+        fence: undefined,
+        claim: undefined,
+      };
       this.#clusters.set(cluster, state);
     }
     return state;

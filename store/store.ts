@@ -1,22 +1,47 @@
+import * as v from "valibot";
+import type { ChangeKind } from "./changes.js";
 import type { ChangeOp, ServiceRecord } from "./records.js";
-import type { RouteRecord } from "./routes.js";
+import { type RouteRecord, RouteRecordSchema } from "./routes.js";
 import type { ServiceRecordV2 } from "./services.js";
 
 /**
  * The sync side of the store: one instance per cluster, writing only that cluster's records. Implemented by
  * the Redis writer (redis/writer.ts) and by MemoryStore; test/store/store.case.ts holds both to one contract.
+ *
+ * A sync writes schema version 2: service records (putService / removeService) and route records (putRoute /
+ * removeRoute), each one atomic write with its change entry `{kind, id, op}`. `put` and `remove` write
+ * version 1 as a sync not upgraded yet does, for tests and tools that model one.
  */
 export interface ClusterWriter {
   readonly cluster: string;
   /**
-   * Atomically replaces the service's record and route and appends a `put` change entry. Rejects a record
-   * of another cluster (assertOwnRecord), storing nothing.
+   * Version 1: atomically replaces the service's record and route and appends a `put` change entry
+   * `{service, op}`. Rejects a record of another cluster (assertOwnRecord), storing nothing.
    */
   put(record: ServiceRecord): Promise<void>;
-  /** Atomically removes the service's record and route and appends a `delete` change entry. */
+  /** Version 1: atomically removes the service's record and route and appends a `delete` change entry. */
   remove(service: string): Promise<void>;
-  /** Every stored record of this cluster as its serialised string, keyed by `ns/name`. */
+  /**
+   * Atomically replaces the service record (version 2, `services` hash field `ns/name`) and appends the change
+   * entry `{kind: service, id, op: put}`; a version 1 route kept under the same field of the `routes` hash
+   * goes with it. Rejects a record of another cluster, storing nothing.
+   */
+  putService(record: ServiceRecordV2): Promise<void>;
+  /** Atomically removes the service record (and a version 1 route under its name), with its change entry. */
+  removeService(service: string): Promise<void>;
+  /**
+   * Atomically replaces the route record (`routes` hash field = its id), moves its members of the host index
+   * (keys.ts hostIndexMembers) from the stored record's to this one's, and appends `{kind: route, id, op: put}`.
+   * Rejects a record that is not a valid RouteRecord, storing nothing. The cluster is then in the registry of
+   * clusters (keys.ts clustersKey).
+   */
+  putRoute(route: RouteRecord): Promise<void>;
+  /** Atomically removes the route record and its host index members, with its change entry. */
+  removeRoute(id: string): Promise<void>;
+  /** Every stored service record of this cluster (any version) as its serialised string, keyed by `ns/name`. */
   load(): Promise<Map<string, string>>;
+  /** Both hashes as stored, serialised, in one round trip: what the sync compares its desired state with. */
+  loadAll(): Promise<StoredRecords>;
   /**
    * Writes the heartbeat record and the lease that keeps this cluster fresh for `leaseMs`; resolves true.
    * With `ifRegistered`, the record is only replaced, never created, and the result is false when it was
@@ -31,6 +56,27 @@ export interface ClusterWriter {
    * never both write. An unfenced writer (tests, the all-in-one demo) writes without looking at the fence.
    */
   readonly fence?: WriterFence;
+}
+
+export interface StoredRecords {
+  /** `services` hash: `ns/name` → record JSON of any version. */
+  readonly services: Map<string, string>;
+  /** `routes` hash: route id → record JSON (and `ns/name` → a version 1 sync's route). */
+  readonly routes: Map<string, string>;
+}
+
+/**
+ * The stored form of a route record: its fields in the schema's order, so equal records give equal strings
+ * (the sync skips unchanged writes by comparing them). Throws on a record that is not valid.
+ */
+export function serializeRoute(route: RouteRecord): string {
+  const checked = v.safeParse(RouteRecordSchema, route);
+  if (!checked.success) {
+    const issue = checked.issues[0];
+    const path = issue ? v.getDotPath(issue) : null;
+    throw new Error(`invalid route record ${route.id}: ${path ?? "(root)"}: ${issue?.message ?? "invalid"}`);
+  }
+  return JSON.stringify(checked.output);
 }
 
 export interface HeartbeatBeat {
@@ -83,7 +129,7 @@ export class FenceRefusedError extends Error {
 }
 
 /** Throws unless `record` is one of `cluster`'s: a ClusterWriter stores its own cluster's records only. */
-export function assertOwnRecord(cluster: string, record: ServiceRecord): void {
+export function assertOwnRecord(cluster: string, record: { readonly cluster: string }): void {
   if (record.cluster !== cluster) {
     throw new Error(`record of cluster "${record.cluster}" given to the writer of "${cluster}"`);
   }
@@ -137,8 +183,14 @@ export interface SnapshotSource {
   status?(): SourceStatus;
 }
 
+/** One write MemoryStore tells its subscribers of. */
 export interface StoreChange {
   readonly cluster: string;
+  /** A service record (version 1 or 2) or a route record changed. */
+  readonly kind: ChangeKind;
+  /** `ns/name` of the service, or the route's id. */
+  readonly id: string;
+  /** The same as `id` (named for the version 1 writes, which change services only). */
   readonly service: string;
   readonly op: ChangeOp;
 }

@@ -137,7 +137,12 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
     fence,
     put: (record) => observed(() => inner.put(record)),
     remove: (service) => observed(() => inner.remove(service)),
+    putService: (record) => observed(() => inner.putService(record)),
+    removeService: (service) => observed(() => inner.removeService(service)),
+    putRoute: (route) => observed(() => inner.putRoute(route)),
+    removeRoute: (id) => observed(() => inner.removeRoute(id)),
     load: () => inner.load(),
+    loadAll: () => inner.loadAll(),
     heartbeat: (beat) => observed(() => inner.heartbeat(beat)),
   };
 

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
-import { CHANGE_STREAM_MAXLEN, clusterKeys } from "../keys.js";
+import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
 import {
   type HeartbeatRecord,
   routeOf,
@@ -9,13 +8,16 @@ import {
   serializeRouteRecord,
   serializeServiceRecord,
 } from "../records.js";
+import { type ServiceRecordV2, serializeServiceRecordV2 } from "../services.js";
 import {
   assertOwnRecord,
   type ClusterWriter,
   type FenceOptions,
   FenceRefusedError,
+  serializeRoute,
   type WriterFence,
 } from "../store.js";
+import { SCRIPTS, type Script } from "./writer-scripts.js";
 
 export interface RedisWriterOptions {
   readonly prefix: string;
@@ -24,91 +26,12 @@ export interface RedisWriterOptions {
   readonly streamMaxLen?: number;
   /** Makes every write fenced (store.ts ClusterWriter.fence); left out, writes ignore the fence. */
   readonly fence?: FenceOptions;
+  /**
+   * Adding the cluster to the registry of clusters failed (a Redis ACL from before the registry refuses the
+   * SADD): the write itself is done, so it is reported here rather than failing the write.
+   */
+  readonly onRegistryError?: (error: unknown) => void;
 }
-
-/**
- * Every write is one Lua script (EVALSHA, EVAL when the server does not know it yet) over keys that share the
- * `{cluster}` hash tag: the fence check and the write are one atomic step, a reader never sees a record
- * without its route or its change entry, and the script stays in one slot on Redis Cluster. KEYS[1] is the
- * fence and KEYS[2] the claim in each; ARGV[1] the holder ('' = unfenced) and ARGV[2] the fence's TTL.
- * A refused write returns {0, holder}; a done one {1 or 2, claimant or ''}.
- */
-const FENCE = `
-local function fence()
-  if ARGV[1] == '' then return false end
-  local holder = redis.call('GET', KEYS[1])
-  if holder and holder ~= ARGV[1] then return holder end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return false
-end
-local function claimant()
-  local claim = redis.call('GET', KEYS[2])
-  if claim and claim ~= ARGV[1] then return claim end
-  return ''
-end
-local refused = fence()
-if refused then return {0, refused} end
-`;
-
-/** KEYS: fence, claim, services, routes, changes; ARGV: holder, ttl, service, record, route, maxlen. */
-const PUT = `${FENCE}
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'service', ARGV[3], 'op', 'put')
-return {1, claimant()}`;
-
-/** KEYS: fence, claim, services, routes, changes; ARGV: holder, ttl, service, maxlen. */
-const REMOVE = `${FENCE}
-redis.call('HDEL', KEYS[3], ARGV[3])
-redis.call('HDEL', KEYS[4], ARGV[3])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'service', ARGV[3], 'op', 'delete')
-return {1, claimant()}`;
-
-/**
- * KEYS: fence, claim, heartbeat, lease; ARGV: holder, ttl, record, lease holder, lease ms, '1' = only replace.
- * No TTL on the heartbeat record: routers discover clusters by it. Staleness comes from the lease key alone,
- * expired by Redis itself, so writer and reader clocks never have to agree. XX makes the check for a lost
- * record and the beat one atomic step: a beat can never recreate it on an empty store. Returns 2 for that.
- */
-const HEARTBEAT = `${FENCE}
-local written
-if ARGV[6] == '1' then written = redis.call('SET', KEYS[3], ARGV[3], 'XX')
-else written = redis.call('SET', KEYS[3], ARGV[3]) end
-redis.call('SET', KEYS[4], ARGV[4], 'PX', ARGV[5])
-if written then return {1, claimant()} end
-return {2, claimant()}`;
-
-/** KEYS: fence, claim; ARGV: holder, ttl, claim ms. Takes or renews the fence, else claims it. */
-const ACQUIRE = `
-local holder = redis.call('GET', KEYS[1])
-if (not holder) or holder == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  local claim = redis.call('GET', KEYS[2])
-  if claim == ARGV[1] then redis.call('DEL', KEYS[2]) return {1, ''} end
-  if claim then return {1, claim} end
-  return {1, ''}
-end
-if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3]) end
-return {0, holder}`;
-
-/** KEYS: fence; ARGV: holder. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-return 0`;
-
-interface Script {
-  readonly text: string;
-  readonly sha: string;
-}
-
-const script = (text: string): Script => ({ text, sha: createHash("sha1").update(text).digest("hex") });
-const SCRIPTS = {
-  put: script(PUT),
-  remove: script(REMOVE),
-  heartbeat: script(HEARTBEAT),
-  acquire: script(ACQUIRE),
-  release: script(RELEASE),
-};
 
 /**
  * The sync side of the Redis store (keys.ts layout): the ClusterWriter of one cluster, a `Cluster` client
@@ -119,7 +42,12 @@ const SCRIPTS = {
  *   fence: { holder: "sync-east-0", ttlMs: 15_000 } });
  * await writer.fence?.acquire(15_000);     // { held: true }, or who holds it
  * await writer.heartbeat({ holder: "sync-east-0", leaseMs: 30_000, at: Date.now() });
- * await writer.put(record);               // record.cluster === "east"
+ * await writer.putService(record);        // record.cluster === "east"
+ * await writer.putRoute(route);           // route.rules[].backends name east's services
+ *
+ * Each heartbeat and route write also adds the cluster's name to the registry of clusters (keys.ts
+ * clustersKey). That key lies in another slot than the cluster's, so it is a command of its own after the
+ * script; SADD is idempotent, so doing it every time keeps the registry whole after the store lost it.
  */
 export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
   const { cluster } = options;
@@ -131,6 +59,14 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
   const holder = options.fence?.holder ?? "";
   const ttlMs = options.fence?.ttlMs ?? 0;
   let claimant: string | undefined;
+  const registry = clustersKey(options.prefix);
+  const register = async () => {
+    try {
+      await redis.sadd(registry, cluster);
+    } catch (error) {
+      options.onRegistryError?.(error);
+    }
+  };
 
   /** Runs a fenced script; resolves its status (1, or 2 from a heartbeat) or rejects a refused write. */
   const fenced = async (which: Script, moreKeys: string[], args: (string | number)[]) => {
@@ -176,8 +112,37 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
     async remove(service: string) {
       await fenced(SCRIPTS.remove, [keys.services, keys.routes, keys.changes], [service, maxLen]);
     },
+    async putService(record: ServiceRecordV2) {
+      assertOwnRecord(cluster, record);
+      await fenced(
+        SCRIPTS.service,
+        [keys.services, keys.routes, keys.changes],
+        [record.service, serializeServiceRecordV2(record), maxLen],
+      );
+    },
+    async removeService(service: string) {
+      await fenced(SCRIPTS.service, [keys.services, keys.routes, keys.changes], [service, "", maxLen]);
+    },
+    async putRoute(route) {
+      const raw = serializeRoute(route);
+      await fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [route.id, raw, maxLen]);
+      await register();
+    },
+    async removeRoute(id: string) {
+      await fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [id, "", maxLen]);
+      await register();
+    },
     async load() {
       return new Map(Object.entries(await redis.hgetall(keys.services)));
+    },
+    async loadAll() {
+      // One slot, so one pipeline (one round trip) on Redis Cluster too.
+      const results = await redis.pipeline().hgetall(keys.services).hgetall(keys.routes).exec();
+      const [services, routes] = (results ?? []).map(([error, value]) => {
+        if (error) throw error;
+        return new Map(Object.entries((value ?? {}) as Record<string, string>));
+      });
+      return { services: services ?? new Map(), routes: routes ?? new Map() };
     },
     async heartbeat(beat) {
       const record: HeartbeatRecord = {
@@ -195,6 +160,8 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
         [keys.heartbeat, keys.lease],
         [JSON.stringify(record), beat.holder, beat.leaseMs, beat.ifRegistered ? "1" : "0"],
       );
+      // A beat that found the store empty (status 2) registers nothing: the re-push comes first.
+      if (status === 1) await register();
       return status === 1;
     },
   };

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routerAclRules, syncAclRules } from "../../store/acl.js";
-import { clusterKeys } from "../../store/keys.js";
+import { clusterKeys, clustersKey } from "../../store/keys.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis } from "../support/redis.js";
@@ -101,6 +101,52 @@ describe("redis ACL rules from store/acl.ts", () => {
       /NOPERM|can.t access/,
     );
     expect(await admin.exists(west.writer)).toBe(0);
+  });
+
+  it("lets a sync user write version 2 records and add its cluster to the registry, but never remove or overwrite the registry", async () => {
+    const eastClient = await connectAs("sync-east");
+    const east = createRedisWriter(eastClient, { prefix: PREFIX, cluster: "east" });
+    await east.putService({ v: 2, cluster: "east", service: "shop/v2", ports: [] });
+    await east.putRoute({
+      v: 2,
+      id: "httproute:shop/v2",
+      source: "httproute",
+      createdAt: 1,
+      hostnames: ["v2.example.com"],
+      wildcard: "suffix",
+      rules: [
+        { matches: [{ path: { type: "PathPrefix", value: "/" }, headers: [] }], filters: {}, backends: [] },
+      ],
+    });
+    await east.removeRoute("httproute:shop/v2");
+    await east.removeService("shop/v2");
+    const registry = clustersKey(PREFIX);
+    expect(await admin.smembers(registry)).toContain("east");
+    expect(await eastClient.sadd(registry, "east")).toBe(0);
+
+    await expect(eastClient.srem(registry, "east")).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.del(registry)).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.set(registry, "x")).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.smembers(registry)).rejects.toThrow(/NOPERM/);
+    await expect(eastClient.eval("return redis.call('SREM', KEYS[1], 'east')", 1, registry)).rejects.toThrow(
+      /NOPERM|can.t access|No permissions/,
+    );
+    await expect(eastClient.sadd(`${PREFIX}:other`, "east")).rejects.toThrow(/NOPERM/);
+    expect(await admin.smembers(registry)).toContain("east");
+  });
+
+  it("accepts the documented sync line typed into redis-cli as is, its selector split at the space", async () => {
+    const typed = ["on", ">typed-pw", ...syncAclRules(PREFIX, "east").slice(1)].join(" ").split(" ");
+    await admin.call("ACL", "SETUSER", "typed", ...typed);
+    const client = new Redis(server.url, {
+      username: "typed",
+      password: "typed-pw",
+      maxRetriesPerRequest: 0,
+    });
+    client.on("error", () => {});
+    clients.push(client);
+    expect(await client.sadd(clustersKey(PREFIX), "typed")).toBe(1);
+    await expect(client.srem(clustersKey(PREFIX), "typed")).rejects.toThrow(/NOPERM/);
   });
 
   it("refuses a sync user commands outside the writer's set", async () => {

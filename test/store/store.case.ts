@@ -10,6 +10,7 @@ import type {
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { eventually } from "../support/eventually.js";
 import { describeFenceContract } from "./fence.case.js";
+import { describeRouteContract } from "./route.case.js";
 
 /**
  * One store implementation as the contract suite drives it: the sync side (a writer per cluster) and the
@@ -19,6 +20,10 @@ export interface StoreDriver {
   /** The writer of `cluster`; fenced (ClusterWriter.fence) when `fence` is given. */
   writer(cluster: string, fence?: FenceOptions): ClusterWriter;
   readonly source: SnapshotSource;
+  /** The cluster's host index (keys.ts hostIndexMembers) as stored, sorted. */
+  readonly hostIndex?: (cluster: string) => Promise<string[]>;
+  /** The registry of clusters (keys.ts clustersKey), sorted. */
+  readonly clusterRegistry?: () => Promise<string[]>;
   /** Stores any string as a service's record, as a broken or foreign writer could. */
   readonly writeRawRecord?: (cluster: string, service: string, raw: string) => Promise<void>;
   /** What the implementation cannot do: the reason each such case is skipped. */
@@ -78,6 +83,7 @@ export function describeStoreContract(driverName: string, makeDriver: () => Prom
     };
 
     describeFenceContract(() => driver);
+    describeRouteContract(() => driver);
 
     it("delivers a put record to the router's snapshot, decoded and equal to what was written", async () => {
       const east = await registered("east");

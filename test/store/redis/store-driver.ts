@@ -1,5 +1,5 @@
 import { silentLogger } from "../../../lib/logger.js";
-import { clusterKeys } from "../../../store/keys.js";
+import { clusterKeys, clustersKey } from "../../../store/keys.js";
 import { createRedisClient } from "../../../store/redis/client.js";
 import { createRedisSnapshotSource } from "../../../store/redis/source.js";
 import type { RedisTarget } from "../../../store/redis/target.js";
@@ -41,6 +41,8 @@ export async function redisStoreDriver(target: RedisTarget): Promise<StoreDriver
   return {
     writer: (cluster, fence) => createRedisWriter(writing, { prefix, cluster, ...(fence ? { fence } : {}) }),
     source,
+    hostIndex: async (cluster) => writing.zrange(clusterKeys(prefix, cluster).hosts, "0", "-1"),
+    clusterRegistry: async () => (await writing.smembers(clustersKey(prefix))).sort(),
     async writeRawRecord(cluster, service, raw) {
       const keys = clusterKeys(prefix, cluster);
       await writing

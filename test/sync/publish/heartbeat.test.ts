@@ -4,15 +4,25 @@ import type { ClusterWriter } from "../../../store/store.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
 import { createHeartbeat, type Heartbeat, type HeartbeatOptions } from "../../../sync/publish/heartbeat.js";
 
+/** Every record write of a ClusterWriter, doing nothing: these tests look at heartbeats only. */
+const NO_RECORD_WRITES = {
+  put: async () => {},
+  remove: async () => {},
+  putService: async () => {},
+  removeService: async () => {},
+  putRoute: async () => {},
+  removeRoute: async () => {},
+  load: async () => new Map<string, string>(),
+  loadAll: async () => ({ services: new Map<string, string>(), routes: new Map<string, string>() }),
+};
+
 function beatingWriter() {
   const beats: { holder: string; leaseMs: number; at: number }[] = [];
   let failures = 0;
   let registered = false;
   const writer: ClusterWriter = {
     cluster: "east",
-    put: async () => {},
-    remove: async () => {},
-    load: async () => new Map(),
+    ...NO_RECORD_WRITES,
     heartbeat: async (beat) => {
       if (failures > 0) {
         failures--;
@@ -106,9 +116,7 @@ describe("heartbeat", () => {
     let release: () => void = () => {};
     const writer: ClusterWriter = {
       cluster: "east",
-      put: async () => {},
-      remove: async () => {},
-      load: async () => new Map(),
+      ...NO_RECORD_WRITES,
       heartbeat: (beat) => {
         beats.push(beat.at);
         if (beats.length > 1) return Promise.resolve(true);
