@@ -4,6 +4,16 @@ import { CounterFamily, HistogramFamily, type MetricFamily, renderFamilies } fro
 const COUNTERS = {
   writes: ["edgeslice_sync_writes_total", "Service records written (put) to the store."],
   deletes: ["edgeslice_sync_deletes_total", "Service records removed from the store."],
+  routeWrites: ["edgeslice_sync_route_writes_total", "Route records written (put) to the store."],
+  routeDeletes: ["edgeslice_sync_route_deletes_total", "Route records removed from the store."],
+  statusWrites: [
+    "edgeslice_sync_status_writes_total",
+    "Status subresources written (GatewayClass, Gateway, HTTPRoute, Ingress).",
+  ],
+  statusErrors: [
+    "edgeslice_sync_status_errors_total",
+    "Status writes that failed after their conflict retries (tried again later).",
+  ],
   skippedUnchanged: [
     "edgeslice_sync_writes_skipped_unchanged_total",
     "Recomputed records equal to the stored one.",
@@ -20,6 +30,10 @@ const COUNTERS = {
     "Changes held by the safety valve (mass endpoint removal).",
   ],
   invalidServices: ["edgeslice_sync_invalid_services_total", "Services skipped for malformed annotations."],
+  missingKinds: [
+    "edgeslice_sync_missing_kinds_total",
+    "Lists answered 404 (a kind whose CRD is not installed, e.g. the Gateway API): retried slowly.",
+  ],
   informerRestarts: [
     "edgeslice_sync_informer_restarts_total",
     "Informer restarts after a watch or list error.",
@@ -53,6 +67,18 @@ const GAUGES = {
     "Unix time of the last Service record written to or removed from the store.",
   ],
   fenceHeld: ["edgeslice_sync_writer_fence_held", "1 while this replica holds the store's writer fence."],
+  routes: [
+    "edgeslice_sync_routes",
+    "Route records the cluster publishes (annotations, HTTPRoutes, Ingresses).",
+  ],
+  routeConflicts: [
+    "edgeslice_sync_route_conflicts",
+    "Routes that ask for the same host and request as an older route of the cluster, which is served instead.",
+  ],
+  hostClaimsRefused: [
+    "edgeslice_sync_host_claims_refused",
+    "Hostnames of routes that HOST_CLAIMS does not let their namespace claim (left out).",
+  ],
   informersRefused: [
     "edgeslice_sync_informers_refused",
     "Informers the API server has refused (401/403) for longer than the report bound: an RBAC problem.",

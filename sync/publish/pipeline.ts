@@ -1,7 +1,7 @@
 import type { Logger } from "../../lib/logger.js";
 import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
-import { exposeService } from "../translate/exposure.js";
+import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
 import { createHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { createReconciler, type Reconciler, type ReconcilerOptions } from "./reconciler.js";
@@ -28,6 +28,10 @@ export interface PublishPipelineOptions {
   readonly unreachableSince?: (() => number | undefined) | undefined;
   readonly logger: Logger;
   readonly metrics: SyncMetrics;
+  /** Controller names, HOST_CLAIMS, the Ingress load balancer status; the defaults when left out. */
+  readonly routeSettings?: RouteSettings | undefined;
+  /** Each new desired state while publishing (the status writer's input). */
+  readonly onDesired?: ReconcilerOptions["onDesired"];
   /** The reconciler's debounce and retry timings; its defaults when left out. */
   readonly timing?: Pick<ReconcilerOptions, "debounceMs" | "maxWaitMs" | "retryBaseMs" | "retryMaxMs">;
 }
@@ -60,7 +64,8 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     cache: options.cache,
     writer,
     cluster: writer.cluster,
-    expose: exposeService,
+    routeSettings: options.routeSettings,
+    onDesired: options.onDesired,
     valve: createSafetyValve(options.valve),
     logger,
     metrics,

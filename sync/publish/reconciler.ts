@@ -2,18 +2,22 @@ import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
-import { namespaceOf } from "../translate/kube-objects.js";
+import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
+import type { DesiredState } from "./desired-state.js";
+import { createPublishPass } from "./publish-pass.js";
 import type { SafetyValve } from "./safety-valve.js";
-import { createServicePublisher, type ExposeService } from "./service-publisher.js";
 import { realTimers, type Timers } from "./timers.js";
 
 export interface ReconcilerOptions {
   readonly cache: ClusterCache;
   readonly writer: ClusterWriter;
   readonly cluster: string;
-  readonly expose: ExposeService;
+  /** Controller names, HOST_CLAIMS and the Ingress load balancer status; the defaults when left out. */
+  readonly routeSettings?: RouteSettings;
   readonly valve: SafetyValve;
+  /** Each new desired state while publishing: for the status writer (the leader writes object status). */
+  readonly onDesired?: ((desired: DesiredState) => void) | undefined;
   readonly logger: Logger;
   readonly metrics: SyncMetrics;
   /** Quiet time that closes a burst of events (50 ms is plenty: one rollout step fires several events). */
@@ -38,6 +42,13 @@ export interface Reconciler {
    */
   markDirty(namespace: string, name: string, receivedAt?: number): void;
   /**
+   * A route-relevant object changed (a Service, a Gateway API object, a Namespace, an IngressClass or an
+   * Ingress): recompute every route after the debounce, and the Services whose referenced ports changed.
+   */
+  markRoutesDirty(receivedAt?: number): void;
+  /** The desired state last computed (undefined before the first cycle). */
+  readonly desired: DesiredState | undefined;
+  /**
    * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
    * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
    * previous run). Resolves once the store holds the whole state: a pass that failed part-way is retried
@@ -58,8 +69,12 @@ export interface Reconciler {
 }
 
 /**
- * The publisher: turns "this Service changed" into at most one store write per Service per burst (the write
- * itself is service-publisher.ts). Writes run one at a time; a failed one is retried with backoff.
+ * The publisher: turns "this Service changed" and "a route object changed" into at most one store write per
+ * record per burst. Each cycle recomputes the routes when a route-relevant object changed (whole: desired-
+ * state.ts), then writes in an order that never shows a router a route without the service port it needs:
+ * routes whose backends are all stored already, then the dirty Services (each with the ports both the desired
+ * and the stored routes reference), then the other routes, then route removals, then the Services whose
+ * referenced ports those writes changed. Writes run one at a time; a failed one is retried with backoff.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { cache, writer, cluster, logger, metrics } = options;
@@ -70,14 +85,19 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const now = options.now ?? Date.now;
   const timers = options.timers ?? realTimers;
 
-  /** What the store holds, as serialised strings; undefined until loaded (then a full resync is due). */
-  let stored: Map<string, string> | undefined;
-  /** Services to recompute, with when the earliest watch event still pending for each arrived. */
-  const dirty = new Map<string, number | undefined>();
-  const markPending = (service: string, receivedAt: number | undefined) => {
-    const earlier = dirty.get(service);
-    dirty.set(service, earlier === undefined ? receivedAt : Math.min(earlier, receivedAt ?? earlier));
-  };
+  const pass = createPublishPass({
+    cache,
+    writer,
+    cluster,
+    routeSettings: options.routeSettings,
+    valve: options.valve,
+    onDesired: options.onDesired,
+    onHoldOver: (namespace, name) => markDirty(namespace, name),
+    logger,
+    metrics,
+    now,
+    timers,
+  });
   let enabled = false;
   let stopped = false;
   let firstDirtyAt: number | undefined;
@@ -97,7 +117,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const nextCycle = () => new Promise<void>((resolve) => cycleWaiters.push(resolve));
 
   const schedule = () => {
-    if (stopped || !enabled || (dirty.size === 0 && stored !== undefined)) return;
+    if (stopped || !enabled || pass.idle) return;
     const at = now();
     firstDirtyAt ??= at;
     // Each event restarts the quiet period, but never past max-wait from the burst's first event; after
@@ -120,7 +140,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         await cycle();
       } finally {
         running = undefined;
-        metrics.set("dirtyServices", dirty.size);
+        metrics.set("dirtyServices", pass.dirtyServices);
         wakeCycleWaiters();
       }
       schedule();
@@ -132,39 +152,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     lastCycleComplete = false;
     if (!enabled || stopped) return;
     firstDirtyAt = undefined;
-    if (stored === undefined) {
-      try {
-        stored = await writer.load();
-        metrics.count("fullResyncs");
-      } catch (error) {
-        failed("load", error);
-        return;
-      }
-      for (const service of stored.keys()) markPending(service, undefined);
-      for (const service of cache.services()) {
-        markPending(`${namespaceOf(service)}/${service.metadata.name}`, undefined);
-      }
-    }
-    if (dirty.size === 0) {
-      lastCycleComplete = true;
-      return;
-    }
-    metrics.count("debounceFlushes");
-    const batch = [...dirty].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-    dirty.clear();
-    for (const [index, [service, receivedAt]] of batch.entries()) {
-      if (!enabled || stopped) {
-        for (const [rest, at] of batch.slice(index)) markPending(rest, at);
-        return;
-      }
-      try {
-        await publisher.reconcile(service, stored, receivedAt);
-      } catch (error) {
-        for (const [rest, at] of batch.slice(index)) markPending(rest, at);
-        failed(`write ${service}`, error);
-        return;
-      }
-    }
+    const result = await pass.run(() => enabled && !stopped);
+    if (result.kind === "failed") failed(result.what, result.error);
+    if (result.kind !== "done") return;
     failures = 0;
     retryNotBefore = 0;
     lastCycleComplete = true;
@@ -181,23 +171,16 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const markDirty = (namespace: string, name: string, receivedAt?: number) => {
     if (stopped) return;
     metrics.count("events");
-    markPending(`${namespace}/${name}`, receivedAt);
-    metrics.set("dirtyServices", dirty.size);
+    pass.markService(`${namespace}/${name}`, receivedAt);
+    metrics.set("dirtyServices", pass.dirtyServices);
     schedule();
   };
 
-  const publisher = createServicePublisher({
-    cache,
-    writer,
-    cluster,
-    expose: options.expose,
-    valve: options.valve,
-    logger,
-    metrics,
-    now,
-    timers,
-    onHoldOver: markDirty,
-  });
+  const markRoutesDirty = (receivedAt?: number) => {
+    if (stopped) return;
+    pass.markRoutes(receivedAt);
+    schedule();
+  };
 
   const cancelTimer = () => {
     if (timer !== undefined) timers.clearTimeout(timer);
@@ -206,10 +189,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
   return {
     markDirty,
+    markRoutesDirty,
+    get desired() {
+      return pass.desired;
+    },
     async fullResync() {
       if (stopped) return;
       if (running) await running;
-      stored = undefined;
+      pass.reload();
       cancelTimer();
       await run();
       // A failed pass left the rest dirty (and the store possibly unloaded) with a retry scheduled.
@@ -221,7 +208,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       failures = 0;
       retryNotBefore = 0;
       // Another replica may have written while this one was not publishing: start from what the store holds.
-      stored = undefined;
+      pass.reload();
       cancelTimer();
       await run();
     },
@@ -241,12 +228,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       await run();
     },
     get pending() {
-      return dirty.size + (enabled && stored === undefined ? 1 : 0);
+      return pass.pending + (enabled && !pass.loaded ? 1 : 0);
     },
     async stop() {
       stopped = true;
       cancelTimer();
-      publisher.stop();
+      pass.stop();
       if (running) await running;
       wakeCycleWaiters();
     },

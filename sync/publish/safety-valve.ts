@@ -1,4 +1,5 @@
-import { endpointAddress, type ServiceRecord } from "../../store/records.js";
+import { endpointAddress, type FamilyRecord, type ServiceRecord } from "../../store/records.js";
+import type { ServiceRecordV2 } from "../../store/services.js";
 
 /**
  * The safety valve (DESIGN.md "Sync worker"): a Service that suddenly loses most of its endpoints is more
@@ -8,6 +9,8 @@ import { endpointAddress, type ServiceRecord } from "../../store/records.js";
  * Only the net loss counts (before minus after, over the distinct published endpoints of both families):
  * a rollout that swaps every pod for a new, ready one loses nothing and passes at once. Deleting a Service
  * or withdrawing its exposure never goes through the valve: those are deliberate acts, published at once.
+ * For a record of schema version 2 only the ports both records serve count: a port no route references any
+ * more is withdrawn deliberately too.
  */
 export interface ValveConfig {
   /** A change losing more than this fraction of the endpoints is held. 0.5 by default. */
@@ -32,10 +35,13 @@ export type ValveVerdict =
       readonly after: number;
     };
 
+/** A service record of either schema version. */
+export type ValveRecord = ServiceRecord | ServiceRecordV2;
+
 export interface ValveInput {
   /** What is in the store now; undefined when nothing is (a first publish is never held). */
-  readonly published: ServiceRecord | undefined;
-  readonly next: ServiceRecord;
+  readonly published: ValveRecord | undefined;
+  readonly next: ValveRecord;
   /** Set when the previous verdict for this Service was a hold still pending. */
   readonly heldSince: number | undefined;
   readonly now: number;
@@ -46,8 +52,7 @@ export interface ValveInput {
 export function judgeChange(input: ValveInput): ValveVerdict {
   const { published, next, config, now } = input;
   if (!published) return { action: "publish" };
-  const before = endpointCount(published);
-  const after = endpointCount(next);
+  const { before, after } = endpointCounts(published, next);
   const loss = before - after;
   const massRemoval = loss >= config.minLoss && loss > before * config.maxLossFraction;
   if (!massRemoval) return { action: "publish" };
@@ -59,20 +64,42 @@ export function judgeChange(input: ValveInput): ValveVerdict {
 
 /** Distinct active endpoints over both families, as `ip:port`. */
 export function endpointCount(record: ServiceRecord): number {
+  return distinctEndpoints([record]);
+}
+
+/**
+ * Distinct active endpoints of both records: all of them for two version 1 records, else those of the port
+ * numbers both serve (a version 1 record serves its one port).
+ */
+export function endpointCounts(published: ValveRecord, next: ValveRecord): { before: number; after: number } {
+  if (published.v === 1 && next.v === 1)
+    return { before: endpointCount(published), after: endpointCount(next) };
+  const before = portsOf(published);
+  const after = portsOf(next);
+  const common = [...before.keys()].filter((number) => after.has(number));
+  const pick = (ports: Map<number, Families>) => common.flatMap((number) => ports.get(number) ?? []);
+  return { before: distinctEndpoints(pick(before)), after: distinctEndpoints(pick(after)) };
+}
+
+type Families = { readonly ipv4: FamilyRecord; readonly ipv6: FamilyRecord };
+
+function portsOf(record: ValveRecord): Map<number, Families> {
+  if (record.v === 1) return new Map([[record.port.number, record]]);
+  return new Map(record.ports.map((port) => [port.number, port]));
+}
+
+function distinctEndpoints(families: readonly Families[]): number {
   const addresses = new Set<string>();
-  for (const endpoint of record.ipv4.endpoints) addresses.add(endpointAddress(endpoint));
-  for (const endpoint of record.ipv6.endpoints) addresses.add(endpointAddress(endpoint));
+  for (const family of families) {
+    for (const endpoint of family.ipv4.endpoints) addresses.add(endpointAddress(endpoint));
+    for (const endpoint of family.ipv6.endpoints) addresses.add(endpointAddress(endpoint));
+  }
   return addresses.size;
 }
 
 /** Remembers, per Service, since when a mass removal has been held. */
 export interface SafetyValve {
-  judge(
-    service: string,
-    published: ServiceRecord | undefined,
-    next: ServiceRecord,
-    now: number,
-  ): ValveVerdict;
+  judge(service: string, published: ValveRecord | undefined, next: ValveRecord, now: number): ValveVerdict;
   /** The Service was published or removed: any pending hold is over. */
   clear(service: string): void;
 }

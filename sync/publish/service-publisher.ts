@@ -1,23 +1,19 @@
 import type { Logger } from "../../lib/logger.js";
-import { decodeServiceRecord, type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
+import { type ServiceRecordV2, serializeServiceRecordV2 } from "../../store/services.js";
 import type { ClusterWriter } from "../../store/store.js";
+import { decodeStoredService } from "../../store/stored-records.js";
 import type { SyncMetrics } from "../metrics.js";
-import type { KubeEndpointSlice, KubeService } from "../translate/kube-objects.js";
-import type { ClusterCache, ExposureResult } from "../translate/types.js";
+import { serviceRecordOf } from "../translate/service-record.js";
+import type { ClusterCache } from "../translate/types.js";
 import type { SafetyValve } from "./safety-valve.js";
+import type { StoredState } from "./stored-state.js";
 import type { Timers } from "./timers.js";
-
-export type ExposeService = (
-  cluster: string,
-  service: KubeService,
-  slices: readonly KubeEndpointSlice[],
-) => ExposureResult;
 
 export interface ServicePublisherOptions {
   readonly cache: ClusterCache;
   readonly writer: ClusterWriter;
   readonly cluster: string;
-  readonly expose: ExposeService;
   readonly valve: SafetyValve;
   readonly logger: Logger;
   readonly metrics: SyncMetrics;
@@ -30,76 +26,90 @@ export interface ServicePublisherOptions {
 /** Brings one Service's record in the store to what the cache says now (the reconciler decides when). */
 export interface ServicePublisher {
   /**
-   * Recomputes `service` (`ns/name`) from the cache, then puts, removes or keeps its record. `stored` is what
-   * the store holds, as serialised strings, and is updated in place. Throws when the store write fails.
+   * Recomputes `service` (`ns/name`) from the cache with the port numbers routes reference, then puts,
+   * removes or keeps its record; `stored` is updated in place. Throws when the store write fails.
    * `receivedAt`: when the watch event that made it dirty arrived, for the event-to-published latency.
    */
-  reconcile(service: string, stored: Map<string, string>, receivedAt?: number): Promise<void>;
+  reconcile(
+    service: string,
+    ports: ReadonlySet<number>,
+    stored: StoredState,
+    receivedAt?: number,
+    options?: { readonly keepWhileRouted?: boolean },
+  ): Promise<void>;
   /** Cancels every pending hold. */
   stop(): void;
 }
 
 /**
  * Every write recomputes the Service's whole record from the cache (DESIGN.md rule 9, never deltas) and is
- * skipped when its serialised form equals what the store holds. A mass removal the safety valve holds is
- * recomputed once its hold time is over.
+ * skipped when its serialised form equals what the store holds. A Service no route references, or one
+ * gone from the cache, has no record. A mass removal the safety valve holds is recomputed once its hold
+ * time is over.
  */
 export function createServicePublisher(options: ServicePublisherOptions): ServicePublisher {
-  const { cache, writer, cluster, expose, valve, logger, metrics, now, timers } = options;
+  const { cache, writer, cluster, valve, logger, metrics, now, timers } = options;
   const holdTimers = new Map<string, unknown>();
+  const invalid = createWarnOnce(logger);
 
   const written = (receivedAt: number | undefined) => {
     const at = now();
     metrics.published(receivedAt === undefined ? undefined : at - receivedAt, at);
   };
 
-  const reconcile = async (service: string, store: Map<string, string>, receivedAt?: number) => {
+  const reconcile = async (
+    service: string,
+    ports: ReadonlySet<number>,
+    stored: StoredState,
+    receivedAt?: number,
+    { keepWhileRouted = false } = {},
+  ) => {
     const [namespace = "", name = ""] = service.split("/");
     const found = cache.service(namespace, name);
-    const result: ExposureResult = found
-      ? expose(cluster, found, cache.slicesOf(namespace, name))
-      : { kind: "not-exposed" };
-    if (result.kind === "invalid") {
-      // A malformed annotation on a Service that was serving keeps its last good record: a typo in
-      // `edgeslice.io/hosts` must not take a working route down. The operator sees the warning and the
-      // metric; deleting the Service or removing the annotation still withdraws it.
-      metrics.count("invalidServices");
-      logger.warn("service annotations invalid; keeping what is published", {
+    // A deleted Service whose stored routes are about to go: its record goes after them, not before.
+    if (!found && keepWhileRouted && stored.referencedPorts(service).size > 0) return;
+    const result = found
+      ? serviceRecordOf(cluster, found, cache.slicesOf(namespace, name), ports)
+      : { ok: true as const, value: undefined };
+    if (!result.ok) {
+      // A record routers would refuse: keep what is published, say why once.
+      invalid.warn(service, result.error, "service record left unchanged: it does not validate", {
         cluster,
         service,
-        reason: result.reason,
-        keptPublished: store.has(service),
+        reason: result.error,
       });
       return;
     }
-    if (result.kind === "not-exposed") {
+    invalid.clear(service);
+    if (result.value === undefined) {
       clearHold(service);
-      if (!store.has(service)) return;
-      await writer.remove(service);
-      store.delete(service);
+      if (!stored.services.has(service)) return;
+      await writer.removeService(service);
+      stored.deleteService(service);
       metrics.count("deletes");
       written(receivedAt);
       logger.info("service removed", { cluster, service });
       return;
     }
-    await publish(service, result.record, store, receivedAt);
+    await publish(service, result.value, stored, receivedAt);
   };
 
   const publish = async (
     service: string,
-    record: ServiceRecord,
-    store: Map<string, string>,
+    record: ServiceRecordV2,
+    stored: StoredState,
     receivedAt: number | undefined,
   ) => {
-    const serialised = serializeServiceRecord(record);
-    const previousRaw = store.get(service);
+    const serialised = serializeServiceRecordV2(record);
+    const previousRaw = stored.services.get(service);
     if (previousRaw === serialised) {
       clearHold(service);
       metrics.count("skippedUnchanged");
       return;
     }
-    const previous = previousRaw === undefined ? undefined : decodeServiceRecord(previousRaw);
-    const verdict = valve.judge(service, previous?.ok ? previous.value : undefined, record, now());
+    const previous =
+      previousRaw === undefined ? undefined : decodeStoredService(cluster, service, previousRaw);
+    const verdict = valve.judge(service, previous?.record, record, now());
     if (verdict.action === "hold") {
       if (!holdTimers.has(service)) {
         metrics.count("valveHolds");
@@ -123,8 +133,8 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
       return;
     }
     clearHold(service);
-    await writer.put(record);
-    store.set(service, serialised);
+    await writer.putService(record);
+    stored.setService(service, serialised);
     metrics.count("writes");
     written(receivedAt);
     logger.debug("service published", { cluster, service });

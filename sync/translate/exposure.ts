@@ -52,7 +52,37 @@ export function exposeService(
   return { kind: "exposed", record };
 }
 
-function invalid(annotation: string, error: string): ExposureResult {
+/** Where a Service's `edgeslice.io/*` annotations expose it, read without its slices. */
+export type AnnotationExposure =
+  | {
+      readonly kind: "exposed";
+      readonly hosts: string[];
+      readonly pathPrefix: string;
+      readonly port: { readonly name: string; readonly number: number };
+    }
+  | { readonly kind: "not-exposed" }
+  | { readonly kind: "invalid"; readonly reason: string };
+
+/**
+ * The annotations alone, by the rules of exposeService: hosts, path prefix and the chosen port (by
+ * `edgeslice.io/port`, else the only port, else the one named http; TCP only). What the annotation route of
+ * schema version 2 is made of; the backends are the Service record's, whatever routes reference it.
+ */
+export function exposeAnnotations(service: KubeService): AnnotationExposure {
+  const annotations = service.metadata.annotations ?? {};
+  const rawHosts = annotations[HOSTS_ANNOTATION];
+  if (rawHosts === undefined) return { kind: "not-exposed" };
+  const hosts = parseHosts(rawHosts);
+  if (!hosts.ok) return invalid(HOSTS_ANNOTATION, hosts.error);
+  const pathPrefix = parsePathPrefix(annotations[PATH_PREFIX_ANNOTATION]);
+  if (!pathPrefix.ok) return invalid(PATH_PREFIX_ANNOTATION, pathPrefix.error);
+  const chosen = choosePort(translateService(service, []), annotations[PORT_ANNOTATION]);
+  if (!chosen.ok) return invalid(PORT_ANNOTATION, chosen.error);
+  const { name, number } = chosen.value.port;
+  return { kind: "exposed", hosts: hosts.value, pathPrefix: pathPrefix.value, port: { name, number } };
+}
+
+function invalid(annotation: string, error: string): { kind: "invalid"; reason: string } {
   return { kind: "invalid", reason: `${annotation}: ${error}` };
 }
 

@@ -17,6 +17,8 @@ const ServiceMetadataSchema = v.looseObject({
   annotations: StringMapSchema,
   labels: StringMapSchema,
   resourceVersion: v.nullish(v.string()),
+  /** A string in raw JSON, a Date from client-node's typed APIs; annotation routes rank by it. */
+  creationTimestamp: v.nullish(v.union([v.string(), v.date()])),
 });
 
 const ServicePortSpecSchema = v.looseObject({

@@ -1,5 +1,6 @@
 import type { FamilyRecord } from "../../store/records.js";
 import type { KubeEndpointSlice, KubeService } from "./kube-objects.js";
+import type { RouteObjects } from "./route-objects.js";
 
 /** Translation output for one Service port (DESIGN.md "Translation semantics"). */
 export interface PortBackends {
@@ -17,6 +18,11 @@ export interface ClusterCache {
   service(namespace: string, name: string): KubeService | undefined;
   /** Slices labelled `kubernetes.io/service-name=<name>` in `namespace`. */
   slicesOf(namespace: string, serviceName: string): readonly KubeEndpointSlice[];
+  /**
+   * Gateway API objects, Namespaces, IngressClasses and Ingresses; left out by a cache that holds none (then
+   * only annotation routes are published).
+   */
+  routeObjects?(): RouteObjects;
 }
 
 /** What one Service becomes in the store, decided from its annotations (DESIGN.md "User contract"). */

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, vi } from "vitest";
 import { silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";
-import { decodeServiceRecord, SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
+import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import type { ClusterWriter } from "../../../store/store.js";
+import { decodeStoredService } from "../../../store/stored-records.js";
 import { createSyncMetrics, type SyncMetrics } from "../../../sync/metrics.js";
 import { createReconciler, type Reconciler } from "../../../sync/publish/reconciler.js";
 import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
-import type { ExposeService } from "../../../sync/publish/service-publisher.js";
 import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kube-objects.js";
 import type { ClusterCache } from "../../../sync/translate/types.js";
 
@@ -48,10 +48,17 @@ export class PlainCache implements ClusterCache {
 }
 
 /**
- * A small stand-in for the translation core (its own tests live with it): the hosts annotation exposes
- * the Service, "!" marks it malformed, endpoints are the slices' first addresses.
+ * The version 1 record a sync not upgraded yet wrote for a Service (the hosts annotation exposes it, "!"
+ * marks it malformed, endpoints are the slices' first addresses): what an upgraded sync finds in the store.
  */
-export const expose: ExposeService = (cluster, service, slices) => {
+export const expose = (
+  cluster: string,
+  service: KubeService,
+  slices: readonly KubeEndpointSlice[],
+):
+  | { kind: "exposed"; record: ServiceRecord }
+  | { kind: "not-exposed" }
+  | { kind: "invalid"; reason: string } => {
   const hosts = service.metadata.annotations?.["edgeslice.io/hosts"];
   if (hosts === undefined) return { kind: "not-exposed" };
   if (hosts.includes("!")) return { kind: "invalid", reason: `bad host in "${hosts}"` };
@@ -97,20 +104,27 @@ export function recordingWriter(inner: ClusterWriter, delayMs = 0): RecordingWri
     calls: [],
     failNext: 0,
     maxConcurrent: 0,
-    put: (record) => guard(`put ${record.service}`, () => inner.put(record)),
-    remove: (service) => guard(`remove ${service}`, () => inner.remove(service)),
-    load: () => guard("load", () => inner.load()),
+    put: (record) => guard(`put v1 ${record.service}`, () => inner.put(record)),
+    remove: (service) => guard(`remove v1 ${service}`, () => inner.remove(service)),
+    putService: (record) => guard(`put ${record.service}`, () => inner.putService(record)),
+    removeService: (service) => guard(`remove ${service}`, () => inner.removeService(service)),
+    putRoute: (route) => guard(`put route ${route.id}`, () => inner.putRoute(route)),
+    removeRoute: (id) => guard(`remove route ${id}`, () => inner.removeRoute(id)),
+    load: () => guard("load services", () => inner.load()),
+    loadAll: () => guard("load", () => inner.loadAll()),
     heartbeat: (beat) => inner.heartbeat(beat),
   };
   return writer;
 }
 
+/** The IPv4 endpoints the stored record of `service` serves on port 80 (either schema version). */
 export function endpointsIn(writer: ClusterWriter, service: string): Promise<string[] | undefined> {
   return writer.load().then((stored) => {
     const raw = stored.get(service);
     if (raw === undefined) return undefined;
-    const decoded = decodeServiceRecord(raw);
-    return decoded.ok ? decoded.value.ipv4.endpoints.map((e) => e.ip) : undefined;
+    const decoded = decodeStoredService(writer.cluster, service, raw);
+    const port = decoded?.record.ports.find((each) => each.number === 80);
+    return port?.ipv4.endpoints.map((e) => e.ip);
   });
 }
 
@@ -122,6 +136,8 @@ export interface ReconcilerWorld {
   readonly writer: RecordingWriter;
   readonly reconciler: Reconciler;
   build(overrides?: { holdMs?: number; writeDelayMs?: number }): Reconciler;
+  /** What the informers report for an event of the Service object itself: its record and every route. */
+  serviceChanged(namespace: string, name: string): void;
 }
 
 /**
@@ -173,13 +189,17 @@ export function reconcilerWorld(): ReconcilerWorld {
     get reconciler() {
       return made(reconciler, "the reconciler");
     },
+    serviceChanged(namespace, name) {
+      const built = made(reconciler, "the reconciler");
+      built.markDirty(namespace, name);
+      built.markRoutesDirty();
+    },
     build(overrides = {}) {
       writer = recordingWriter(made(store, "the store").writer("east"), overrides.writeDelayMs);
       reconciler = createReconciler({
         cache: made(cache, "the cache"),
         writer,
         cluster: "east",
-        expose,
         valve: createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: overrides.holdMs ?? 30_000 }),
         logger: silentLogger,
         metrics: made(metrics, "the metrics"),

@@ -4,7 +4,7 @@ import { MemoryStore } from "../../../store/memory-store.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
 import { createReconciler } from "../../../sync/publish/reconciler.js";
 import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
-import { endpointsIn, expose, PlainCache, reconcilerWorld, recordingWriter } from "./reconciler-kit.js";
+import { endpointsIn, PlainCache, reconcilerWorld, recordingWriter } from "./reconciler-kit.js";
 
 describe("reconciler", () => {
   const w = reconcilerWorld();
@@ -19,7 +19,8 @@ describe("reconciler", () => {
   it("on enable loads the store and publishes exposed Services only", async () => {
     w.build();
     await w.reconciler.enable();
-    expect(w.writer.calls).toEqual(["load", "put shop/web"]);
+    // The service record first, then the annotation route that needs it.
+    expect(w.writer.calls).toEqual(["load", "put shop/web", "put route annotation:shop/web"]);
     expect(await endpointsIn(w.writer, "shop/web")).toEqual(["10.0.0.1", "10.0.0.2"]);
     expect(await endpointsIn(w.writer, "shop/internal")).toBeUndefined();
   });
@@ -36,7 +37,7 @@ describe("reconciler", () => {
     expect(w.writer.calls).toEqual([]);
     await vi.advanceTimersByTimeAsync(50);
     expect(w.writer.calls).toEqual(["put shop/web"]);
-    expect(await endpointsIn(w.writer, "shop/web")).toEqual(["10.0.0.1", "10.0.0.12", "10.0.0.2"]);
+    expect(await endpointsIn(w.writer, "shop/web")).toEqual(["10.0.0.1", "10.0.0.2", "10.0.0.12"]);
   });
 
   it("still flushes a constant stream of events once max-wait has passed", async () => {
@@ -66,9 +67,10 @@ describe("reconciler", () => {
     w.build();
     await w.reconciler.enable();
     w.cache.deleteService("shop", "web");
-    w.reconciler.markDirty("shop", "web");
+    w.serviceChanged("shop", "web");
     await vi.advanceTimersByTimeAsync(100);
-    expect(w.writer.calls.at(-1)).toBe("remove shop/web");
+    // The route goes first, then the record it needed.
+    expect(w.writer.calls.slice(-2)).toEqual(["remove route annotation:shop/web", "remove shop/web"]);
     expect(await endpointsIn(w.writer, "shop/web")).toBeUndefined();
   });
 
@@ -76,9 +78,10 @@ describe("reconciler", () => {
     w.build();
     await w.reconciler.enable();
     w.cache.setService("shop", "web", undefined);
-    w.reconciler.markDirty("shop", "web");
+    w.serviceChanged("shop", "web");
     await vi.advanceTimersByTimeAsync(100);
     expect(w.writer.calls.at(-1)).toBe("remove shop/web");
+    expect(await w.writer.loadAll()).toEqual({ services: new Map(), routes: new Map() });
   });
 
   it("keeps the last good record when annotations turn malformed, and still updates other Services", async () => {
@@ -88,7 +91,7 @@ describe("reconciler", () => {
     await w.reconciler.enable();
     w.cache.setService("shop", "web", "web.example.com,!oops");
     w.cache.setEndpoints("shop", "api", ["10.0.2.1", "10.0.2.2"]);
-    w.reconciler.markDirty("shop", "web");
+    w.serviceChanged("shop", "web");
     w.reconciler.markDirty("shop", "api");
     await vi.advanceTimersByTimeAsync(100);
     expect(await endpointsIn(w.writer, "shop/web")).toEqual(["10.0.0.1", "10.0.0.2"]);
@@ -131,7 +134,6 @@ describe("reconciler write ordering", () => {
       cache,
       writer,
       cluster: "east",
-      expose,
       valve: createSafetyValve(),
       logger: silentLogger,
       metrics: createSyncMetrics(),

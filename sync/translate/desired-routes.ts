@@ -1,0 +1,253 @@
+import { annotationRoute } from "../../store/legacy.js";
+import { serviceId } from "../../store/names.js";
+import { SCHEMA_VERSION } from "../../store/records.js";
+import type { RouteRecord } from "../../store/routes.js";
+import { exposeAnnotations } from "./exposure.js";
+import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
+import { byCodeUnits, creationTimeOf } from "./gateway/objects.js";
+import { type GatewayApiTranslation, type Problem, translateGatewayApi } from "./gateway/translate.js";
+import { type HostClaims, mayClaim } from "./host-claims.js";
+import {
+  type IngressTranslation,
+  type LoadBalancerIngress,
+  translateIngresses,
+} from "./ingress/translate.js";
+import { type KubeService, namespaceOf } from "./kube-objects.js";
+import { type RouteConflict, routeConflicts } from "./route-conflicts.js";
+import { NO_ROUTE_OBJECTS, type RouteObjects } from "./route-objects.js";
+
+export const GATEWAY_CONTROLLER = "edgeslice.io/gateway-controller";
+export const INGRESS_CONTROLLER = "edgeslice.io/ingress-controller";
+/**
+ * Our own condition on each of our HTTPRoute parents (a domain-prefixed type, as metav1.Condition allows for
+ * implementation-specific ones): True when the route serves every hostname and match it asks for; False with
+ * NotAllowedByHostClaims (HOST_CLAIMS refused a hostname) or ShadowedByOlderRoute (another route of the
+ * cluster asks for the same host and request and wins by precedence).
+ */
+export const HOST_OWNERSHIP_CONDITION = "edgeslice.io/HostOwnership";
+
+export interface RouteSettings {
+  readonly gatewayController: string;
+  readonly ingressController: string;
+  /** HOST_CLAIMS; undefined: anyone may claim anything. */
+  readonly hostClaims: HostClaims | undefined;
+  /** Written into our Ingresses' status.loadBalancer.ingress; empty by default. */
+  readonly loadBalancer: readonly LoadBalancerIngress[];
+}
+
+export const DEFAULT_ROUTE_SETTINGS: RouteSettings = {
+  gatewayController: GATEWAY_CONTROLLER,
+  ingressController: INGRESS_CONTROLLER,
+  hostClaims: undefined,
+  loadBalancer: [],
+};
+
+export type AnnotationRouteResult =
+  | { readonly kind: "route"; readonly route: RouteRecord }
+  | { readonly kind: "not-exposed" }
+  | { readonly kind: "invalid"; readonly reason: string };
+
+export interface DesiredRoutesInput {
+  readonly services: readonly KubeService[];
+  readonly objects?: RouteObjects | undefined;
+  readonly settings: RouteSettings;
+  /** The annotation route of one Service; annotationRouteOf unless the caller memoises it. */
+  readonly annotationRoute?: (service: KubeService) => AnnotationRouteResult;
+  /** The stored route of id, kept while the annotations of its Service are invalid. */
+  readonly kept?: (id: string) => RouteRecord | undefined;
+}
+
+export interface InvalidAnnotations {
+  readonly service: string;
+  readonly reason: string;
+  /** Its last good route stays published. */
+  readonly kept: boolean;
+}
+
+export interface DesiredRoutes {
+  /** Every route to publish, by id (in id order). */
+  readonly routes: ReadonlyMap<string, RouteRecord>;
+  /** Service port numbers the routes reference through valid backends, by `ns/name`. */
+  readonly ports: ReadonlyMap<string, ReadonlySet<number>>;
+  readonly invalidAnnotations: readonly InvalidAnnotations[];
+  /** Hostnames HOST_CLAIMS refused, by route (`*` for a route without hostnames). */
+  readonly refusedClaims: readonly { readonly route: string; readonly host: string }[];
+  readonly conflicts: readonly RouteConflict[];
+  readonly problems: readonly Problem[];
+  readonly statuses: GatewayApiTranslation["statuses"] & IngressTranslation["statuses"];
+}
+
+/**
+ * Everything one cluster routes, from its cache: the annotation route of every exposed Service, the
+ * HTTPRoutes attached to our Gateways and the rules of our Ingresses (pure translations, recomputed whole),
+ * HOST_CLAIMS applied, conflicts found, and the status each Gateway API object and Ingress should carry.
+ */
+export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
+  const objects = input.objects ?? NO_ROUTE_OBJECTS;
+  const { settings } = input;
+  const candidates: RouteRecord[] = [];
+  const invalidAnnotations: InvalidAnnotations[] = [];
+  const annotate = input.annotationRoute ?? annotationRouteOf;
+  for (const service of input.services) {
+    const result = annotate(service);
+    if (result.kind === "route") candidates.push(result.route);
+    else if (result.kind === "invalid") {
+      const id = serviceId(namespaceOf(service), service.metadata.name);
+      const kept = input.kept?.(annotationRouteIdOf(id));
+      if (kept) candidates.push(kept);
+      invalidAnnotations.push({ service: id, reason: result.reason, kept: kept !== undefined });
+    }
+  }
+  const gateway = translateGatewayApi({
+    controllerName: settings.gatewayController,
+    gatewayClasses: objects.gatewayClasses,
+    gateways: objects.gateways,
+    httpRoutes: objects.httpRoutes,
+    referenceGrants: objects.referenceGrants,
+    namespaces: objects.namespaces,
+    services: input.services,
+  });
+  const ingress = translateIngresses({
+    controllerName: settings.ingressController,
+    ingressClasses: objects.ingressClasses,
+    ingresses: objects.ingresses,
+    services: input.services,
+    loadBalancer: settings.loadBalancer,
+  });
+  candidates.push(...gateway.routes, ...ingress.routes);
+
+  const refusedClaims: { route: string; host: string }[] = [];
+  const routes = new Map<string, RouteRecord>();
+  for (const route of [...candidates].sort((a, b) => byCodeUnits(a.id, b.id))) {
+    const claimed = withClaims(route, settings.hostClaims);
+    for (const host of claimed.refused) refusedClaims.push({ route: route.id, host });
+    if (claimed.route) routes.set(route.id, claimed.route);
+  }
+  const conflicts = routeConflicts(routes.values());
+  return {
+    routes,
+    ports: referencedPorts(routes.values()),
+    invalidAnnotations,
+    refusedClaims,
+    conflicts,
+    problems: [...gateway.problems, ...ingress.problems],
+    statuses: {
+      ...gateway.statuses,
+      httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),
+      ingresses: ingress.statuses.ingresses,
+    },
+  };
+}
+
+/** A Service's annotation route: its annotations as a route record that ranks by its creationTimestamp. */
+export function annotationRouteOf(service: KubeService): AnnotationRouteResult {
+  const exposure = exposeAnnotations(service);
+  if (exposure.kind !== "exposed") return exposure;
+  const empty = { endpoints: [], fallback: false, draining: [] };
+  const route = annotationRoute(
+    {
+      v: SCHEMA_VERSION,
+      cluster: "",
+      service: serviceId(namespaceOf(service), service.metadata.name),
+      hosts: exposure.hosts,
+      pathPrefix: exposure.pathPrefix,
+      port: exposure.port,
+      ipv4: empty,
+      ipv6: empty,
+    },
+    creationTimeOf(service.metadata),
+  );
+  return { kind: "route", route };
+}
+
+/** Port numbers per Service that `routes` reference through valid backends. */
+export function referencedPorts(routes: Iterable<RouteRecord>): Map<string, Set<number>> {
+  const ports = new Map<string, Set<number>>();
+  for (const route of routes) {
+    for (const rule of route.rules) {
+      for (const backend of rule.backends) {
+        if (!("service" in backend)) continue;
+        const set = ports.get(backend.service) ?? new Set<number>();
+        set.add(backend.port);
+        ports.set(backend.service, set);
+      }
+    }
+  }
+  return ports;
+}
+
+function annotationRouteIdOf(service: string): string {
+  return `annotation:${service}`;
+}
+
+/** The namespace a route id names (`<source>:<namespace>/<name>...`). */
+export function routeNamespace(id: string): string {
+  return id.slice(id.indexOf(":") + 1).split("/")[0] ?? "";
+}
+
+function withClaims(
+  route: RouteRecord,
+  claims: HostClaims | undefined,
+): { route: RouteRecord | undefined; refused: string[] } {
+  if (claims === undefined) return { route, refused: [] };
+  const namespace = routeNamespace(route.id);
+  if (route.hostnames.length === 0) {
+    return mayClaim(claims, namespace, undefined)
+      ? { route, refused: [] }
+      : { route: undefined, refused: ["*"] };
+  }
+  const allowed = route.hostnames.filter((host) => mayClaim(claims, namespace, host));
+  const refused = route.hostnames.filter((host) => !allowed.includes(host));
+  if (refused.length === 0) return { route, refused };
+  return { route: allowed.length > 0 ? { ...route, hostnames: allowed } : undefined, refused };
+}
+
+function withOwnership(
+  statuses: ReadonlyMap<string, readonly RouteParentStatus[]>,
+  refusedClaims: readonly { route: string; host: string }[],
+  conflicts: readonly RouteConflict[],
+): Map<string, RouteParentStatus[]> {
+  const out = new Map<string, RouteParentStatus[]>();
+  for (const [key, parents] of statuses) {
+    const id = `httproute:${key}`;
+    const refused = refusedClaims.filter((item) => item.route === id).map((item) => item.host);
+    const lost = conflicts.filter((item) => item.loser === id);
+    out.set(
+      key,
+      parents.map((parent) => ({
+        ...parent,
+        conditions: [
+          ...parent.conditions,
+          ownership(refused, lost, parent.conditions[0]?.observedGeneration),
+        ],
+      })),
+    );
+  }
+  return out;
+}
+
+function ownership(
+  refused: readonly string[],
+  lost: readonly RouteConflict[],
+  generation?: number,
+): Condition {
+  const parts: string[] = [];
+  if (refused.length > 0) parts.push(`HOST_CLAIMS does not let this namespace claim ${refused.join(", ")}`);
+  for (const conflict of lost.slice(0, 5)) {
+    parts.push(
+      `${conflict.host} ${conflict.match} is served by ${conflict.winner} (older, or first by name)`,
+    );
+  }
+  if (lost.length > 5) parts.push(`and ${lost.length - 5} more conflicts`);
+  if (parts.length === 0) {
+    return condition(
+      HOST_OWNERSHIP_CONDITION,
+      true,
+      "Owned",
+      "Every hostname and match is served by this route",
+      generation,
+    );
+  }
+  const reason = refused.length > 0 ? "NotAllowedByHostClaims" : "ShadowedByOlderRoute";
+  return condition(HOST_OWNERSHIP_CONDITION, false, reason, parts.join("; "), generation);
+}

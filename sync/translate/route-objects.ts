@@ -1,0 +1,27 @@
+import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
+import type { Ingress, IngressClass } from "./ingress/objects.js";
+
+/**
+ * The route-relevant objects of one cluster besides its Services: Gateway API objects
+ * (gateway.networking.k8s.io/v1), Namespaces (for listeners that select route namespaces by label), and
+ * IngressClasses and Ingresses (networking.k8s.io/v1), as the informers or a manifest folder hold them.
+ */
+export interface RouteObjects {
+  readonly gatewayClasses: readonly GatewayClass[];
+  readonly gateways: readonly Gateway[];
+  readonly httpRoutes: readonly HTTPRoute[];
+  readonly referenceGrants: readonly ReferenceGrant[];
+  readonly namespaces: readonly Namespace[];
+  readonly ingressClasses: readonly IngressClass[];
+  readonly ingresses: readonly Ingress[];
+}
+
+export const NO_ROUTE_OBJECTS: RouteObjects = {
+  gatewayClasses: [],
+  gateways: [],
+  httpRoutes: [],
+  referenceGrants: [],
+  namespaces: [],
+  ingressClasses: [],
+  ingresses: [],
+};

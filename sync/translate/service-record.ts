@@ -1,0 +1,46 @@
+import * as v from "valibot";
+import type { Result } from "../../lib/result.js";
+import { serviceId } from "../../store/names.js";
+import { SERVICE_SCHEMA_VERSION, type ServiceRecordV2, ServiceRecordV2Schema } from "../../store/services.js";
+import { translateService } from "./backends.js";
+import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
+
+/**
+ * The service record (schema version 2) of one Service: the backends of each TCP port whose number some route
+ * references (`ports`), sorted by number; undefined when none of them is a port of the Service (a Service no
+ * route references has no record). A port number the Service lists twice (TCP and UDP) is its TCP port.
+ * Pure; an error when the record would not validate (what routers would refuse).
+ */
+export function serviceRecordOf(
+  cluster: string,
+  service: KubeService,
+  slices: readonly KubeEndpointSlice[],
+  ports: ReadonlySet<number>,
+): Result<ServiceRecordV2 | undefined> {
+  if (ports.size === 0) return { ok: true, value: undefined };
+  const referenced = (service.spec?.ports ?? []).some(
+    (port) => ports.has(port.port) && (port.protocol ?? "TCP") === "TCP",
+  );
+  if (!referenced) return { ok: true, value: undefined };
+  const byNumber = new Map<number, ServiceRecordV2["ports"][number]>();
+  for (const translated of translateService(service, slices)) {
+    const { name, number, protocol } = translated.port;
+    if (protocol !== "TCP" || !ports.has(number) || byNumber.has(number)) continue;
+    byNumber.set(number, { name, number, ipv4: translated.ipv4, ipv6: translated.ipv6 });
+  }
+  const record: ServiceRecordV2 = {
+    v: SERVICE_SCHEMA_VERSION,
+    cluster,
+    service: serviceId(namespaceOf(service), service.metadata.name),
+    ports: [...byNumber.values()].sort((a, b) => a.number - b.number),
+  };
+  // Last guard: whatever passes here is what routers will accept when they decode it.
+  const checked = v.safeParse(ServiceRecordV2Schema, record);
+  if (checked.success) return { ok: true, value: record };
+  const issue = checked.issues[0];
+  const path = issue ? v.getDotPath(issue) : null;
+  return {
+    ok: false,
+    error: `record does not validate: ${path ?? "(root)"}: ${issue?.message ?? "invalid"}`,
+  };
+}
