@@ -1,13 +1,19 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { NodeRouter } from "../../functions/node/server.js";
 import { exposedServiceObject } from "../fake-kube/fixtures.js";
+import type { RecordingBackend } from "./support/backends.js";
+import { snapshotLists } from "./support/contract-layout.js";
 import type { KubeCluster } from "./support/kube-cluster.js";
 import { NS, routerScenario } from "./support/router-scenario.js";
 
+/** Whether the router's own store view lists `backend` as an active endpoint of the service (any version). */
+function storeLists(on: NodeRouter, cluster: string, service: string, backend: RecordingBackend): boolean {
+  return snapshotLists(on.redisSource?.current(), cluster, `${NS}/${service}`, backend);
+}
+
 /** The Node router end to end (support/router-scenario.ts) while a cluster's sync or a backend fails. */
 describe("node router end to end", () => {
-  const { fleet, started, startCluster, send, sendMany, untilReply, until, storeLists, list, reached } =
-    routerScenario();
+  const { fleet, started, startCluster, send, sendMany, untilReply, until, list, reached } = routerScenario();
   let east: KubeCluster;
   let router: NodeRouter;
 
@@ -34,7 +40,7 @@ describe("node router end to end", () => {
 
     expect(replies.every((reply) => reply.status === 200 && reply.backend === "multi-east")).toBe(true);
     expect(onWest.hits()).toBe(hitsWhenStale);
-    expect(westView()?.services.has(`${NS}/multi`)).toBe(true);
+    expect(westView()?.servicesV2.has(`${NS}/multi`)).toBe(true);
   });
 
   it("answers every idempotent request when a listed backend dies mid-run", async () => {

@@ -2,27 +2,23 @@ import type { Pool } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { NodeRouter } from "../../functions/node/server.js";
 import { exposedServiceObject } from "../fake-kube/fixtures.js";
+import type { RecordingBackend } from "./support/backends.js";
+import { snapshotLists } from "./support/contract-layout.js";
 import type { KubeCluster } from "./support/kube-cluster.js";
 import { NS, rawRequest, routerScenario } from "./support/router-scenario.js";
+
+/** Whether the router's own store view lists `backend` as an active endpoint of the service (any version). */
+function storeLists(on: NodeRouter, cluster: string, service: string, backend: RecordingBackend): boolean {
+  return snapshotLists(on.redisSource?.current(), cluster, `${NS}/${service}`, backend);
+}
 
 /**
  * The Node router end to end (support/router-scenario.ts: fake API server → sync → Redis → router →
  * loopback backends): Services scaling, endpoints leaving, IP families, and no way to an unlisted backend.
  */
 describe("node router end to end", () => {
-  const {
-    fleet,
-    started,
-    startRouter,
-    send,
-    sendMany,
-    untilReply,
-    until,
-    storeLists,
-    list,
-    unlist,
-    reached,
-  } = routerScenario();
+  const { fleet, started, startRouter, send, sendMany, untilReply, until, list, unlist, reached } =
+    routerScenario();
   let east: KubeCluster;
   let router: NodeRouter;
   let client: Pool;

@@ -10,6 +10,7 @@ import {
 } from "../../../store/records.js";
 import type { BackendRef, RouteRecord, RouteRule } from "../../../store/routes.js";
 import { type ServiceRecordV2, serializeServiceRecordV2 } from "../../../store/services.js";
+import type { Snapshot } from "../../../store/store.js";
 
 /**
  * Writes the store's Redis layout by hand (store/keys.ts), the way a sync writer does, so the router's
@@ -209,4 +210,22 @@ async function putV2(
       "put",
     )
     .exec();
+}
+
+/**
+ * Whether a router's snapshot lists `backend` as an active endpoint of any port of `service` (`ns/name`) in
+ * `cluster`, whichever schema version the sync wrote it in.
+ */
+export function snapshotLists(
+  snapshot: Snapshot | undefined,
+  cluster: string,
+  service: string,
+  backend: { readonly ip: string; readonly port: number },
+): boolean {
+  const record = snapshot?.clusters.find((view) => view.name === cluster)?.servicesV2.get(service);
+  return (record?.ports ?? []).some((port) =>
+    [...port.ipv4.endpoints, ...port.ipv6.endpoints].some(
+      (e) => e.ip === backend.ip && e.port === backend.port,
+    ),
+  );
 }
