@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   }
 
   const pipeline = createPublishPipeline({
-    cache: cacheFromObjects(loaded.services, loaded.slices),
+    cache: cacheFromObjects(loaded.services, loaded.slices, loaded.routeObjects),
     writer,
     // examples/ is explicit desired state: nothing to hold back.
     valve: { ...DEFAULT_VALVE_CONFIG, holdMs: 0 },

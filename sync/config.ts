@@ -1,8 +1,12 @@
 import { hostname } from "node:os";
 import * as v from "valibot";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
+import { ipBytes } from "../lib/ip.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
 import { type RedisTarget, redisTargetOrThrow } from "../store/redis/target.js";
+import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "./translate/desired-routes.js";
+import { parseHostClaims } from "./translate/host-claims.js";
+import type { LoadBalancerIngress } from "./translate/ingress/translate.js";
 
 const NamespaceListSchema = v.pipe(
   v.optional(v.string(), ""),
@@ -71,6 +75,36 @@ export const SyncEnvSchema = v.object({
   WATCH_TIMEOUT_SECONDS: integerFromEnv(300, 1, 3_600),
   /** A watch silent for its own timeout plus this is half-dead: aborted and resumed (never a relist). */
   WATCH_STALL_GRACE_MS: integerFromEnv(30_000, 100, 600_000),
+  /**
+   * Which namespaces may claim which hosts, e.g. `payments=pay.test,*.pay.test;shop=shop.test`
+   * (translate/host-claims.ts); unset: anyone may claim anything.
+   */
+  HOST_CLAIMS: v.pipe(
+    optionalText,
+    v.check(
+      (text) => parseHostClaims(text).ok,
+      (issue) => {
+        const parsed = parseHostClaims(issue.input as string | undefined);
+        return `HOST_CLAIMS must be namespace=host,*.suffix,...;namespace=...: ${parsed.ok ? "" : parsed.error}`;
+      },
+    ),
+  ),
+  /** Comma list of IPs and host names written into our Ingresses' status.loadBalancer.ingress; unset: none. */
+  INGRESS_STATUS_ADDRESSES: v.pipe(
+    v.optional(v.string(), ""),
+    v.transform((text) =>
+      text
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+    ),
+    v.check(
+      (items) => items.every((item) => ipBytes(item) !== undefined || HOSTNAME.test(item)),
+      "INGRESS_STATUS_ADDRESSES must list IP addresses and DNS names",
+    ),
+  ),
+  /** How often a kind the API server does not serve (the Gateway API CRDs missing) is listed again. */
+  MISSING_KIND_RETRY_MS: integerFromEnv(30_000, 100, 3_600_000),
   POD_NAME: optionalText,
   POD_NAMESPACE: optionalText,
   HOSTNAME: optionalText,
@@ -79,6 +113,8 @@ export const SyncEnvSchema = v.object({
     "info",
   ),
 });
+
+const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export interface SyncConfig {
   readonly redis: RedisTarget;
@@ -102,6 +138,9 @@ export interface SyncConfig {
   readonly fenceMs: number;
   readonly watchTimeoutSeconds: number;
   readonly watchStallGraceMs: number;
+  /** Controller names, HOST_CLAIMS and the Ingress status addresses. */
+  readonly routes: RouteSettings;
+  readonly missingKindRetryMs: number;
   /** This replica's identity in the Lease and the heartbeat. */
   readonly identity: string;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -135,9 +174,22 @@ export function parseSyncConfig(
     fenceMs: e.LEADER_ELECTION ? e.LEADER_LEASE_MS : Math.max(e.LEADER_LEASE_MS, 3 * heartbeatMs),
     watchTimeoutSeconds: e.WATCH_TIMEOUT_SECONDS,
     watchStallGraceMs: e.WATCH_STALL_GRACE_MS,
+    routes: {
+      ...DEFAULT_ROUTE_SETTINGS,
+      hostClaims: hostClaimsOf(e.HOST_CLAIMS),
+      loadBalancer: e.INGRESS_STATUS_ADDRESSES.map(
+        (item): LoadBalancerIngress => (ipBytes(item) !== undefined ? { ip: item } : { hostname: item }),
+      ),
+    },
+    missingKindRetryMs: e.MISSING_KIND_RETRY_MS,
     identity: e.POD_NAME ?? e.HOSTNAME ?? fallbackIdentity(),
     logLevel: e.LOG_LEVEL,
   };
+}
+
+function hostClaimsOf(text: string | undefined): RouteSettings["hostClaims"] {
+  const parsed = parseHostClaims(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 /** The leader renews the Lease at a third of its duration (client-go's proportions). */

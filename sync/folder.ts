@@ -5,9 +5,10 @@ import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
-import { printLines } from "./print.js";
+import { printLines, printRouteLines } from "./print.js";
 import { createPublishPipeline } from "./publish/pipeline.js";
 import { closeRedis, connectRedis } from "./redis-connection.js";
+import type { RouteSettings } from "./translate/desired-routes.js";
 
 /**
  * `npm run sync -- --from DIR`: the manifests of a folder instead of a cluster, printed (`--print`) or
@@ -15,10 +16,18 @@ import { closeRedis, connectRedis } from "./redis-connection.js";
  */
 
 /** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
-export async function printFromFolder(dir: string, cluster: string, logger: Logger): Promise<number> {
+export async function printFromFolder(
+  dir: string,
+  cluster: string,
+  settings: RouteSettings,
+  logger: Logger,
+): Promise<number> {
   const loaded = await readManifestFolder(dir, logger);
   if (!loaded) return 1;
-  const lines = printLines(cluster, loaded.services, loaded.slices);
+  const lines = [
+    ...printLines(cluster, loaded.services, loaded.slices),
+    ...printRouteLines(cluster, loaded.services, loaded.routeObjects, settings),
+  ];
   process.stdout.write(lines.map((line) => `${line}\n`).join(""));
   return 0;
 }
@@ -55,7 +64,8 @@ export async function publishFromFolder(
       return 1;
     }
     const pipeline = createPublishPipeline({
-      cache: cacheFromObjects(loaded.services, loaded.slices),
+      cache: cacheFromObjects(loaded.services, loaded.slices, loaded.routeObjects),
+      routeSettings: config.routes,
       writer,
       // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
       valve: { ...config.valve, holdMs: 0 },
@@ -76,6 +86,8 @@ export async function publishFromFolder(
       cluster: config.cluster,
       written: metrics.get("writes"),
       removed: metrics.get("deletes"),
+      routesWritten: metrics.get("routeWrites"),
+      routesRemoved: metrics.get("routeDeletes"),
       unchanged: metrics.get("skippedUnchanged"),
     });
     if (!options.once) await shutdownSignal(logger);

@@ -2,6 +2,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { settlesWithin } from "../lib/async.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
+import { createWarnOnce } from "../lib/warn-once.js";
 import { createRedisWriter } from "../store/redis/writer.js";
 import type { ClusterWriter, WriterFence } from "../store/store.js";
 import type { SyncConfig } from "./config.js";
@@ -10,6 +11,7 @@ import { type HealthServer, startHealthServer } from "./health-server.js";
 import { type ClusterWatch, createClusterWatch } from "./kube/cluster-watch.js";
 import { createKubeApi } from "./kube/kube-api.js";
 import { createReachability, type Reachability } from "./kube/reachability.js";
+import { createStatusWriter } from "./kube/status-writer.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import { createPublishPipeline } from "./publish/pipeline.js";
 import type { Reconciler } from "./publish/reconciler.js";
@@ -55,10 +57,21 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
+  const registryWarnings = createWarnOnce(logger);
   const fenced = createRedisWriter(redis, {
     prefix: config.prefix,
     cluster: config.cluster,
     fence: { holder: config.identity, ttlMs: config.fenceMs },
+    onRegistryError: (error) =>
+      registryWarnings.warn(
+        "registry",
+        String(error),
+        "could not add the cluster to the registry of clusters",
+        {
+          error,
+          hint: "the sync's Redis ACL needs the selector (~<prefix>:clusters +sadd)",
+        },
+      ),
   }) as ClusterWriter & { fence: WriterFence };
   const api = createKubeApi(kubeConfig);
   const reachability = createReachability({ logger });
@@ -74,10 +87,13 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     stallGraceMs: config.watchStallGraceMs,
     onServiceChanged: (namespace, name, receivedAt) => reconciler?.markDirty(namespace, name, receivedAt),
+    onRoutesChanged: (receivedAt) => reconciler?.markRoutesDirty(receivedAt),
+    missingKindRetryMs: config.missingKindRetryMs,
     onResync: () => void reconciler?.fullResync(),
     onError: () => metrics.count("informerRestarts"),
     observer: {
       relisted: (resource, reason) => metrics.relisted(resource, reason),
+      missing: () => metrics.count("missingKinds"),
       watchRestarted: (resource, reason) => metrics.watchRestarted(resource, reason),
     },
   });
@@ -110,9 +126,19 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
       await pipeline.reconciler.disable();
     },
   });
+  const statusWriter = createStatusWriter({
+    api,
+    cached: (kind, namespace, name) => watch.routeObject(kind, namespace, name),
+    controllerName: config.routes.gatewayController,
+    allowed: () => role.publishing,
+    logger,
+    metrics,
+  });
   const pipeline = createPublishPipeline({
     cache: watch,
     writer: role.writer,
+    routeSettings: config.routes,
+    onDesired: (desired) => statusWriter.update(desired.statuses),
     valve: config.valve,
     holder: config.identity,
     leaseMs: config.leaseMs,
@@ -155,13 +181,14 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     metrics,
     readiness: () => {
       const since = reachability.unreachableSince;
-      const refused = watch.health().refused;
+      const { refused, missing } = watch.health();
       return {
         synced: watch.synced,
         redis: redis.status === "ready",
         publishing: role.publishing,
         ...(since === undefined ? {} : { apiserverUnreachableSince: new Date(since).toISOString() }),
         ...(refused.length === 0 ? {} : { refused }),
+        ...(missing.length === 0 ? {} : { missing }),
       };
     },
   });
@@ -194,6 +221,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
         }
       }
       await role.stop();
+      await statusWriter.stop();
       await pipeline.stop();
       // The Lease first, then the fence: a standby that sees the fence free finds the Lease free too.
       await elector?.stop();

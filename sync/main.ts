@@ -5,6 +5,8 @@ import { ClusterNameSchema } from "../store/names.js";
 import { parseSyncConfig, type SyncConfig } from "./config.js";
 import { printFromFolder, publishFromFolder } from "./folder.js";
 import { runLive } from "./live.js";
+import { DEFAULT_ROUTE_SETTINGS } from "./translate/desired-routes.js";
+import { parseHostClaims } from "./translate/host-claims.js";
 
 /**
  * `npm run sync`: the sync's entry point. Live mode (live.ts) watches the cluster it runs in; `--from DIR`
@@ -13,13 +15,14 @@ import { runLive } from "./live.js";
 
 const USAGE = `Usage: node dist/sync.js [--from DIR] [--once] [--print]   (development: npm run sync -- ...)
 
-  --from DIR   read Service / EndpointSlice manifests (YAML, JSON, Lists) from DIR instead of a cluster
+  --from DIR   read manifests (YAML, JSON, Lists) from DIR instead of a cluster: Services, EndpointSlices,
+               GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses, Ingresses
   --once       translate once and exit instead of watching
-  --print      print one JSON line per Service port to stdout instead of writing to the store
+  --print      print one JSON line per Service port, then one per route, to stdout instead of writing to the store
   --help       show this text
 
 Environment: CLUSTER_NAME (required to write; --print uses "local" when unset), REDIS_URL, EDGESLICE_PREFIX,
-WATCH_NAMESPACES, SYNC_PORT.`;
+WATCH_NAMESPACES, HOST_CLAIMS, SYNC_PORT.`;
 
 /** Name shown in `--print` output when CLUSTER_NAME is unset: printing writes nothing, so no real name is needed. */
 const PRINT_DEFAULT_CLUSTER = "local";
@@ -78,7 +81,17 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
       logger.error("CLUSTER_NAME must be a DNS-1123 label (a-z, 0-9, '-')", { cluster });
       return 2;
     }
-    return printFromFolder(args.from, cluster, logger);
+    const claims = parseHostClaims(env.HOST_CLAIMS);
+    if (!claims.ok) {
+      logger.error("invalid HOST_CLAIMS", { error: claims.error });
+      return 2;
+    }
+    return printFromFolder(
+      args.from,
+      cluster,
+      { ...DEFAULT_ROUTE_SETTINGS, hostClaims: claims.value },
+      logger,
+    );
   }
 
   const config = configOrExit(env, logger);

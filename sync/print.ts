@@ -1,8 +1,11 @@
 import { serviceId } from "../store/names.js";
 import { endpointAddress, type FamilyRecord } from "../store/records.js";
+import { serializeRoute } from "./../store/store.js";
 import { cacheFromObjects } from "./kube/manifests.js";
 import { translateService } from "./translate/backends.js";
+import { desiredRoutes, type RouteSettings } from "./translate/desired-routes.js";
 import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./translate/kube-objects.js";
+import type { RouteObjects } from "./translate/route-objects.js";
 
 /**
  * `--print`: one JSON line per port of every Service (exposed or not, so the translation itself can be
@@ -45,4 +48,43 @@ function printedFamily(family: FamilyRecord): { endpoints: string[]; fallback: b
 
 function compareText(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * `--print`, after the per-port lines: one JSON line per route the cluster would publish (annotation routes,
+ * HTTPRoutes attached to our Gateways, our Ingresses; HOST_CLAIMS applied), sorted by id: `cluster`, `route`
+ * (the id) and the record's fields as stored, then what stops it from serving everything it asks for:
+ * `conflicts` (host, match and the route served instead) and `refusedHosts` (HOST_CLAIMS).
+ */
+export function printRouteLines(
+  cluster: string,
+  services: readonly KubeService[],
+  routeObjects: RouteObjects,
+  settings: RouteSettings,
+): string[] {
+  const desired = desiredRoutes({ services, objects: routeObjects, settings });
+  const lines: string[] = [];
+  for (const [id, route] of desired.routes) {
+    let stored: Record<string, unknown>;
+    try {
+      stored = JSON.parse(serializeRoute(route)) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const { v: _version, id: _id, ...fields } = stored;
+    const conflicts = desired.conflicts
+      .filter((conflict) => conflict.loser === id)
+      .map(({ host, match, winner }) => ({ host, match, servedBy: winner }));
+    const refused = desired.refusedClaims.filter((claim) => claim.route === id).map((claim) => claim.host);
+    lines.push(
+      JSON.stringify({
+        cluster,
+        route: id,
+        ...fields,
+        ...(conflicts.length > 0 ? { conflicts } : {}),
+        ...(refused.length > 0 ? { refusedHosts: refused } : {}),
+      }),
+    );
+  }
+  return lines;
 }

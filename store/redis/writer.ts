@@ -125,12 +125,17 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
     },
     async putRoute(route) {
       const raw = serializeRoute(route);
-      await fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [route.id, raw, maxLen]);
-      await register();
+      // Sent together: the registry costs no round trip of its own.
+      await Promise.all([
+        fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [route.id, raw, maxLen]),
+        register(),
+      ]);
     },
     async removeRoute(id: string) {
-      await fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [id, "", maxLen]);
-      await register();
+      await Promise.all([
+        fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [id, "", maxLen]),
+        register(),
+      ]);
     },
     async load() {
       return new Map(Object.entries(await redis.hgetall(keys.services)));

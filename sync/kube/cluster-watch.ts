@@ -7,6 +7,7 @@ import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
 import { createReachability, type Reachability } from "./reachability.js";
 import { createReflector, type Reflector, type ReflectorObserver } from "./reflector.js";
+import { collectionPath, ROUTE_KINDS, type RouteKind, RouteObjectIndex } from "./route-object-index.js";
 
 export interface ClusterWatchOptions {
   readonly kubeConfig: KubeConfig;
@@ -23,6 +24,19 @@ export interface ClusterWatchOptions {
    * the old Service too.
    */
   readonly onServiceChanged: (namespace: string, name: string, receivedAt: number) => void;
+  /**
+   * After the cache changed for an object routes are made of: a Service (its annotations, ports, age), a
+   * Gateway API object, a Namespace, an IngressClass or an Ingress.
+   */
+  readonly onRoutesChanged?: ((receivedAt: number) => void) | undefined;
+  /**
+   * Also watch GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses and
+   * Ingresses (true by default). A kind the API server does not serve (the Gateway API CRDs not installed)
+   * is logged once per API group, read as empty, and listed again every missingKindRetryMs.
+   */
+  readonly routeKinds?: boolean | undefined;
+  /** 30 s by default. */
+  readonly missingKindRetryMs?: number | undefined;
   /** Every resyncIntervalMs once synced: recompute everything. */
   readonly onResync?: (() => void) | undefined;
   /** 5 min by default, 0 = off. */
@@ -54,9 +68,13 @@ export interface ClusterWatchHealth {
   readonly restarts: number;
   /** Reflectors the API server has refused (401/403) for longer than forbiddenReportMs. */
   readonly refused: readonly string[];
+  /** Resources the API server does not serve (their CRDs are not installed). */
+  readonly missing: readonly string[];
 }
 
 export interface ClusterWatch extends ClusterCache {
+  /** The cached object of a route-relevant kind (with its status), for the status writer. */
+  routeObject(kind: RouteKind, namespace: string | undefined, name: string): object | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   readonly synced: boolean;
@@ -117,6 +135,62 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   };
   const scopes: readonly (string | undefined)[] =
     options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
+  const routeIndex = new RouteObjectIndex();
+  const routesChanged = (changed: boolean, receivedAt: number) => {
+    if (!changed) return;
+    try {
+      options.onRoutesChanged?.(receivedAt);
+    } catch (error) {
+      logger.error("onRoutesChanged threw", { error });
+    }
+  };
+  const missingGroups = new Map<string, Set<string>>();
+  const retryMs = options.missingKindRetryMs ?? 30_000;
+  /** A kind not served: one line per API group while any of its kinds is missing. */
+  const optional = (kind: RouteKind, label: string) => {
+    const { group, version } = ROUTE_KINDS[kind];
+    const groupVersion = group === "" ? version : `${group}/${version}`;
+    return {
+      retryMs,
+      onMissing: () => {
+        const labels = missingGroups.get(groupVersion) ?? new Set<string>();
+        if (labels.size === 0) {
+          logger.warn(
+            "the API server does not serve this API group (CRDs not installed?): reading none; retrying",
+            {
+              group: groupVersion,
+              retryInMs: retryMs,
+            },
+          );
+        }
+        labels.add(label);
+        missingGroups.set(groupVersion, labels);
+        options.observer?.missing?.(ROUTE_KINDS[kind].resource);
+      },
+      onServed: () => {
+        const labels = missingGroups.get(groupVersion);
+        labels?.delete(label);
+        if (labels?.size === 0) {
+          missingGroups.delete(groupVersion);
+          logger.info("the API server serves this API group now", { group: groupVersion });
+        }
+      },
+    };
+  };
+  const routeReflector = (kind: RouteKind, namespace: string | undefined) => {
+    const label = `${ROUTE_KINDS[kind].resource} (${namespace ?? (ROUTE_KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
+    return createReflector(
+      {
+        label,
+        resource: ROUTE_KINDS[kind].resource,
+        path: collectionPath(kind, namespace),
+        onUpsert: (object, at) => routesChanged(routeIndex.upsert(kind, object, logger), at),
+        onDelete: (object, at) => routesChanged(routeIndex.delete(kind, object), at),
+        optional: optional(kind, label),
+      },
+      tuning,
+    );
+  };
 
   const informers: Reflector[] = [];
   for (const namespace of scopes) {
@@ -128,8 +202,14 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
           label: `services (${scopeLabel})`,
           resource: "services",
           path: `/api/v1${where}/services`,
-          onUpsert: (object, at) => notify(index.upsertService(object, logger), at),
-          onDelete: (object, at) => notify(index.deleteService(object), at),
+          onUpsert: (object, at) => {
+            notify(index.upsertService(object, logger), at);
+            routesChanged(true, at);
+          },
+          onDelete: (object, at) => {
+            notify(index.deleteService(object), at);
+            routesChanged(true, at);
+          },
         },
         tuning,
       ),
@@ -146,14 +226,23 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
     );
   }
 
+  if (options.routeKinds ?? true) {
+    for (const kind of Object.keys(ROUTE_KINDS) as RouteKind[]) {
+      if (!ROUTE_KINDS[kind].namespaced) informers.push(routeReflector(kind, undefined));
+      else for (const namespace of scopes) informers.push(routeReflector(kind, namespace));
+    }
+  }
+
   let resyncTimer: NodeJS.Timeout | undefined;
   let rejectStart: ((error: Error) => void) | undefined;
-  const allSynced = () => informers.every((informer) => informer.synced);
+  const allSynced = () => informers.every((informer) => informer.settled);
 
   return {
     services: () => index.services(),
     service: (namespace, name) => index.service(namespace, name),
     slicesOf: (namespace, serviceName) => index.slicesOf(namespace, serviceName),
+    routeObjects: () => routeIndex.objects(),
+    routeObject: (kind, namespace, name) => routeIndex.get(kind, namespace, name),
     get synced() {
       return allSynced();
     },
@@ -171,6 +260,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
             return since !== undefined && now() - since >= forbiddenReportMs;
           })
           .map((informer) => informer.label),
+        missing: informers.filter((informer) => informer.missing).map((informer) => informer.label),
       };
     },
     async start() {
@@ -189,7 +279,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
           }
         }, resyncIntervalMs);
       }
-      await Promise.race([Promise.all(informers.map((informer) => informer.whenSynced)), stopped]);
+      await Promise.race([Promise.all(informers.map((informer) => informer.whenSettled)), stopped]);
       rejectStart = undefined;
       logger.info("informers synced", { services: index.services().length, namespaces: scopes.length });
     },

@@ -7,11 +7,16 @@ import {
   type KubeEndpointSlice,
   type KubeService,
   namespaceOf,
-  parseEndpointSlice,
-  parseService,
   SERVICE_NAME_LABEL,
 } from "../translate/kube-objects.js";
+import { NO_ROUTE_OBJECTS, type RouteObjects } from "../translate/route-objects.js";
 import type { ClusterCache } from "../translate/types.js";
+import {
+  CLUSTER_SCOPED_KINDS,
+  emptyManifestObjects,
+  MANIFEST_KINDS,
+  type ManifestObjects,
+} from "./manifest-kinds.js";
 
 /** Something in the folder that was skipped: `file` relative to the folder, `path` inside the file. */
 export interface ManifestProblem {
@@ -20,19 +25,11 @@ export interface ManifestProblem {
   readonly error: string;
 }
 
-export interface LoadedManifests {
-  readonly services: KubeService[];
-  readonly slices: KubeEndpointSlice[];
+export interface LoadedManifests extends ManifestObjects {
   readonly problems: ManifestProblem[];
 }
 
 const MANIFEST_EXTENSIONS = [".yaml", ".yml", ".json"];
-
-/** apiVersions whose Service / EndpointSlice shape kube-objects.ts describes; absent is accepted too. */
-const SUPPORTED_API_VERSIONS: Readonly<Record<string, string>> = {
-  Service: "v1",
-  EndpointSlice: "discovery.k8s.io/v1",
-};
 
 /**
  * loadManifests for the CLI: each skipped object is logged as a warning; an unreadable folder is logged as an
@@ -62,13 +59,14 @@ export async function readManifestFolder(dir: string, logger: Logger): Promise<L
 
 /**
  * Reads every *.yaml, *.yml and *.json file under `dir` (recursively, in sorted path order): single objects,
- * multi-document YAML and `List` / `*List` objects with `items`. Kinds other than Service and EndpointSlice
- * are ignored. A file or document that does not parse, or an object that fails validation, becomes a problem
+ * multi-document YAML and `List` / `*List` objects with `items`. Services, EndpointSlices, the Gateway API's
+ * GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants, Namespaces, IngressClasses and Ingresses are read
+ * (manifest-kinds.ts); other kinds are ignored. A file or document that does not parse, or an object that fails validation, becomes a problem
  * and is skipped; everything else still loads. A repeated (kind, namespace, name) keeps the first copy.
  * Throws only when `dir` itself cannot be read.
  */
 export async function loadManifests(dir: string): Promise<LoadedManifests> {
-  const loaded: Collected = { services: [], slices: [], problems: [] };
+  const loaded: Collected = { ...emptyManifestObjects(), problems: [] };
   const seen = new Map<string, string>();
   for (const file of await manifestFiles(dir)) {
     const name = relative(dir, file).split(sep).join("/");
@@ -156,7 +154,7 @@ function documentsOf(file: string, text: string, problems: ManifestProblem[]): D
   return out;
 }
 
-type Collected = { services: KubeService[]; slices: KubeEndpointSlice[]; problems: ManifestProblem[] };
+type Collected = ManifestObjects & { problems: ManifestProblem[] };
 
 /** What a typed list (`ServiceList`) tells about its items, which the API server sends without kind. */
 interface ItemDefaults {
@@ -197,39 +195,38 @@ function collect(
     });
     return;
   }
-  if (!Object.hasOwn(SUPPORTED_API_VERSIONS, kind)) return;
-  const supportedVersion = SUPPORTED_API_VERSIONS[kind];
-  if (apiVersion !== undefined && apiVersion !== supportedVersion) {
-    problem(`${kind} apiVersion ${String(apiVersion)} is not supported (expected ${supportedVersion})`);
+  const kindReader = Object.hasOwn(MANIFEST_KINDS, kind) ? MANIFEST_KINDS[kind] : undefined;
+  if (!kindReader) return;
+  if (apiVersion !== undefined && !kindReader.apiVersions.includes(String(apiVersion))) {
+    const expected = kindReader.apiVersions.join(" or ");
+    problem(`${kind} apiVersion ${String(apiVersion)} is not supported (expected ${expected})`);
     return;
   }
-  const firstCopy = (name: string, namespace: string) => {
-    const identity = `${kind} ${namespace}/${name}`;
-    const first = seen.get(identity);
-    if (first !== undefined) {
-      problem(`duplicate ${identity}, first defined in ${first}; this copy is skipped`);
-      return false;
-    }
-    seen.set(identity, `${file} at ${path}`);
-    return true;
-  };
-  if (kind === "Service") {
-    const parsed = parseService(object);
-    if (!parsed.ok) problem(`invalid Service: ${parsed.error}`);
-    else if (firstCopy(parsed.value.metadata.name, namespaceOf(parsed.value)))
-      loaded.services.push(parsed.value);
-  } else {
-    const parsed = parseEndpointSlice(object);
-    if (!parsed.ok) problem(`invalid EndpointSlice: ${parsed.error}`);
-    else if (firstCopy(parsed.value.metadata.name, namespaceOf(parsed.value)))
-      loaded.slices.push(parsed.value);
+  const metadata = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  const namespace = CLUSTER_SCOPED_KINDS.has(kind)
+    ? ""
+    : typeof metadata.namespace === "string"
+      ? metadata.namespace
+      : "default";
+  const identity = `${kind} ${namespace}/${String(metadata.name)}`;
+  const first = seen.get(identity);
+  if (first !== undefined) {
+    problem(`duplicate ${identity}, first defined in ${first}; this copy is skipped`);
+    return;
   }
+  const read = kindReader.read(object, loaded);
+  if (!read.ok) {
+    problem(`invalid ${kind}: ${read.error}`);
+    return;
+  }
+  seen.set(identity, `${file} at ${path}`);
 }
 
 /** The loaded objects behind the same read interface as the informer caches, for the reconciler and `--print`. */
 export function cacheFromObjects(
   services: readonly KubeService[],
   slices: readonly KubeEndpointSlice[],
+  routeObjects: RouteObjects = NO_ROUTE_OBJECTS,
 ): ClusterCache {
   const servicesById = new Map<string, KubeService>();
   for (const service of services)
@@ -248,5 +245,6 @@ export function cacheFromObjects(
     services: () => serviceList,
     service: (namespace, name) => servicesById.get(`${namespace}/${name}`),
     slicesOf: (namespace, serviceName) => slicesByService.get(`${namespace}/${serviceName}`) ?? [],
+    routeObjects: () => routeObjects,
   };
 }

@@ -1,62 +1,12 @@
-import type { BackoffPolicy } from "../../lib/backoff.js";
-import type { Logger } from "../../lib/logger.js";
+export type { Reflector, ReflectorObserver, ReflectorTarget, ReflectorTuning } from "./reflector-types.js";
+
+import { sleep } from "../../lib/async.js";
 import { ApiStatusError, failureKind, statusOf } from "./api-errors.js";
-import type { KubeApi } from "./kube-api.js";
+import { KnownObjects } from "./known-objects.js";
 import { listInPages } from "./list-pages.js";
-import type { Reachability } from "./reachability.js";
+import type { Reflector, ReflectorTarget, ReflectorTuning } from "./reflector-types.js";
 import { createRetryPolicy } from "./retry-policy.js";
 import { type OpenWatch, openWatch, type WatchEnd, type WatchEventType } from "./watch-stream.js";
-
-/** How every reflector of a cluster watch runs; the defaults are client-go's reflector habits. */
-export interface ReflectorTuning {
-  readonly api: KubeApi;
-  readonly logger: Logger;
-  readonly reachability: Reachability;
-  /** 300 by default: each watch asks the server to end it after [T, 2T) s, then resumes (client-go's min). */
-  readonly watchTimeoutSeconds?: number | undefined;
-  /** 30 s by default: a watch silent for its timeout plus this is half-dead, aborted and resumed. */
-  readonly stallGraceMs?: number | undefined;
-  /** Items per LIST page (limit/continue). */
-  readonly pageSize?: number | undefined;
-  /** After a failure the API server may recover from (unreachable, 5xx, 429, 401/403): 200 ms .. 1 s. */
-  readonly retry?: BackoffPolicy | undefined;
-  /** A 401/403 that persists this long (10 s by default) is reported as an RBAC problem, once. */
-  readonly forbiddenReportMs?: number | undefined;
-  readonly observer?: ReflectorObserver | undefined;
-  readonly random?: (() => number) | undefined;
-  readonly now?: (() => number) | undefined;
-}
-
-/** What a reflector reports for metrics, labelled by its resource ("services", "endpointslices"). */
-export interface ReflectorObserver {
-  relisted?(resource: string, reason: string): void;
-  watchRestarted?(resource: string, reason: string): void;
-  failed?(resource: string, error: unknown): void;
-}
-
-export interface ReflectorTarget {
-  /** Names the reflector in logs, e.g. "services (shop)". */
-  readonly label: string;
-  readonly resource: string;
-  /** The collection path, e.g. /api/v1/namespaces/shop/services. */
-  readonly path: string;
-  readonly onUpsert: (object: unknown, receivedAt: number) => void;
-  readonly onDelete: (object: unknown, receivedAt: number) => void;
-}
-
-export interface Reflector {
-  readonly label: string;
-  start(): void;
-  stop(): Promise<void>;
-  readonly synced: boolean;
-  readonly whenSynced: Promise<void>;
-  /** Last list, watch event or bookmark (epoch ms), null before any. */
-  readonly lastEventAt: number | null;
-  /** Watches restarted for a failure, a stall or an expired resourceVersion (not a server timeout). */
-  readonly restarts: number;
-  /** Since when the API server has refused this reflector (401/403), undefined when it has not. */
-  readonly forbiddenSince: number | undefined;
-}
 
 /**
  * client-go's reflector over our own HTTP client, feeding the caller's cache directly (no second cache):
@@ -86,8 +36,8 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
   });
   const observer = tuning.observer ?? {};
 
-  /** What the caller's cache holds from this reflector: key → resourceVersion, for relists. */
-  const known = new Map<string, string>();
+  /** What the caller's cache holds from this reflector, for relists. */
+  const known = new KnownObjects(target, logger, label);
   let resourceVersion = "";
   let running = false;
   let synced = false;
@@ -101,6 +51,16 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
   const whenSynced = new Promise<void>((resolve) => {
     markSynced = resolve;
   });
+  let settled = false;
+  let markSettled: () => void = () => {};
+  const whenSettled = new Promise<void>((resolve) => {
+    markSettled = () => {
+      settled = true;
+      resolve();
+    };
+  });
+  let missing = false;
+  const forbiddenReportMs = tuning.forbiddenReportMs ?? 10_000;
 
   const unsubscribe = reachability.onRecovered((outageStartedAt) => {
     waking.abort();
@@ -112,26 +72,11 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
   });
 
   const deliver = (type: WatchEventType | "LISTED", object: unknown, receivedAt: number) => {
-    const metadata = metadataOf(object);
+    const metadata = known.deliver(type, object, receivedAt);
     if (!metadata) return;
     lastEventAt = receivedAt;
     if (typeof metadata.resourceVersion === "string" && metadata.resourceVersion !== "") {
       resourceVersion = metadata.resourceVersion;
-    }
-    if (type === "BOOKMARK") return;
-    // Written by every field manager, read by nothing here: the largest part of many objects.
-    delete metadata.managedFields;
-    const key = `${String(metadata.namespace ?? "")}/${String(metadata.name ?? "")}`;
-    try {
-      if (type === "DELETED") {
-        known.delete(key);
-        target.onDelete(object, receivedAt);
-      } else {
-        known.set(key, String(metadata.resourceVersion ?? ""));
-        target.onUpsert(object, receivedAt);
-      }
-    } catch (error) {
-      logger.error("the cache threw on a watch event", { informer: label, error });
     }
   };
 
@@ -147,28 +92,37 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
         policy.authorised();
         const receivedAt = now();
         for (const item of page.items) {
-          const metadata = metadataOf(item);
-          if (!metadata) continue;
-          const key = `${String(metadata.namespace ?? "")}/${String(metadata.name ?? "")}`;
-          seen.add(key);
-          if (known.get(key) === metadata.resourceVersion) continue;
-          deliver("LISTED", item, receivedAt);
+          const { key, same } = known.unchanged(item);
+          if (key !== undefined) seen.add(key);
+          if (!same) deliver("LISTED", item, receivedAt);
         }
       },
     });
     const receivedAt = now();
-    for (const key of [...known.keys()]) {
-      if (seen.has(key)) continue;
-      const [namespace = "", name = ""] = key.split("/");
-      deliver("DELETED", { metadata: { namespace: namespace || undefined, name } }, receivedAt);
-    }
+    known.deleteAllBut(seen, receivedAt);
     resourceVersion = listVersion;
     lastEventAt = receivedAt;
+    if (missing) {
+      missing = false;
+      target.optional?.onServed();
+    }
     if (!synced) {
       synced = true;
       markSynced();
+      markSettled();
       logger.info("informer synced", { informer: label, objects: known.size });
     }
+  }
+
+  /** An optional kind's list answered 404: empty until it is served, then listed again. */
+  async function notServed(): Promise<void> {
+    known.deleteAllBut(undefined, now());
+    if (!missing) {
+      missing = true;
+      target.optional?.onMissing();
+    }
+    markSettled();
+    await sleep(target.optional?.retryMs ?? 30_000, AbortSignal.any([stopping.signal, waking.signal]));
   }
 
   /** One watch, until it ends: the reason to list again, or undefined to resume. */
@@ -238,6 +192,12 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
         }
       } catch (error) {
         if (!running) return;
+        if (target.optional && statusOf(error) === 404) {
+          // A CRD removed while watched ends the watch with 404 too: list to find out.
+          if (listReason === undefined) listReason = "missing";
+          else await notServed();
+          continue;
+        }
         if (failureKind(error) === "expired") {
           restarts++;
           logger.info("resourceVersion expired; listing again", { informer: label, status: statusOf(error) });
@@ -247,6 +207,16 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
           continue;
         }
         await failed(error);
+        const refusedSince = policy.forbiddenSince;
+        if (
+          target.optional &&
+          !settled &&
+          refusedSince !== undefined &&
+          now() - refusedSince >= forbiddenReportMs
+        ) {
+          logger.warn("going on without a refused optional informer; it keeps retrying", { informer: label });
+          markSettled();
+        }
       }
     }
   }
@@ -270,6 +240,13 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
       return synced;
     },
     whenSynced,
+    get settled() {
+      return settled;
+    },
+    whenSettled,
+    get missing() {
+      return missing;
+    },
     get lastEventAt() {
       return lastEventAt;
     },
@@ -280,12 +257,4 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
       return policy.forbiddenSince;
     },
   };
-}
-
-function metadataOf(object: unknown): Record<string, unknown> | undefined {
-  if (typeof object !== "object" || object === null) return undefined;
-  const metadata = (object as { metadata?: unknown }).metadata;
-  return typeof metadata === "object" && metadata !== null
-    ? (metadata as Record<string, unknown>)
-    : undefined;
 }

@@ -62,7 +62,7 @@ export function createRetryPolicy(options: RetryPolicyOptions): RetryPolicy {
         if (!forbiddenReported && refusedForMs >= forbiddenReportMs) {
           forbiddenReported = true;
           logger.error(
-            "informer not authorised: check the token and RBAC (list/watch services, endpointslices)",
+            "informer not authorised: check the token and RBAC (get, list, watch on its resource)",
             { informer: label, status, error, refusedForMs },
           );
         } else {

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { type Logger, silentLogger } from "../../lib/logger.js";
 import { clusterKeys } from "../../store/keys.js";
-import { decodeServiceRecord } from "../../store/records.js";
+import { decodeStoredService } from "../../store/stored-records.js";
 import { parseSyncConfig, type SyncConfig } from "../../sync/config.js";
 import { type LiveSync, startLive } from "../../sync/live.js";
 import type { FakeKube } from "./server.js";
@@ -28,7 +28,10 @@ export function startLiveOn(
   return startLive(testSyncConfig(env), { logger, kubeConfig: kube.kubeConfig() });
 }
 
-/** The IPv4 endpoint IPs stored for `service` (`ns/name`), null when the store holds no valid record of it. */
+/**
+ * The IPv4 endpoint IPs stored for `service` (`ns/name`) on its first port (the one its annotations expose),
+ * null when the store holds no valid record of it; either schema version.
+ */
 export async function storedIps(
   redis: Pick<Redis, "hget">,
   where: { prefix: string; cluster: string },
@@ -36,6 +39,7 @@ export async function storedIps(
 ): Promise<string[] | null> {
   const raw = await redis.hget(clusterKeys(where.prefix, where.cluster).services, service);
   if (raw === null) return null;
-  const decoded = decodeServiceRecord(raw);
-  return decoded.ok ? decoded.value.ipv4.endpoints.map((endpoint) => endpoint.ip) : null;
+  const decoded = decodeStoredService(where.cluster, service, raw);
+  const port = decoded?.record.ports[0];
+  return port ? port.ipv4.endpoints.map((endpoint) => endpoint.ip) : null;
 }

@@ -1,7 +1,7 @@
-import type { FakeKind, ResourcePath } from "./resources.js";
+import { type FakeKind, RESOURCES, type ResourcePath } from "./resources.js";
 
 /** What a request asks the fake API server to do. */
-export type Verb = "list" | "watch" | "get" | "create" | "update";
+export type Verb = "list" | "watch" | "get" | "create" | "update" | "status";
 
 export interface FailureRule {
   readonly verb?: Verb;
@@ -9,14 +9,17 @@ export interface FailureRule {
 }
 
 export function verbOf(method: string | undefined, path: ResourcePath, url: URL): Verb | undefined {
+  if (path.subresource === "status")
+    return method === "PUT" ? "status" : method === "GET" ? "get" : undefined;
+  const scoped = path.namespace !== undefined || !RESOURCES[path.kind].namespaced;
   if (method === "GET") {
     if (path.name) return "get";
     return url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1"
       ? "watch"
       : "list";
   }
-  if (method === "POST" && !path.name && path.namespace) return "create";
-  if (method === "PUT" && path.name && path.namespace) return "update";
+  if (method === "POST" && !path.name && scoped) return "create";
+  if (method === "PUT" && path.name && scoped) return "update";
   return undefined;
 }
 

@@ -1,48 +1,83 @@
 /** The resources the fake API server serves, and how their REST paths look (Kubernetes API conventions). */
-export type FakeKind = "Service" | "EndpointSlice" | "Lease";
+export type FakeKind =
+  | "Service"
+  | "EndpointSlice"
+  | "Lease"
+  | "Namespace"
+  | "GatewayClass"
+  | "Gateway"
+  | "HTTPRoute"
+  | "ReferenceGrant"
+  | "IngressClass"
+  | "Ingress";
 
 export interface ResourceInfo {
   readonly kind: FakeKind;
   readonly apiVersion: string;
   readonly plural: string;
   readonly listKind: string;
+  readonly namespaced: boolean;
+  /** Served with a `status` subresource (PUT .../{name}/status changes the status alone). */
+  readonly status: boolean;
 }
 
+const info = (
+  kind: FakeKind,
+  apiVersion: string,
+  plural: string,
+  namespaced: boolean,
+  status = false,
+): ResourceInfo => ({ kind, apiVersion, plural, listKind: `${kind}List`, namespaced, status });
+
 export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
-  Service: { kind: "Service", apiVersion: "v1", plural: "services", listKind: "ServiceList" },
-  EndpointSlice: {
-    kind: "EndpointSlice",
-    apiVersion: "discovery.k8s.io/v1",
-    plural: "endpointslices",
-    listKind: "EndpointSliceList",
-  },
-  Lease: { kind: "Lease", apiVersion: "coordination.k8s.io/v1", plural: "leases", listKind: "LeaseList" },
+  Service: info("Service", "v1", "services", true),
+  EndpointSlice: info("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", true),
+  Lease: info("Lease", "coordination.k8s.io/v1", "leases", true),
+  Namespace: info("Namespace", "v1", "namespaces", false),
+  GatewayClass: info("GatewayClass", "gateway.networking.k8s.io/v1", "gatewayclasses", false, true),
+  Gateway: info("Gateway", "gateway.networking.k8s.io/v1", "gateways", true, true),
+  HTTPRoute: info("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes", true, true),
+  ReferenceGrant: info("ReferenceGrant", "gateway.networking.k8s.io/v1", "referencegrants", true),
+  IngressClass: info("IngressClass", "networking.k8s.io/v1", "ingressclasses", false),
+  Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),
 };
 
-/** What a request path addresses: a collection (all namespaces or one) or a single object. */
+/** The Gateway API's group: a fake started without it answers 404 there, as a cluster without its CRDs. */
+export const GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1";
+
+/** What a request path addresses: a collection (all namespaces or one) or a single object, or its status. */
 export interface ResourcePath {
   readonly kind: FakeKind;
   readonly namespace: string | undefined;
   readonly name: string | undefined;
+  readonly subresource?: "status" | undefined;
 }
 
-const CORE_PATH = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(services)(?:\/([^/]+))?$/;
-const GROUP_PATH =
-  /^\/apis\/(discovery\.k8s\.io|coordination\.k8s\.io)\/v1\/(?:namespaces\/([^/]+)\/)?(endpointslices|leases)(?:\/([^/]+))?$/;
+const PATH =
+  /^\/(?:api\/v1|apis\/([a-z0-9.-]+\/v1))(?:\/namespaces\/([^/]+)(?=\/))?\/([a-z]+)(?:\/([^/]+))?(?:\/(status))?$/;
 
 export function parseResourcePath(pathname: string): ResourcePath | undefined {
-  const core = CORE_PATH.exec(pathname);
-  if (core) return { kind: "Service", namespace: decode(core[1]), name: decode(core[3]) };
-  const group = GROUP_PATH.exec(pathname);
-  if (!group) return undefined;
-  const [, apiGroup, namespace, plural, name] = group;
-  if (apiGroup === "discovery.k8s.io" && plural === "endpointslices") {
-    return { kind: "EndpointSlice", namespace: decode(namespace), name: decode(name) };
-  }
-  if (apiGroup === "coordination.k8s.io" && plural === "leases") {
-    return { kind: "Lease", namespace: decode(namespace), name: decode(name) };
-  }
-  return undefined;
+  const match = PATH.exec(pathname);
+  if (!match) return parseNamespacePath(pathname);
+  const [, groupVersion = "v1", namespace, plural, name, subresource] = match;
+  const found = Object.values(RESOURCES).find(
+    (resource) => resource.plural === plural && resource.apiVersion === groupVersion,
+  );
+  if (!found) return undefined;
+  if (!found.namespaced && namespace !== undefined) return undefined;
+  if (subresource !== undefined && (!found.status || name === undefined)) return undefined;
+  return {
+    kind: found.kind,
+    namespace: decode(namespace),
+    name: decode(name),
+    ...(subresource ? { subresource: "status" as const } : {}),
+  };
+}
+
+/** `/api/v1/namespaces` and `/api/v1/namespaces/{name}`: Namespaces are themselves under that segment. */
+function parseNamespacePath(pathname: string): ResourcePath | undefined {
+  const match = /^\/api\/v1\/namespaces(?:\/([^/]+))?$/.exec(pathname);
+  return match ? { kind: "Namespace", namespace: undefined, name: decode(match[1]) } : undefined;
 }
 
 function decode(segment: string | undefined): string | undefined {

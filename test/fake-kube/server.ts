@@ -1,14 +1,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
+import { fakeKubeConfig } from "./kube-config.js";
 import { readObject } from "./request-body.js";
 import { FailureQueue, type FailureRule, RequestCounter, type Verb, verbOf } from "./requests.js";
-import { type FakeKind, parseResourcePath, RESOURCES, type ResourcePath } from "./resources.js";
+import {
+  type FakeKind,
+  GATEWAY_API_VERSION,
+  parseResourcePath,
+  RESOURCES,
+  type ResourcePath,
+} from "./resources.js";
 import { notFound, sendJson } from "./responses.js";
 import { fieldFilter, labelFilter, type ObjectFilter } from "./selectors.js";
 import { statusBody } from "./status.js";
-import { type ApplyInput, type FakeObject, ObjectStore } from "./store.js";
+import { type ApplyInput, type FakeObject, namespaceFor, ObjectStore } from "./store.js";
 import { WatchHub } from "./watches.js";
 
 /**
@@ -19,9 +26,10 @@ import { WatchHub } from "./watches.js";
  * behaviour, this one follows it: bookmarks only for a resource type with an event since the watch started,
  * 403 for a while after (re)start, open watches held silent on stop.
  *
- * What the sync sends (sync/kube/kube-api.ts, reflector.ts, leader.ts): GET <collection>?limit=N[&continue=T],
- * then GET <collection>?watch=1&resourceVersion=<rv>&allowWatchBookmarks=true&timeoutSeconds=S; Leases with
- * GET/POST .../leases and GET/PUT .../leases/{name}. No PATCH.
+ * What the sync sends (sync/kube/kube-api.ts, reflector.ts, leader.ts, status-writer.ts): GET
+ * <collection>?limit=N[&continue=T], then GET <collection>?watch=1&resourceVersion=<rv>&allowWatchBookmarks=true
+ * &timeoutSeconds=S; Leases with GET/POST .../leases and GET/PUT .../leases/{name}; PUT .../{name}/status for
+ * the Gateway API kinds and Ingresses (the status alone changes). No PATCH. Served kinds: resources.ts.
  */
 export interface FakeKubeOptions {
   /** Bearer token requests must carry (401 otherwise). */
@@ -32,6 +40,8 @@ export interface FakeKubeOptions {
   readonly historyLimit?: number;
   /** For this long after it starts, every request is answered 403, as kube-apiserver's RBAC does at start-up. */
   readonly forbiddenForMs?: number;
+  /** false: the Gateway API kinds answer 404, as on a cluster without their CRDs (true by default). */
+  readonly gatewayApi?: boolean;
 }
 
 export interface FakeKube {
@@ -89,7 +99,11 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     }
     const url = new URL(request.url ?? "/", "http://fake-kube");
     const path = parseResourcePath(url.pathname);
-    if (!path) return sendJson(response, 404, statusBody(404, `the server could not find ${url.pathname}`));
+    const unserved =
+      path && options.gatewayApi === false && RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
+    if (!path || unserved) {
+      return sendJson(response, 404, statusBody(404, "the server could not find the requested resource"));
+    }
     const verb = verbOf(request.method, path, url);
     if (!verb) return sendJson(response, 405, statusBody(405, `${request.method} is not supported here`));
     counter.count(verb, path.kind);
@@ -115,6 +129,8 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
         return serveCreate(request, response, path);
       case "update":
         return serveUpdate(request, response, path);
+      case "status":
+        return serveStatus(request, response, path);
     }
   }
 
@@ -151,7 +167,9 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   }
 
   function serveGet(response: ServerResponse, path: ResourcePath): void {
-    const found = path.name ? store.get(path.kind, path.namespace ?? "default", path.name) : undefined;
+    const found = path.name
+      ? store.get(path.kind, namespaceFor(path.kind, path.namespace), path.name)
+      : undefined;
     if (found) sendJson(response, 200, found);
     else sendJson(response, 404, notFound(path));
   }
@@ -163,7 +181,7 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   ): Promise<void> {
     const body = await readObject(request, response, path);
     if (!body) return;
-    const namespace = path.namespace ?? body.metadata.namespace ?? "default";
+    const namespace = namespaceFor(path.kind, path.namespace ?? body.metadata.namespace);
     if (store.get(path.kind, namespace, body.metadata.name)) {
       const message = `${RESOURCES[path.kind].plural} "${body.metadata.name}" already exists`;
       return sendJson(response, 409, statusBody(409, message, "AlreadyExists"));
@@ -178,7 +196,7 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   ): Promise<void> {
     const body = await readObject(request, response, path);
     if (!body || !path.name) return;
-    const namespace = path.namespace ?? "default";
+    const namespace = namespaceFor(path.kind, path.namespace);
     const current = store.get(path.kind, namespace, path.name);
     if (!current) return sendJson(response, 404, notFound(path));
     const expected = body.metadata.resourceVersion;
@@ -193,6 +211,25 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
       200,
       store.apply({ ...body, metadata: { ...body.metadata, namespace, name: path.name } }),
     );
+  }
+
+  /** PUT .../{name}/status: only the status changes, with the same optimistic concurrency as an update. */
+  async function serveStatus(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: ResourcePath,
+  ): Promise<void> {
+    const body = await readObject(request, response, path);
+    if (!body || !path.name) return;
+    const namespace = namespaceFor(path.kind, path.namespace);
+    const current = store.get(path.kind, namespace, path.name);
+    if (!current) return sendJson(response, 404, notFound(path));
+    const expected = body.metadata.resourceVersion;
+    if (typeof expected === "string" && expected !== "" && expected !== current.metadata.resourceVersion) {
+      const message = `Operation cannot be fulfilled on ${RESOURCES[path.kind].plural} "${path.name}": the object has been modified; please apply your changes to the latest version and try again`;
+      return sendJson(response, 409, statusBody(409, message, "Conflict"));
+    }
+    sendJson(response, 200, store.setStatus(path.kind, namespace, path.name, body.status));
   }
 
   const listen = async (at: number): Promise<Server> => {
@@ -254,14 +291,4 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   };
 }
 
-/** A KubeConfig for the fake API server at `url`, authenticating with `token` (also from a child process). */
-export function fakeKubeConfig(url: string, token: string): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: "fake", server: url, skipTLSVerify: true }],
-    users: [{ name: "fake", token }],
-    contexts: [{ name: "fake", cluster: "fake", user: "fake" }],
-    currentContext: "fake",
-  });
-  return config;
-}
+export { fakeKubeConfig } from "./kube-config.js";

@@ -7,7 +7,8 @@ export interface FakeObject {
   apiVersion: string;
   metadata: {
     name: string;
-    namespace: string;
+    /** Absent for a cluster-scoped kind (Namespace, GatewayClass, IngressClass). */
+    namespace?: string;
     resourceVersion: string;
     labels?: Record<string, string>;
     [field: string]: unknown;
@@ -96,25 +97,50 @@ export class ObjectStore {
     };
   }
 
-  /** Creates or replaces; returns the stored copy with its new resourceVersion. */
+  /**
+   * Creates or replaces; returns the stored copy with its new resourceVersion. metadata.generation counts
+   * changes of everything but metadata and status, as the API server counts spec changes; the status of a
+   * kind with a status subresource is kept when the input carries none (as `kubectl apply` leaves it).
+   */
   apply(input: ApplyInput): FakeObject {
     const kind = asKind(input.kind);
-    const namespace = input.metadata.namespace ?? "default";
+    const resource = RESOURCES[kind];
+    const namespace = namespaceFor(kind, input.metadata.namespace);
     const key = objectKey(kind, namespace, input.metadata.name);
     const previous = this.objects.get(key);
     this.revision += 1;
     const object = structuredClone(input) as unknown as FakeObject;
-    object.apiVersion = RESOURCES[kind].apiVersion;
+    object.apiVersion = resource.apiVersion;
+    if (resource.status && object.status === undefined && previous?.status !== undefined) {
+      object.status = structuredClone(previous.status);
+    }
+    const generation = Number(previous?.metadata.generation ?? 0);
+    const { namespace: _given, ...metadata } = object.metadata;
     object.metadata = {
-      ...object.metadata,
-      namespace,
+      ...metadata,
+      ...(resource.namespaced ? { namespace } : {}),
       resourceVersion: String(this.revision),
+      generation: previous && specOf(previous) === specOf(object) ? generation : generation + 1,
       uid: previous?.metadata.uid ?? randomUUID(),
       creationTimestamp:
         previous?.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     };
     this.objects.set(key, object);
     this.record({ revision: this.revision, kind, type: previous ? "MODIFIED" : "ADDED", object });
+    return structuredClone(object);
+  }
+
+  /** The status subresource: replaces the status alone (spec and generation stay), a MODIFIED event. */
+  setStatus(kind: FakeKind, namespace: string, name: string, status: unknown): FakeObject | undefined {
+    const key = objectKey(kind, namespace, name);
+    const previous = this.objects.get(key);
+    if (!previous) return undefined;
+    this.revision += 1;
+    const object = structuredClone(previous);
+    object.status = structuredClone(status);
+    object.metadata.resourceVersion = String(this.revision);
+    this.objects.set(key, object);
+    this.record({ revision: this.revision, kind, type: "MODIFIED", object });
     return structuredClone(object);
   }
 
@@ -159,6 +185,16 @@ export function objectKey(kind: FakeKind, namespace: string, name: string): stri
 }
 
 export function asKind(kind: string): FakeKind {
-  if (kind === "Service" || kind === "EndpointSlice" || kind === "Lease") return kind;
+  if (Object.hasOwn(RESOURCES, kind)) return kind as FakeKind;
   throw new Error(`the fake API server does not serve kind ${kind}`);
+}
+
+/** The namespace an object of `kind` is kept under: "" for a cluster-scoped kind, "default" when unset. */
+export function namespaceFor(kind: FakeKind, namespace: string | undefined): string {
+  return RESOURCES[kind].namespaced ? (namespace ?? "default") : "";
+}
+
+function specOf(object: FakeObject): string {
+  const { metadata: _metadata, status: _status, resourceVersion: _version, ...rest } = object;
+  return JSON.stringify(rest);
 }

@@ -6,11 +6,11 @@ import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js
 import { silentLogger } from "../../lib/logger.js";
 import { routerAclRules } from "../../store/acl.js";
 import { clusterKeys } from "../../store/keys.js";
-import { decodeServiceRecord } from "../../store/records.js";
 import { createRedisClient, type RedisClient } from "../../store/redis/client.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { redisTarget } from "../../store/redis/target.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
+import { decodeServiceRecordV2 } from "../../store/services.js";
 import { parseSyncConfig } from "../../sync/config.js";
 import { type LiveSync, startLive } from "../../sync/live.js";
 import { serviceObject } from "../fake-kube/fixtures.js";
@@ -217,12 +217,15 @@ describe("the sync and the Node router on Redis Cluster", () => {
     await eventually(
       async () =>
         (await client.exists(keys.heartbeat)) === 1 &&
-        (await client.hexists(keys.services, "shop/web")) === 1,
+        (await client.hexists(keys.services, "shop/web")) === 1 &&
+        (await client.hexists(keys.routes, "annotation:shop/web")) === 1,
       10_000,
       "the sync published into Redis Cluster",
     );
-    const stored = decodeServiceRecord((await client.hget(keys.services, "shop/web")) ?? "");
-    expect(stored.ok && stored.value.ipv4.endpoints).toEqual([{ ip: backend.ip, port: backend.port }]);
+    const stored = decodeServiceRecordV2((await client.hget(keys.services, "shop/web")) ?? "");
+    expect(stored.ok && stored.value.ports[0]?.ipv4.endpoints).toEqual([
+      { ip: backend.ip, port: backend.port },
+    ]);
 
     const router: NodeRouter = await startNodeRouter(
       parseRouterConfig({ REDIS_URL: seeds, REDIS_CLUSTER: "true", EDGESLICE_PREFIX: prefix, PORT: "0" }),

@@ -57,8 +57,13 @@ describe("live sync against the fake API server and real Redis", () => {
     const direct = new Redis(privateRedis.url);
     const monitor = await startRedisMonitor(privateRedis.url);
     try {
+      // Stored whole (records and routes) and announced by a first heartbeat: the store loses a cluster
+      // routers know.
       await eventually(
-        async () => (await direct.hlen(keys.services)) === count,
+        async () =>
+          (await direct.hlen(keys.services)) === count &&
+          (await direct.hlen(keys.routes)) === count &&
+          (await direct.exists(keys.heartbeat)) === 1,
         10_000,
         `all ${count} Services are stored`,
       );

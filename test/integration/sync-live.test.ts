@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { decodeChangeEntry } from "../../store/changes.js";
 import { clusterKeys } from "../../store/keys.js";
 import { eventually } from "../support/eventually.js";
 import { liveWorld, shopService, shopSlice } from "./support/live-harness.js";
@@ -20,11 +21,19 @@ describe("live sync against the fake API server and real Redis", () => {
     await w.endpointsBecome(w.redis, "web", null);
     const keys = clusterKeys(w.prefix, "east");
     expect(await w.redis.hexists(keys.routes, "shop/web")).toBe(0);
-    const ops = (await w.redis.xrange(keys.changes, "-", "+")).map(
-      ([, fields]) => `${fields[1]} ${fields[3]}`,
-    );
+    expect(await w.redis.hexists(keys.routes, "annotation:shop/web")).toBe(0);
+    const changes = (await w.redis.xrange(keys.changes, "-", "+")).flatMap(([, fields]) => {
+      const decoded = decodeChangeEntry(Object.fromEntries(pairs(fields)));
+      return decoded.ok ? decoded.changes : [];
+    });
+    const ops = changes
+      .filter((change) => change.kind === "service")
+      .map((change) => `${change.id} ${change.op}`);
     expect(ops.at(-1)).toBe("shop/web delete");
     expect(ops.filter((op) => op === "shop/web put").length).toBeGreaterThanOrEqual(2);
+    expect(
+      changes.filter((change) => change.kind === "route").map((change) => `${change.id} ${change.op}`),
+    ).toEqual(["annotation:shop/web put", "annotation:shop/web delete"]);
     expect(await w.redis.get(keys.lease)).toBe("sync-test");
   });
 
@@ -113,3 +122,11 @@ describe("live sync against the fake API server and real Redis", () => {
     expect(await w.endpointsOf(w.redis, "web")).toEqual(["10.0.0.1"]);
   });
 });
+
+/** A stream entry's flat field list as [name, value] pairs. */
+function pairs(fields: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let index = 0; index + 1 < fields.length; index += 2)
+    out.push([fields[index] ?? "", fields[index + 1] ?? ""]);
+  return out;
+}

@@ -82,12 +82,32 @@ describe("npm run sync -- --from DIR --print", () => {
         ipv6: line.ipv6 ?? EMPTY,
       }),
     );
-    expect(run.stdout.split("\n")).toEqual([...expected, ""]);
+    // Then one line per route: shop/web is the fixture's one annotated Service.
+    const route = JSON.stringify({
+      cluster: "east",
+      route: "annotation:shop/web",
+      source: "annotation",
+      createdAt: 0,
+      hostnames: ["shop.example"],
+      wildcard: "one-label",
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/" }, headers: [] }],
+          filters: {},
+          backends: [{ service: "shop/web", port: 80, weight: 1 }],
+        },
+      ],
+    });
+    expect(run.stdout.split("\n")).toEqual([...expected, route, ""]);
 
-    const problems = run.stderr
+    const logged = run.stderr
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as { level: string; file: string; path: string; error: string });
+      .map(
+        (line) =>
+          JSON.parse(line) as { level: string; msg: string; file: string; path: string; error: string },
+      );
+    const problems = logged.filter((line) => line.msg === "skipped manifest");
     expect(problems.map(({ level, file, path }) => ({ level, file, path }))).toEqual([
       { level: "warn", file: "bad-objects.yaml", path: "items[1]" },
       { level: "warn", file: "bad-objects.yaml", path: "items[2]" },

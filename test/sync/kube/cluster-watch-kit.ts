@@ -51,6 +51,8 @@ export function clusterWatches(): {
         watchTimeoutSeconds: 5,
         stallGraceMs: 500,
         resyncIntervalMs: 0,
+        // These tests are about the Service and EndpointSlice reflectors; route kinds have their own.
+        routeKinds: false,
         onServiceChanged: (namespace, name) => changes.push(`${namespace}/${name}`),
         onError: (error) => errors.push(error),
         ...overrides,

@@ -1,0 +1,76 @@
+import type { BackoffPolicy } from "../../lib/backoff.js";
+import type { Logger } from "../../lib/logger.js";
+import type { KubeApi } from "./kube-api.js";
+import type { Reachability } from "./reachability.js";
+
+/** How every reflector of a cluster watch runs; the defaults are client-go's reflector habits. */
+export interface ReflectorTuning {
+  readonly api: KubeApi;
+  readonly logger: Logger;
+  readonly reachability: Reachability;
+  /** 300 by default: each watch asks the server to end it after [T, 2T) s, then resumes (client-go's min). */
+  readonly watchTimeoutSeconds?: number | undefined;
+  /** 30 s by default: a watch silent for its timeout plus this is half-dead, aborted and resumed. */
+  readonly stallGraceMs?: number | undefined;
+  /** Items per LIST page (limit/continue). */
+  readonly pageSize?: number | undefined;
+  /** After a failure the API server may recover from (unreachable, 5xx, 429, 401/403): 200 ms .. 1 s. */
+  readonly retry?: BackoffPolicy | undefined;
+  /** A 401/403 that persists this long (10 s by default) is reported as an RBAC problem, once. */
+  readonly forbiddenReportMs?: number | undefined;
+  readonly observer?: ReflectorObserver | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly now?: (() => number) | undefined;
+}
+
+/** What a reflector reports for metrics, labelled by its resource ("services", "endpointslices"). */
+export interface ReflectorObserver {
+  relisted?(resource: string, reason: string): void;
+  watchRestarted?(resource: string, reason: string): void;
+  failed?(resource: string, error: unknown): void;
+  /** A list answered 404: the kind is not served (its CRD is not installed). */
+  missing?(resource: string): void;
+}
+
+export interface ReflectorTarget {
+  /** Names the reflector in logs, e.g. "services (shop)". */
+  readonly label: string;
+  readonly resource: string;
+  /** The collection path, e.g. /api/v1/namespaces/shop/services. */
+  readonly path: string;
+  readonly onUpsert: (object: unknown, receivedAt: number) => void;
+  readonly onDelete: (object: unknown, receivedAt: number) => void;
+  /**
+   * A kind the cluster may not serve (a CRD, such as the Gateway API's): a 404 on its list means it is not
+   * installed. Then everything the reflector delivered is deleted, it counts as settled (empty), tells
+   * `onMissing` and lists again every `retryMs`; `onServed` once it lists again. A refusal (401/403) that
+   * persists past the report bound settles it too, empty: the rest of the sync must not wait for it.
+   */
+  readonly optional?: {
+    readonly retryMs: number;
+    readonly onMissing: () => void;
+    readonly onServed: () => void;
+  };
+}
+
+export interface Reflector {
+  readonly label: string;
+  start(): void;
+  stop(): Promise<void>;
+  readonly synced: boolean;
+  readonly whenSynced: Promise<void>;
+  /**
+   * The sync may go on without waiting for this reflector any longer: it synced, or (an optional kind) it is
+   * not served or refused. Resolves once.
+   */
+  readonly settled: boolean;
+  readonly whenSettled: Promise<void>;
+  /** An optional kind the API server does not serve (its list answered 404). */
+  readonly missing: boolean;
+  /** Last list, watch event or bookmark (epoch ms), null before any. */
+  readonly lastEventAt: number | null;
+  /** Watches restarted for a failure, a stall or an expired resourceVersion (not a server timeout). */
+  readonly restarts: number;
+  /** Since when the API server has refused this reflector (401/403), undefined when it has not. */
+  readonly forbiddenSince: number | undefined;
+}

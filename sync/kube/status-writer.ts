@@ -1,0 +1,187 @@
+import type { Logger } from "../../lib/logger.js";
+import type { SyncMetrics } from "../metrics.js";
+import type { DesiredRoutes } from "../translate/desired-routes.js";
+import {
+  gatewayClassStatus,
+  gatewayStatus,
+  httpRouteStatus,
+  ingressStatus,
+  sameStatus,
+  statusOf,
+} from "../translate/object-status.js";
+import type { KubeApi } from "./kube-api.js";
+import { collectionPath, ROUTE_KINDS, type RouteKind } from "./route-object-index.js";
+
+export interface StatusWriterOptions {
+  readonly api: KubeApi;
+  /** The object as the informers cache it (status and resourceVersion included). */
+  readonly cached: (kind: RouteKind, namespace: string | undefined, name: string) => object | undefined;
+  /** Our GatewayClass controllerName, whose entries of HTTPRoute `status.parents` are ours. */
+  readonly controllerName: string;
+  readonly logger: Logger;
+  readonly metrics: SyncMetrics;
+  /** Checked before each write: only the replica that publishes writes status. */
+  readonly allowed?: () => boolean;
+  /** After a write failed for another reason than a conflict, try everything again this much later. */
+  readonly retryMs?: number;
+  readonly now?: () => number;
+}
+
+export interface StatusWriter {
+  /** The statuses every object should carry now; written in the background, the latest call wins. */
+  update(statuses: DesiredRoutes["statuses"]): void;
+  /** Waits for the write in progress; nothing is written after. */
+  stop(): Promise<void>;
+  /** Resolves once nothing is queued or being written (tests). */
+  idle(): Promise<void>;
+}
+
+type Target = {
+  kind: RouteKind;
+  namespace: string | undefined;
+  name: string;
+  desired: (object: unknown) => object;
+};
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Writes the status subresource of our GatewayClasses, Gateways, HTTPRoutes and Ingresses (the leader only:
+ * the reconciler hands desired states over while it publishes). Each object's status is merged with what it
+ * carries (object-status.ts) and written only when that changes it; a 409 Conflict re-reads the object and
+ * merges again, up to three times. Any other failure is logged, counted, and retried after `retryMs`.
+ */
+export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
+  const { api, logger, metrics, controllerName } = options;
+  const now = options.now ?? Date.now;
+  const retryMs = options.retryMs ?? 5_000;
+  let latest: DesiredRoutes["statuses"] | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  /** What we last wrote per object, against which resourceVersion: skip it while the cache lags behind. */
+  const written = new Map<string, { resourceVersion: string; status: string }>();
+
+  const targets = (statuses: DesiredRoutes["statuses"]): Target[] => {
+    const at = () => new Date(now()).toISOString();
+    const list: Target[] = [];
+    for (const [name, desired] of statuses.gatewayClasses) {
+      list.push({
+        kind: "GatewayClass",
+        namespace: undefined,
+        name,
+        desired: (o) => gatewayClassStatus(o, desired, at()),
+      });
+    }
+    for (const [key, desired] of statuses.gateways) {
+      const [namespace, name = ""] = key.split("/");
+      list.push({ kind: "Gateway", namespace, name, desired: (o) => gatewayStatus(o, desired, at()) });
+    }
+    for (const [key, parents] of statuses.httpRoutes) {
+      const [namespace, name = ""] = key.split("/");
+      list.push({
+        kind: "HTTPRoute",
+        namespace,
+        name,
+        desired: (o) => httpRouteStatus(o, parents, controllerName, at()),
+      });
+    }
+    for (const [key, desired] of statuses.ingresses) {
+      const [namespace, name = ""] = key.split("/");
+      list.push({ kind: "Ingress", namespace, name, desired: (o) => ingressStatus(o, desired) });
+    }
+    return list;
+  };
+
+  /** Writes one object's status if it differs; false when the write failed (retry later). */
+  const writeOne = async (target: Target): Promise<boolean> => {
+    const key = `${target.kind} ${target.namespace ?? ""}/${target.name}`;
+    let object: unknown = options.cached(target.kind, target.namespace, target.name);
+    for (let attempt = 1; object !== undefined && attempt <= MAX_ATTEMPTS; attempt++) {
+      const status = target.desired(object);
+      if (sameStatus(statusOf(object), status)) return true;
+      const resourceVersion = String(
+        (object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion ?? "",
+      );
+      const serialised = JSON.stringify(status);
+      const last = written.get(key);
+      if (last && last.resourceVersion === resourceVersion && last.status === serialised) return true;
+      const { group, version } = ROUTE_KINDS[target.kind];
+      const path = `${collectionPath(target.kind, target.namespace)}/${encodeURIComponent(target.name)}/status`;
+      const body = {
+        ...(object as object),
+        apiVersion: group === "" ? version : `${group}/${version}`,
+        kind: target.kind,
+        status,
+      };
+      const response = await api.call("PUT", path, { body, timeoutMs: 10_000 });
+      if (response.status === 200 || response.status === 201) {
+        written.set(key, { resourceVersion, status: serialised });
+        metrics.count("statusWrites");
+        logger.debug("status written", { object: key });
+        return true;
+      }
+      if (response.status === 404) return true;
+      if (response.status !== 409) {
+        metrics.count("statusErrors");
+        logger.warn("status write failed", { object: key, status: response.status, body: response.body });
+        return false;
+      }
+      // Someone else wrote it meanwhile: merge into the current object.
+      const fresh = await api.call("GET", path.slice(0, -"/status".length), { timeoutMs: 10_000 });
+      object = fresh.status === 200 ? fresh.body : undefined;
+    }
+    if (object !== undefined) {
+      metrics.count("statusErrors");
+      logger.warn("status write kept conflicting; trying again later", { object: key });
+      return false;
+    }
+    return true;
+  };
+
+  const drain = async () => {
+    while (latest !== undefined && !stopped) {
+      const statuses = latest;
+      latest = undefined;
+      let failed = false;
+      for (const target of targets(statuses)) {
+        if (stopped || !(options.allowed?.() ?? true)) return;
+        const ok = await writeOne(target).catch((error: unknown) => {
+          metrics.count("statusErrors");
+          logger.warn("status write failed", { object: `${target.kind} ${target.name}`, error });
+          return false;
+        });
+        failed ||= !ok;
+      }
+      if (failed && latest === undefined && !stopped) {
+        if (retryTimer) clearTimeout(retryTimer);
+        retryTimer = setTimeout(() => writer.update(statuses), retryMs);
+      }
+    }
+  };
+
+  const kick = () => {
+    if (running || stopped || latest === undefined) return;
+    running = drain().finally(() => {
+      running = undefined;
+      kick();
+    });
+  };
+
+  const writer: StatusWriter = {
+    update(statuses) {
+      if (stopped) return;
+      latest = statuses;
+      kick();
+    },
+    async stop() {
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      await running;
+    },
+    async idle() {
+      while (running) await running;
+    },
+  };
+  return writer;
+}
