@@ -69,6 +69,8 @@ describe("node router end to end", () => {
       () => storeLists(router, "east", "api", a1) && storeLists(router, "east", "api", a2),
       "api ready",
     );
+    // A sync writing store format v2 stores a new Service's record before its route.
+    await untilReply("api.e2e.test", (reply) => reply.status === 200);
 
     list(east, "api", a1, { ready: false, serving: true, terminating: true });
     await until(() => !storeLists(router, "east", "api", a1), "api-1 to leave the active set");
@@ -95,6 +97,9 @@ describe("node router end to end", () => {
       "both families listed",
     );
     await until(() => storeLists(preferV6.router, "east", "dual", v6), "the second router to load");
+    // A sync writing store format v2 stores a new Service's record before its route.
+    await untilReply("dual.e2e.test", (reply) => reply.status === 200);
+    await untilReply("dual.e2e.test", (reply) => reply.status === 200, preferV6.client);
 
     const byV4Policy = await sendMany("dual.e2e.test", 20);
     const byV6Policy = await sendMany("dual.e2e.test", 20, preferV6.client);
