@@ -7,9 +7,9 @@ import { decodeChangeEntry } from "../changes.js";
 import { clusterKeys } from "../keys.js";
 import { reportNewerVersion } from "../schema-version.js";
 import { untilReady } from "./client.js";
+import { changesOf } from "./feed-entries.js";
 import { connectToSlotMaster } from "./slot-master.js";
 import { isClusterClient } from "./snapshot.js";
-import { streamEntryFields } from "./streams.js";
 
 /**
  * The change feeds of the router's store reader (source.ts): blocking XREAD loops over the clusters' change
@@ -235,47 +235,6 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
       await Promise.all(loops.values());
     },
   };
-}
-
-/**
- * One XREAD reply as the services and routes each cluster's entries name; streams of clusters not in
- * `clusterOf` are skipped.
- */
-function changesOf(
-  reply: [string, [string, string[]][]][],
-  clusterOf: ReadonlyMap<string, string>,
-  warnings: WarnOnce,
-): ClusterChanges[] {
-  const changes: ClusterChanges[] = [];
-  for (const [key, entries] of reply) {
-    const cluster = clusterOf.get(key);
-    const lastEntry = entries[entries.length - 1];
-    if (cluster === undefined || !lastEntry) continue;
-    const services = new Set<string>();
-    const routes = new Set<string>();
-    const invalid: string[] = [];
-    for (const [entryId, fields] of entries) {
-      const decoded = decodeChangeEntry(streamEntryFields(fields));
-      if (decoded.ok) {
-        for (const change of decoded.changes) (change.kind === "service" ? services : routes).add(change.id);
-      } else if (decoded.newerVersion !== undefined) {
-        reportNewerVersion(warnings, cluster, decoded.newerVersion, { entry: entryId });
-      } else invalid.push(entryId);
-    }
-    // One line for a batch, and none for the next batches while they keep holding some: a sync may append
-    // thousands of entries to its own stream.
-    const problem = `change entries ${cluster}`;
-    if (invalid.length === 0) warnings.clear(problem);
-    else {
-      warnings.warn(problem, "invalid entries", "skipping invalid change entries", {
-        cluster,
-        count: invalid.length,
-        ids: invalid.slice(0, 5),
-      });
-    }
-    changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services], routes: [...routes] });
-  }
-  return changes;
 }
 
 /**

@@ -99,21 +99,10 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
   const adopt = (loaded: LoadedCluster): ClusterState | undefined => {
     const previous = clusters.get(loaded.view.name);
-    if (loaded.registered) {
-      return {
-        view: loaded.view,
-        records: loaded.records,
-        lastChangeId: loaded.lastChangeId,
-        registered: true,
-      };
-    }
+    const { view, records, lastChangeId } = loaded;
+    if (loaded.registered) return { view, records, lastChangeId, registered: true };
     if (!previous) return undefined;
-    return {
-      view: { ...previous.view, stale: true },
-      records: previous.records,
-      lastChangeId: loaded.lastChangeId,
-      registered: false,
-    };
+    return { ...previous, view: { ...previous.view, stale: true }, lastChangeId, registered: false };
   };
 
   /** One cluster read whole; undefined (reported) when Redis cannot read its keys as their types. */

@@ -5,6 +5,7 @@ import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
+import { createOptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
 import { createReflector, type Reflector, type ReflectorObserver } from "./reflector.js";
 import { collectionPath, ROUTE_KINDS, type RouteKind, RouteObjectIndex } from "./route-object-index.js";
@@ -144,39 +145,12 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
       logger.error("onRoutesChanged threw", { error });
     }
   };
-  const missingGroups = new Map<string, Set<string>>();
-  const retryMs = options.missingKindRetryMs ?? 30_000;
-  /** A kind not served: one line per API group while any of its kinds is missing. */
-  const optional = (kind: RouteKind, label: string) => {
-    const { group, version } = ROUTE_KINDS[kind];
-    const groupVersion = group === "" ? version : `${group}/${version}`;
-    return {
-      retryMs,
-      onMissing: () => {
-        const labels = missingGroups.get(groupVersion) ?? new Set<string>();
-        if (labels.size === 0) {
-          logger.warn(
-            "the API server does not serve this API group (CRDs not installed?): reading none; retrying",
-            {
-              group: groupVersion,
-              retryInMs: retryMs,
-            },
-          );
-        }
-        labels.add(label);
-        missingGroups.set(groupVersion, labels);
-        options.observer?.missing?.(ROUTE_KINDS[kind].resource);
-      },
-      onServed: () => {
-        const labels = missingGroups.get(groupVersion);
-        labels?.delete(label);
-        if (labels?.size === 0) {
-          missingGroups.delete(groupVersion);
-          logger.info("the API server serves this API group now", { group: groupVersion });
-        }
-      },
-    };
-  };
+  const optional = createOptionalKinds({
+    logger,
+    retryMs: options.missingKindRetryMs ?? 30_000,
+    namespaced: scopes[0] !== undefined,
+    observer: options.observer,
+  });
   const routeReflector = (kind: RouteKind, namespace: string | undefined) => {
     const label = `${ROUTE_KINDS[kind].resource} (${namespace ?? (ROUTE_KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
     return createReflector(

@@ -48,7 +48,14 @@ export interface ReflectorTarget {
    */
   readonly optional?: {
     readonly retryMs: number;
-    readonly onMissing: () => void;
+    /**
+     * A refusal (401/403) before the first sync means the sync may not read this kind by design, not a broken
+     * RBAC: read as empty at once, like a 404, and not reported as an RBAC problem. For the cluster-scoped kinds a sync watching
+     * chosen namespaces (WATCH_NAMESPACES with Roles only) has no rule for.
+     */
+    readonly unreadableWhenRefused?: boolean;
+    /** Not served (404), or refused by design (`unreadableWhenRefused`). */
+    readonly onMissing: (why: "not served" | "refused") => void;
     readonly onServed: () => void;
   };
 }

@@ -114,12 +114,12 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
     }
   }
 
-  /** An optional kind's list answered 404: empty until it is served, then listed again. */
-  async function notServed(): Promise<void> {
+  /** An optional kind's list answered 404 (or a refusal by design): empty until it is served, then listed again. */
+  async function notServed(why: "not served" | "refused"): Promise<void> {
     known.deleteAllBut(undefined, now());
     if (!missing) {
       missing = true;
-      target.optional?.onMissing();
+      target.optional?.onMissing(why);
     }
     markSettled();
     await sleep(target.optional?.retryMs ?? 30_000, AbortSignal.any([stopping.signal, waking.signal]));
@@ -192,10 +192,18 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
         }
       } catch (error) {
         if (!running) return;
-        if (target.optional && statusOf(error) === 404) {
+        const unreadable =
+          target.optional !== undefined &&
+          (statusOf(error) === 404 ||
+            // Only before its first sync: a kind once read and then refused is a broken RBAC (or an API server's
+            // start-up 403s), reported and retried as such, never emptied.
+            (target.optional.unreadableWhenRefused === true &&
+              !synced &&
+              failureKind(error) === "forbidden"));
+        if (unreadable) {
           // A CRD removed while watched ends the watch with 404 too: list to find out.
           if (listReason === undefined) listReason = "missing";
-          else await notServed();
+          else await notServed(statusOf(error) === 404 ? "not served" : "refused");
           continue;
         }
         if (failureKind(error) === "expired") {

@@ -44,7 +44,10 @@ describe.skipIf(!ENVTEST_AVAILABLE)("a watch that expired (410 Gone after an etc
     return Object.fromEntries(
       [...view.services]
         .sort(([a], [b]) => a.localeCompare(b))
-        .map(([service, record]) => [service, record.ipv4.endpoints.map((endpoint) => endpoint.ip).sort()]),
+        .map(([service, record]) => [
+          service,
+          (record.ports[0]?.ipv4.endpoints ?? []).map((endpoint) => endpoint.ip).sort(),
+        ]),
     );
   };
 

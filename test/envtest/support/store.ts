@@ -1,13 +1,16 @@
 import type { Redis } from "ioredis";
 import { silentLogger } from "../../../lib/logger.js";
 import { clusterKeys } from "../../../store/keys.js";
-import type { ServiceRecord } from "../../../store/records.js";
 import { loadCluster } from "../../../store/redis/snapshot.js";
+import type { RouteRecord } from "../../../store/routes.js";
+import type { ServiceRecordV2 } from "../../../store/services.js";
 
 /** What the sync published for one cluster, read the way routers read it (store/redis/snapshot.ts). */
 export interface Published {
-  /** Service records by `namespace/name`. */
-  readonly services: ReadonlyMap<string, ServiceRecord>;
+  /** Service records (schema version 2, as routers see every version) by `namespace/name`. */
+  readonly services: ReadonlyMap<string, ServiceRecordV2>;
+  /** Route records by id. */
+  readonly routes: ReadonlyMap<string, RouteRecord>;
   /** The lease key is missing: routers treat the cluster as stale. */
   readonly stale: boolean;
   /** The heartbeat record exists: routers know the cluster. */
@@ -16,10 +19,18 @@ export interface Published {
 
 export async function published(redis: Redis, prefix: string, cluster: string): Promise<Published> {
   const loaded = await loadCluster(redis, prefix, cluster, silentLogger);
-  return { services: loaded.view.services, stale: loaded.view.stale, registered: loaded.registered };
+  return {
+    services: loaded.view.servicesV2,
+    routes: loaded.view.routes,
+    stale: loaded.view.stale,
+    registered: loaded.registered,
+  };
 }
 
-/** The sorted backend addresses of one published Service, or undefined when it is not published. */
+/**
+ * The sorted backend addresses of one published Service on its first port (the one its annotations expose),
+ * or undefined when it is not published.
+ */
 export async function publishedAddresses(
   redis: Redis,
   prefix: string,
@@ -27,7 +38,7 @@ export async function publishedAddresses(
   service: string,
 ): Promise<string[] | undefined> {
   const record = (await published(redis, prefix, cluster)).services.get(service);
-  return record?.ipv4.endpoints.map((endpoint) => endpoint.ip).sort();
+  return record?.ports[0]?.ipv4.endpoints.map((endpoint) => endpoint.ip).sort();
 }
 
 /** The holder written in the lease key (`<prefix>:{cluster}:lease`), null while the key is missing. */

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "../../../lib/logger.js";
-import { decodeServiceRecord } from "../../../store/records.js";
 import { createRedisWriter } from "../../../store/redis/writer.js";
+import { decodeServiceRecordV2 } from "../../../store/services.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { createClusterWatch } from "../../../sync/kube/cluster-watch.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
@@ -36,10 +36,12 @@ export async function startSyncStack(options: {
     cluster: options.cluster,
   });
   let markDirty: (namespace: string, name: string) => void = () => {};
+  let markRoutesDirty: () => void = () => {};
   const watch = createClusterWatch({
     kubeConfig: options.kube.kubeConfig(),
     logger,
     onServiceChanged: (namespace, name) => markDirty(namespace, name),
+    onRoutesChanged: () => markRoutesDirty(),
     watchTimeoutSeconds: 1,
     stallGraceMs: 300,
     retry: { initialMs: 20, maxMs: 200 },
@@ -56,6 +58,7 @@ export async function startSyncStack(options: {
     timing: { debounceMs: 10, retryBaseMs: 20, retryMaxMs: 200 },
   });
   markDirty = (namespace, name) => pipeline.reconciler.markDirty(namespace, name);
+  markRoutesDirty = () => pipeline.reconciler.markRoutesDirty();
   await watch.start();
   await pipeline.reconciler.enable();
   return {
@@ -66,9 +69,10 @@ export async function startSyncStack(options: {
     async stored() {
       const out = new Map<string, string[]>();
       for (const [service, raw] of await writer.load()) {
-        const decoded = decodeServiceRecord(raw);
+        const decoded = decodeServiceRecordV2(raw);
         if (!decoded.ok) throw new Error(`the sync wrote an invalid record for ${service}: ${decoded.error}`);
-        out.set(service, decoded.value.ipv4.endpoints.map((e) => `${e.ip}:${e.port}`).sort());
+        const endpoints = decoded.value.ports.flatMap((port) => port.ipv4.endpoints);
+        out.set(service, endpoints.map((e) => `${e.ip}:${e.port}`).sort());
       }
       return out;
     },

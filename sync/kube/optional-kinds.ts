@@ -1,0 +1,68 @@
+import type { Logger } from "../../lib/logger.js";
+import type { ReflectorObserver, ReflectorTarget } from "./reflector-types.js";
+import { ROUTE_KINDS, type RouteKind } from "./route-object-index.js";
+
+export interface OptionalKindsOptions {
+  readonly logger: Logger;
+  /** How often a kind read as empty is listed again. */
+  readonly retryMs: number;
+  /** The sync watches chosen namespaces (WATCH_NAMESPACES), so its RBAC may be Roles only. */
+  readonly namespaced: boolean;
+  readonly observer?: ReflectorObserver | undefined;
+}
+
+/**
+ * The `optional` part of a route kind's reflector: what the sync says when a kind is not served (the Gateway
+ * API's CRDs not installed: one line per API group while any of its kinds is missing) or, watching chosen
+ * namespaces, a cluster-scoped kind its Roles cannot grant (one line per kind).
+ */
+export function createOptionalKinds(
+  options: OptionalKindsOptions,
+): (kind: RouteKind, label: string) => NonNullable<ReflectorTarget["optional"]> {
+  const { logger, retryMs, observer } = options;
+  const missingGroups = new Map<string, Set<string>>();
+  const refusedLabels = new Set<string>();
+  return (kind, label) => {
+    const { group, version, resource, namespaced } = ROUTE_KINDS[kind];
+    const groupVersion = group === "" ? version : `${group}/${version}`;
+    return {
+      retryMs,
+      // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these.
+      unreadableWhenRefused: options.namespaced && !namespaced,
+      onMissing: (why) => {
+        observer?.missing?.(resource);
+        if (why === "refused") {
+          refusedLabels.add(label);
+          logger.warn(
+            "WATCH_NAMESPACES: this cluster-scoped kind is not readable with Roles only; reading none, retrying " +
+              "(routes that need it are not published: grant get, list, watch on it cluster-wide)",
+            { informer: label, retryInMs: retryMs },
+          );
+          return;
+        }
+        const labels = missingGroups.get(groupVersion) ?? new Set<string>();
+        if (labels.size === 0) {
+          logger.warn(
+            "the API server does not serve this API group (CRDs not installed?): reading none; retrying",
+            {
+              group: groupVersion,
+              retryInMs: retryMs,
+            },
+          );
+        }
+        labels.add(label);
+        missingGroups.set(groupVersion, labels);
+      },
+      onServed: () => {
+        if (refusedLabels.delete(label))
+          logger.info("this cluster-scoped kind is readable now", { informer: label });
+        const labels = missingGroups.get(groupVersion);
+        labels?.delete(label);
+        if (labels?.size === 0) {
+          missingGroups.delete(groupVersion);
+          logger.info("the API server serves this API group now", { group: groupVersion });
+        }
+      },
+    };
+  };
+}
