@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, vi } from "vitest";
-import { silentLogger } from "../../../lib/logger.js";
+import { type Logger, silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import type { ClusterWriter } from "../../../store/store.js";
@@ -135,7 +135,7 @@ export interface ReconcilerWorld {
   readonly metrics: SyncMetrics;
   readonly writer: RecordingWriter;
   readonly reconciler: Reconciler;
-  build(overrides?: { holdMs?: number; writeDelayMs?: number }): Reconciler;
+  build(overrides?: { holdMs?: number; writeDelayMs?: number; logger?: Logger }): Reconciler;
   /** What the informers report for an event of the Service object itself: its record and every route. */
   serviceChanged(namespace: string, name: string): void;
 }
@@ -201,7 +201,7 @@ export function reconcilerWorld(): ReconcilerWorld {
         writer,
         cluster: "east",
         valve: createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: overrides.holdMs ?? 30_000 }),
-        logger: silentLogger,
+        logger: overrides.logger ?? silentLogger,
         metrics: made(metrics, "the metrics"),
         debounceMs: 50,
         maxWaitMs: 500,
