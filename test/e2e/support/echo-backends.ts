@@ -1,0 +1,84 @@
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What an echo backend saw of one request: enough to check what a rewrite or a header filter did. */
+export interface EchoedRequest {
+  readonly backend: string;
+  readonly method: string;
+  /** The request target exactly as it arrived (path and query). */
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** An HTTP backend on 127.0.0.1 answering 200 with its name in `x-backend` and the request as JSON. */
+export interface EchoBackend {
+  readonly name: string;
+  readonly ip: "127.0.0.1";
+  readonly port: number;
+  hits(): number;
+}
+
+/** Header every echo answer carries, so a ResponseHeaderModifier has something of the backend's to remove. */
+export const BACKEND_ONLY_HEADER = "x-backend-internal";
+
+export interface EchoFleet {
+  /** Starts one backend per name, in parallel. */
+  start(names: readonly string[]): Promise<Map<string, EchoBackend>>;
+  /** Every backend's name → requests it received. */
+  hitsByName(): Map<string, number>;
+  closeAll(): Promise<void>;
+}
+
+export function createEchoFleet(): EchoFleet {
+  const servers: Server[] = [];
+  const backends: EchoBackend[] = [];
+  const startOne = async (name: string): Promise<EchoBackend> => {
+    let hits = 0;
+    const server = createServer((request, response) => {
+      hits++;
+      request.resume();
+      request.on("end", () => {
+        const echoed: EchoedRequest = {
+          backend: name,
+          method: request.method ?? "",
+          path: request.url ?? "",
+          headers: request.headers,
+        };
+        response.writeHead(200, {
+          "content-type": "application/json",
+          "x-backend": name,
+          [BACKEND_ONLY_HEADER]: "secret",
+        });
+        response.end(JSON.stringify(echoed));
+      });
+    });
+    servers.push(server);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const backend: EchoBackend = {
+      name,
+      ip: "127.0.0.1",
+      port: (server.address() as AddressInfo).port,
+      hits: () => hits,
+    };
+    backends.push(backend);
+    return backend;
+  };
+  return {
+    async start(names) {
+      const started = await Promise.all(names.map(startOne));
+      return new Map(started.map((backend) => [backend.name, backend]));
+    },
+    hitsByName: () => new Map(backends.map((backend) => [backend.name, backend.hits()])),
+    async closeAll() {
+      await Promise.all(
+        servers.map((server) => {
+          const closed = new Promise((resolve) => server.close(resolve));
+          server.closeAllConnections();
+          return closed;
+        }),
+      );
+    },
+  };
+}
