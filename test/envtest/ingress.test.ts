@@ -1,0 +1,200 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
+import { pollUntil } from "../support/envtest-process.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { gatewayApiCrdsPath, installGatewayApi } from "./support/crds.js";
+import { renderDeploy } from "./support/deploy.js";
+import { namespaceObject, serviceObject, sliceObject } from "./support/objects.js";
+import {
+  backendRef,
+  gatewayClassObject,
+  gatewayObject,
+  httpRouteObject,
+  INGRESS_CONTROLLER,
+  ingressBackend,
+  ingressClassObject,
+  ingressObject,
+  parentRef,
+} from "./support/route-objects.js";
+import { published } from "./support/store.js";
+import { type SyncCli, startSyncCli, untilReady } from "./support/sync-cli.js";
+
+const INGRESSES = "/apis/networking.k8s.io/v1/namespaces/shop/ingresses";
+const MISSING_GROUP = "the API server does not serve this API group";
+const STALE_ADDRESS = { ip: "192.0.2.99" };
+
+describe.skipIf(!ENVTEST_AVAILABLE)(
+  "Ingresses on a real apiserver without the Gateway API installed, then with it",
+  () => {
+    let envtest: Envtest;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const prefix = uniquePrefix("envtest-ingress");
+    const cluster = "east";
+    const syncs: SyncCli[] = [];
+    let sync: SyncCli;
+
+    const routeIds = async () => [...(await published(redis, prefix, cluster)).routes.keys()].sort();
+    const loadBalancer = async (name: string) =>
+      (
+        JSON.parse((await envtest.get(`${INGRESSES}/${name}`)).body) as {
+          status?: { loadBalancer?: unknown };
+        }
+      ).status?.loadBalancer;
+    const start = async (env: Record<string, string> = {}) => {
+      const started = await startSyncCli({
+        envtest,
+        cluster,
+        prefix,
+        podName: `east-${syncs.length}`,
+        env: { MISSING_KIND_RETRY_MS: "300", LEADER_ELECTION: "false", ...env },
+      });
+      syncs.push(started);
+      await untilReady(started);
+      return started;
+    };
+
+    beforeAll(async () => {
+      const deploy = await renderDeploy();
+      envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
+      const services = ["web", "docs", "fallback", "theirs"];
+      await envtest.apply([
+        ...deploy.objects,
+        namespaceObject("shop"),
+        ...services.flatMap((name, index) => [
+          serviceObject("shop", name, undefined),
+          sliceObject("shop", name, [`10.3.0.${index + 1}`]),
+        ]),
+        // Created before any default IngressClass exists: the DefaultIngressClass admission plugin leaves its
+        // ingressClassName unset, so the sync decides by the default-class annotation.
+        ingressObject("shop", "implicit", {
+          rules: [{ host: "implicit.shop.test", http: { paths: [pathTo("/", "Prefix", "web")] } }],
+        }),
+      ]);
+      await envtest.apply([
+        ingressClassObject("edgeslice", INGRESS_CONTROLLER, true),
+        ingressClassObject("nginx", "k8s.io/ingress-nginx"),
+        ingressObject("shop", "site", {
+          ingressClassName: "edgeslice",
+          defaultBackend: ingressBackend("fallback"),
+          rules: [
+            {
+              host: "www.shop.test",
+              http: {
+                paths: [
+                  pathTo("/", "Prefix", "web"),
+                  pathTo("/docs/", "Prefix", "docs"),
+                  pathTo("/exact", "Exact", "docs"),
+                  pathTo("/legacy", "ImplementationSpecific", "web"),
+                ],
+              },
+            },
+          ],
+        }),
+        ingressObject("shop", "theirs", {
+          ingressClassName: "nginx",
+          rules: [{ host: "theirs.shop.test", http: { paths: [pathTo("/", "Prefix", "theirs")] } }],
+        }),
+      ]);
+      // An address some earlier controller left: ours is cleared (nothing configured), theirs is kept.
+      for (const name of ["site", "theirs"]) {
+        await envtest.kubectl([
+          ...["-n", "shop", "patch", "ingress", name, "--subresource=status", "--type=merge"],
+          `-p=${JSON.stringify({ status: { loadBalancer: { ingress: [STALE_ADDRESS] } } })}`,
+        ]);
+      }
+      await untilAllowed(envtest, "/apis/networking.k8s.io/v1/ingresses");
+      sync = await start();
+    }, 60_000);
+    afterAll(async () => {
+      await Promise.all(syncs.map((item) => item.kill()));
+      await deleteKeysWithPrefix(redis, prefix);
+      redis.disconnect();
+      await envtest?.close();
+    });
+
+    it("publishes our Ingresses (Prefix, Exact, ImplementationSpecific, defaultBackend, the default class) and ignores another class's", async () => {
+      const expected = [
+        "ingress:shop/implicit#host:implicit.shop.test",
+        "ingress:shop/site#default-backend",
+        "ingress:shop/site#host:www.shop.test",
+      ];
+      await pollUntil(async () => (await routeIds()).join() === expected.join(), {
+        timeoutMs: 15_000,
+        describe: () => `published routes are not ${expected.join(", ")}`,
+      });
+      const routes = (await published(redis, prefix, cluster)).routes;
+      const site = routes.get("ingress:shop/site#host:www.shop.test");
+      expect(site).toMatchObject({ source: "ingress", hostnames: ["www.shop.test"], wildcard: "one-label" });
+      expect(site?.rules.map((rule) => [rule.matches[0]?.path, rule.backends])).toEqual([
+        [{ type: "PathPrefix", value: "/" }, [{ service: "shop/web", port: 80, weight: 1 }]],
+        [{ type: "PathPrefix", value: "/docs" }, [{ service: "shop/docs", port: 80, weight: 1 }]],
+        [{ type: "Exact", value: "/exact" }, [{ service: "shop/docs", port: 80, weight: 1 }]],
+        // ImplementationSpecific is a Prefix here (sync/translate/ingress/paths.ts).
+        [{ type: "PathPrefix", value: "/legacy" }, [{ service: "shop/web", port: 80, weight: 1 }]],
+      ]);
+      expect(routes.get("ingress:shop/site#default-backend")).toMatchObject({
+        hostnames: [],
+        fallback: true,
+        rules: [{ backends: [{ service: "shop/fallback", port: 80, weight: 1 }] }],
+      });
+      const services = (await published(redis, prefix, cluster)).services;
+      expect([...services.keys()].sort()).toEqual(["shop/docs", "shop/fallback", "shop/web"]);
+    });
+
+    it("leaves status.loadBalancer of our Ingresses empty when INGRESS_STATUS_ADDRESSES is unset, another class's untouched", async () => {
+      await pollUntil(async () => JSON.stringify((await loadBalancer("site")) ?? {}) === "{}", {
+        timeoutMs: 10_000,
+        describe: () => "the stale address on shop/site was never cleared",
+      });
+      expect(await loadBalancer("theirs")).toEqual({ ingress: [STALE_ADDRESS] });
+    });
+
+    it("logs the missing Gateway API once, keeps retrying, and reads HTTPRoutes once the CRDs are installed", async () => {
+      // Several retries (300 ms apart) have run by now; still one line for the whole API group.
+      await pollUntil(async () => Date.now() - (sync.logged(MISSING_GROUP)[0]?.at ?? Date.now()) > 1_500, {
+        timeoutMs: 10_000,
+        describe: () => "the missing Gateway API was never logged",
+      });
+      expect(sync.logged(MISSING_GROUP).map((line) => line.fields.group)).toEqual([
+        "gateway.networking.k8s.io/v1",
+      ]);
+      expect((await sync.readyz()).status).toBe(200);
+      if (!gatewayApiCrdsPath()) return;
+
+      await installGatewayApi(envtest);
+      await envtest.apply([
+        gatewayClassObject("edgeslice"),
+        gatewayObject("shop", "gw", "edgeslice", { web: "*.shop.test" }),
+        httpRouteObject("shop", "api", {
+          parentRefs: [parentRef("shop", "gw")],
+          hostnames: ["api.shop.test"],
+          rules: [{ backendRefs: [backendRef("docs")] }],
+        }),
+      ]);
+      await pollUntil(async () => (await routeIds()).includes("httproute:shop/api"), {
+        timeoutMs: 10_000,
+        describe: () => "httproute:shop/api was not published after the CRDs were installed",
+      });
+      expect(sync.logged("serves this API group now")).toHaveLength(1);
+      expect(sync.logged(MISSING_GROUP)).toHaveLength(1);
+      expect(sync.logged("not authorised")).toEqual([]);
+    });
+
+    it("writes INGRESS_STATUS_ADDRESSES into our Ingresses' status.loadBalancer", async () => {
+      await sync.stop();
+      await start({ INGRESS_STATUS_ADDRESSES: "192.0.2.50,edge.shop.test" });
+      const want = { ingress: [{ ip: "192.0.2.50" }, { hostname: "edge.shop.test" }] };
+      await pollUntil(async () => JSON.stringify(await loadBalancer("site")) === JSON.stringify(want), {
+        timeoutMs: 10_000,
+        describe: () => "shop/site never got the configured addresses",
+      });
+      expect(await loadBalancer("implicit")).toEqual(want);
+      expect(await loadBalancer("theirs")).toEqual({ ingress: [STALE_ADDRESS] });
+    });
+  },
+);
+
+function pathTo(path: string, pathType: string, service: string): object {
+  return { path, pathType, backend: ingressBackend(service) };
+}

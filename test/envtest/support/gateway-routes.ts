@@ -1,0 +1,74 @@
+import { backendRef, httpRouteObject, parentRef } from "./route-objects.js";
+
+/**
+ * The HTTPRoutes of test/envtest/gateway-api.test.ts, all in namespace shop, attached to Gateway infra/gw
+ * (listeners `web` *.shop.test and `api` api.shop.test) but `theirs` (another controller's Gateway):
+ * - canary: 90/10 over web-v1/web-v2; Exact + method and PathPrefix + header matches with request and
+ *   response header modifiers; a RequestRedirect rule; a URLRewrite ReplacePrefixMatch rule;
+ * - cross: a backendRef to other/api (needs a ReferenceGrant in other);
+ * - missing: a backendRef to a Service that does not exist;
+ * - elsewhere: a hostname no listener of gw allows.
+ */
+export function shopRoutes(): object[] {
+  const toGw = [parentRef("infra", "gw")];
+  return [
+    httpRouteObject("shop", "canary", {
+      parentRefs: toGw,
+      hostnames: ["www.shop.test"],
+      rules: [
+        { backendRefs: [backendRef("web-v1", 90), backendRef("web-v2", 10)] },
+        {
+          matches: [
+            { path: { type: "Exact", value: "/health" }, method: "GET" },
+            {
+              path: { type: "PathPrefix", value: "/beta" },
+              headers: [{ name: "X-Canary", value: "yes" }],
+            },
+          ],
+          filters: [
+            {
+              type: "RequestHeaderModifier",
+              requestHeaderModifier: { set: [{ name: "x-env", value: "beta" }] },
+            },
+            { type: "ResponseHeaderModifier", responseHeaderModifier: { remove: ["server"] } },
+          ],
+          backendRefs: [backendRef("web-v2")],
+        },
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/old" } }],
+          filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 301 } }],
+        },
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/api/v1" } }],
+          filters: [
+            {
+              type: "URLRewrite",
+              urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/v1" } },
+            },
+          ],
+          backendRefs: [backendRef("web-v1")],
+        },
+      ],
+    }),
+    httpRouteObject("shop", "cross", {
+      parentRefs: toGw,
+      hostnames: ["cross.shop.test"],
+      rules: [{ backendRefs: [backendRef("api", 1, "other")] }],
+    }),
+    httpRouteObject("shop", "missing", {
+      parentRefs: toGw,
+      hostnames: ["missing.shop.test"],
+      rules: [{ backendRefs: [backendRef("nope")] }],
+    }),
+    httpRouteObject("shop", "elsewhere", {
+      parentRefs: toGw,
+      hostnames: ["www.elsewhere.test"],
+      rules: [{ backendRefs: [backendRef("web-v1")] }],
+    }),
+    httpRouteObject("shop", "theirs", {
+      parentRefs: [parentRef("infra", "foreign-gw")],
+      hostnames: ["theirs.test"],
+      rules: [{ backendRefs: [backendRef("web-v1")] }],
+    }),
+  ];
+}
