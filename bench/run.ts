@@ -3,6 +3,7 @@ import {
   formatConvergenceReport,
   runConvergenceBench,
 } from "./convergence/convergence-bench.js";
+import { routerRunnerFromEnv } from "./proxy/built-router.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
 import { formatWorkersReport } from "./workers/report.js";
 import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./workers/workers-bench.js";
@@ -22,6 +23,11 @@ function flagValue(flag: string): string | undefined {
   return index >= 0 ? args[index + 1] : undefined;
 }
 
+/** `--access-log` adds the edgeslice router with ACCESS_LOG=true as a target of its own. */
+const proxies: ProxyBenchOptions["proxies"] = args.includes("--minimal-only")
+  ? ["minimal"]
+  : ["minimal", "edgeslice", ...(args.includes("--access-log") ? (["edgeslice-log"] as const) : [])];
+
 const proxyOptions: ProxyBenchOptions = smoke
   ? {
       durationSeconds: 1,
@@ -30,10 +36,11 @@ const proxyOptions: ProxyBenchOptions = smoke
       moderateRate: 500,
       moderateConnections: 4,
       payloads: ["small", "large"],
-      proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
+      proxies,
       profile: false,
       rounds: 1,
       pin: !args.includes("--no-pin"),
+      runner: routerRunnerFromEnv(),
     }
   : {
       durationSeconds: 5,
@@ -42,10 +49,11 @@ const proxyOptions: ProxyBenchOptions = smoke
       moderateRate: 2000,
       moderateConnections: 8,
       payloads: ["small", "large"],
-      proxies: args.includes("--minimal-only") ? ["minimal"] : ["minimal", "edgeslice"],
+      proxies,
       profile: !args.includes("--no-profile"),
       rounds: 3,
       pin: !args.includes("--no-pin"),
+      runner: routerRunnerFromEnv(),
     };
 
 /**

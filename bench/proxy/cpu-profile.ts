@@ -119,6 +119,7 @@ function areaOf(functionName: string, url: string): string {
   if (url.startsWith("node:")) return `node ${url.slice(5).split("/")[0] ?? ""}`.trim();
   const match = /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(url);
   if (match?.[1]) return match[1];
+  if (url.includes("/dist/router")) return "edgeslice (dist/router bundle)";
   if (url.includes("/functions/")) return "edgeslice functions/";
   if (url.includes("/store/")) return "edgeslice store/";
   if (url.includes("/lib/")) return "edgeslice lib/";

@@ -1,20 +1,23 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { PrivateRedis } from "../../test/support/redis.js";
 import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
-import { fixed, formatTable, ratio, verdict } from "../support/table.js";
+import { buildRouter, type RouterRunner, startEdgesliceRouter, startRouterStore } from "./built-router.js";
 import { type ProfileSummary, summariseCpuProfile } from "./cpu-profile.js";
 import type { LoadPlan, LoadResult } from "./load-plan.js";
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "./payloads.js";
 
+export { formatProxyReport } from "./proxy-report.js";
+
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BACKEND = here("./backend-process.ts");
 const MINIMAL = here("./minimal-proxy-process.ts");
-const EDGESLICE = here("./edgeslice-router-process.ts");
 const LOAD = here("./load-process.ts");
 
-export type TargetName = "direct" | "minimal" | "edgeslice";
+/** `edgeslice-log`: the same router with ACCESS_LOG=true (its stdout, the access log, goes to /dev/null). */
+export type TargetName = "direct" | "minimal" | "edgeslice" | "edgeslice-log";
 export type LoadMode = "saturation" | "moderate";
 
 export interface ProxyBenchOptions {
@@ -36,6 +39,8 @@ export interface ProxyBenchOptions {
   readonly rounds: number;
   /** Pin the proxy to its own core (load generator and backend share the other). */
   readonly pin: boolean;
+  /** How the edgeslice router runs (built-router.ts); default tsx, `npm run bench` passes built. */
+  readonly runner?: RouterRunner;
 }
 
 export interface Measurement {
@@ -53,6 +58,7 @@ export interface ProxyBenchReport {
   readonly measurements: readonly Measurement[];
   readonly profile: ProfileSummary | undefined;
   readonly layout: string;
+  readonly runner: RouterRunner;
 }
 
 interface Cpus {
@@ -74,26 +80,39 @@ export async function runProxyBench(
     : `unpinned: backend, proxy and load generator are separate processes sharing ${cpus().length} CPU(s)`;
   const children: Child[] = [];
   const measurements: Measurement[] = [];
+  const runner = options.runner ?? "tsx";
+  const routers = options.proxies.filter((name) => name !== "minimal");
+  let store: PrivateRedis | undefined;
   try {
+    if (runner === "built" && routers.length > 0) {
+      log("  npm run build (the bench runs node dist/router.js; BENCH_ROUTER_RUNNER=tsx runs tsx) ...");
+      await buildRouter();
+    }
     const backend = startChild(BACKEND, { cpu: cpu.backend });
     children.push(backend);
     const { port: backendPort } = await backend.next<{ port: number }>("ready", 20_000);
+    if (runner === "built" && routers.length > 0) store = await startRouterStore(backendPort);
+    const routerStart = { runner, backendPort, redisUrl: store?.url, cpu: cpu.proxy };
     // Start-up (Node + tsx) is the slow part: load generator and proxies start side by side.
     const load = startChild(LOAD, { cpu: cpu.load });
     children.push(load);
-    const proxies = options.proxies.map((name) => {
-      const script = name === "minimal" ? MINIMAL : EDGESLICE;
-      const proxy = startChild(script, { cpu: cpu.proxy, env: { BENCH_BACKEND_PORT: String(backendPort) } });
-      children.push(proxy);
-      return { name, proxy };
-    });
+    const minimal = options.proxies.includes("minimal")
+      ? startChild(MINIMAL, { cpu: cpu.proxy, env: { BENCH_BACKEND_PORT: String(backendPort) } })
+      : undefined;
+    if (minimal) children.push(minimal);
     await load.next("ready", 30_000);
     const targets: { name: TargetName; port: number; process: Child; stop: () => Promise<void> }[] = [
       { name: "direct", port: backendPort, process: backend, stop: async () => {} },
     ];
-    for (const { name, proxy } of proxies) {
-      const { port } = await proxy.next<{ port: number }>("ready", 30_000);
-      targets.push({ name, port, process: proxy, stop: () => proxy.stop() });
+    if (minimal) {
+      const { port } = await minimal.next<{ port: number }>("ready", 30_000);
+      targets.push({ name: "minimal", port, process: minimal, stop: () => minimal.stop() });
+    }
+    for (const name of routers) {
+      const env: Record<string, string> = name === "edgeslice-log" ? { ACCESS_LOG: "true" } : {};
+      const { child, port } = await startEdgesliceRouter({ ...routerStart, env });
+      children.push(child);
+      targets.push({ name, port, process: child, stop: () => child.stop() });
     }
 
     for (const payload of options.payloads) {
@@ -103,7 +122,7 @@ export async function runProxyBench(
         for (let round = 0; round < options.rounds; round++) {
           for (const target of targets) {
             log(
-              `  ${target.name.padEnd(9)} ${payload.padEnd(5)} ${mode} round ${round + 1}/${options.rounds} ...`,
+              `  ${target.name.padEnd(13)} ${payload.padEnd(5)} ${mode} round ${round + 1}/${options.rounds} ...`,
             );
             const plan = planFor(options, target.port, payload, mode);
             if (round === 0 && options.warmupSeconds > 0) {
@@ -136,11 +155,12 @@ export async function runProxyBench(
 
     const profile =
       options.profile && options.proxies.includes("edgeslice")
-        ? await profileRouter(options, backendPort, cpu, load, log)
+        ? await profileRouter(options, routerStart, load, log)
         : undefined;
-    return { measurements, profile, layout };
+    return { measurements, profile, layout, runner };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
+    await store?.stop();
   }
 }
 
@@ -177,117 +197,31 @@ async function runLoad(load: Child, plan: LoadPlan): Promise<LoadResult> {
   return reply.result;
 }
 
+/**
+ * A CPU profile of the router under the small-body saturation load: a fresh router, warmed up, then V8's
+ * profiler on for the measured run only (router-probe.mjs), so start-up and module loading stay out of it.
+ */
 async function profileRouter(
   options: ProxyBenchOptions,
-  backendPort: number,
-  cpu: Cpus,
+  routerStart: Parameters<typeof startEdgesliceRouter>[0],
   load: Child,
   log: (line: string) => void,
 ): Promise<ProfileSummary | undefined> {
   const directory = await mkdtemp(join(tmpdir(), "edgeslice-cpuprof-"));
+  const { child: router, port } = await startEdgesliceRouter(routerStart);
   try {
-    const router = startChild(EDGESLICE, {
-      cpu: cpu.proxy,
-      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${directory}`],
-      env: { BENCH_BACKEND_PORT: String(backendPort) },
-    });
-    const { port } = await router.next<{ port: number }>("ready", 30_000);
-    log("  edgeslice small saturation under --cpu-prof ...");
-    await runLoad(load, {
-      ...planFor(options, port, "small", "saturation"),
-      warmupSeconds: options.warmupSeconds,
-    });
-    await router.stop();
-    const file = (await readdir(directory)).find((name) => name.endsWith(".cpuprofile"));
-    return file ? await summariseCpuProfile(join(directory, file)) : undefined;
+    log("  edgeslice small saturation under the CPU profiler ...");
+    const plan = planFor(options, port, "small", "saturation");
+    if (options.warmupSeconds > 0) await runLoad(load, { ...plan, durationSeconds: options.warmupSeconds });
+    router.send({ type: "profile-start" });
+    await router.next("profile-started", 10_000);
+    await runLoad(load, plan);
+    const file = join(directory, "router.cpuprofile");
+    router.send({ type: "profile-stop", file });
+    await router.next("profile-stopped", 30_000);
+    return await summariseCpuProfile(file);
   } finally {
+    await router.stop();
     await rm(directory, { recursive: true, force: true });
   }
-}
-
-export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchOptions): string {
-  const find = (target: TargetName, payload: PayloadName, mode: LoadMode) =>
-    report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode)?.result;
-  const rows: string[][] = report.measurements.map(
-    ({ target, payload, mode, result, roundsRps, cpuMicrosPerRequest }) => [
-      `${target} ${payload} ${mode}`,
-      fixed(result.rps, 0),
-      roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
-      fixed(cpuMicrosPerRequest, 1),
-      fixed(result.p50Ms, 3),
-      fixed(result.p99Ms, 3),
-      String(result.non2xx + result.errors + result.timeouts),
-    ],
-  );
-  const lines = [
-    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (median by rps shown, its p50/p99) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
-    `Layout: ${report.layout}.`,
-    formatTable(
-      ["run", "rps (median)", "rps per round", "CPU µs/req", "p50 ms", "p99 ms", "non-2xx/errors"],
-      rows,
-    ),
-    "CPU µs/req: CPU time (user+system) of the proxy process per request; for direct, the backend's.",
-    "",
-  ];
-  const ratioRows: string[][] = [];
-  for (const payload of options.payloads) {
-    const direct = find("direct", payload, "saturation");
-    const minimal = find("minimal", payload, "saturation");
-    const edgeslice = find("edgeslice", payload, "saturation");
-    const directModerate = find("direct", payload, "moderate");
-    const minimalModerate = find("minimal", payload, "moderate");
-    const edgesliceModerate = find("edgeslice", payload, "moderate");
-    if (!direct || !minimal || !edgeslice || !directModerate || !minimalModerate || !edgesliceModerate)
-      continue;
-    const rpsRatio = edgeslice.rps / minimal.rps;
-    const addedVsMinimal = edgesliceModerate.p99Ms - minimalModerate.p99Ms;
-    const addedVsDirect = edgesliceModerate.p99Ms - directModerate.p99Ms;
-    const cpuOf = (target: TargetName) =>
-      report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === "saturation")
-        ?.cpuMicrosPerRequest ?? Number.NaN;
-    ratioRows.push([
-      payload,
-      ratio(edgeslice.rps, minimal.rps),
-      ratio(cpuOf("edgeslice"), cpuOf("minimal")),
-      ratio(edgeslice.rps, direct.rps),
-      fixed(addedVsMinimal, 3),
-      fixed(addedVsDirect, 3),
-      `${verdict(rpsRatio >= 0.85)} (>= 0.85x) / ${verdict(addedVsDirect < 1)} (< 1 ms vs direct)`,
-    ]);
-  }
-  lines.push(
-    formatTable(
-      [
-        "payload",
-        "edgeslice/minimal rps",
-        "CPU/req edgeslice/minimal",
-        "edgeslice/direct rps",
-        "added p99 vs minimal (moderate) ms",
-        "added p99 vs direct (moderate) ms",
-        "targets",
-      ],
-      ratioRows,
-    ),
-  );
-  if (report.profile) {
-    lines.push(
-      "",
-      `Where the router's time goes (--cpu-prof, small body at saturation; idle ${(report.profile.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
-      formatTable(
-        ["area", "self %"],
-        report.profile.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
-      ),
-      "",
-      formatTable(
-        ["function", "self %", "where", "native frame called from"],
-        report.profile.top.map((entry) => [
-          entry.name,
-          fixed(entry.share * 100, 1),
-          entry.location,
-          entry.calledFrom ?? "",
-        ]),
-      ),
-    );
-  }
-  return lines.join("\n");
 }

@@ -12,6 +12,10 @@ export interface ChildOptions {
   /** Extra node flags, e.g. `--cpu-prof`. */
   readonly nodeFlags?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** `tsx` (default) runs a .ts script through tsx; `node` runs built JavaScript with plain node. */
+  readonly runner?: "tsx" | "node";
+  /** Where the child's stdout goes; `ignore` (/dev/null) for a child that writes lines nobody reads. */
+  readonly stdout?: "inherit" | "ignore";
 }
 
 export interface Child {
@@ -28,12 +32,13 @@ export function taskSetAvailable(): boolean {
 }
 
 export function startChild(script: string, options: ChildOptions = {}): Child {
-  const nodeArgs = ["--import", "tsx", ...(options.nodeFlags ?? []), script];
+  const loader = options.runner === "node" ? [] : ["--import", "tsx"];
+  const nodeArgs = [...loader, ...(options.nodeFlags ?? []), script];
   const pinned = options.cpu !== undefined && taskSetAvailable();
   const command = pinned ? "taskset" : process.execPath;
   const args = pinned ? ["-c", String(options.cpu), process.execPath, ...nodeArgs] : nodeArgs;
   const child: ChildProcess = spawn(command, args, {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    stdio: ["ignore", options.stdout ?? "inherit", "inherit", "ipc"],
     env: { ...process.env, ...options.env },
   });
   const inbox: { type: string; body: unknown }[] = [];

@@ -1,0 +1,130 @@
+import { fixed, formatTable, ratio, verdict } from "../support/table.js";
+import type { LoadMode, ProxyBenchOptions, ProxyBenchReport, TargetName } from "./proxy-bench.js";
+
+/** Issue 17's targets, medians over the rounds of one run: edgeslice against the hand-written undici proxy. */
+const TARGETS = {
+  rps: { small: 1.0, large: 0.95 },
+  cpuPerRequest: 1.05,
+  addedP99Ms: 0.5,
+} as const;
+
+const RUNNERS = {
+  built: "node dist/router.js (npm run build) on a private redis-server holding the bench's route",
+  tsx: "node --import tsx edgeslice-router-process.ts (startNodeRouter over a MemoryStore)",
+} as const;
+
+export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchOptions): string {
+  const measurement = (target: TargetName, payload: string, mode: LoadMode) =>
+    report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode);
+  const rows: string[][] = report.measurements.map(
+    ({ target, payload, mode, result, roundsRps, cpuMicrosPerRequest }) => [
+      `${target} ${payload} ${mode}`,
+      fixed(result.rps, 0),
+      roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
+      fixed(cpuMicrosPerRequest, 1),
+      fixed(result.p50Ms, 3),
+      fixed(result.p99Ms, 3),
+      String(result.non2xx + result.errors + result.timeouts),
+    ],
+  );
+  const lines = [
+    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (median by rps shown, its p50/p99; CPU: median over rounds) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
+    `Layout: ${report.layout}.`,
+    `edgeslice runs as: ${RUNNERS[report.runner]}.`,
+    formatTable(
+      ["run", "rps (median)", "rps per round", "CPU µs/req", "p50 ms", "p99 ms", "non-2xx/errors"],
+      rows,
+    ),
+    "CPU µs/req: CPU time (user+system) of the proxy process per request; for direct, the backend's.",
+    "",
+  ];
+  const ratioRows: string[][] = [];
+  const logRows: string[][] = [];
+  for (const payload of options.payloads) {
+    const at = (target: TargetName, mode: LoadMode) => measurement(target, payload, mode);
+    const direct = at("direct", "saturation")?.result;
+    const minimal = at("minimal", "saturation")?.result;
+    const edgeslice = at("edgeslice", "saturation")?.result;
+    const directModerate = at("direct", "moderate")?.result;
+    const minimalModerate = at("minimal", "moderate")?.result;
+    const edgesliceModerate = at("edgeslice", "moderate")?.result;
+    const cpuOf = (target: TargetName) => at(target, "saturation")?.cpuMicrosPerRequest ?? Number.NaN;
+    const logged = at("edgeslice-log", "saturation");
+    if (edgeslice && logged) {
+      logRows.push([
+        payload,
+        ratio(logged.result.rps, edgeslice.rps),
+        ratio(cpuOf("edgeslice-log"), cpuOf("edgeslice")),
+        fixed(cpuOf("edgeslice-log") - cpuOf("edgeslice"), 1),
+        fixed(
+          (at("edgeslice-log", "moderate")?.result.p99Ms ?? Number.NaN) - (edgesliceModerate?.p99Ms ?? 0),
+          3,
+        ),
+      ]);
+    }
+    if (!direct || !minimal || !edgeslice || !directModerate || !minimalModerate || !edgesliceModerate)
+      continue;
+    const rpsRatio = edgeslice.rps / minimal.rps;
+    const cpuRatio = cpuOf("edgeslice") / cpuOf("minimal");
+    const addedVsMinimal = edgesliceModerate.p99Ms - minimalModerate.p99Ms;
+    const rpsTarget = payload === "large" ? TARGETS.rps.large : TARGETS.rps.small;
+    ratioRows.push([
+      payload,
+      ratio(edgeslice.rps, minimal.rps),
+      ratio(cpuOf("edgeslice"), cpuOf("minimal")),
+      ratio(edgeslice.rps, direct.rps),
+      fixed(addedVsMinimal, 3),
+      fixed(edgesliceModerate.p99Ms - directModerate.p99Ms, 3),
+      [
+        `rps ${verdict(rpsRatio >= rpsTarget)} (>= ${rpsTarget.toFixed(2)}x)`,
+        `CPU ${verdict(cpuRatio <= TARGETS.cpuPerRequest)} (<= ${TARGETS.cpuPerRequest.toFixed(2)}x)`,
+        `p99 ${verdict(addedVsMinimal < TARGETS.addedP99Ms)} (< ${TARGETS.addedP99Ms} ms vs minimal)`,
+      ].join(" / "),
+    ]);
+  }
+  lines.push(
+    formatTable(
+      [
+        "payload",
+        "edgeslice/minimal rps",
+        "CPU/req edgeslice/minimal",
+        "edgeslice/direct rps",
+        "added p99 vs minimal (moderate) ms",
+        "added p99 vs direct (moderate) ms",
+        "targets",
+      ],
+      ratioRows,
+    ),
+  );
+  if (logRows.length > 0) {
+    lines.push(
+      "",
+      "Access log (ACCESS_LOG=true, every request; stdout to /dev/null) against the same router without it:",
+      formatTable(
+        ["payload", "rps log/no log", "CPU/req log/no log", "CPU µs/req added", "p99 added (moderate) ms"],
+        logRows,
+      ),
+    );
+  }
+  if (report.profile) {
+    lines.push(
+      "",
+      `Where the router's time goes (V8 CPU profile of the measured run after warm-up, small body at saturation; idle ${(report.profile.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
+      formatTable(
+        ["area", "self %"],
+        report.profile.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
+      ),
+      "",
+      formatTable(
+        ["function", "self %", "where", "native frame called from"],
+        report.profile.top.map((entry) => [
+          entry.name,
+          fixed(entry.share * 100, 1),
+          entry.location,
+          entry.calledFrom ?? "",
+        ]),
+      ),
+    );
+  }
+  return lines.join("\n");
+}
