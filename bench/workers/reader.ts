@@ -21,6 +21,11 @@ export interface WorkersStoreReader {
    * to the next request pays for it there.
    */
   addressesOf(host: string): readonly string[] | undefined;
+  /**
+   * Waits for what the reader deferred past a response (`waitUntil`), e.g. the rest of the store after a cold
+   * request; the bench measures it apart from the request. Omitted by a reader that defers nothing.
+   */
+  settle?(): Promise<void>;
 }
 
 /** Where a reader finds the store: its Redis (the counting proxy's URL, or Redis itself) and key prefix. */

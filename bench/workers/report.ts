@@ -61,6 +61,11 @@ export function formatWorkersReport(results: readonly WorkersSizeResult[]): stri
             : `${operationLabel(operation, result.services)}: n/a`,
         );
       }
+      if (reader?.afterCold) {
+        out.push(
+          `  after the cold response (waitUntil, the rest of the store): ${wireText(reader.afterCold)}`,
+        );
+      }
     }
     out.push("");
   }

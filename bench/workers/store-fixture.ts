@@ -1,11 +1,14 @@
 import type { Redis } from "ioredis";
+import { annotationRoute } from "../../store/legacy.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
+import { serviceRecordFromV1 } from "../../store/services.js";
 import type { ClusterWriter } from "../../store/store.js";
 
 /**
  * The store the Workers bench reads: one cluster of `services` Services with `endpointsPerService` IPv4
- * endpoints each, written by the real writer, plus the cluster's heartbeat so readers discover it. The
+ * endpoints each, written by the real writer in store format 2 as the sync writes it (a service record and its
+ * route record with the route's host index members), plus the cluster's heartbeat so readers discover it. The
  * addresses are data only (10.0.0.0/8): nothing in this bench connects to them.
  */
 export const BENCH_CLUSTER = "bench";
@@ -20,7 +23,7 @@ export interface BenchStore {
   hostOf(index: number): string;
   /**
    * Replaces the first endpoint of Service `index` with an address no earlier change used, through the
-   * writer (record, route and change entry, as the sync does). Resolves the new address.
+   * writer (service record and change entry, as the sync does). Resolves the new address.
    */
   changeOne(index: number): Promise<string>;
 }
@@ -70,7 +73,13 @@ export async function writeBenchStore(
   );
   for (let start = 0; start < services; start += WRITE_CONCURRENCY) {
     const batch = addresses.slice(start, start + WRITE_CONCURRENCY);
-    await Promise.all(batch.map((list, offset) => writer.put(recordOf(start + offset, list))));
+    await Promise.all(
+      batch.map(async (list, offset) => {
+        const record = recordOf(start + offset, list);
+        await writer.putService(serviceRecordFromV1(record));
+        await writer.putRoute(annotationRoute(record));
+      }),
+    );
   }
   await writer.heartbeat({ holder: "bench", leaseMs: LEASE_MS, at: Date.now() });
   let changes = 0;
@@ -82,7 +91,7 @@ export async function writeBenchStore(
       if (!list) throw new Error(`no Service ${index}`);
       const address = changedAddress(changes++);
       list[0] = address;
-      await writer.put(recordOf(index, list));
+      await writer.putService(serviceRecordFromV1(recordOf(index, list)));
       return address;
     },
   };

@@ -1,16 +1,17 @@
 import { Redis } from "ioredis";
 import { clusterKeys } from "../../store/keys.js";
-import { decodeServiceRecord } from "../../store/records.js";
+import { decodeStoredService } from "../../store/stored-records.js";
 import { startPrivateRedis } from "../../test/support/redis.js";
 import { type CountingProxy, startCountingProxy, type WireCounts } from "./counting-proxy.js";
+import { createDeltaStoreReader } from "./delta-store-reader.js";
 import type { WorkersReaderColumn, WorkersStoreReader, WorkersStoreTarget } from "./reader.js";
 import { BENCH_CLUSTER, type BenchStore, writeBenchStore } from "./store-fixture.js";
 import { createWholeStoreReader } from "./whole-store-reader.js";
 
-/** The columns side by side; the delta reader's `create` goes here once it exists. */
+/** The columns side by side: the reload Workers did before (the baseline) and the delta reader it ships. */
 export const WORKERS_READERS: readonly WorkersReaderColumn[] = [
   { name: "whole-store reload", create: createWholeStoreReader },
-  { name: "delta" },
+  { name: "delta", create: createDeltaStoreReader },
 ];
 
 const PREFIX = "edgeslice-bench";
@@ -40,6 +41,8 @@ export interface ReaderFigures {
   readonly reader: string;
   /** Undefined for a column whose reader does not exist yet. */
   readonly operations: Readonly<Record<WorkersOperation, OperationFigures>> | undefined;
+  /** What the reader read after the cold response (`waitUntil`), when it defers anything. */
+  readonly afterCold?: WireCounts | undefined;
 }
 
 export interface WorkersSizeResult {
@@ -73,19 +76,24 @@ export async function runWorkersBench(
         }
         log(`workers bench: ${column.name}, ${services} Services ...`);
         const direct = { url: redisServer.url, prefix: PREFIX };
-        const wire = await measureWire(column.create, { url: proxy.url, prefix: PREFIX }, proxy, store);
+        const { afterCold, ...wire } = await measureWire(
+          column.create,
+          { url: proxy.url, prefix: PREFIX },
+          proxy,
+          store,
+        );
         const timing = await measureCpu(column.create, direct, store, options.cpuRuns);
         const operations = Object.fromEntries(
           WORKERS_OPERATIONS.map((operation) => [operation, { wire: wire[operation], ...timing[operation] }]),
         ) as Record<WorkersOperation, OperationFigures>;
-        readers.push({ reader: column.name, operations });
+        readers.push({ reader: column.name, operations, afterCold });
       }
       const raw = await redis.hgetall(clusterKeys(PREFIX, BENCH_CLUSTER).services);
       results.push({
         services,
         endpoints: services * options.endpointsPerService,
         recordBytes: Object.values(raw).reduce((sum, value) => sum + Buffer.byteLength(value), 0),
-        decodeMs: decodeMedianMs(Object.values(raw), options.cpuRuns),
+        decodeMs: decodeMedianMs(Object.entries(raw), options.cpuRuns),
         readers,
       });
     }
@@ -106,11 +114,16 @@ async function measureWire(
   target: WorkersStoreTarget,
   proxy: CountingProxy,
   store: BenchStore,
-): Promise<Record<WorkersOperation, WireCounts>> {
+): Promise<Record<WorkersOperation, WireCounts> & { afterCold: WireCounts | undefined }> {
   const reader = create(target);
   proxy.take();
   await reader.coldRequest(store.hostOf(coldIndex(store)));
   const cold = proxy.take().counts;
+  let afterCold: WireCounts | undefined;
+  if (reader.settle) {
+    await reader.settle();
+    afterCold = proxy.take().counts;
+  }
   await reader.refresh();
   const unchanged = proxy.take().counts;
   expectRoutable(reader, store, coldIndex(store));
@@ -119,7 +132,7 @@ async function measureWire(
   await reader.refresh();
   const oneChange = proxy.take().counts;
   expectChangeSeen(reader, store, address);
-  return { "refresh-unchanged": unchanged, "refresh-one-change": oneChange, "cold-request": cold };
+  return { "refresh-unchanged": unchanged, "refresh-one-change": oneChange, "cold-request": cold, afterCold };
 }
 
 async function measureCpu(
@@ -135,6 +148,7 @@ async function measureCpu(
   for (let run = 0; run < runs; run++) {
     const fresh = create(target);
     cold.push(await sample(() => fresh.coldRequest(coldHost)));
+    await fresh.settle?.();
     reader = fresh;
   }
   if (!reader) throw new Error("cpuRuns must be at least 1");
@@ -184,12 +198,13 @@ export function median(values: readonly number[]): number {
   return ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-function decodeMedianMs(raws: readonly string[], runs: number): number {
+function decodeMedianMs(raws: readonly [string, string][], runs: number): number {
   const times: number[] = [];
   for (let run = 0; run < runs; run++) {
     const started = performance.now();
-    for (const raw of raws) {
-      if (!decodeServiceRecord(raw).ok) throw new Error("a bench record does not decode");
+    for (const [service, raw] of raws) {
+      if (!decodeStoredService(BENCH_CLUSTER, service, raw))
+        throw new Error("a bench record does not decode");
     }
     times.push(performance.now() - started);
   }

@@ -1,4 +1,6 @@
 import { parseRouterConfig } from "../core/config.js";
+import { normaliseHost } from "../core/hosts.js";
+import { ADMIN_PREFIX } from "../core/routing.js";
 import { createIsolateRuntime, type IsolateRuntime } from "./runtime.js";
 
 /**
@@ -43,7 +45,7 @@ export default {
         return Response.json({ error: "invalid_configuration" }, { status: 500 });
       }
     }
-    await runtime.source.prepare((promise) => ctx.waitUntil(promise));
+    await runtime.source.prepare(coldHostOf(request), (promise) => ctx.waitUntil(promise));
     return runtime.app.fetch(request, env, ctx);
   },
 };
@@ -53,4 +55,10 @@ function podFetch(env: WorkerEnv): typeof fetch {
   return binding
     ? (input, init) => binding.fetch(input instanceof Request ? input : String(input), init)
     : (input, init) => fetch(input, init);
+}
+
+/** The host a cold isolate may read alone before answering; undefined for what needs the whole store. */
+function coldHostOf(request: Request): string | undefined {
+  const url = new URL(request.url);
+  return url.pathname.startsWith(ADMIN_PREFIX) ? undefined : normaliseHost(url.host);
 }

@@ -5,15 +5,16 @@ import { createApp } from "../app/app.js";
 import { createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
-import { loadWithOwnClient } from "./redis-load.js";
-import { createWorkerSnapshotSource, type WorkerSnapshotSource } from "./source.js";
+import { createDeltaReader } from "./delta-reader.js";
+import { createDeltaSnapshotSource, type DeltaSnapshotSource } from "./delta-source.js";
+import { openPipelineConnection } from "./redis-load.js";
 
 /**
  * What one isolate builds once and keeps in module scope (main.ts): the snapshot cache and the app. Only
- * the Redis client is per request (redis-load.ts).
+ * the Redis connection is per read (redis-load.ts, delta-reader.ts).
  */
 export interface IsolateRuntime {
-  readonly source: WorkerSnapshotSource;
+  readonly source: DeltaSnapshotSource;
   readonly app: Hono;
 }
 
@@ -24,8 +25,14 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
     base: { component: "router", runtime: "workers" },
   });
   const warnings = createWarnOnce(logger);
-  const source = createWorkerSnapshotSource({
-    load: (version) => loadWithOwnClient(config, logger, warnings, version),
+  const reader = createDeltaReader({
+    prefix: config.prefix,
+    connect: () => openPipelineConnection(config, logger),
+    warnings,
+    logger,
+  });
+  const source = createDeltaSnapshotSource({
+    reader,
     ttlMs: config.cacheTtlMs,
     now: Date.now,
     logger,

@@ -1,0 +1,150 @@
+import type { WarnOnce } from "../../lib/warn-once.js";
+import { ANY_HOST, clusterKeys, hostIndexRange, parseHostIndexMember } from "../../store/keys.js";
+import type { RouteRecord } from "../../store/routes.js";
+import type { ClusterView } from "../../store/store.js";
+import {
+  clusterView,
+  type DecodedService,
+  decodeStoredRoute,
+  decodeStoredService,
+  NO_RECORDS,
+  updatedRecords,
+} from "../../store/stored-records.js";
+import type { Command, Reply } from "./delta-state.js";
+
+/**
+ * The first request of a cold isolate reads only what its host needs, in three round trips whatever the
+ * store size: (1) the cluster names (delta-discovery.ts); (2) per cluster the host index members of the
+ * host, of each wildcard that may cover it and of the catch-all (store/keys.ts hostIndexMembers), with the
+ * lease and heartbeat; (3) per cluster HMGET of the routes and services those members name. The views it
+ * builds hold those records only; the whole store is read after the response.
+ */
+
+/**
+ * The host index patterns that may serve `host`: itself, `*.` with each of its parent domains (a `suffix`
+ * wildcard covers more than one label; each route's own rule is checked when routing) and the catch-all.
+ */
+export function hostPatterns(host: string): string[] {
+  const patterns = [host];
+  for (let dot = host.indexOf("."); dot >= 0; dot = host.indexOf(".", dot + 1)) {
+    patterns.push(`*${host.slice(dot)}`);
+  }
+  patterns.push(ANY_HOST);
+  return patterns;
+}
+
+/** Per cluster: one ZRANGEBYLEX per pattern, then lease, heartbeat, the host index's existence, the services' count. */
+export function coldIndexCommands(prefix: string, clusters: readonly string[], host: string): Command[] {
+  const patterns = hostPatterns(host);
+  return clusters.flatMap((name): Command[] => {
+    const keys = clusterKeys(prefix, name);
+    return [
+      ...patterns.map((pattern): Command => ["zrangebylex", keys.hosts, ...hostIndexRange(pattern)]),
+      ["exists", keys.lease],
+      ["exists", keys.heartbeat],
+      ["exists", keys.hosts],
+      ["hlen", keys.services],
+    ];
+  });
+}
+
+export interface ColdCluster {
+  readonly name: string;
+  readonly stale: boolean;
+  readonly routes: readonly string[];
+  readonly services: readonly string[];
+}
+
+export interface ColdIndex {
+  /** Registered clusters whose host index names something for the host. */
+  readonly clusters: readonly ColdCluster[];
+  /**
+   * Why the host index cannot answer for the host, when it cannot: a cluster holds service records but no host
+   * index (a sync from before store format 2, whose routes the index does not list), or a cluster's keys
+   * could not be read. The request then waits for the whole store.
+   */
+  readonly incomplete: string | undefined;
+}
+
+export function readColdIndex(
+  clusters: readonly string[],
+  host: string,
+  replies: readonly Reply[],
+): ColdIndex {
+  const patterns = hostPatterns(host).length;
+  const perCluster = patterns + 4;
+  const found: ColdCluster[] = [];
+  let incomplete: string | undefined;
+  clusters.forEach((name, index) => {
+    const own = replies.slice(index * perCluster, (index + 1) * perCluster);
+    const failed = own.find((reply) => reply[0])?.[0];
+    if (failed || own.length < perCluster) {
+      incomplete ??= `cluster ${name} unreadable`;
+      return;
+    }
+    const [lease, heartbeat, indexExists, serviceCount] = own.slice(patterns).map(([, value]) => value);
+    if (heartbeat !== 1) return;
+    if (indexExists !== 1 && typeof serviceCount === "number" && serviceCount > 0) {
+      incomplete ??= `cluster ${name} has no host index`;
+      return;
+    }
+    const routes = new Set<string>();
+    const services = new Set<string>();
+    for (const [, members] of own.slice(0, patterns)) {
+      if (!Array.isArray(members)) continue;
+      for (const member of members) {
+        const parsed = typeof member === "string" ? parseHostIndexMember(member) : undefined;
+        if (!parsed) continue;
+        routes.add(parsed.route);
+        for (const service of parsed.services) services.add(service);
+      }
+    }
+    if (routes.size > 0)
+      found.push({ name, stale: lease !== 1, routes: [...routes], services: [...services] });
+  });
+  return { clusters: found, incomplete };
+}
+
+/** Per cluster of the index: HMGET of its routes, then of its services (when it names any). */
+export function coldRecordCommands(prefix: string, index: ColdIndex): Command[] {
+  return index.clusters.flatMap((cluster): Command[] => {
+    const keys = clusterKeys(prefix, cluster.name);
+    const routes: Command = ["hmget", keys.routes, ...cluster.routes];
+    return cluster.services.length > 0 ? [routes, ["hmget", keys.services, ...cluster.services]] : [routes];
+  });
+}
+
+/** The views of the host's records (replies of coldRecordCommands), or undefined when Redis refused one. */
+export function readColdRecords(
+  index: ColdIndex,
+  replies: readonly Reply[],
+  warnings: WarnOnce,
+): ClusterView[] | undefined {
+  const views: ClusterView[] = [];
+  let at = 0;
+  for (const cluster of index.clusters) {
+    const routeReply = replies[at++];
+    const serviceReply = cluster.services.length > 0 ? replies[at++] : undefined;
+    if (!routeReply || routeReply[0] || serviceReply?.[0]) return undefined;
+    const routes = new Map<string, RouteRecord | undefined>();
+    const routeRaws = Array.isArray(routeReply[1]) ? routeReply[1] : [];
+    cluster.routes.forEach((id, position) => {
+      const raw: unknown = routeRaws[position];
+      routes.set(
+        id,
+        typeof raw === "string" ? decodeStoredRoute(cluster.name, id, raw, warnings) : undefined,
+      );
+    });
+    const services = new Map<string, DecodedService | undefined>();
+    const serviceRaws = Array.isArray(serviceReply?.[1]) ? serviceReply[1] : [];
+    cluster.services.forEach((id, position) => {
+      const raw: unknown = serviceRaws[position];
+      services.set(
+        id,
+        typeof raw === "string" ? decodeStoredService(cluster.name, id, raw, warnings) : undefined,
+      );
+    });
+    views.push(clusterView(cluster.name, cluster.stale, updatedRecords(NO_RECORDS, services, routes)));
+  }
+  return views.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -1,0 +1,113 @@
+import type { Logger } from "../../lib/logger.js";
+import type { WarnOnce } from "../../lib/warn-once.js";
+import type { ClusterView } from "../../store/store.js";
+import { coldIndexCommands, coldRecordCommands, readColdIndex, readColdRecords } from "./delta-cold.js";
+import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
+import { applyFollowUp, followUpCommands, planRefresh, refreshCommands } from "./delta-refresh.js";
+import {
+  type ClusterState,
+  EMPTY_STATE,
+  FULL_CLUSTER_COMMANDS,
+  fullClusterCommands,
+  type RunPipeline,
+  readFullCluster,
+  type StoreState,
+} from "./delta-state.js";
+
+/**
+ * The Workers isolate's store reads, each over a connection of its own opened by `connect` and closed before
+ * it resolves (a socket cannot outlive the request that opened it in workerd). On standalone Redis each step
+ * is one pipeline, so one round trip:
+ * - refresh: 1 round trip when nothing changed, 2 when something did (delta-refresh.ts);
+ * - cold: 3 round trips for one host (delta-cold.ts);
+ * - full: discovery, then every cluster whole: 2 round trips (more only while a large keyspace is scanned).
+ */
+export interface DeltaReader {
+  full(previous: StoreState): Promise<StoreState>;
+  refresh(state: StoreState): Promise<{ readonly state: StoreState; readonly changed: boolean }>;
+  /** The views a request for `host` needs, or why the host index cannot say (then read everything). */
+  cold(host: string): Promise<{ readonly views: ClusterView[] } | { readonly incomplete: string }>;
+}
+
+export interface PipelineConnection {
+  readonly run: RunPipeline;
+  close(): void;
+}
+
+export interface DeltaReaderOptions {
+  readonly prefix: string;
+  readonly connect: () => Promise<PipelineConnection>;
+  readonly warnings: WarnOnce;
+  readonly logger: Logger;
+}
+
+export function createDeltaReader(options: DeltaReaderOptions): DeltaReader {
+  const { prefix, warnings, logger } = options;
+  const withConnection = async <T>(work: (run: RunPipeline) => Promise<T>): Promise<T> => {
+    const connection = await options.connect();
+    try {
+      return await work(connection.run);
+    } finally {
+      connection.close();
+    }
+  };
+
+  return {
+    full: (previous) =>
+      withConnection(async (run) => {
+        let discovered = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
+        const names = new Set([...discovered.names, ...previous.clusters.keys()]);
+        // A large shared keyspace takes more SCAN steps; a store of edgeslice keys only takes one.
+        while (discovered.scanCursor !== "0") {
+          discovered = readDiscovery(
+            prefix,
+            await run(discoveryCommands(prefix, discovered.scanCursor)),
+            warnings,
+          );
+          for (const name of discovered.names) names.add(name);
+        }
+        const ordered = [...names].sort();
+        const replies = await run(ordered.flatMap((name) => fullClusterCommands(prefix, name)));
+        const clusters = new Map<string, ClusterState>();
+        const absent = new Set<string>();
+        ordered.forEach((name, index) => {
+          const own = replies.slice(index * FULL_CLUSTER_COMMANDS, (index + 1) * FULL_CLUSTER_COMMANDS);
+          const result = readFullCluster(name, own, previous.clusters.get(name), warnings);
+          if ("unreadable" in result) {
+            warnings.warn(
+              `cluster ${name}`,
+              result.unreadable,
+              "skipping a cluster whose keys cannot be read",
+              {
+                cluster: name,
+                error: result.unreadable,
+              },
+            );
+            return;
+          }
+          warnings.clear(`cluster ${name}`);
+          if (result.state) clusters.set(name, result.state);
+          else absent.add(name);
+        });
+        return { ...EMPTY_STATE, clusters, absent };
+      }),
+    refresh: (state) =>
+      withConnection(async (run) => {
+        const plan = planRefresh(prefix, state, await run(refreshCommands(prefix, state)), warnings);
+        const followUp = followUpCommands(prefix, plan);
+        const outcome = applyFollowUp(plan, followUp.length > 0 ? await run(followUp) : [], warnings);
+        for (const note of outcome.notes)
+          logger.info(note.message, { cluster: note.cluster, reason: note.reason });
+        return outcome;
+      }),
+    cold: (host) =>
+      withConnection(async (run) => {
+        const { names } = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
+        const index = readColdIndex(names, host, await run(coldIndexCommands(prefix, names, host)));
+        if (index.incomplete !== undefined) return { incomplete: index.incomplete };
+        const commands = coldRecordCommands(prefix, index);
+        const views = readColdRecords(index, commands.length > 0 ? await run(commands) : [], warnings);
+        return views ? { views } : { incomplete: "a record could not be read" };
+      }),
+  };
+}
