@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ENVTEST_AVAILABLE, type Envtest, startEnvtest, untilAllowed } from "../support/envtest.js";
-import { CommandFailed, pollUntil } from "../support/envtest-process.js";
+import { pollUntil } from "../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { type DeployManifests, renderDeploy } from "./support/deploy.js";
 import { exposedWithSlice, namespaceObject } from "./support/objects.js";
@@ -68,7 +68,7 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       expect(sync.logged("lease request failed")).toEqual([]);
     });
 
-    it("grants the sync nothing beyond reading Services and EndpointSlices and its own namespace's Leases", async () => {
+    it("grants the sync reads of what routes are made of, updates of their status subresource, and nothing beyond (its own namespace's Leases aside)", async () => {
       const refused = [
         "/api/v1/secrets",
         "/api/v1/endpoints",
@@ -78,13 +78,66 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       ];
       for (const path of refused)
         expect([path, (await envtest.get(path, "sync")).status]).toEqual([path, 403]);
-      const can = (verb: string, resource: string, namespace: string) =>
-        envtest
-          .kubectl(["auth", "can-i", verb, resource, "-n", namespace], { identity: "sync" })
-          .catch((error: unknown) => (error instanceof CommandFailed ? error.stdout : String(error)))
-          .then((answer) => answer.trim());
-      expect(await can("create", "services", "shop")).toBe("no");
-      expect(await can("delete", "endpointslices.discovery.k8s.io", "shop")).toBe("no");
+      const allowed = [
+        "/api/v1/namespaces",
+        "/apis/networking.k8s.io/v1/ingresses",
+        "/apis/networking.k8s.io/v1/ingressclasses",
+      ];
+      for (const path of allowed)
+        expect([path, (await envtest.get(path, "sync")).status]).toEqual([path, 200]);
+      // A SelfSubjectAccessReview as the sync, not `kubectl auth can-i`: that one maps resources through
+      // discovery, and the Gateway API is not installed here (its rules are granted all the same).
+      const can = async (verb: string, resource: string, namespace: string, subresource?: string) => {
+        const [plural = resource, ...group] = resource.split(".");
+        const review = {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SelfSubjectAccessReview",
+          spec: {
+            resourceAttributes: { verb, group: group.join("."), resource: plural, namespace, subresource },
+          },
+        };
+        const allowed = await envtest.kubectl(
+          ["create", "--validate=false", "-f", "-", "-o", "jsonpath={.status.allowed}"],
+          {
+            input: JSON.stringify(review),
+            identity: "sync",
+          },
+        );
+        return allowed.trim() === "true" ? "yes" : "no";
+      };
+      type Check = readonly [verb: string, resource: string, subresource?: string];
+      const label = ([verb, resource, subresource]: Check) =>
+        `${verb} ${resource}${subresource === undefined ? "" : `/${subresource}`}`;
+      const answers = (checks: readonly Check[]) =>
+        Promise.all(
+          checks.map(async (check) => `${label(check)}: ${await can(check[0], check[1], "shop", check[2])}`),
+        );
+      const gateway = (kind: string) => `${kind}.gateway.networking.k8s.io`;
+      const granted = [
+        ["update", gateway("httproutes"), "status"],
+        ["update", gateway("gateways"), "status"],
+        ["update", gateway("gatewayclasses"), "status"],
+        ["update", "ingresses.networking.k8s.io", "status"],
+        ["list", gateway("referencegrants")],
+        ["watch", "namespaces"],
+      ] as const;
+      expect(await answers(granted)).toEqual(granted.map((check) => `${label(check)}: yes`));
+      const denied = [
+        ["create", "services"],
+        ["delete", "endpointslices.discovery.k8s.io"],
+        ["get", "secrets"],
+        ["update", gateway("httproutes")],
+        ["patch", gateway("httproutes"), "status"],
+        ["create", gateway("httproutes")],
+        ["delete", gateway("gateways")],
+        ["update", gateway("gatewayclasses")],
+        ["update", gateway("referencegrants"), "status"],
+        ["update", "ingresses.networking.k8s.io"],
+        ["update", "ingressclasses.networking.k8s.io"],
+        ["update", "namespaces"],
+        ["update", "services", "status"],
+      ] as const;
+      expect(await answers(denied)).toEqual(denied.map((check) => `${label(check)}: no`));
       expect(await can("delete", "leases.coordination.k8s.io", deploy.serviceAccount.namespace)).toBe("no");
       expect(await can("update", "leases.coordination.k8s.io", deploy.serviceAccount.namespace)).toBe("yes");
     });
