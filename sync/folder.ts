@@ -5,7 +5,7 @@ import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
-import { printLines, printRouteLines } from "./print.js";
+import { printLines, printRoutes } from "./print.js";
 import { createPublishPipeline } from "./publish/pipeline.js";
 import { closeRedis, connectRedis } from "./redis-connection.js";
 import type { RouteSettings } from "./translate/desired-routes.js";
@@ -15,7 +15,10 @@ import type { RouteSettings } from "./translate/desired-routes.js";
  * published. Each resolves the process exit code.
  */
 
-/** `--from DIR --print`: translate the folder's manifests and print them. Exit 1 only if DIR is unreadable. */
+/**
+ * `--from DIR --print`: translate the folder's manifests and print them; what was skipped or trimmed is named
+ * on stderr. Exit 1 only if DIR is unreadable.
+ */
 export async function printFromFolder(
   dir: string,
   cluster: string,
@@ -24,10 +27,9 @@ export async function printFromFolder(
 ): Promise<number> {
   const loaded = await readManifestFolder(dir, logger);
   if (!loaded) return 1;
-  const lines = [
-    ...printLines(cluster, loaded.services, loaded.slices),
-    ...printRouteLines(cluster, loaded.services, loaded.routeObjects, settings),
-  ];
+  const routes = printRoutes(cluster, loaded.services, loaded.routeObjects, settings);
+  for (const warning of routes.warnings) logger.warn(warning.message, { cluster, ...warning.fields });
+  const lines = [...printLines(cluster, loaded.services, loaded.slices), ...routes.lines];
   process.stdout.write(lines.map((line) => `${line}\n`).join(""));
   return 0;
 }

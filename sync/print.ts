@@ -50,25 +50,44 @@ function compareText(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
+/** Something `--print` leaves out or trims, named on stderr once per folder read. */
+export interface PrintWarning {
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+}
+
 /**
  * `--print`, after the per-port lines: one JSON line per route the cluster would publish (annotation routes,
  * HTTPRoutes attached to our Gateways, our Ingresses; HOST_CLAIMS applied), sorted by id: `cluster`, `route`
  * (the id) and the record's fields as stored, then what stops it from serving everything it asks for:
- * `conflicts` (host, match and the route served instead) and `refusedHosts` (HOST_CLAIMS).
+ * `conflicts` (host, match and the route served instead) and `refusedHosts` (HOST_CLAIMS). `warnings` name,
+ * once each and with the live sync's words, what the lines cannot show: invalid annotations, the parts of
+ * HTTPRoutes and Ingresses the translation did not apply, and records that do not validate.
  */
-export function printRouteLines(
+export function printRoutes(
   cluster: string,
   services: readonly KubeService[],
   routeObjects: RouteObjects,
   settings: RouteSettings,
-): string[] {
+): { lines: string[]; warnings: PrintWarning[] } {
   const desired = desiredRoutes({ services, objects: routeObjects, settings });
   const lines: string[] = [];
+  const warnings: PrintWarning[] = [
+    ...desired.invalidAnnotations.map(({ service, reason }) => ({
+      message: "service annotations invalid, not routed",
+      fields: { service, reason },
+    })),
+    ...desired.problems.map(({ object, reason }) => ({
+      message: "route object not fully applied",
+      fields: { object, reason },
+    })),
+  ];
   for (const [id, route] of desired.routes) {
     let stored: Record<string, unknown>;
     try {
       stored = JSON.parse(serializeRoute(route)) as Record<string, unknown>;
-    } catch {
+    } catch (error) {
+      warnings.push({ message: "route record left out: it does not validate", fields: { route: id, error } });
       continue;
     }
     const { v: _version, id: _id, ...fields } = stored;
@@ -86,5 +105,5 @@ export function printRouteLines(
       }),
     );
   }
-  return lines;
+  return { lines, warnings };
 }

@@ -1,12 +1,67 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { printLines } from "../../sync/print.js";
-import type { KubeEndpointSlice, KubeService } from "../../sync/translate/kube-objects.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/fixtures/manifests");
+/**
+ * HTTPRoutes and an Ingress with their Services: two objects that do not validate (skipped), a rule with an
+ * unsupported filter, a path to a missing Service and an invalid annotation (each trimmed by the translation).
+ */
+const ROUTE_MANIFESTS = `apiVersion: v1
+kind: List
+items:
+  - { apiVersion: v1, kind: Service, metadata: { name: stable, namespace: shop }, spec: { ports: [{ name: http, port: 80 }] } }
+  - { apiVersion: v1, kind: Service, metadata: { name: canary, namespace: shop }, spec: { ports: [{ name: http, port: 80 }] } }
+  - apiVersion: v1
+    kind: Service
+    metadata: { name: legacy, namespace: shop, annotations: { edgeslice.io/hosts: "not a host!" } }
+    spec: { ports: [{ name: http, port: 80 }] }
+  - { apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: { name: edgeslice }, spec: { controllerName: edgeslice.io/gateway-controller } }
+  - apiVersion: gateway.networking.k8s.io/v1
+    kind: Gateway
+    metadata: { name: edge, namespace: shop }
+    spec: { gatewayClassName: edgeslice, listeners: [{ name: http, port: 80, protocol: HTTP }] }
+  - apiVersion: gateway.networking.k8s.io/v1
+    kind: HTTPRoute
+    metadata: { name: web, namespace: shop }
+    spec:
+      parentRefs: [{ name: edge }]
+      hostnames: [shop.example, "*.shop.example"]
+      rules:
+        - matches: [{ path: { type: Exact, value: /cart }, headers: [{ name: X-Canary, value: "1" }], method: POST }]
+          filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: X-Env, value: prod }] } }]
+          backendRefs: [{ name: canary, port: 80 }]
+        - backendRefs: [{ name: stable, port: 80, weight: 90 }, { name: canary, port: 80, weight: 10 }]
+  - apiVersion: gateway.networking.k8s.io/v1
+    kind: HTTPRoute
+    metadata: { name: mirror, namespace: shop }
+    spec:
+      parentRefs: [{ name: edge }]
+      hostnames: [mirror.example]
+      rules:
+        - filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: canary, port: 80 } } }]
+          backendRefs: [{ name: stable, port: 80 }]
+        - { matches: [{ path: { type: PathPrefix, value: /ok } }], backendRefs: [{ name: stable, port: 80 }] }
+  - { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: { name: broken, namespace: shop }, spec: { rules: 5 } }
+  - { apiVersion: networking.k8s.io/v1, kind: IngressClass, metadata: { name: edgeslice }, spec: { controller: edgeslice.io/ingress-controller } }
+  - apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    metadata: { name: site, namespace: shop }
+    spec:
+      ingressClassName: edgeslice
+      defaultBackend: { service: { name: stable, port: { number: 80 } } }
+      rules:
+        - host: site.example
+          http:
+            paths:
+              - { path: /docs/, pathType: Prefix, backend: { service: { name: stable, port: { name: http } } } }
+              - { path: /about, pathType: Exact, backend: { service: { name: missing, port: { number: 80 } } } }
+  - { apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: { name: garbled, namespace: shop }, spec: { rules: 5 } }
+`;
 
 interface Run {
   code: number | null;
@@ -19,9 +74,10 @@ function runSync(args: string[], env: Record<string, string | undefined>): Promi
   return new Promise((resolve) => {
     const childEnv = { ...process.env, ...env };
     for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
+    // node with tsx as a loader: what `npm run sync` runs, without npx's own start-up on every call.
     execFile(
-      "npx",
-      ["tsx", "sync/main.ts", ...args],
+      process.execPath,
+      ["--import", "tsx", "sync/main.ts", ...args],
       { cwd: ROOT, env: childEnv, timeout: 20_000, killSignal: "SIGKILL" },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
@@ -117,6 +173,87 @@ describe("npm run sync -- --from DIR --print", () => {
     for (const problem of problems) expect(problem.error.length).toBeGreaterThan(0);
   });
 
+  it("prints one line per HTTPRoute and Ingress route, and names each skipped or trimmed object once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgeslice-print-"));
+    try {
+      writeFileSync(join(dir, "routes.yaml"), ROUTE_MANIFESTS);
+      const run = await runSync(["--from", dir, "--print"], { CLUSTER_NAME: "east" });
+      expect(run.code).toBe(0);
+      const lines = run.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const routes = lines.filter((line) => "route" in line);
+      const to = (service: string, weight = 1) => ({ service: `shop/${service}`, port: 80, weight });
+      const prefix = (value: string) => ({ path: { type: "PathPrefix", value }, headers: [] });
+      const route = (route: string, source: string, fields: object) =>
+        Object.assign({ cluster: "east", route, source, createdAt: 0 }, fields);
+      expect(routes).toEqual([
+        route("httproute:shop/mirror", "httproute", {
+          hostnames: ["mirror.example"],
+          wildcard: "suffix",
+          rules: [{ matches: [prefix("/ok")], filters: {}, backends: [to("stable")] }],
+        }),
+        route("httproute:shop/web", "httproute", {
+          hostnames: ["*.shop.example", "shop.example"],
+          wildcard: "suffix",
+          rules: [
+            {
+              matches: [
+                {
+                  path: { type: "Exact", value: "/cart" },
+                  headers: [{ name: "x-canary", value: "1" }],
+                  method: "POST",
+                },
+              ],
+              filters: { requestHeaders: { set: [{ name: "x-env", value: "prod" }], add: [], remove: [] } },
+              backends: [to("canary")],
+            },
+            { matches: [prefix("/")], filters: {}, backends: [to("stable", 90), to("canary", 10)] },
+          ],
+        }),
+        route("ingress:shop/site#default-backend", "ingress", {
+          hostnames: [],
+          wildcard: "one-label",
+          fallback: true,
+          rules: [{ matches: [prefix("/")], filters: {}, backends: [to("stable")] }],
+        }),
+        route("ingress:shop/site#host:site.example", "ingress", {
+          hostnames: ["site.example"],
+          wildcard: "one-label",
+          rules: [
+            { matches: [prefix("/docs")], filters: {}, backends: [to("stable")] },
+            {
+              matches: [{ path: { type: "Exact", value: "/about" }, headers: [] }],
+              filters: {},
+              backends: [{ invalid: "BackendNotFound: Service shop/missing not found", weight: 1 }],
+            },
+          ],
+        }),
+      ]);
+      // Key order is the contract: cluster and route first, then the record's fields as stored.
+      expect(Object.keys(routes[0] ?? {}).slice(0, 3)).toEqual(["cluster", "route", "source"]);
+
+      const logged = run.stderr
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const named = logged.map((line) => `${line.msg}: ${line.path ?? line.object ?? line.service}`);
+      expect(named.sort()).toEqual(
+        [
+          "skipped manifest: items[7]",
+          "skipped manifest: items[10]",
+          "route object not fully applied: HTTPRoute shop/mirror",
+          "route object not fully applied: Ingress shop/site",
+          "service annotations invalid, not routed: shop/legacy",
+        ].sort(),
+      );
+      expect(logged.every((line) => line.level === "warn")).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("labels the lines with cluster local when CLUSTER_NAME is unset", async () => {
     const run = await runSync(["--from", FIXTURE, "--print"], { CLUSTER_NAME: undefined });
     expect(run.code).toBe(0);
@@ -155,48 +292,5 @@ describe("npm run sync -- --from DIR --print", () => {
     const run = await runSync(["--help"], {});
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("--from DIR");
-  });
-});
-
-describe("printLines", () => {
-  const service = (
-    namespace: string,
-    name: string,
-    ports: { name?: string; port: number }[],
-  ): KubeService => ({
-    metadata: { name, namespace },
-    spec: { ports },
-  });
-  const slice: KubeEndpointSlice = {
-    metadata: { name: "b-1", namespace: "ns", labels: { "kubernetes.io/service-name": "b" } },
-    addressType: "IPv6",
-    ports: [{ name: "", port: 8080 }],
-    endpoints: [{ addresses: ["FD00::2"] }, { addresses: ["fd00::1"] }],
-  };
-
-  it("sorts lines by service then port and keeps the contract's key order", () => {
-    const lines = printLines(
-      "east",
-      [
-        service("ns", "b", [{ port: 80 }]),
-        service("ns", "a", [
-          { name: "y", port: 9000 },
-          { name: "x", port: 81 },
-        ]),
-      ],
-      [slice],
-    );
-    expect(lines.map((line) => Object.keys(JSON.parse(line) as object))).toEqual(
-      Array(3).fill(["cluster", "service", "port", "ipv4", "ipv6"]),
-    );
-    expect(lines.map((line) => JSON.parse(line) as { service: string; port: number })).toMatchObject([
-      { service: "ns/a", port: 81 },
-      { service: "ns/a", port: 9000 },
-      { service: "ns/b", port: 80, ipv6: { endpoints: ["[fd00::1]:8080", "[fd00::2]:8080"] } },
-    ]);
-  });
-
-  it("prints nothing for no Services", () => {
-    expect(printLines("east", [], [slice])).toEqual([]);
   });
 });
