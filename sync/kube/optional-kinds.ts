@@ -41,8 +41,9 @@ export function createOptionalKinds(
           return;
         }
         const labels = missingGroups.get(groupVersion) ?? new Set<string>();
+        // Most clusters have no Gateway API: a fact about the cluster, not a fault.
         if (labels.size === 0) {
-          logger.warn(
+          logger.info(
             "the API server does not serve this API group (CRDs not installed?): reading none; retrying",
             {
               group: groupVersion,

@@ -43,7 +43,8 @@ export interface ReflectorTarget {
   /**
    * A kind the cluster may not serve (a CRD, such as the Gateway API's): a 404 on its list means it is not
    * installed. Then everything the reflector delivered is deleted, it counts as settled (empty), tells
-   * `onMissing` and lists again every `retryMs`; `onServed` once it lists again. A refusal (401/403) that
+   * `onMissing` and lists again every `retryMs`; `onServed` once it lists again. A kind it served keeps what
+   * it served through 404s shorter than the report bound (a restarting API server serves CRDs late). A refusal (401/403) that
    * persists past the report bound settles it too, empty: the rest of the sync must not wait for it.
    */
   readonly optional?: {

@@ -60,6 +60,8 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
     };
   });
   let missing = false;
+  /** Since when an optional kind's list has answered 404 (reset by a list that succeeds). */
+  let notFoundSince: number | undefined;
   const forbiddenReportMs = tuning.forbiddenReportMs ?? 10_000;
 
   const unsubscribe = reachability.onRecovered((outageStartedAt) => {
@@ -102,6 +104,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
     known.deleteAllBut(seen, receivedAt);
     resourceVersion = listVersion;
     lastEventAt = receivedAt;
+    notFoundSince = undefined;
     if (missing) {
       missing = false;
       target.optional?.onServed();
@@ -192,18 +195,29 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
         }
       } catch (error) {
         if (!running) return;
-        const unreadable =
-          target.optional !== undefined &&
-          (statusOf(error) === 404 ||
-            // Only before its first sync: a kind once read and then refused is a broken RBAC (or an API server's
-            // start-up 403s), reported and retried as such, never emptied.
-            (target.optional.unreadableWhenRefused === true &&
-              !synced &&
-              failureKind(error) === "forbidden"));
-        if (unreadable) {
+        const notFound = target.optional !== undefined && statusOf(error) === 404;
+        // Only before its first sync: a kind once read and then refused is a broken RBAC (or an API server's
+        // start-up 403s), reported and retried as such, never emptied.
+        const refusedByDesign =
+          target.optional?.unreadableWhenRefused === true && !synced && failureKind(error) === "forbidden";
+        if (notFound || refusedByDesign) {
           // A CRD removed while watched ends the watch with 404 too: list to find out.
-          if (listReason === undefined) listReason = "missing";
-          else await notServed(statusOf(error) === 404 ? "not served" : "refused");
+          if (listReason === undefined) {
+            listReason = "missing";
+            continue;
+          }
+          if (notFound) {
+            // Authorization runs before the API server looks for a handler: a 404 was authorised.
+            policy.authorised();
+            notFoundSince ??= now();
+            // A restarting API server serves CRDs only once its apiextensions informers synced, answering 404
+            // meanwhile: a kind it served keeps what it served until the 404 outlasts the grace.
+            if (synced && !missing && now() - notFoundSince < forbiddenReportMs) {
+              await policy.pause(AbortSignal.any([stopping.signal, waking.signal]));
+              continue;
+            }
+          }
+          await notServed(notFound ? "not served" : "refused");
           continue;
         }
         if (failureKind(error) === "expired") {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
 import { sliceObject } from "./fixtures.js";
 import { type FakeKube, startFakeKube } from "./server.js";
 import { openWatch, type WatchReader } from "./watch-reader.js";
@@ -13,8 +14,9 @@ describe("the fake API server's pages, start-up refusals and shutdown, as kube-a
     await kube.close();
   });
 
+  // A fresh connection each time: a pooled one may be one that stop() cut.
   const get = (path: string) =>
-    fetch(`${kube.url}${path}`, { headers: { authorization: `Bearer ${kube.token}` } });
+    fetch(`${kube.url}${path}`, { headers: { authorization: `Bearer ${kube.token}`, connection: "close" } });
   const watch = async (path: string) => {
     const reader = await openWatch(`${kube.url}${path}`, kube.token);
     readers.push(reader);
@@ -59,12 +61,12 @@ describe("the fake API server's pages, start-up refusals and shutdown, as kube-a
   });
 
   it("answers 403 for a while after it starts and restarts, then serves", async () => {
-    kube = await startFakeKube({ forbiddenForMs: 300 });
+    // Bounds wide enough for a loaded machine: the first request must land inside the window.
+    kube = await startFakeKube({ forbiddenForMs: 1_500 });
     expect((await get(SLICES)).status).toBe(403);
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    expect((await get(SLICES)).status).toBe(200);
+    await eventually(async () => (await get(SLICES)).status === 200, 5_000, "served after the window");
     await kube.stop();
-    await kube.restart({ forbiddenForMs: 300 });
+    await kube.restart({ forbiddenForMs: 1_500 });
     expect((await get(SLICES)).status).toBe(403);
   });
 

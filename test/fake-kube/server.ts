@@ -99,11 +99,11 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     }
     const url = new URL(request.url ?? "/", "http://fake-kube");
     const path = parseResourcePath(url.pathname);
-    const unserved =
-      path && options.gatewayApi === false && RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
-    if (!path || unserved) {
+    if (!path)
       return sendJson(response, 404, statusBody(404, "the server could not find the requested resource"));
-    }
+    // As kube-apiserver: authentication and authorization (and their start-up 403s) come before the handler
+    // that finds no resource, so a kind whose CRD is not installed is counted, refused and faulted like others.
+    const unserved = options.gatewayApi === false && RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
     const verb = verbOf(request.method, path, url);
     if (!verb) return sendJson(response, 405, statusBody(405, `${request.method} is not supported here`));
     counter.count(verb, path.kind);
@@ -117,6 +117,9 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     const injected = failures.take(verb, path.kind);
     if (injected !== undefined) {
       return sendJson(response, injected, statusBody(injected, `injected failure ${injected}`));
+    }
+    if (unserved) {
+      return sendJson(response, 404, statusBody(404, "the server could not find the requested resource"));
     }
     switch (verb) {
       case "list":
