@@ -5,6 +5,7 @@ import { decodeRoute } from "./routes.js";
 import { type ServiceRecordV2, serializeServiceRecordV2 } from "./services.js";
 import {
   assertOwnRecord,
+  type ClusterHeartbeat,
   type ClusterView,
   type ClusterWriter,
   type FenceOptions,
@@ -32,6 +33,8 @@ interface ClusterState {
   leaseUntil: number;
   /** The heartbeat record was written (Redis: the heartbeat key exists). */
   registered: boolean;
+  /** What the last heartbeat record said. */
+  heartbeat: ClusterHeartbeat | undefined;
   fence: Expiring | undefined;
   claim: Expiring | undefined;
 }
@@ -145,16 +148,23 @@ export class MemoryStore implements SnapshotSource {
       },
       load: async () => new Map(state.records),
       loadAll: async () => ({ services: new Map(state.records), routes: new Map(state.routes) }),
-      heartbeat: async ({ leaseMs, ifRegistered }) => {
+      heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince }) => {
         fenced();
         // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
         // store lists every cluster, so an unregistered one stays stale instead.
         if (ifRegistered && !state.registered) return false;
         state.registered = true;
+        state.heartbeat = { holder, at, apiserverUnreachableSince };
         state.leaseUntil = this.#now() + leaseMs;
         return true;
       },
     };
+  }
+
+  heartbeats(): Map<string, ClusterHeartbeat> {
+    const heartbeats = new Map<string, ClusterHeartbeat>();
+    for (const [name, state] of this.#clusters) if (state.heartbeat) heartbeats.set(name, state.heartbeat);
+    return heartbeats;
   }
 
   /** The host index of `cluster`, sorted as Redis sorts a ZSET of equal scores (members are ASCII). */
@@ -200,6 +210,7 @@ export class MemoryStore implements SnapshotSource {
         hosts: new Set(),
         leaseUntil: 0,
         registered: false,
+        heartbeat: undefined,
         fence: undefined,
         claim: undefined,
       };

@@ -181,6 +181,20 @@ export interface SnapshotSource {
   current(): Snapshot | undefined | Promise<Snapshot | undefined>;
   /** Omitted by sources that cannot lose their store (MemoryStore). */
   status?(): SourceStatus;
+  /**
+   * Each cluster's last heartbeat record as the source last read it, for the dashboard; omitted by sources that
+   * do not read them (the Workers source reads only what routing needs). Kept out of the snapshot: it changes
+   * every heartbeat, and a new snapshot would rebuild every route index.
+   */
+  heartbeats?(): ReadonlyMap<string, ClusterHeartbeat>;
+}
+
+/** What a cluster's heartbeat record says about its sync (writer's clock, ms since epoch). */
+export interface ClusterHeartbeat {
+  readonly holder: string;
+  readonly at: number;
+  /** Set while the sync cannot reach its Kubernetes API server. */
+  readonly apiserverUnreachableSince?: number | undefined;
 }
 
 /** One write MemoryStore tells its subscribers of. */

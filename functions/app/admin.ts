@@ -134,6 +134,8 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       select: deps.select,
       ejection: deps.ejection,
       services: deps.metrics.red.totals(),
+      heartbeats: deps.source.heartbeats?.(),
+      now: Date.now(),
     });
     return c.json(view, 200, NO_STORE);
   });

@@ -1,6 +1,6 @@
 import type { IpFamily } from "../../lib/ip.js";
 import type { RouteMatch, RouteRecord } from "../../store/routes.js";
-import type { Snapshot, SourceStatus } from "../../store/store.js";
+import type { ClusterHeartbeat, Snapshot, SourceStatus } from "../../store/store.js";
 import { FAMILIES, familyStates, type StateCounts } from "../core/backend-states.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
@@ -30,11 +30,14 @@ export interface DashboardCluster {
   readonly stale: boolean;
   readonly services: number;
   /**
-   * The store's snapshot does not carry the heartbeat's time or the sync's view of its apiserver: null and
-   * "unknown" until it does.
+   * Seconds since the sync's last heartbeat record (its clock against this router's: informational; staleness
+   * comes from the lease), null when the source reads no heartbeat records (Workers) or has none yet.
    */
   readonly heartbeatAgeSeconds: number | null;
-  readonly apiserver: "unknown";
+  /** What the sync's heartbeat says of its Kubernetes API server. */
+  readonly apiserver: "reachable" | "unreachable" | "unknown";
+  /** Seconds the sync has not reached its API server (it publishes its last known state meanwhile). */
+  readonly apiserverUnreachableSeconds: number | null;
 }
 
 /** One route as served, with the backends of every Service port its rules name, per publishing cluster. */
@@ -66,11 +69,14 @@ export interface DashboardInputs {
   readonly select: SelectFor;
   readonly ejection: Pick<PassiveEjection, "isEjected">;
   readonly services: readonly ServiceTotals[];
+  /** The source's heartbeat records; undefined for a source that reads none. */
+  readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  /** ms since epoch. */
+  readonly now: number;
 }
 
-export const DASHBOARD_NOTES = [
-  "heartbeat age and apiserver state are not in the store yet: shown as unknown",
-] as const;
+export const NO_HEARTBEATS_NOTE =
+  "this router's store reader does not read heartbeat records: heartbeat age and API server state are unknown";
 
 export function dashboardView(inputs: DashboardInputs): DashboardView {
   const { snapshot } = inputs;
@@ -112,18 +118,33 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
     version: snapshot?.version ?? null,
     ageSeconds: inputs.ageSeconds,
     store: inputs.store,
-    clusters: (snapshot?.clusters ?? []).map((cluster) => ({
-      name: cluster.name,
-      stale: cluster.stale,
-      services: cluster.servicesV2.size,
-      heartbeatAgeSeconds: null,
-      apiserver: "unknown",
-    })),
+    clusters: (snapshot?.clusters ?? []).map((cluster) =>
+      clusterHealth(cluster.name, cluster.stale, cluster.servicesV2.size, inputs),
+    ),
     routes,
     services: [...inputs.services].sort(
       (a, b) => compare(a.service, b.service) || compare(a.cluster, b.cluster),
     ),
-    notes: DASHBOARD_NOTES,
+    notes: inputs.heartbeats === undefined ? [NO_HEARTBEATS_NOTE] : [],
+  };
+}
+
+function clusterHealth(
+  name: string,
+  stale: boolean,
+  services: number,
+  inputs: Pick<DashboardInputs, "heartbeats" | "now">,
+): DashboardCluster {
+  const beat = inputs.heartbeats?.get(name);
+  const seconds = (since: number) => Math.max(0, (inputs.now - since) / 1000);
+  const unreachableSince = beat?.apiserverUnreachableSince;
+  return {
+    name,
+    stale,
+    services,
+    heartbeatAgeSeconds: beat ? seconds(beat.at) : null,
+    apiserver: !beat ? "unknown" : unreachableSince === undefined ? "reachable" : "unreachable",
+    apiserverUnreachableSeconds: unreachableSince === undefined ? null : seconds(unreachableSince),
   };
 }
 

@@ -93,7 +93,9 @@ export const DASHBOARD_SCRIPT = `
         c.stale ? badge("stale", "stale") : badge("fresh", "fresh"),
         String(c.services),
         age(c.heartbeatAgeSeconds),
-        c.apiserver
+        c.apiserver === "unreachable"
+          ? badge("unreachable for " + age(c.apiserverUnreachableSeconds), "stale")
+          : c.apiserver
       ]);
     }), "no cluster has published yet");
   }

@@ -2,12 +2,13 @@ import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
-import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
+import type { ClusterHeartbeat, ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
 import { type ClusterRecords, clusterView, updatedRecords } from "../stored-records.js";
 import { type ClusterChanges, createChangeFeeds } from "./feed.js";
+import { readHeartbeats } from "./heartbeats.js";
+import { readRunId } from "./run-id.js";
 import {
   discoverClusters,
-  isClusterClient,
   isReplyError,
   type LoadedCluster,
   loadClusterOrSkip,
@@ -37,6 +38,7 @@ export interface RedisSnapshotSource extends SnapshotSource {
   /** Stops following, closes the blocking connections; the caller owns and closes `redis`. */
   close(): Promise<void>;
   status(): SourceStatus;
+  heartbeats(): ReadonlyMap<string, ClusterHeartbeat>;
 }
 
 export interface RedisSnapshotSourceOptions {
@@ -66,13 +68,11 @@ interface ClusterState {
   readonly registered: boolean;
 }
 
-/** Stands in for run_id on Redis Cluster, which has no single instance to identify. */
-const CLUSTER_RUN_ID = "redis-cluster";
-
 export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
   const { redis, prefix, logger, now } = options;
   // Malformed records and keys are reported once while they last, not on every reload (lib/warn-once.ts).
   const warnings = createWarnOnce(logger);
+  let heartbeats: ReadonlyMap<string, ClusterHeartbeat> = new Map();
   const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
   const closing = new AbortController();
   let refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -109,14 +109,11 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   const load = (name: string) => loadClusterOrSkip(redis, prefix, name, logger, warnings);
   const adoptLoaded = (loaded: LoadedCluster | undefined) => (loaded ? adopt(loaded) : undefined);
 
-  const readRunId = async (): Promise<string | undefined> => {
-    if (isClusterClient(redis)) return CLUSTER_RUN_ID;
-    const info = await redis.info("server");
-    return /^run_id:(\S+)/m.exec(info)?.[1];
-  };
-
   const reloadAll = async () => {
-    const [id, names] = await Promise.all([readRunId(), discoverClusters(redis, prefix, logger, warnings)]);
+    const [id, names] = await Promise.all([
+      readRunId(redis),
+      discoverClusters(redis, prefix, logger, warnings),
+    ]);
     const known = [...new Set([...clusters.keys(), ...names])];
     const loaded = await Promise.all(known.map(load));
     const next = new Map<string, ClusterState>();
@@ -146,7 +143,11 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     const known = [...clusters.keys()];
     // One command per cluster, sent together: each lease lives in its own slot, which a Redis Cluster pipeline
     // cannot span; on a standalone Redis ioredis writes them back to back all the same.
-    const leases = await Promise.all(known.map((name) => redis.exists(clusterKeys(prefix, name).lease)));
+    const [leases, beats] = await Promise.all([
+      Promise.all(known.map((name) => redis.exists(clusterKeys(prefix, name).lease))),
+      readHeartbeats(redis, prefix, known, warnings),
+    ]);
+    heartbeats = beats;
     let changed = false;
     const regained: string[] = [];
     known.forEach((name, index) => {
@@ -201,7 +202,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
    * trimmed past our position, reset (its last id is older than ours) or deleted reloads that cluster.
    */
   const verifyPositions = async (names: readonly string[]) => {
-    const id = await readRunId();
+    const id = await readRunId(redis);
     if (id !== runId) {
       logger.warn("redis instance changed; reloading the whole store", { previous: runId, current: id });
       return reloadAll();
@@ -266,6 +267,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
 
   return {
     current: () => snapshot,
+    heartbeats: () => heartbeats,
     status: () => ({
       connected: refreshHealthy && feeds.healthy() && redis.status === "ready",
       lastLoadAt,
