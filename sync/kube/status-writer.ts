@@ -155,7 +155,10 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       }
       if (failed && latest === undefined && !stopped) {
         if (retryTimer) clearTimeout(retryTimer);
-        retryTimer = setTimeout(() => writer.update(statuses), retryMs);
+        retryTimer = setTimeout(() => {
+          retryTimer = undefined;
+          writer.update(statuses);
+        }, retryMs);
       }
     }
   };
@@ -171,6 +174,9 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   const writer: StatusWriter = {
     update(statuses) {
       if (stopped) return;
+      // Newer statuses cover every object: a retry still pending would write older ones over them.
+      if (retryTimer) clearTimeout(retryTimer);
+      retryTimer = undefined;
       latest = statuses;
       kick();
     },
