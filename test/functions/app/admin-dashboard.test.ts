@@ -17,9 +17,9 @@ async function loadedStore(): Promise<MemoryStore> {
     cluster: "east",
     service: "demo/web",
     hosts: ["web.localhost"],
-    ipv4: [ep("10.0.0.1"), ep("10.0.0.2")],
+    ipv4: [ep("127.0.0.1"), ep("127.0.0.2")],
   });
-  const draining: ServiceRecord = { ...east, ipv4: { ...east.ipv4, draining: [ep("10.0.0.9")] } };
+  const draining: ServiceRecord = { ...east, ipv4: { ...east.ipv4, draining: [ep("127.0.0.9")] } };
   await store.writer("east").put(draining);
   await store.writer("east").heartbeat({
     holder: "t",
@@ -32,7 +32,7 @@ async function loadedStore(): Promise<MemoryStore> {
       cluster: "west",
       service: "demo/web",
       hosts: ["web.localhost"],
-      ipv6: [ep("fd00::1")],
+      ipv6: [ep("::1")],
     }),
   );
   return store;
@@ -70,9 +70,9 @@ describe("GET /_edgeslice/dashboard", () => {
 
   it("shows clusters, routes with endpoints per family and state, and the family in use", async () => {
     const { app, routing } = await appWith();
-    routing.policy.ejection.recordFailure("10.0.0.2:8080");
-    routing.policy.ejection.recordFailure("10.0.0.2:8080");
-    routing.policy.ejection.recordFailure("10.0.0.2:8080");
+    routing.policy.ejection.recordFailure("127.0.0.2:8080");
+    routing.policy.ejection.recordFailure("127.0.0.2:8080");
+    routing.policy.ejection.recordFailure("127.0.0.2:8080");
     const res = await app.request("http://router/_edgeslice/dashboard", { headers: auth });
     expect(res.headers.get("cache-control")).toBe("no-store");
     const view = (await res.json()) as DashboardView;

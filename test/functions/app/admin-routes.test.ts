@@ -12,7 +12,7 @@ const web = (cluster: string, ip: string) =>
 const canary = serviceRecordV2({
   cluster: "east",
   service: "shop/canary",
-  ports: [{ number: 80, ipv4: [endpoint("10.0.0.9", 8080)] }],
+  ports: [{ number: 80, ipv4: [endpoint("127.0.0.9", 8080)] }],
 });
 const front = routeRecord("httproute:shop/front", {
   hostnames: ["shop.test"],
@@ -46,10 +46,10 @@ const app = createApp({
   source: {
     current: () =>
       snapshotOf([
-        { name: "east", services: [web("east", "10.0.0.1"), canary], routes: [front, twin, late, drifted] },
+        { name: "east", services: [web("east", "127.0.0.1"), canary], routes: [front, twin, late, drifted] },
         {
           name: "west",
-          services: [web("west", "10.1.0.1")],
+          services: [web("west", "127.0.1.1")],
           routes: [front, { ...drifted, hostnames: ["b.test"] }],
         },
       ]),
@@ -144,8 +144,8 @@ describe("the admin view of version 2 routes", () => {
       shadowed: [],
     });
     expect((body.tiers as { backends: { address: string }[] }[])[0]?.backends.map((b) => b.address)).toEqual([
-      "10.0.0.1:8080",
-      "10.1.0.1:8080",
+      "127.0.0.1:8080",
+      "127.0.1.1:8080",
     ]);
     const post = await admin("explain?host=shop.test&path=/cart&method=POST");
     expect(post).toMatchObject({ result: "proxy", route: { id: "httproute:shop/twin" } });

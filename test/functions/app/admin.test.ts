@@ -24,10 +24,10 @@ function appWith(source: SnapshotSource, adminToken: string | null = "secret-tok
 async function loadedStore(): Promise<MemoryStore> {
   const store = new MemoryStore();
   const a = store.writer("a");
-  await a.put(serviceRecord({ cluster: "a", ipv4: [ep("10.0.0.1")], ipv6: [ep("fd00::1")] }));
+  await a.put(serviceRecord({ cluster: "a", ipv4: [ep("127.0.0.1")], ipv6: [ep("::1")] }));
   await a.heartbeat({ holder: "t", leaseMs: 60_000, at: Date.now() });
   const b = store.writer("b");
-  await b.put(serviceRecord({ cluster: "b", ipv4: [ep("10.1.0.1")] }));
+  await b.put(serviceRecord({ cluster: "b", ipv4: [ep("127.0.1.1")] }));
   return store;
 }
 
@@ -117,7 +117,7 @@ describe("admin endpoints", () => {
     expect(body.droppedStale).toEqual(["b"]);
     expect(body.clusters.map((c) => [c.cluster, c.family])).toEqual([["a", "ipv4"]]);
     expect(body.tiers.map((t) => [t.name, t.backends.map((b) => b.address)])).toEqual([
-      ["local", ["10.0.0.1:8080"]],
+      ["local", ["127.0.0.1:8080"]],
     ]);
   });
 
