@@ -9,6 +9,17 @@ import { clusterKeysPattern, clustersKeyPattern, storeKeysPattern } from "./keys
  * await admin.call("ACL", "SETUSER", "edgeslice-router", ">pw", ...routerAclRules("edgeslice"));
  */
 
+/** What an ioredis client sends to connect, on a standalone Redis or (the topology reads) a Redis Cluster. */
+const CONNECTION_COMMANDS = [
+  "+ping",
+  "+hello",
+  "+client|setname",
+  "+info",
+  "+select",
+  "+cluster|slots",
+  "+cluster|info",
+] as const;
+
 /**
  * One cluster's sync user: it may touch only keys under its own hash tag, with the commands the writer uses;
  * nothing else (no KEYS, FLUSHALL, CONFIG ...). One selector (Redis >= 7.0) lets it add names to the registry
@@ -22,14 +33,7 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     `~${clusterKeysPattern(prefix, cluster)}`,
     "resetchannels",
     "-@all",
-    "+ping",
-    "+hello",
-    "+client|setname",
-    "+info",
-    "+select",
-    // Topology reads an ioredis Cluster client needs to start; harmless on a standalone Redis.
-    "+cluster|slots",
-    "+cluster|info",
+    ...CONNECTION_COMMANDS,
     "+multi",
     "+exec",
     "+discard",
@@ -63,13 +67,7 @@ export function routerAclRules(prefix: string): string[] {
     `%R~${storeKeysPattern(prefix)}`,
     "resetchannels",
     "-@all",
-    "+ping",
-    "+hello",
-    "+client|setname",
-    "+info",
-    "+select",
-    "+cluster|slots",
-    "+cluster|info",
+    ...CONNECTION_COMMANDS,
     "+cluster|keyslot",
     "+scan",
     "+hgetall",
