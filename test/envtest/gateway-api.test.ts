@@ -60,6 +60,23 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
         describe: () => `HTTPRoute shop/${name} never got ${type} ${reason}`,
       });
 
+    const statusPaths = [
+      ...["canary", "cross", "missing", "elsewhere", "theirs"].map((name) => `${ROUTES}/${name}`),
+      `${GATEWAYS}/namespaces/infra/gateways/gw`,
+      `${GATEWAYS}/gatewayclasses/edgeslice`,
+    ];
+    const versions = async () =>
+      Promise.all(statusPaths.map(async (path) => (await getObject(path)).metadata.resourceVersion));
+    /** Waits for `count` more full resyncs of `sync` (each recomputes every status). */
+    const resyncs = async (sync: SyncCli, count: number) => {
+      const metric = "edgeslice_sync_full_resyncs_total";
+      const from = (await sync.metric(metric)) ?? 0;
+      await pollUntil(async () => ((await sync.metric(metric)) ?? 0) >= from + count, {
+        timeoutMs: 10_000,
+        describe: () => `${sync.podName} did not resync ${count} times`,
+      });
+    };
+
     beforeAll(async () => {
       const deploy = await renderDeploy();
       envtest = await startEnvtest({ serviceAccount: deploy.serviceAccount });
@@ -229,38 +246,27 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
 
     it("writes status from the leader only, and rewrites none of it while nothing changes (resyncs every 0.7 s)", async () => {
       await untilCondition("cross", "ResolvedRefs", "ResolvedRefs");
-      const paths = [
-        ...["canary", "cross", "missing", "elsewhere", "theirs"].map((name) => `${ROUTES}/${name}`),
-        `${GATEWAYS}/namespaces/infra/gateways/gw`,
-        `${GATEWAYS}/gatewayclasses/edgeslice`,
-      ];
-      const versions = async () =>
-        Promise.all(paths.map(async (path) => (await getObject(path)).metadata.resourceVersion));
       const before = await versions();
       const writesBefore = await leader.metric("edgeslice_sync_status_writes_total");
-      const resyncsBefore = (await leader.metric("edgeslice_sync_full_resyncs_total")) ?? 0;
-      await pollUntil(
-        async () => ((await leader.metric("edgeslice_sync_full_resyncs_total")) ?? 0) >= resyncsBefore + 3,
-        { timeoutMs: 10_000, describe: () => "the leader did not resync three times" },
-      );
+      const routeWritesBefore = await leader.metric("edgeslice_sync_route_writes_total");
+      await resyncs(leader, 3);
       expect(await versions()).toEqual(before);
       expect(await leader.metric("edgeslice_sync_status_writes_total")).toBe(writesBefore);
       expect(writesBefore).toBeGreaterThan(0);
       expect((await standby.metric("edgeslice_sync_status_writes_total")) ?? 0).toBe(0);
+      expect(await leader.metric("edgeslice_sync_route_writes_total")).toBe(routeWritesBefore);
     });
 
     it("follows a spec change: new weights published and observedGeneration advanced", async () => {
       const { object } = await ourParent("canary");
       const generation = object.metadata.generation ?? 0;
-      await envtest.kubectl([
-        "-n",
-        "shop",
-        "patch",
-        "httproute",
-        "canary",
-        "--type=json",
-        '-p=[{"op":"replace","path":"/spec/rules/0/backendRefs/0/weight","value":80},{"op":"replace","path":"/spec/rules/0/backendRefs/1/weight","value":20}]',
-      ]);
+      const weightAt = (index: number, value: number) => ({
+        op: "replace",
+        path: `/spec/rules/0/backendRefs/${index}/weight`,
+        value,
+      });
+      const patch = JSON.stringify([weightAt(0, 80), weightAt(1, 20)]);
+      await envtest.kubectl(["-n", "shop", "patch", "httproute", "canary", "--type=json", `-p=${patch}`]);
       await pollUntil(
         async () =>
           (await ourParent("canary")).conditions.get("Accepted")?.observedGeneration === generation + 1,
@@ -275,6 +281,19 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
         timeoutMs: 10_000,
         describe: () => "the new weights 80/20 were never published",
       });
+    });
+
+    it("hands status over with the Lease: the new leader rewrites nothing unchanged and writes what changes", async () => {
+      const before = await versions();
+      await leader.kill();
+      await untilLeader(standby, 1, 20_000);
+      await resyncs(standby, 2);
+      expect(await versions()).toEqual(before);
+      expect((await standby.metric("edgeslice_sync_status_writes_total")) ?? 0).toBe(0);
+
+      await envtest.kubectl(["-n", "other", "delete", "referencegrant", "shop-routes"]);
+      await untilCondition("cross", "ResolvedRefs", "RefNotPermitted");
+      expect(await standby.metric("edgeslice_sync_status_writes_total")).toBeGreaterThan(0);
     });
   },
 );
