@@ -33,7 +33,10 @@ export function hostPatterns(host: string): string[] {
   return patterns;
 }
 
-/** Per cluster: one ZRANGEBYLEX per pattern, then lease, heartbeat, the host index's existence, the services' count. */
+/**
+ * Per cluster: one ZRANGEBYLEX per pattern, then whether the lease, the heartbeat, the host index and the
+ * services hash exist (Redis deletes an emptied hash, so EXISTS says whether it holds any record).
+ */
 export function coldIndexCommands(prefix: string, clusters: readonly string[], host: string): Command[] {
   const patterns = hostPatterns(host);
   return clusters.flatMap((name): Command[] => {
@@ -43,7 +46,7 @@ export function coldIndexCommands(prefix: string, clusters: readonly string[], h
       ["exists", keys.lease],
       ["exists", keys.heartbeat],
       ["exists", keys.hosts],
-      ["hlen", keys.services],
+      ["exists", keys.services],
     ];
   });
 }
@@ -79,12 +82,12 @@ export function readColdIndex(
     const own = replies.slice(index * perCluster, (index + 1) * perCluster);
     const failed = own.find((reply) => reply[0])?.[0];
     if (failed || own.length < perCluster) {
-      incomplete ??= `cluster ${name} unreadable`;
+      incomplete ??= `cluster ${name} unreadable${failed ? `: ${failed.message}` : ""}`;
       return;
     }
-    const [lease, heartbeat, indexExists, serviceCount] = own.slice(patterns).map(([, value]) => value);
+    const [lease, heartbeat, indexExists, servicesExist] = own.slice(patterns).map(([, value]) => value);
     if (heartbeat !== 1) return;
-    if (indexExists !== 1 && typeof serviceCount === "number" && serviceCount > 0) {
+    if (indexExists !== 1 && servicesExist === 1) {
       incomplete ??= `cluster ${name} has no host index`;
       return;
     }

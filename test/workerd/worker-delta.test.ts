@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routerAclRules } from "../../store/acl.js";
 import { clusterKeys } from "../../store/keys.js";
 import { annotationRoute } from "../../store/legacy.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
@@ -176,6 +177,23 @@ describe("the Worker following the store by deltas", () => {
 
     expect(first.status).toBe(200);
     expect(first.body).toMatch(/^web /);
+  }, 30_000);
+
+  it("serves and follows changes for a router user with exactly the documented ACL rules", async () => {
+    const prefix = freshPrefix();
+    const before = await backend("127.0.0.1", namedBackend("before"));
+    const after = await backend("127.0.0.1", namedBackend("after"));
+    const east = createRedisWriter(client, { prefix, cluster: "east" });
+    await publish(east, "shop/web", "web.example.test", [before]);
+    await client.call("ACL", "SETUSER", "router", "reset", ">router-secret", ...routerAclRules(prefix));
+    const url = `redis://router:router-secret@127.0.0.1:${privateRedis.port}`;
+    const mf = worker({ REDIS_URL: url, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "100" });
+    expect((await get(mf, "http://web.example.test/")).body).toMatch(/^before /);
+
+    await east.putService(serviceRecordFromV1(record("shop/web", ["web.example.test"], [at(after)])));
+    const seen = await until(() => get(mf, "http://web.example.test/"), bodyStartsWith("after "));
+
+    expect(seen.body).toMatch(/^after /);
   }, 30_000);
 });
 

@@ -39,7 +39,7 @@ describe("reading the host index of a cold request", () => {
     { lease = 1, heartbeat = 1, index = 1, services = 1 }: Partial<Record<string, number>> = {},
   ) => [ok(exact), ok([]), ok([]), ok(lease), ok(heartbeat), ok(index), ok(services)];
 
-  it("asks each cluster for every pattern of the host, lease, heartbeat, the index and the service count", () => {
+  it("asks each cluster for every pattern of the host, lease, heartbeat, whether the index and the services exist", () => {
     expect(coldIndexCommands(PREFIX, ["east"], "web.test")).toEqual([
       ["zrangebylex", "t:{east}:hosts", "[web.test\x1f", "(web.test\x20"],
       ["zrangebylex", "t:{east}:hosts", "[*.test\x1f", "(*.test\x20"],
@@ -47,7 +47,7 @@ describe("reading the host index of a cold request", () => {
       ["exists", "t:{east}:lease"],
       ["exists", "t:{east}:heartbeat"],
       ["exists", "t:{east}:hosts"],
-      ["hlen", "t:{east}:services"],
+      ["exists", "t:{east}:services"],
     ]);
   });
 
@@ -71,14 +71,16 @@ describe("reading the host index of a cold request", () => {
   });
 
   it("cannot answer for a cluster with service records but no host index (a sync before store format 2)", () => {
-    const index = readColdIndex(["east"], "web.test", clusterReplies([], { index: 0, services: 3 }));
+    const index = readColdIndex(["east"], "web.test", clusterReplies([], { index: 0, services: 1 }));
     expect(index.incomplete).toBe("cluster east has no host index");
   });
 
   it("cannot answer when a cluster's keys are unreadable", () => {
     const replies = clusterReplies(members);
     replies[0] = replyError("WRONGTYPE Operation against a key holding the wrong kind of value");
-    expect(readColdIndex(["east"], "web.test", replies).incomplete).toBe("cluster east unreadable");
+    expect(readColdIndex(["east"], "web.test", replies).incomplete).toBe(
+      "cluster east unreadable: WRONGTYPE Operation against a key holding the wrong kind of value",
+    );
   });
 
   it("decodes only the named records into the cluster's view", () => {
