@@ -8,7 +8,8 @@ import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "./translate/desired-
 import { parseHostClaims } from "./translate/host-claims.js";
 import type { LoadBalancerIngress } from "./translate/ingress/translate.js";
 
-const NamespaceListSchema = v.pipe(
+/** A comma list, items trimmed, empty ones dropped; unset is empty. */
+const CommaListSchema = v.pipe(
   v.optional(v.string(), ""),
   v.transform((text) =>
     text
@@ -16,6 +17,10 @@ const NamespaceListSchema = v.pipe(
       .map((part) => part.trim())
       .filter((part) => part.length > 0),
   ),
+);
+
+const NamespaceListSchema = v.pipe(
+  CommaListSchema,
   v.array(
     v.pipe(
       v.string(),
@@ -91,13 +96,7 @@ export const SyncEnvSchema = v.object({
   ),
   /** Comma list of IPs and host names written into our Ingresses' status.loadBalancer.ingress; unset: none. */
   INGRESS_STATUS_ADDRESSES: v.pipe(
-    v.optional(v.string(), ""),
-    v.transform((text) =>
-      text
-        .split(",")
-        .map((part) => part.trim())
-        .filter((part) => part.length > 0),
-    ),
+    CommaListSchema,
     v.check(
       (items) => items.every((item) => ipBytes(item) !== undefined || HOSTNAME.test(item)),
       "INGRESS_STATUS_ADDRESSES must list IP addresses and DNS names",

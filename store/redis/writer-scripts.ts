@@ -38,18 +38,21 @@ redis.call('HDEL', KEYS[4], ARGV[3])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'service', ARGV[3], 'op', 'delete')
 return {1, claimant()}`;
 
-/**
- * Version 2 service record. KEYS: fence, claim, services, routes, changes; ARGV: holder, ttl, service,
- * record ('' = remove), maxlen. A version 1 sync's route under the service's name goes either way.
- */
-const SERVICE = `${FENCE}
-local op = 'put'
+/** Sets ARGV[3] to ARGV[4] in the hash KEYS[3], or deletes it when ARGV[4] is ''; `op` names which. */
+const PUT_OR_DELETE = `local op = 'put'
 if ARGV[4] == '' then
   op = 'delete'
   redis.call('HDEL', KEYS[3], ARGV[3])
 else
   redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-end
+end`;
+
+/**
+ * Version 2 service record. KEYS: fence, claim, services, routes, changes; ARGV: holder, ttl, service,
+ * record ('' = remove), maxlen. A version 1 sync's route under the service's name goes either way.
+ */
+const SERVICE = `${FENCE}
+${PUT_OR_DELETE}
 redis.call('HDEL', KEYS[4], ARGV[3])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], '*', 'kind', 'service', 'id', ARGV[3], 'op', op, 'v', '2')
 return {1, claimant()}`;
@@ -99,13 +102,7 @@ for _, member in ipairs(before) do
   if not kept[member] then redis.call('ZREM', KEYS[4], member) end
 end
 for _, member in ipairs(after) do redis.call('ZADD', KEYS[4], 0, member) end
-local op = 'put'
-if ARGV[4] == '' then
-  op = 'delete'
-  redis.call('HDEL', KEYS[3], ARGV[3])
-else
-  redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-end
+${PUT_OR_DELETE}
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], '*', 'kind', 'route', 'id', ARGV[3], 'op', op, 'v', '2')
 return {1, claimant()}`;
 
