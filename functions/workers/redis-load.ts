@@ -10,7 +10,7 @@ import type { PipelineConnection } from "./delta-reader.js";
 const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 
 /**
- * One snapshot load for the isolate's cache (source.ts): opens a client, reads the whole store, closes it.
+ * One whole-store load for source.ts (the bench's baseline): opens a client, reads the whole store, closes it.
  * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (DESIGN.md)
  * but `warnings`, the isolate's memory of what it already reported (a bad record is logged once, not per TTL).
  */

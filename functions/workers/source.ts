@@ -2,7 +2,9 @@ import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource, SourceStatus } from "../../store/store.js";
 
 /**
- * A SnapshotSource for Workers. A Redis connection cannot outlive the request that opened it in workerd
+ * The whole-store SnapshotSource Workers used before the delta reads (delta-source.ts, which runtime.ts
+ * wires): kept as the baseline the Workers bench measures next to them (bench/workers/whole-store-reader.ts).
+ * A Redis connection cannot outlive the request that opened it in workerd
  * (DESIGN.md "Router function"), so the decoded snapshot lives in isolate memory and is reloaded with a
  * client of the request's own:
  * - fresh (younger than `ttlMs`): served from memory, no Redis at all;
