@@ -246,6 +246,8 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
 
 /** `npm run sync` live mode: runs until SIGTERM/SIGINT, then stops gracefully. Resolves the exit code. */
 export async function runLive(config: SyncConfig, options: LiveOptions): Promise<number> {
+  // Listening for the signal first: a SIGTERM while it starts stops it once started, not the default way.
+  const stopping = shutdownSignal(options.logger);
   let live: LiveSync;
   try {
     live = await startLive(config, options);
@@ -259,7 +261,7 @@ export async function runLive(config: SyncConfig, options: LiveOptions): Promise
     namespaces: config.namespaces.length > 0 ? config.namespaces : "all",
     healthPort: live.healthPort,
   });
-  await shutdownSignal(options.logger);
+  await stopping;
   await live.stop();
   return 0;
 }

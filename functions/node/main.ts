@@ -16,9 +16,12 @@ try {
   process.exit(2);
 }
 const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+// Listening for the signal before starting: a SIGTERM during start-up (it listens before its first store load
+// lands) must still close cleanly, not kill the process the default way.
+const stopping = shutdownSignal(logger);
 const router = await startNodeRouter(config, { logger, host: config.host });
 
-await shutdownSignal(logger);
+await stopping;
 try {
   await router.close();
   process.exit(0);
