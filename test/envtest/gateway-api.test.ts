@@ -6,7 +6,7 @@ import { pollUntil } from "../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { gatewayApiCrdsPath, installGatewayApi } from "./support/crds.js";
 import { renderDeploy } from "./support/deploy.js";
-import { shopRoutes } from "./support/gateway-routes.js";
+import { type GatewayApiObject, shopRoutes } from "./support/gateway-routes.js";
 import { namespaceObject, serviceObject, sliceObject } from "./support/objects.js";
 import {
   GATEWAY_CONTROLLER,
@@ -16,16 +16,6 @@ import {
 } from "./support/route-objects.js";
 import { published } from "./support/store.js";
 import { type SyncCli, startSyncCli, untilLeader, untilReady } from "./support/sync-cli.js";
-
-type Condition = { type: string; status: string; reason: string; observedGeneration?: number };
-type KubeObject = {
-  metadata: { resourceVersion: string; generation?: number };
-  status?: {
-    conditions?: Condition[];
-    listeners?: { name: string; attachedRoutes: number }[];
-    parents?: { controllerName: string; parentRef: { name: string }; conditions: Condition[] }[];
-  };
-};
 
 const GATEWAYS = "/apis/gateway.networking.k8s.io/v1";
 const ROUTES = `${GATEWAYS}/namespaces/shop/httproutes`;
@@ -41,10 +31,10 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
     let leader: SyncCli;
     let standby: SyncCli;
 
-    const getObject = async (path: string): Promise<KubeObject> => {
+    const getObject = async (path: string): Promise<GatewayApiObject> => {
       const response = await envtest.get(path);
       if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}`);
-      return JSON.parse(response.body) as KubeObject;
+      return JSON.parse(response.body) as GatewayApiObject;
     };
     const route = async (id: string): Promise<RouteRecord | undefined> =>
       (await published(redis, prefix, cluster)).routes.get(id);
@@ -188,8 +178,8 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
       const gatewayConditions = new Map(gateway.status?.conditions?.map((item) => [item.type, item]));
       expect(gatewayConditions.get("Accepted")).toMatchObject({ status: "True", reason: "Accepted" });
       expect(gatewayConditions.get("Programmed")).toMatchObject({ status: "True", reason: "Programmed" });
-      // canary, cross and missing attach to the `web` listener (*.shop.test); elsewhere matches no listener.
-      expect(gateway.status?.listeners?.find((item) => item.name === "web")?.attachedRoutes).toBe(3);
+      // canary, cross, missing and wrong-kind attach to `web` (*.shop.test); elsewhere matches no listener.
+      expect(gateway.status?.listeners?.find((item) => item.name === "web")?.attachedRoutes).toBe(4);
       expect(gateway.status?.listeners?.find((item) => item.name === "api")?.attachedRoutes).toBe(0);
 
       const ours = await getObject(`${GATEWAYS}/gatewayclasses/edgeslice`);
@@ -199,7 +189,7 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
       });
     });
 
-    it("refuses a hostname no listener allows (NoMatchingListenerHostname) and a missing Service (BackendNotFound)", async () => {
+    it("refuses a hostname no listener allows (NoMatchingListenerHostname), a missing Service (BackendNotFound) and a ConfigMap (InvalidKind)", async () => {
       await untilCondition("elsewhere", "Accepted", "NoMatchingListenerHostname");
       expect((await ourParent("elsewhere")).conditions.get("Accepted")?.status).toBe("False");
       expect(await route("httproute:shop/elsewhere")).toBeUndefined();
@@ -212,6 +202,7 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
       expect((await route("httproute:shop/missing"))?.rules[0]?.backends).toEqual([
         { invalid: expect.stringContaining("BackendNotFound"), weight: 1 },
       ]);
+      await untilCondition("wrong-kind", "ResolvedRefs", "InvalidKind");
     });
 
     it("resolves a cross-namespace backendRef only once a ReferenceGrant allows it", async () => {

@@ -1,5 +1,16 @@
 import { backendRef, httpRouteObject, parentRef } from "./route-objects.js";
 
+export type StatusCondition = { type: string; status: string; reason: string; observedGeneration?: number };
+/** What the tests read back of a Gateway API object: its resourceVersion, generation and status. */
+export type GatewayApiObject = {
+  metadata: { resourceVersion: string; generation?: number };
+  status?: {
+    conditions?: StatusCondition[];
+    listeners?: { name: string; attachedRoutes: number }[];
+    parents?: { controllerName: string; parentRef: { name: string }; conditions: StatusCondition[] }[];
+  };
+};
+
 /**
  * The HTTPRoutes of test/envtest/gateway-api.test.ts, all in namespace shop, attached to Gateway infra/gw
  * (listeners `web` *.shop.test and `api` api.shop.test) but `theirs` (another controller's Gateway):
@@ -7,6 +18,7 @@ import { backendRef, httpRouteObject, parentRef } from "./route-objects.js";
  *   response header modifiers; a RequestRedirect rule; a URLRewrite ReplacePrefixMatch rule;
  * - cross: a backendRef to other/api (needs a ReferenceGrant in other);
  * - missing: a backendRef to a Service that does not exist;
+ * - wrong-kind: a backendRef to a ConfigMap;
  * - elsewhere: a hostname no listener of gw allows.
  */
 export function shopRoutes(): object[] {
@@ -59,6 +71,11 @@ export function shopRoutes(): object[] {
       parentRefs: toGw,
       hostnames: ["missing.shop.test"],
       rules: [{ backendRefs: [backendRef("nope")] }],
+    }),
+    httpRouteObject("shop", "wrong-kind", {
+      parentRefs: toGw,
+      hostnames: ["kind.shop.test"],
+      rules: [{ backendRefs: [{ group: "", kind: "ConfigMap", name: "settings" }] }],
     }),
     httpRouteObject("shop", "elsewhere", {
       parentRefs: toGw,
