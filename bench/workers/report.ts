@@ -61,6 +61,14 @@ export function formatWorkersReport(results: readonly WorkersSizeResult[]): stri
             : `${operationLabel(operation, result.services)}: n/a`,
         );
       }
+      const cpu = reader?.operations;
+      if (cpu) {
+        out.push(
+          `  isolate CPU (median): refresh, nothing changed ${fixed(cpu["refresh-unchanged"].cpuMicros / 1000)} ms;` +
+            ` refresh, one change ${fixed(cpu["refresh-one-change"].cpuMicros / 1000)} ms;` +
+            ` cold request ${fixed(cpu["cold-request"].cpuMicros / 1000)} ms`,
+        );
+      }
       if (reader?.afterCold) {
         out.push(
           `  after the cold response (waitUntil, the rest of the store): ${wireText(reader.afterCold)}`,
