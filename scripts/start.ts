@@ -14,14 +14,10 @@ import { cacheFromObjects, loadManifests } from "../sync/kube/manifests.js";
 import { createSyncMetrics } from "../sync/metrics.js";
 import { createPublishPipeline, type PublishPipeline } from "../sync/publish/pipeline.js";
 import { DEFAULT_VALVE_CONFIG } from "../sync/publish/safety-valve.js";
-import { HOSTS_ANNOTATION, parseHosts } from "../sync/translate/exposure.js";
-import {
-  type KubeEndpointSlice,
-  type KubeService,
-  namespaceOf,
-  SERVICE_NAME_LABEL,
-} from "../sync/translate/kube-objects.js";
+import { DEFAULT_ROUTE_SETTINGS, desiredRoutes } from "../sync/translate/desired-routes.js";
+import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/translate/kube-objects.js";
 import { type DemoBackend, startDemoBackend } from "./demo-backend.js";
+import { banner, exposedHosts } from "./start-banner.js";
 
 /**
  * `npm start`: the local all-in-one. Demo backends on the loopback addresses the examples/ slices list, the
@@ -105,6 +101,12 @@ async function main(): Promise<void> {
   });
   running.router = router;
 
+  // What the pipeline just published, for the banner: the same pure translation over the same objects.
+  const desired = desiredRoutes({
+    services: loaded.services,
+    objects: loaded.routeObjects,
+    settings: DEFAULT_ROUTE_SETTINGS,
+  });
   process.stdout.write(
     banner({
       url: router.url,
@@ -113,6 +115,7 @@ async function main(): Promise<void> {
         : "memory",
       backends: running.backends,
       hosts: exposedHosts(loaded.services),
+      routes: [...desired.routes.values()],
       adminToken: config.adminToken ?? "",
       ipFamily: config.ipFamily,
     }),
@@ -134,50 +137,6 @@ function demoTargets(slices: readonly KubeEndpointSlice[]): { service: string; i
     }
   }
   return [...targets.values()];
-}
-
-/** Each Service's hosts as the sync publishes them; a Service whose annotation is invalid is not routed. */
-function exposedHosts(services: readonly KubeService[]): string[] {
-  return services.flatMap((service) => {
-    const raw = service.metadata.annotations?.[HOSTS_ANNOTATION];
-    const hosts = raw === undefined ? undefined : parseHosts(raw);
-    return hosts?.ok ? hosts.value : [];
-  });
-}
-
-function banner(info: {
-  url: string;
-  store: string;
-  backends: readonly DemoBackend[];
-  hosts: readonly string[];
-  adminToken: string;
-  ipFamily: string;
-}): string {
-  const lines = [
-    "",
-    `edgeslice all-in-one is running: router ${info.url}, store: ${info.store}, IP_FAMILY=${info.ipFamily}`,
-    `demo backends: ${info.backends.map((b) => `${b.address} (${b.family})`).join(", ") || "none"}`,
-    "",
-    "Try:",
-    ...info.hosts.map((host) => `  curl -H 'Host: ${host}' ${info.url}/`),
-    `  curl -H 'Host: nothing.localhost' ${info.url}/        # 404 {"error":"no_route"}`,
-    `  curl ${info.url}/_edgeslice/healthz`,
-  ];
-  const auth = info.adminToken ? ` -H 'Authorization: Bearer ${info.adminToken}'` : "";
-  lines.push(
-    `  curl${auth} '${info.url}/_edgeslice/explain?host=${info.hosts[0] ?? "web.localhost"}&path=/'`,
-  );
-  if (!info.adminToken)
-    lines.push("  (admin endpoints other than healthz need ADMIN_TOKEN: ADMIN_TOKEN=secret npm start)");
-  lines.push(
-    "",
-    "Each answer names the backend and the address family that served it. web.localhost is dual-stack and",
-    "IP_FAMILY=PreferIPv4 sends it to 127.0.0.1 (IP_FAMILY=PreferIPv6 npm start sends it to ::1); api.localhost",
-    "is IPv6-only and is answered from ::1 by its ready pod, never by the terminating one. So the curls above",
-    "are answered over both families. Ctrl-C stops everything.",
-    "",
-  );
-  return `${lines.join("\n")}\n`;
 }
 
 async function shutdown(signal: string, failed = false): Promise<void> {

@@ -98,9 +98,20 @@ describe("the production install (npm run build + npm ci --omit=dev --omit=optio
 
     expect(published.code, published.stderr).toBe(0);
     expect(published.stderr).toContain('"msg":"published manifests"');
-    expect(await redis.hkeys(`${prefix}:{built}:services`)).toEqual(
-      expect.arrayContaining(["demo/api", "demo/web"]),
-    );
+    expect((await redis.hkeys(`${prefix}:{built}:services`)).sort()).toEqual([
+      "demo/api",
+      "demo/docs",
+      "demo/shop-canary",
+      "demo/shop-stable",
+      "demo/web",
+    ]);
+    // examples/03-gateway.yaml and 04-ingress.yaml: an HTTPRoute and an Ingress next to the annotations.
+    expect((await redis.hkeys(`${prefix}:{built}:routes`)).sort()).toEqual([
+      "annotation:demo/api",
+      "annotation:demo/web",
+      "httproute:demo/shop",
+      "ingress:demo/docs#host:docs.localhost",
+    ]);
     expect(await redis.exists(`${prefix}:{built}:heartbeat`)).toBe(1);
   });
 
@@ -120,11 +131,16 @@ describe("the production install (npm run build + npm ci --omit=dev --omit=optio
       const web = await get(port, "/", "web.localhost");
       const api = await get(port, "/", "api.localhost");
       const unknown = await get(port, "/", "nothing.localhost");
+      const shop = await get(port, "/", "shop.localhost");
+      const docs = await get(port, "/guide/intro", "docs.localhost");
 
       expect(web.status).toBe(200);
       expect(web.body).toContain(`demo/web answered over IPv4 from ${backends?.address(18081)}`);
       expect(api.status).toBe(200);
       expect(api.body).toContain(`demo/api answered over IPv6 from ${backends?.address(18083)}`);
+      // The HTTPRoute splits 90/10: either Service may answer this one request.
+      expect(shop.body).toMatch(/^demo\/shop-(stable|canary) answered over IPv4 from 127\.0\.0\.1:\d+: /);
+      expect(docs.body).toContain(`demo/docs answered over IPv4 from ${backends?.address(18087)}`);
       expect(unknown).toEqual({
         status: 404,
         body: expect.stringMatching(/^\{"error":"no_route","requestId":"[\w-]+"\}$/),

@@ -36,12 +36,12 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** examples/ with its fixed demo ports (18081-18084) swapped for free ones, as start-script.test.ts does. */
+/** examples/ with its fixed demo ports (18081-18087) swapped for free ones, as start-script.test.ts does. */
 async function examplesOnFreePorts(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "edgeslice-dashboard-"));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const mapping = new Map<number, number>();
-  for (const fixed of [18081, 18082, 18083, 18084]) mapping.set(fixed, await freePort());
+  for (const fixed of [18081, 18082, 18083, 18084, 18085, 18086, 18087]) mapping.set(fixed, await freePort());
   for (const file of await readdir("examples")) {
     const text = await readFile(join("examples", file), "utf8");
     const remapped = text.replace(/\bport: (\d+)/g, (whole, digits: string) => {
@@ -165,7 +165,8 @@ describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => 
     const clusters = await page.locator("#clusters tr").allInnerTexts();
     const [cluster] = clusters.map((row) => row.split("\t").map((cell) => cell.trim()));
     // The all-in-one's sync heartbeats into its memory store: its age is seconds, its API server the folder's.
-    expect(cluster).toEqual(["local", "fresh", "2", expect.stringMatching(/^\d+\.\d s$/), "reachable"]);
+    // Five Services: web and api (annotations), shop-stable and shop-canary (HTTPRoute), docs (Ingress).
+    expect(cluster).toEqual(["local", "fresh", "5", expect.stringMatching(/^\d+\.\d s$/), "reachable"]);
     // The second refresh turns counters into rates; the table is drawn either way.
     await expect
       .poll(() => page.locator("#services").textContent(), { timeout: 10_000 })

@@ -4,6 +4,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { binomialTail } from "../functions/statistics.js";
 import { freePort } from "../support/redis.js";
 
 interface Answer {
@@ -75,7 +76,7 @@ function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | null> 
   });
 }
 
-const EXAMPLE_PORTS = [18081, 18082, 18083, 18084];
+const EXAMPLE_PORTS = [18081, 18082, 18083, 18084, 18085, 18086, 18087];
 
 /**
  * examples/ copied with its fixed demo ports (18081-18084) swapped for free ones, so this test never fights a
@@ -171,6 +172,31 @@ describe("npm start (scripts/start.ts)", () => {
     });
     expect(explain.status).toBe(200);
     expect(explain.body).toContain("demo/api");
+
+    // examples/03-gateway.yaml: the HTTPRoute's 90/10 split and its header match; 04-ingress.yaml: Prefix
+    // and Exact paths of an Ingress. The banner prints a curl for each rule.
+    expect(banner).toContain(
+      `curl -H 'Host: shop.localhost' http://127.0.0.1:${port}/   # HTTPRoute demo/shop`,
+    );
+    expect(banner).toContain(
+      `curl -H 'Host: docs.localhost' http://127.0.0.1:${port}/guide   # Ingress demo/docs`,
+    );
+    const answeredBy = (answer: Answer) => /^(\S+) answered/.exec(answer.body)?.[1] ?? String(answer.status);
+    const split = new Map<string, number>();
+    for (let i = 0; i < 200; i++) {
+      const name = answeredBy(await get(port, "/", "shop.localhost"));
+      split.set(name, (split.get(name) ?? 0) + 1);
+    }
+    // Canary answers ~ Binomial(200, 0.1): off its mean of 20 by 24 or more has probability < 1e-6.
+    expect(binomialTail(200, 0.1, 24)).toBeLessThan(1e-6);
+    expect([...split.keys()].sort()).toEqual(["demo/shop-canary", "demo/shop-stable"]);
+    expect(Math.abs((split.get("demo/shop-canary") ?? 0) - 20)).toBeLessThan(24);
+    expect(answeredBy(await get(port, "/", "shop.localhost", { "x-canary": "always" }))).toBe(
+      "demo/shop-canary",
+    );
+    expect(answeredBy(await get(port, "/guide/intro", "docs.localhost"))).toBe("demo/docs");
+    expect(answeredBy(await get(port, "/status", "docs.localhost"))).toBe("demo/web");
+    expect(answeredBy(await get(port, "/guidebook", "docs.localhost"))).toBe("404");
 
     started.kill("SIGTERM");
     expect(await exitOf(started, 15_000)).toBe(0);

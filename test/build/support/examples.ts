@@ -8,6 +8,9 @@ const EXAMPLE_BACKENDS = [
   { fixedPort: 18082, ip: "::1", service: "demo/web" },
   { fixedPort: 18083, ip: "::1", service: "demo/api" },
   { fixedPort: 18084, ip: "::1", service: "demo/api" },
+  { fixedPort: 18085, ip: "127.0.0.1", service: "demo/shop-stable" },
+  { fixedPort: 18086, ip: "127.0.0.1", service: "demo/shop-canary" },
+  { fixedPort: 18087, ip: "127.0.0.1", service: "demo/docs" },
 ] as const;
 
 export interface ExampleBackends {
