@@ -37,13 +37,35 @@ function overlay(cluster: string): KubeObject[] {
 }
 
 describe("deploy/sync", () => {
-  it("grants get/list/watch on Services and discovery.k8s.io EndpointSlices and nothing else cluster-wide", () => {
+  it("grants read on what it translates and update on its status subresources, nothing else cluster-wide", () => {
     const role = only(base, "ClusterRole");
+    const read = ["get", "list", "watch"];
+    const gateway = "gateway.networking.k8s.io";
 
     expect(role.rules).toEqual([
-      { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch"] },
-      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["services"], verbs: read },
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: read },
+      { apiGroups: [""], resources: ["namespaces"], verbs: read },
+      {
+        apiGroups: [gateway],
+        resources: ["gatewayclasses", "gateways", "httproutes", "referencegrants"],
+        verbs: read,
+      },
+      {
+        apiGroups: [gateway],
+        resources: ["gatewayclasses/status", "gateways/status", "httproutes/status"],
+        verbs: ["update"],
+      },
+      { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses", "ingresses"], verbs: read },
+      { apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["update"] },
     ] satisfies Rule[]);
+    // The only writes are status subresources: never a spec, never a Secret, Pod or Endpoints.
+    for (const rule of role.rules as Rule[]) {
+      if (rule.verbs.some((verb) => !read.includes(verb))) {
+        expect(rule.verbs).toEqual(["update"]);
+        for (const resource of rule.resources) expect(resource).toMatch(/\/status$/);
+      }
+    }
   });
 
   it("grants the Lease verbs of leader election in the sync's own namespace only", () => {
