@@ -183,7 +183,10 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
 
     it("writes INGRESS_STATUS_ADDRESSES into our Ingresses' status.loadBalancer", async () => {
       await sync.stop();
-      await start({ INGRESS_STATUS_ADDRESSES: "192.0.2.50,edge.shop.test" });
+      const restarted = await start({
+        INGRESS_STATUS_ADDRESSES: "192.0.2.50,edge.shop.test",
+        RESYNC_INTERVAL_MS: "500",
+      });
       const want = { ingress: [{ ip: "192.0.2.50" }, { hostname: "edge.shop.test" }] };
       await pollUntil(async () => JSON.stringify(await loadBalancer("site")) === JSON.stringify(want), {
         timeoutMs: 10_000,
@@ -191,6 +194,24 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       });
       expect(await loadBalancer("implicit")).toEqual(want);
       expect(await loadBalancer("theirs")).toEqual({ ingress: [STALE_ADDRESS] });
+
+      // Written once: the API server keeps it as sent, so resyncs find nothing to change.
+      const version = async () =>
+        (
+          JSON.parse((await envtest.get(`${INGRESSES}/site`)).body) as {
+            metadata: { resourceVersion: string };
+          }
+        ).metadata.resourceVersion;
+      const before = await version();
+      const resyncs = (await restarted.metric("edgeslice_sync_full_resyncs_total")) ?? 0;
+      await pollUntil(
+        async () => ((await restarted.metric("edgeslice_sync_full_resyncs_total")) ?? 0) >= resyncs + 2,
+        {
+          timeoutMs: 10_000,
+          describe: () => "the sync did not resync twice",
+        },
+      );
+      expect(await version()).toBe(before);
     });
   },
 );
