@@ -4,6 +4,7 @@ import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-
 
 export { forwardedElement } from "./forwarded.js";
 export {
+  downstreamResponseHeaderList,
   downstreamResponseHeaderObject,
   downstreamResponseHeaders,
   reasonPhrase,

@@ -65,6 +65,35 @@ export function downstreamResponseHeaderObject(
 }
 
 /**
+ * The same rule over a flat field list (name, value, ...; names lowercase) as Node's writeHead takes it, in
+ * the backend's order: hop-by-hop fields and the route's dropped names removed, its appended fields added,
+ * then `own` (name, value) in place of whatever the backend sent under that name (the router's X-Request-Id).
+ */
+export function downstreamResponseHeaderList(
+  fields: readonly string[],
+  modifier: CompiledModifier | undefined,
+  own: readonly [string, string],
+): string[] {
+  let connection: string | undefined;
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] !== "connection") continue;
+    const value = fields[i + 1] ?? "";
+    connection = connection === undefined ? value : `${connection}, ${value}`;
+  }
+  const listed = connectionTokens(connection);
+  const [ownName, ownValue] = own;
+  const out: string[] = [];
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name === ownName || !passesHop(name, listed) || modifier?.drop.has(name)) continue;
+    out.push(name, fields[i + 1] as string);
+  }
+  if (modifier) for (const [name, value] of modifier.append) out.push(name, value);
+  out.push(ownName, ownValue);
+  return out;
+}
+
+/**
  * The backend's reason phrase when a client may be sent it (RFC 9112 §4: HTAB, SP, VCHAR and obs-text, the
  * Latin-1 range Node's writeHead and the web Response accept); undefined otherwise, and the status code's
  * default phrase goes out instead. undici decodes the phrase as UTF-8, so a backend's non-Latin-1 bytes arrive

@@ -1,10 +1,10 @@
-import { type IncomingHttpHeaders, type IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Dispatcher, Pool } from "undici";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
 import {
-  downstreamResponseHeaderObject,
+  downstreamResponseHeaderList,
   hasBody,
   reasonPhrase,
   upstreamRequestHeaderList,
@@ -52,9 +52,31 @@ export function createNodeProxy(transport: NodeProxyTransport): NativeProxy {
       // HTTP/2 responses are not ServerResponse; HEAD responses are rewrapped by Hono (app.fetch), so the
       // adapter would write them a second time: both take the web path.
       if (!incoming || !(outgoing instanceof ServerResponse) || incoming.method === "HEAD") return undefined;
-      return new Exchange(transport, incoming, outgoing, route, deps).run();
+      return proxyOnNode(transport, incoming, outgoing, route, deps);
     },
   };
+}
+
+/**
+ * Proxies one routed request on Node's objects; resolves with the status sent, or with the error for the
+ * caller to answer (nothing was written then). Never for HEAD: Node's HEAD answers take the web path.
+ */
+export function proxyOnNode(
+  transport: NodeProxyTransport,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  route: NativeRoute,
+  deps: PolicyDeps,
+): Promise<ProxyResult<number>> {
+  return new Exchange(transport, incoming, outgoing, route, deps).run();
+}
+
+/** The Exchange a response belongs to, so one shared 'close' listener serves every request (no closure each). */
+const EXCHANGE = Symbol("edgeslice.exchange");
+type ExchangeResponse = ServerResponse & { [EXCHANGE]?: Exchange };
+
+function onResponseClose(this: ExchangeResponse): void {
+  this[EXCHANGE]?.onClose();
 }
 
 /** One proxied request: its attempts, its timer, and the client connection's close. */
@@ -93,7 +115,8 @@ class Exchange implements Attempts<number> {
   }
 
   run(): Promise<ProxyResult<number>> {
-    this.outgoing.once("close", this.onClose.bind(this));
+    (this.outgoing as ExchangeResponse)[EXCHANGE] = this;
+    this.outgoing.on("close", onResponseClose);
     return withRetries(this.route.selection, this, this.deps, this.route.observation);
   }
 
@@ -139,16 +162,20 @@ class Exchange implements Attempts<number> {
 }
 
 /**
- * One attempt as an undici dispatch handler: the response head is written with writeHead and each body
- * chunk straight to the client's response, pausing undici while the client's socket is full. No
- * Readable, no pipe, no promise per chunk: the cheapest shape undici offers (Pool.request wraps the same
- * handler in a Readable and an AsyncResource).
+ * One attempt as an undici dispatch handler, in the form undici drives its own handlers with (raw header
+ * buffers, a boolean for backpressure): the form with a controller costs a wrapper per request and a header
+ * object parsed from the raw fields (and another for the trailers). The response head is written with one
+ * writeHead of a flat field list (Node builds the head string once, sent with the first chunk in one writev),
+ * each chunk straight to the client's response, and undici is paused while the client's socket is full. No
+ * Readable, no pipe, no promise per chunk (Pool.request wraps the same handler in a Readable and an
+ * AsyncResource).
  */
 class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
   readonly #exchange: Exchange;
   readonly #backend: Backend;
   #resolve: ((result: AttemptResult<number>) => void) | undefined;
-  #controller: Dispatcher.DispatchController | undefined;
+  #abort: ((error?: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
   #cause: AbortCause | undefined;
   #answered = false;
   #done = false;
@@ -176,30 +203,37 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
     this.#cause = cause;
     const error = new Error(`upstream attempt cut: ${cause}`);
     if (!this.#answered) this.#settle(failedAttempt(this.#backend, cause, error, this.#exchange.deps));
-    this.#controller?.abort(error);
+    this.#abort?.(error);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#cause !== undefined) controller.abort(new Error(`upstream attempt cut: ${this.#cause}`));
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#cause !== undefined) abort(new Error(`upstream attempt cut: ${this.#cause}`));
   }
 
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-    statusMessage?: string,
-  ): void {
-    if (statusCode < 200) return;
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (statusCode < 200) return true;
     const exchange = this.#exchange;
     if (this.#resolve === undefined || exchange.clientGone) {
-      controller.abort(new Error("upstream response no longer wanted"));
-      return;
+      this.#abort?.(new Error("upstream response no longer wanted"));
+      return false;
     }
-    const head = downstreamResponseHeaderObject(headers, exchange.route.responseHeaders);
-    head[REQUEST_ID_HEADER] = exchange.route.observation.requestId;
+    this.#resume = resume;
+    // Names as undici's own header object has them (lowercase), values byte for byte (Latin-1).
+    const fields: string[] = [];
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      fields.push(
+        (rawHeaders[i] as Buffer).toString("latin1").toLowerCase(),
+        (rawHeaders[i + 1] as Buffer).toString("latin1"),
+      );
+    }
+    const route = exchange.route;
+    const head = downstreamResponseHeaderList(fields, route.responseHeaders, [
+      REQUEST_ID_HEADER,
+      route.observation.requestId,
+    ]);
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
-    const reason = reasonPhrase(statusMessage);
+    const reason = reasonPhrase(statusText);
     try {
       if (reason) exchange.outgoing.writeHead(statusCode, reason, head);
       else exchange.outgoing.writeHead(statusCode, head);
@@ -208,30 +242,31 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
       // like any other, so nothing stays counted in flight.
       this.#done = true;
       this.#settle(failedAttempt(this.#backend, undefined, error, exchange.deps));
-      controller.abort(error as Error);
-      return;
+      this.#abort?.(error as Error);
+      return false;
     }
     this.#answered = true;
     noteAnswer(this.#backend, statusCode, exchange.deps);
-    exchange.route.observation.respond(exchange.deps.metrics, statusCode, performance.now(), true);
+    route.observation.respond(exchange.deps.metrics, statusCode, performance.now(), true);
     this.#settle({ ok: true, value: statusCode });
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.#exchange.route.observation.bytes += chunk.length;
     const outgoing = this.#exchange.outgoing;
-    if (!outgoing.write(chunk)) {
-      controller.pause();
-      outgoing.once("drain", () => controller.resume());
-    }
+    if (outgoing.write(chunk)) return true;
+    // Paused until the client's socket drains: undici reads nothing more from the backend meanwhile.
+    outgoing.once("drain", () => this.#resume?.());
+    return false;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.#done = true;
     this.#exchange.outgoing.end();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+  onError(error: Error): void {
     this.#done = true;
     if (this.#answered) {
       // The head went out: a backend failing mid-body ends the client's response abruptly (never a clean

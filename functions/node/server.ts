@@ -17,6 +17,7 @@ import { errorAnswerWithRequestId, requestIdFromRawHeaders, requestIdOf } from "
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
+import { createDirectRequests } from "./direct-requests.js";
 import { createNodeProxy } from "./proxy.js";
 import { rawHeaderLookup, requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
@@ -142,9 +143,21 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // two Hosts (request-head.ts), are refused before the adapter reads their Host and framing one way while a
   // backend might read them another.
   const listener = getRequestListener(app.fetch);
+  // Our own pools: proxied requests go straight from Node's listener (direct-requests.ts), the rest to the app.
+  const direct = ownedUpstream
+    ? createDirectRequests({
+        routing,
+        transport: ownedUpstream,
+        accessLog: appDeps.accessLog,
+        newRequestId: () => crypto.randomUUID(),
+      })
+    : undefined;
   const server = createServer((incoming, outgoing) => {
     const problem = requestHeadProblem(incoming.rawHeaders);
-    if (problem === undefined) return listener(incoming, outgoing);
+    if (problem === undefined) {
+      if (direct?.(incoming, outgoing)) return;
+      return listener(incoming, outgoing);
+    }
     const requestId = requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), () => crypto.randomUUID());
     const answer = errorAnswerWithRequestId(problem, requestId);
     // Refused before any routing: no service, and no time worth measuring.

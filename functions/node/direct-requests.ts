@@ -1,0 +1,175 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TLSSocket } from "node:tls";
+import type { NativeRoute } from "../app/app.js";
+import type { AccessLog } from "../core/access-log.js";
+import type { RouterError } from "../core/errors.js";
+import type { ForwardingInfo } from "../core/headers.js";
+import {
+  errorAnswerWithRequestId,
+  REQUEST_ID_HEADER,
+  requestIdFromRawHeaders,
+  requestIdOf,
+} from "../core/request-id.js";
+import { RequestObservation } from "../core/request-observation.js";
+import { ADMIN_PREFIX, type Routing } from "../core/routing.js";
+import { drainUnreadBody } from "./drain.js";
+import { type NodeProxyTransport, proxyOnNode } from "./proxy.js";
+import { rawHeaderLookup } from "./request-head.js";
+
+/**
+ * Proxied requests straight from Node's request listener, without the Hono app: the web Request, Context and
+ * Response the adapter builds per request were the largest share of the router's own CPU (bench/proxy). This
+ * is the app's catch-all (app/app.ts) on Node's objects, for exactly the requests whose URL the adapter
+ * (@hono/node-server) builds without the URL parser: origin-form, a Host of lowercase letters, digits, `._-`
+ * and a port, a target of the characters it accepts as they are and no dot segment. Everything else (HEAD,
+ * absolute-form, anything under the admin prefix, a Host or target the parser would rewrite, no Host) goes
+ * to the app as before, so both paths route the same URL and answer the same way.
+ */
+
+/** @hono/node-server's checks (src/request.ts) for a URL it builds by concatenation. */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+const PLAIN_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
+
+export interface DirectRequestDeps {
+  readonly routing: Routing;
+  readonly transport: NodeProxyTransport;
+  readonly accessLog: AccessLog | undefined;
+  readonly newRequestId: () => string;
+}
+
+/** A request listener that takes the requests it can proxy directly (true) and leaves the rest (false). */
+export function createDirectRequests(
+  deps: DirectRequestDeps,
+): (incoming: IncomingMessage, outgoing: ServerResponse) => boolean {
+  return (incoming, outgoing) => {
+    const target = incoming.url;
+    if (incoming.method === "HEAD" || target === undefined || target.startsWith(ADMIN_PREFIX)) return false;
+    if (!PLAIN_TARGET.test(target) || DOT_SEGMENT.test(target)) return false;
+    const host = hostOf(incoming.rawHeaders);
+    if (host === undefined || !PLAIN_HOST.test(host)) return false;
+    serve(deps, incoming, outgoing, host, target).catch((error: unknown) => failed(outgoing, error));
+    return true;
+  };
+}
+
+/** The one Host field (request-head.ts refused two), as Node's `headers.host` has it; undefined when empty. */
+function hostOf(rawHeaders: readonly string[]): string | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === "host") return rawHeaders[i + 1] || undefined;
+  }
+  return undefined;
+}
+
+async function serve(
+  deps: DirectRequestDeps,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  host: string,
+  target: string,
+): Promise<void> {
+  const { routing, accessLog } = deps;
+  const { metrics } = routing.policy;
+  const method = incoming.method ?? "GET";
+  // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
+  if (method !== "GET") outgoing.once("close", () => drainUnreadBody(incoming));
+  const observation = new RequestObservation(
+    requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), deps.newRequestId),
+    method,
+    performance.now(),
+    accessLog?.sampled() === true,
+  );
+  const proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
+  const url = `${proto}://${host}${target}`;
+  const clientIp = incoming.socket.remoteAddress;
+  const logLine = (routedHost: string | undefined, path: string | undefined) => {
+    if (!observation.takeLogLine()) return;
+    const parsed = routedHost === undefined || path === undefined ? new URL(url) : undefined;
+    accessLog?.write(
+      observation.entry(performance.now(), Date.now(), {
+        client: clientIp,
+        host: routedHost ?? parsed?.host ?? "",
+        path: path ?? (parsed ? `${parsed.pathname}${parsed.search}` : ""),
+      }),
+    );
+  };
+  const answer = (error: RouterError) => {
+    writeErrorAnswer(outgoing, error, observation, metrics);
+    logLine(undefined, undefined);
+  };
+
+  const routed = await routing.route(url, { method, headers: rawHeaderLookup(incoming.rawHeaders), proto });
+  if (typeof routed === "string") return answer(routed);
+  if ("redirect" in routed) {
+    const { status, location } = routed.redirect;
+    observation.respond(metrics, status, performance.now(), false);
+    observation.bytes = 0;
+    logLine(undefined, undefined);
+    outgoing.writeHead(status, { location, [REQUEST_ID_HEADER]: observation.requestId });
+    outgoing.end();
+    return;
+  }
+  observation.routed(metrics, routed.selection);
+  if ("error" in routed) return answer(routed.error);
+  const forwarding: ForwardingInfo = {
+    clientIp,
+    proto,
+    host: routed.target.authority,
+    requestId: observation.requestId,
+    upstreamHost: routed.upstreamHost,
+    modifier: routed.plan.requestHeaders,
+  };
+  const route: NativeRoute = {
+    selection: routed.selection,
+    path: routed.upstreamPath,
+    responseHeaders: routed.plan.responseHeaders,
+    forwarding,
+    observation,
+    logEnd: observation.logged ? () => logLine(forwarding.host, routed.target.path) : undefined,
+  };
+  const result = await proxyOnNode(deps.transport, incoming, outgoing, route, routing.policy);
+  // A backend's answer was counted where its head went out (proxy.ts).
+  if (!result.ok) answer(result.error);
+}
+
+/**
+ * The router's own answer, as the app's Response reaches the client through the adapter: the fields of a web
+ * Headers (sorted, lowercase) and a Content-Length.
+ */
+function writeErrorAnswer(
+  outgoing: ServerResponse,
+  error: RouterError,
+  observation: RequestObservation,
+  metrics: Routing["policy"]["metrics"],
+): void {
+  const { status, headers, body } = errorAnswerWithRequestId(error, observation.requestId);
+  // Nobody reads it: the client left before the response head, which is no response of the router's.
+  if (error === "client_closed") {
+    metrics.requests.client_closed++;
+    observation.clientClosed(metrics, performance.now());
+  } else {
+    observation.respond(metrics, status, performance.now(), false);
+    // ASCII only: error names and valid request ids.
+    observation.bytes = body.length;
+  }
+  if (outgoing.headersSent || outgoing.destroyed) return;
+  const head: Record<string, string | number> = {};
+  for (const [name, value] of [...headers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    head[name] = value;
+  }
+  head["Content-Length"] = Buffer.byteLength(body);
+  outgoing.writeHead(status, head);
+  outgoing.end(body);
+}
+
+/** What the adapter does with an exception of the app's: 500 with no body, or a cut once the head went out. */
+function failed(outgoing: ServerResponse, error: unknown): void {
+  console.error(error);
+  if (outgoing.headersSent) {
+    outgoing.destroy(error instanceof Error ? error : undefined);
+    return;
+  }
+  outgoing.writeHead(500);
+  outgoing.end();
+}
