@@ -69,19 +69,20 @@ function reader<T extends { metadata: { name: string; namespace?: string | null 
 }
 
 const GATEWAY = "gateway.networking.k8s.io";
+/**
+ * The Gateway API's standard CRDs (v1.6.1) serve these kinds as v1 and v1beta1 with one schema (only the
+ * descriptions differ), so a manifest written for v1beta1 is the same object an API server would store.
+ */
+const GATEWAY_VERSIONS = [`${GATEWAY}/v1`, `${GATEWAY}/v1beta1`];
 
 /** Every kind `--from DIR` reads; other kinds are ignored. */
 export const MANIFEST_KINDS: Readonly<Record<string, KindReader>> = {
   Service: reader(["v1"], parseService, (into) => into.services),
   EndpointSlice: reader(["discovery.k8s.io/v1"], parseEndpointSlice, (into) => into.slices),
-  GatewayClass: reader([`${GATEWAY}/v1`], parseGatewayClass, (into) => into.routeObjects.gatewayClasses),
-  Gateway: reader([`${GATEWAY}/v1`], parseGateway, (into) => into.routeObjects.gateways),
-  HTTPRoute: reader([`${GATEWAY}/v1`], parseHTTPRoute, (into) => into.routeObjects.httpRoutes),
-  ReferenceGrant: reader(
-    [`${GATEWAY}/v1`, `${GATEWAY}/v1beta1`],
-    parseReferenceGrant,
-    (into) => into.routeObjects.referenceGrants,
-  ),
+  GatewayClass: reader(GATEWAY_VERSIONS, parseGatewayClass, (into) => into.routeObjects.gatewayClasses),
+  Gateway: reader(GATEWAY_VERSIONS, parseGateway, (into) => into.routeObjects.gateways),
+  HTTPRoute: reader(GATEWAY_VERSIONS, parseHTTPRoute, (into) => into.routeObjects.httpRoutes),
+  ReferenceGrant: reader(GATEWAY_VERSIONS, parseReferenceGrant, (into) => into.routeObjects.referenceGrants),
   Namespace: reader(["v1"], parseNamespace, (into) => into.routeObjects.namespaces),
   IngressClass: reader(
     ["networking.k8s.io/v1"],

@@ -10,6 +10,7 @@ const FIXTURE = join(ROOT, "test/fixtures/manifests");
 /**
  * HTTPRoutes and an Ingress with their Services: two objects that do not validate (skipped), a rule with an
  * unsupported filter, a path to a missing Service and an invalid annotation (each trimmed by the translation).
+ * The HTTPRoute `mirror` is written for v1beta1, which the Gateway API's CRDs serve with v1's schema.
  */
 const ROUTE_MANIFESTS = `apiVersion: v1
 kind: List
@@ -36,7 +37,7 @@ items:
           filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: X-Env, value: prod }] } }]
           backendRefs: [{ name: canary, port: 80 }]
         - backendRefs: [{ name: stable, port: 80, weight: 90 }, { name: canary, port: 80, weight: 10 }]
-  - apiVersion: gateway.networking.k8s.io/v1
+  - apiVersion: gateway.networking.k8s.io/v1beta1
     kind: HTTPRoute
     metadata: { name: mirror, namespace: shop }
     spec:
