@@ -129,8 +129,9 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
           if (due() && !inFlight) waitUntil(refresh(state));
           return;
         }
-        if (host !== undefined && coldHosts.has(host)) return;
+        const servedCold = host !== undefined && coldHosts.has(host);
         if (inFlight) {
+          if (servedCold) return;
           await inFlight;
           continue;
         }
@@ -142,7 +143,9 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
           }
           continue;
         }
-        await readWhole();
+        // The whole read failed after a cold answer: that host keeps its records while it is tried again.
+        if (servedCold) waitUntil(readWhole());
+        else await readWhole();
         return;
       }
     },

@@ -159,4 +159,23 @@ describe("the Workers delta source", () => {
     await again;
     expect(h.source.current()?.clusters).toEqual(coldViews);
   });
+
+  it("tries the whole read again after the TTL when it failed after a cold answer, serving the cold host meanwhile", async () => {
+    const h = harness();
+    const first = h.source.prepare("web.test", h.waitUntil);
+    await tick();
+    h.settle(0, { views: coldViews });
+    await first;
+    h.fail(1);
+    await Promise.allSettled(h.deferred.splice(0));
+    await h.source.prepare("web.test", h.waitUntil);
+    expect(h.kinds()).toEqual(["cold", "full"]);
+    h.advance(1000);
+    await h.source.prepare("web.test", h.waitUntil);
+    expect(h.kinds()).toEqual(["cold", "full", "full"]);
+    expect(h.source.current()?.clusters).toEqual(coldViews);
+    h.settle(2, whole);
+    await Promise.all(h.deferred);
+    expect(h.source.status().lastLoadAt).toBe(1000);
+  });
 });
