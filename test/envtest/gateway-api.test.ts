@@ -97,8 +97,8 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
         gatewayClassObject("foreign", "example.com/other-controller"),
         gatewayObject("infra", "gw", "edgeslice", { web: "*.shop.test", api: "api.shop.test" }),
         gatewayObject("infra", "foreign-gw", "foreign", { any: undefined }),
+        ...shopRoutes(),
       ]);
-      await envtest.apply(shopRoutes());
       replicas = await starting;
       await Promise.all(replicas.map((replica) => untilReady(replica)));
       await pollUntil(
