@@ -81,5 +81,8 @@ export function routerAclRules(prefix: string): string[] {
     "+xrange",
     "+xrevrange",
     "+xinfo|stream",
+    // The Workers router: the clusters registry, and one host's routes from a cluster's host index.
+    "+smembers",
+    "+zrangebylex",
   ];
 }

@@ -186,6 +186,7 @@ describe("the Worker following the store by deltas", () => {
     const east = createRedisWriter(client, { prefix, cluster: "east" });
     await publish(east, "shop/web", "web.example.test", [before]);
     await client.call("ACL", "SETUSER", "router", "reset", ">router-secret", ...routerAclRules(prefix));
+    await client.call("ACL", "LOG", "RESET");
     const url = `redis://router:router-secret@127.0.0.1:${privateRedis.port}`;
     const mf = worker({ REDIS_URL: url, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "100" });
     expect((await get(mf, "http://web.example.test/")).body).toMatch(/^before /);
@@ -194,6 +195,13 @@ describe("the Worker following the store by deltas", () => {
     const seen = await until(() => get(mf, "http://web.example.test/"), bodyStartsWith("after "));
 
     expect(seen.body).toMatch(/^after /);
+    // Every command the Worker sent (the registry, the host index, the deltas) is one the rules allow: a refused
+    // one would have been logged here, and its read would have fallen back to the whole store.
+    const refusals = (await client.call("ACL", "LOG")) as unknown[][];
+    const refused = refusals
+      .map((entry) => entry.map(String).join(" "))
+      .filter((line) => line.includes("router"));
+    expect(refused).toEqual([]);
   }, 30_000);
 });
 
