@@ -128,7 +128,7 @@ describe("HTTPRoutes through the sync and the Node router", () => {
     expect(after).toBe(before);
   });
 
-  it("rewrites the path the backend sees: the matched prefix, or the full path", async () => {
+  it("rewrites what the backend sees: the matched prefix, the full path, the Host", async () => {
     const prefixed = await send("filters.gw.test", "/v1/items?page=2");
     expect(prefixed.echo).toMatchObject({ backend: "rewrite", path: "/v2/items?page=2" });
     expect((await send("filters.gw.test", "/v1")).echo?.path).toBe("/v2");
@@ -136,6 +136,9 @@ describe("HTTPRoutes through the sync and the Node router", () => {
     expect(full.echo).toMatchObject({ backend: "rewrite", path: "/index.html" });
     // The client's Host reaches the backend unchanged: the rewrite has no hostname.
     expect(full.echo?.headers.host).toBe("filters.gw.test");
+    const rehosted = await send("filters.gw.test", "/rehost/a?b=1");
+    expect(rehosted.echo).toMatchObject({ backend: "rewrite", path: "/a?b=1" });
+    expect(rehosted.echo?.headers.host).toBe("internal.gw.test");
   });
 
   it("applies RequestHeaderModifier and ResponseHeaderModifier", async () => {

@@ -117,6 +117,11 @@ spec:
         - type: URLRewrite
           urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /index.html } }
       backendRefs: [${backendRef("rewrite")}]
+    - matches: [{ path: { type: PathPrefix, value: /rehost } }]
+      filters:
+        - type: URLRewrite
+          urlRewrite: { hostname: internal.gw.test, path: { type: ReplacePrefixMatch, replacePrefixMatch: / } }
+      backendRefs: [${backendRef("rewrite")}]
     - matches: [{ path: { type: PathPrefix, value: /headers } }]
       filters:
         - type: RequestHeaderModifier
