@@ -178,14 +178,23 @@ describe.skipIf(!ENVTEST_AVAILABLE || !gatewayApiCrdsPath())(
       const gatewayConditions = new Map(gateway.status?.conditions?.map((item) => [item.type, item]));
       expect(gatewayConditions.get("Accepted")).toMatchObject({ status: "True", reason: "Accepted" });
       expect(gatewayConditions.get("Programmed")).toMatchObject({ status: "True", reason: "Programmed" });
-      // canary, cross, missing and wrong-kind attach to `web` (*.shop.test); elsewhere matches no listener.
-      expect(gateway.status?.listeners?.find((item) => item.name === "web")?.attachedRoutes).toBe(4);
+      // All but elsewhere (no listener's hostname) and theirs attach to `web` (*.shop.test).
+      expect(gateway.status?.listeners?.find((item) => item.name === "web")?.attachedRoutes).toBe(5);
       expect(gateway.status?.listeners?.find((item) => item.name === "api")?.attachedRoutes).toBe(0);
 
       const ours = await getObject(`${GATEWAYS}/gatewayclasses/edgeslice`);
       expect(ours.status?.conditions?.find((item) => item.type === "Accepted")).toMatchObject({
         status: "True",
         reason: "Accepted",
+      });
+    });
+
+    it("tells the route that lost a host and match to an older one so, in our own condition type", async () => {
+      await untilCondition("late", "edgeslice.io/HostOwnership", "ShadowedByOlderRoute");
+      expect((await ourParent("late")).conditions.get("Accepted")?.status).toBe("True");
+      expect((await ourParent("canary")).conditions.get("edgeslice.io/HostOwnership")).toMatchObject({
+        status: "True",
+        reason: "Owned",
       });
     });
 

@@ -19,6 +19,7 @@ export type GatewayApiObject = {
  * - cross: a backendRef to other/api (needs a ReferenceGrant in other);
  * - missing: a backendRef to a Service that does not exist;
  * - wrong-kind: a backendRef to a ConfigMap;
+ * - late: canary's host and match again (canary wins: as old, and first by name);
  * - elsewhere: a hostname no listener of gw allows.
  */
 export function shopRoutes(): object[] {
@@ -76,6 +77,11 @@ export function shopRoutes(): object[] {
       parentRefs: toGw,
       hostnames: ["kind.shop.test"],
       rules: [{ backendRefs: [{ group: "", kind: "ConfigMap", name: "settings" }] }],
+    }),
+    httpRouteObject("shop", "late", {
+      parentRefs: toGw,
+      hostnames: ["www.shop.test"],
+      rules: [{ backendRefs: [backendRef("web-v2")] }],
     }),
     httpRouteObject("shop", "elsewhere", {
       parentRefs: toGw,
