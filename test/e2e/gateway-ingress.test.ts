@@ -17,6 +17,7 @@ import { BACKEND_ONLY_HEADER, createEchoFleet, type EchoFleet } from "./support/
 import { hostClient } from "./support/host-client.js";
 import { type KubeCluster, startKubeCluster } from "./support/kube-cluster.js";
 import { manifestObjects, SHOP_BACKENDS, scenarioFiles } from "./support/route-manifests.js";
+import { type ConditionSummary, untilRouteConditions } from "./support/route-status.js";
 
 /**
  * Issue 16 end to end, every part real: the manifests an operator applies (GatewayClass, Gateway, HTTPRoutes,
@@ -80,6 +81,10 @@ afterAll(async () => {
   redis.disconnect();
   if (folder) await rm(folder, { recursive: true, force: true });
 });
+
+/** Our status.parents conditions of HTTPRoute shop/`name` once `done` holds. */
+const untilConditions = (name: string, done: (found: readonly ConditionSummary[]) => boolean) =>
+  untilRouteConditions(cluster.kube, { namespace: "shop", name }, done);
 
 describe("HTTPRoutes through the sync and the Node router", () => {
   it("splits requests 90/10 between the weighted Services within an exact binomial bound", async () => {
@@ -163,27 +168,13 @@ describe("HTTPRoutes through the sync and the Node router", () => {
     expect(answers[0]?.body).toContain("invalid_backend");
     expect(fleet.hitsByName().get("secret")).toBe(0);
 
-    const conditionsOf = (name: string) => {
-      const status = cluster.kube.get("HTTPRoute", "shop", name)?.status as
-        | { parents?: { conditions: { type: string; status: string; reason: string }[] }[] }
-        | undefined;
-      return status?.parents?.[0]?.conditions.map(({ type, status: value, reason }) => ({
-        type,
-        status: value,
-        reason,
-      }));
-    };
-    const deadline = Date.now() + 5_000;
-    while (conditionsOf("cross") === undefined && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(conditionsOf("cross")).toEqual(
+    expect(await untilConditions("cross", (found) => found.length > 0)).toEqual(
       expect.arrayContaining([
         { type: "Accepted", status: "True", reason: "Accepted" },
         { type: "ResolvedRefs", status: "False", reason: "RefNotPermitted" },
       ]),
     );
-    expect(conditionsOf("split")).toEqual(
+    expect(await untilConditions("split", (found) => found.length > 0)).toEqual(
       expect.arrayContaining([
         { type: "Accepted", status: "True", reason: "Accepted" },
         { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs" },
@@ -262,5 +253,27 @@ describe("the same manifests through --from DIR", () => {
     } finally {
       await deleteKeysWithPrefix(redis, folderPrefix);
     }
+  });
+});
+
+describe("a ReferenceGrant applied later", () => {
+  it("lets the HTTPRoute reach the other namespace's Service, and its status says so", async () => {
+    const grant = `apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: { name: shop-routes, namespace: other }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop }]
+  to: [{ group: "", kind: Service, name: secret }]
+`;
+    for (const object of manifestObjects(grant)) cluster.kube.apply(object);
+    await http.untilProxied("cross.gw.test", "/");
+    expect(await who("cross.gw.test", "/")).toBe("secret");
+    const resolved = (found: readonly ConditionSummary[]) =>
+      found.some((item) => item.type === "ResolvedRefs" && item.status === "True");
+    expect(await untilConditions("cross", resolved)).toContainEqual({
+      type: "ResolvedRefs",
+      status: "True",
+      reason: "ResolvedRefs",
+    });
   });
 });
