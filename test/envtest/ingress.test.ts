@@ -213,6 +213,21 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       );
       expect(await version()).toBe(before);
     });
+
+    it("removes the records of a deleted Ingress and a deleted HTTPRoute, and the port records only they used", async () => {
+      await envtest.kubectl(["-n", "shop", "delete", "ingress", "site"]);
+      if (gatewayApiCrdsPath()) await envtest.kubectl(["-n", "shop", "delete", "httproute", "api"]);
+      const left = ["ingress:shop/implicit#host:implicit.shop.test"];
+      await pollUntil(async () => (await routeIds()).join() === left.join(), {
+        timeoutMs: 10_000,
+        describe: () => `published routes are not only ${left.join(", ")}`,
+      });
+      // shop/web serves the implicit Ingress; docs and fallback served only the deleted objects.
+      await pollUntil(
+        async () => [...(await published(redis, prefix, cluster)).services.keys()].join() === "shop/web",
+        { timeoutMs: 10_000, describe: () => "the Service records are not only shop/web" },
+      );
+    });
   },
 );
 
