@@ -165,9 +165,21 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       await installGatewayApi(envtest);
       await envtest.apply([
         gatewayClassObject("edgeslice"),
-        gatewayObject("shop", "gw", "edgeslice", { web: "*.shop.test" }),
+        namespaceObject("edge"),
+        // Routes from namespaces picked by label: the API server's own kubernetes.io/metadata.name label,
+        // read from the sync's Namespace reflector.
+        gatewayObject(
+          "edge",
+          "gw",
+          "edgeslice",
+          { web: "*.shop.test" },
+          {
+            from: "Selector",
+            selector: { matchLabels: { "kubernetes.io/metadata.name": "shop" } },
+          },
+        ),
         httpRouteObject("shop", "api", {
-          parentRefs: [parentRef("shop", "gw")],
+          parentRefs: [parentRef("edge", "gw")],
           hostnames: ["api.shop.test"],
           rules: [{ backendRefs: [backendRef("docs")] }],
         }),

@@ -12,12 +12,16 @@ export function gatewayClassObject(name: string, controllerName = GATEWAY_CONTRO
   return { apiVersion: GATEWAY_API, kind: "GatewayClass", metadata: { name }, spec: { controllerName } };
 }
 
-/** HTTP listeners on port 80, one per `name: hostname` (undefined: no hostname), routes from every namespace. */
+/**
+ * HTTP listeners on port 80, one per `name: hostname` (undefined: no hostname), taking routes from the
+ * namespaces `allowedNamespaces` says (Gateway API RouteNamespaces; every namespace by default).
+ */
 export function gatewayObject(
   namespace: string,
   name: string,
   className: string,
   listeners: Readonly<Record<string, string | undefined>>,
+  allowedNamespaces: Json = { from: "All" },
 ): object {
   return {
     apiVersion: GATEWAY_API,
@@ -30,7 +34,7 @@ export function gatewayObject(
         port: 80,
         protocol: "HTTP",
         ...(hostname === undefined ? {} : { hostname }),
-        allowedRoutes: { namespaces: { from: "All" } },
+        allowedRoutes: { namespaces: allowedNamespaces },
       })),
     },
   };
