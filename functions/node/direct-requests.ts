@@ -48,7 +48,7 @@ export function createDirectRequests(
     if (!PLAIN_TARGET.test(target) || DOT_SEGMENT.test(target)) return false;
     const host = hostOf(incoming.rawHeaders);
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
-    serve(deps, incoming, outgoing, host, target).catch((error: unknown) => failed(outgoing, error));
+    void new DirectRequest(deps, incoming, outgoing, host, target).run();
     return true;
   };
 }
@@ -62,75 +62,106 @@ function hostOf(rawHeaders: readonly string[]): string | undefined {
   return undefined;
 }
 
-async function serve(
-  deps: DirectRequestDeps,
-  incoming: IncomingMessage,
-  outgoing: ServerResponse,
-  host: string,
-  target: string,
-): Promise<void> {
-  const { routing, accessLog } = deps;
-  const { metrics } = routing.policy;
-  const method = incoming.method ?? "GET";
-  // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
-  if (method !== "GET") outgoing.once("close", () => drainUnreadBody(incoming));
-  const observation = new RequestObservation(
-    requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), deps.newRequestId),
-    method,
-    performance.now(),
-    accessLog?.sampled() === true,
-  );
-  const proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
-  const url = `${proto}://${host}${target}`;
-  const clientIp = incoming.socket.remoteAddress;
-  const logLine = (routedHost: string | undefined, path: string | undefined) => {
+/** One request on the direct path: the app's catch-all, as an object rather than closures per request. */
+class DirectRequest {
+  readonly #deps: DirectRequestDeps;
+  readonly #incoming: IncomingMessage;
+  readonly #outgoing: ServerResponse;
+  readonly #url: string;
+  readonly #proto: "http" | "https";
+  readonly #observation: RequestObservation;
+
+  constructor(
+    deps: DirectRequestDeps,
+    incoming: IncomingMessage,
+    outgoing: ServerResponse,
+    host: string,
+    target: string,
+  ) {
+    this.#deps = deps;
+    this.#incoming = incoming;
+    this.#outgoing = outgoing;
+    this.#proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
+    this.#url = `${this.#proto}://${host}${target}`;
+    this.#observation = new RequestObservation(
+      requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), deps.newRequestId),
+      incoming.method ?? "GET",
+      performance.now(),
+      deps.accessLog?.sampled() === true,
+    );
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.#serve();
+    } catch (error) {
+      failed(this.#outgoing, error);
+    }
+  }
+
+  async #serve(): Promise<void> {
+    const { routing } = this.#deps;
+    const { metrics } = routing.policy;
+    const incoming = this.#incoming;
+    const outgoing = this.#outgoing;
+    const observation = this.#observation;
+    const method = observation.method;
+    // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
+    if (method !== "GET") outgoing.once("close", () => drainUnreadBody(incoming));
+    const proto = this.#proto;
+    const headers = rawHeaderLookup(incoming.rawHeaders);
+    const routed = await routing.route(this.#url, { method, headers, proto });
+    if (typeof routed === "string") return this.#answer(routed);
+    if ("redirect" in routed) {
+      const { status, location } = routed.redirect;
+      observation.respond(metrics, status, performance.now(), false);
+      observation.bytes = 0;
+      this.logLine(undefined, undefined);
+      outgoing.writeHead(status, { location, [REQUEST_ID_HEADER]: observation.requestId });
+      outgoing.end();
+      return;
+    }
+    observation.routed(metrics, routed.selection);
+    if ("error" in routed) return this.#answer(routed.error);
+    const forwarding: ForwardingInfo = {
+      clientIp: incoming.socket.remoteAddress,
+      proto,
+      host: routed.target.authority,
+      requestId: observation.requestId,
+      upstreamHost: routed.upstreamHost,
+      modifier: routed.plan.requestHeaders,
+    };
+    const route: NativeRoute = {
+      selection: routed.selection,
+      path: routed.upstreamPath,
+      responseHeaders: routed.plan.responseHeaders,
+      forwarding,
+      observation,
+      logEnd: observation.logged ? () => this.logLine(forwarding.host, routed.target.path) : undefined,
+    };
+    const result = await proxyOnNode(this.#deps.transport, incoming, outgoing, route, routing.policy);
+    // A backend's answer was counted where its head went out (proxy.ts).
+    if (!result.ok) this.#answer(result.error);
+  }
+
+  /** The access log line (once per request); host and path as routed, else as the URL has them. */
+  logLine(routedHost: string | undefined, path: string | undefined): void {
+    const observation = this.#observation;
     if (!observation.takeLogLine()) return;
-    const parsed = routedHost === undefined || path === undefined ? new URL(url) : undefined;
-    accessLog?.write(
+    const parsed = routedHost === undefined || path === undefined ? new URL(this.#url) : undefined;
+    this.#deps.accessLog?.write(
       observation.entry(performance.now(), Date.now(), {
-        client: clientIp,
+        client: this.#incoming.socket.remoteAddress,
         host: routedHost ?? parsed?.host ?? "",
         path: path ?? (parsed ? `${parsed.pathname}${parsed.search}` : ""),
       }),
     );
-  };
-  const answer = (error: RouterError) => {
-    writeErrorAnswer(outgoing, error, observation, metrics);
-    logLine(undefined, undefined);
-  };
-
-  const routed = await routing.route(url, { method, headers: rawHeaderLookup(incoming.rawHeaders), proto });
-  if (typeof routed === "string") return answer(routed);
-  if ("redirect" in routed) {
-    const { status, location } = routed.redirect;
-    observation.respond(metrics, status, performance.now(), false);
-    observation.bytes = 0;
-    logLine(undefined, undefined);
-    outgoing.writeHead(status, { location, [REQUEST_ID_HEADER]: observation.requestId });
-    outgoing.end();
-    return;
   }
-  observation.routed(metrics, routed.selection);
-  if ("error" in routed) return answer(routed.error);
-  const forwarding: ForwardingInfo = {
-    clientIp,
-    proto,
-    host: routed.target.authority,
-    requestId: observation.requestId,
-    upstreamHost: routed.upstreamHost,
-    modifier: routed.plan.requestHeaders,
-  };
-  const route: NativeRoute = {
-    selection: routed.selection,
-    path: routed.upstreamPath,
-    responseHeaders: routed.plan.responseHeaders,
-    forwarding,
-    observation,
-    logEnd: observation.logged ? () => logLine(forwarding.host, routed.target.path) : undefined,
-  };
-  const result = await proxyOnNode(deps.transport, incoming, outgoing, route, routing.policy);
-  // A backend's answer was counted where its head went out (proxy.ts).
-  if (!result.ok) answer(result.error);
+
+  #answer(error: RouterError): void {
+    writeErrorAnswer(this.#outgoing, error, this.#observation, this.#deps.routing.policy.metrics);
+    this.logLine(undefined, undefined);
+  }
 }
 
 /**

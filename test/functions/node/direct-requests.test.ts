@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../support/redis.js";
 import { publish, serviceRecord } from "../fixtures.js";
-import { closeAfterEach, type Router, startNodeRouterOver } from "../harness.js";
+import { closeAfterEach, type Router, startBackend, startNodeRouterOver } from "../harness.js";
 import { rawBackend, rawExchange, statusLineOf } from "./hostile-kit.js";
 
 /**
@@ -84,5 +84,35 @@ describe("node direct path", () => {
         "HTTP/1.1 404 Not Found",
       ]);
     }
+  });
+
+  it("stops reading the backend while a client does not read, and relays the whole body once it does", async () => {
+    const total = 32 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, "b");
+    let written = 0;
+    const b = await closing(
+      startBackend("127.0.0.1", async (_req, res) => {
+        res.writeHead(200, { "content-length": String(total) });
+        while (written < total) {
+          written += chunk.length;
+          if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+        }
+        res.end();
+      }),
+    );
+    const r = await routerWith({ ip: b.host, port: b.port });
+    const socket = connect(r.port, "127.0.0.1");
+    socket.pause();
+    socket.write("GET /big HTTP/1.1\r\nhost: app.example\r\nconnection: close\r\n\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Socket buffers on both connections hold a few MiB at most; without back-pressure the router would have
+    // read all 32 MiB by now.
+    const writtenWhilePaused = written;
+    let received = 0;
+    socket.on("data", (data: Buffer) => (received += data.length));
+    socket.resume();
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(writtenWhilePaused).toBeLessThan(total / 2);
+    expect(received).toBeGreaterThan(total);
   });
 });
