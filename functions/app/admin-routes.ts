@@ -132,6 +132,10 @@ export function explainRequest(input: ExplainInput) {
     ...("service" in backend
       ? { service: backend.service, port: backend.port }
       : { invalid: backend.invalid }),
+    // Its share is answered 500: no cluster the route is served from has this Service port.
+    ...("service" in backend && input.select(served, found.ruleIndex, index).unresolved
+      ? { unresolved: true }
+      : {}),
     weight: backend.weight,
     share: shareOf(found.rule, backend),
   }));
@@ -150,6 +154,18 @@ export function explainRequest(input: ExplainInput) {
     };
   }
   const selection = input.select(served, found.ruleIndex, chosen);
+  if (selection.unresolved) {
+    const clusters = served.clusters.map((view) => view.name).join(", ");
+    return {
+      ...matched,
+      result: "invalid_backend",
+      backends,
+      chosen,
+      why: [
+        `500: Service ${ref.service} port ${ref.port} has no record in any cluster the route is served from (${clusters}): BackendNotFound`,
+      ],
+    };
+  }
   const excluded = input.ejection.excluded(selection.addresses);
   const usable = selection.addresses.filter((address) => !excluded.has(address)).length;
   return {

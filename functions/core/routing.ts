@@ -143,6 +143,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       const choice = chooseBackend(rule.backends, deps.random);
       if (choice.kind !== "service") return "invalid_backend";
       const selection = select(found.entry, found.ruleIndex, choice.index);
+      if (selection.unresolved) return "invalid_backend";
       if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
       return {
         target,

@@ -58,6 +58,13 @@ export interface Selection {
   readonly zoneHints: ZoneHints;
   /** Distinct backend addresses across all tiers: the candidate set the ejection cap is computed on. */
   readonly addresses: readonly string[];
+  /**
+   * No cluster the route is served from has a record of this Service port: the sync publishes a backendRef
+   * to a Service its cluster lacks (so copies of a route merge across clusters during a rollout), and when
+   * none has it the backendRef cannot be resolved anywhere: answered 500 like an invalid backendRef
+   * (Gateway API HTTPRouteRule.backendRefs). A Service that exists with no ready endpoint is 503.
+   */
+  readonly unresolved: boolean;
 }
 
 export interface SelectPolicy {
@@ -208,7 +215,7 @@ export function selectTiers(
     "fallback",
     fallbackEndpoints.flatMap(({ cluster, endpoints }) => toBackends(cluster, endpoints, seen)),
   );
-  return { service, tiers, clusters, zoneHints, addresses: [...seen] };
+  return { service, tiers, clusters, zoneHints, addresses: [...seen], unresolved: candidates.length === 0 };
 }
 
 /** Where one request of a served route goes: the backendRef `backend` of rule `rule`. */
@@ -216,7 +223,8 @@ export type SelectFor = (served: ServedRoute, rule: number, backend: number) => 
 
 /**
  * selectTiers per (route, rule, backendRef), memoised on the served route (which lives as long as its
- * snapshot's routes); an invalid backendRef has no selection (an empty one).
+ * snapshot's routes), so whether a backendRef resolves in any cluster is decided once per snapshot; an
+ * invalid backendRef has no selection (an empty, unresolved one).
  */
 export function createSelector(policy: SelectPolicy): SelectFor {
   const cache = new WeakMap<ServedRoute, Selection[][]>();

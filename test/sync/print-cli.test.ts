@@ -227,7 +227,7 @@ describe("npm run sync -- --from DIR --print", () => {
             {
               matches: [{ path: { type: "Exact", value: "/about" }, headers: [] }],
               filters: {},
-              backends: [{ invalid: "BackendNotFound: Service shop/missing not found", weight: 1 }],
+              backends: [to("missing")],
             },
           ],
         }),

@@ -46,10 +46,17 @@ export function referenceGranted(
 }
 
 /**
- * One HTTPBackendRef → a store backend. Valid: a core Service (group "", kind Service) that exists, in the
- * route's namespace or granted by a ReferenceGrant, with that TCP port. Anything else stays in the rule with
- * its weight as `{ invalid }`, so its share of requests is answered 500 (HTTPRouteRule.backendRefs).
+ * One HTTPBackendRef → a store backend. Valid: a core Service (group "", kind Service) in the route's
+ * namespace or granted by a ReferenceGrant, with that TCP port. Anything else stays in the rule with its
+ * weight as `{ invalid }`, so its share of requests is answered 500 (HTTPRouteRule.backendRefs).
  * Weight defaults to 1.
+ *
+ * A Service this cluster does not have is the exception: it is published as a valid backend with the
+ * backendRef's port and reported BackendNotFound. The same route is applied to several clusters and merged
+ * by the router only when the copies are identical; during a rollout the Service often exists in some of
+ * them only, and the router resolves the backend against every publishing cluster's service records (no
+ * record anywhere: 500 there). A wrong kind, a missing grant or port stay invalid: they are the same in
+ * every cluster and are configuration or security errors, not rollout order.
  */
 export function resolveBackendRef(
   ref: KubeBackendRef,
@@ -81,10 +88,13 @@ export function resolveBackendRef(
       });
     }
   }
-  const service = context.services.get(target);
-  if (!service) return invalid({ reason: "BackendNotFound", message: `Service ${target} not found` });
   if (ref.port === null || ref.port === undefined) {
     return invalid({ reason: "BackendNotFound", message: `Service ${target}: backendRef has no port` });
+  }
+  const service = context.services.get(target);
+  if (!service) {
+    const problem: RefProblem = { reason: "BackendNotFound", message: `Service ${target} not found` };
+    return { backend: { service: target, port: ref.port, weight }, problem };
   }
   const port = (service.spec?.ports ?? []).find((item) => item.port === ref.port);
   if (!port)

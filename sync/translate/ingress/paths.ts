@@ -31,8 +31,10 @@ export function ingressMatch(path: IngressPath): Result<RouteMatch> {
 
 /**
  * IngressBackend → store backend, weight 1. A Service port by number or by name (resolved against the
- * Service's ports); a `resource` backend, a missing Service or port stays as `{ invalid }` so its requests
- * are answered 500 rather than sent elsewhere.
+ * Service's ports). A Service this cluster does not have, with its port by number, is published as a valid
+ * backend and reported, as for backendRefs (gateway/backends.ts: the router finds it in other clusters). A
+ * `resource` backend, a missing port, or a port by name on a missing Service stay as `{ invalid }` so their
+ * requests are answered 500 rather than sent elsewhere.
  */
 export function ingressBackend(
   backend: IngressBackend,
@@ -53,8 +55,11 @@ export function ingressBackend(
   let port = service.port?.number ?? undefined;
   const portName = service.port?.name;
   if (port === undefined && portName) {
-    const spec = context.services.get(target)?.spec?.ports ?? [];
-    port = spec.find((item) => item.name === portName)?.port;
+    const found = context.services.get(target);
+    // Records and routers name backends by port number; only the Service maps a name to its number, and
+    // another cluster's Service may map it differently, so without the Service here there is no backend.
+    if (!found) return invalid(`BackendNotFound: Service ${target} not found (port named ${portName})`);
+    port = (found.spec?.ports ?? []).find((item) => item.name === portName)?.port;
     if (port === undefined)
       return invalid(`BackendNotFound: Service ${target} has no port named ${portName}`);
   }

@@ -197,7 +197,7 @@ describe("what a rule does with a request", () => {
     ],
     ["the invalid backend's share", "/split", {}, "GET", 0.05, "invalid_backend"],
     ["the valid backend's share", "/split", {}, "GET", 0.5, { addresses: ["10.0.0.1:8080"] }],
-    ["a backend no cluster has a record of", "/missing", {}, "GET", 0.5, "no_endpoints"],
+    ["a backend no cluster has a record of", "/missing", {}, "GET", 0.5, "invalid_backend"],
   ])("%s", async (_what, path, headers, method, draw, expected) => {
     const routing = routingOver(snapshot, () => draw);
     expect(await routed(routing, `http://shop.test${path}`, headers, method)).toMatchObject(

@@ -109,11 +109,6 @@ describe("backendRef resolution", () => {
   const services = [...SERVICES, service("dns", "infra", [{ name: "dns", port: 53, protocol: "UDP" }])];
   it.each([
     [
-      "a Service that does not exist (conformance HTTPRouteInvalidNonExistentBackendRef)",
-      { name: "nonexistent", port: 8080 },
-      "BackendNotFound",
-    ],
-    [
       "a kind other than Service (conformance HTTPRouteInvalidBackendRefUnknownKind)",
       { name: "infra-backend-v1", kind: "UnknownKind", port: 8080 },
       "InvalidKind",
@@ -140,6 +135,62 @@ describe("backendRef resolution", () => {
     ]);
   });
 
+  it("publishes a Service this cluster does not have as a backend with the ref's port and reports BackendNotFound (conformance HTTPRouteInvalidNonExistentBackendRef)", () => {
+    const result = translate({
+      httpRoutes: [
+        httpRoute("web", { rules: [{ backendRefs: [{ name: "nonexistent", port: 8080, weight: 3 }] }] }),
+      ],
+    });
+    expect(backendsOf(result)).toEqual([[{ service: "infra/nonexistent", port: 8080, weight: 3 }]]);
+    expect(parentConditions(result, "infra/web")).toEqual([
+      "Accepted=True/Accepted",
+      "ResolvedRefs=False/BackendNotFound",
+    ]);
+    expect(result.statuses.httpRoutes.get("infra/web")?.[0]?.conditions[1]?.message).toBe(
+      "Service infra/nonexistent not found",
+    );
+  });
+
+  it("publishes the same record for a canary Service whether or not the cluster has it yet, so the clusters' copies merge", () => {
+    const canaryRoute = httpRoute("shop", {
+      rules: [
+        {
+          backendRefs: [
+            { name: "infra-backend-v1", port: 8080, weight: 90 },
+            { name: "canary", port: 8080, weight: 10 },
+          ],
+        },
+      ],
+    });
+    const west = translate({ httpRoutes: [canaryRoute] });
+    const east = translate({
+      httpRoutes: [canaryRoute],
+      services: [...SERVICES, service("canary", "infra")],
+    });
+    expect(west.routes).toEqual(east.routes);
+    expect(parentConditions(west, "infra/shop")).toEqual([
+      "Accepted=True/Accepted",
+      "ResolvedRefs=False/BackendNotFound",
+    ]);
+    expect(parentConditions(east, "infra/shop")).toEqual([
+      "Accepted=True/Accepted",
+      "ResolvedRefs=True/ResolvedRefs",
+    ]);
+  });
+
+  it("keeps a missing Service in another namespace without a ReferenceGrant invalid (RefNotPermitted)", () => {
+    const result = translate({
+      httpRoutes: [httpRoute("web", { rules: [toService("nonexistent", { namespace: "web" })] })],
+    });
+    expect(backendsOf(result)).toEqual([
+      [{ invalid: expect.stringMatching(/^RefNotPermitted: /), weight: 1 }],
+    ]);
+    expect(parentConditions(result, "infra/web")).toEqual([
+      "Accepted=True/Accepted",
+      "ResolvedRefs=False/RefNotPermitted",
+    ]);
+  });
+
   it("keeps weights as given: 0 gets no traffic, invalid refs keep their share (conformance HTTPRouteWeight)", () => {
     const route = httpRoute("weights", {
       rules: [
@@ -158,7 +209,7 @@ describe("backendRef resolution", () => {
         { service: "infra/infra-backend-v1", port: 8080, weight: 70 },
         { service: "infra/infra-backend-v2", port: 8080, weight: 30 },
         { service: "infra/infra-backend-v3", port: 8080, weight: 0 },
-        { invalid: "BackendNotFound: Service infra/missing not found", weight: 10 },
+        { service: "infra/missing", port: 8080, weight: 10 },
       ],
     ]);
   });

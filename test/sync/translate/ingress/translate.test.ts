@@ -127,11 +127,23 @@ describe("Ingress rules → route records", () => {
 });
 
 describe("backends and problems", () => {
+  it("publishes a Service this cluster does not have, port by number, as a backend and reports it", () => {
+    const backend = { service: { name: "gone", port: { number: 80 } } };
+    const result = translate({
+      ingresses: [shop({ rules: [{ http: { paths: [{ path: "/", pathType: "Prefix", backend }] } }] })],
+    });
+    expect(result.routes[0]?.rules[0]?.backends).toEqual([{ service: "shop/gone", port: 80, weight: 1 }]);
+    expect(reach(result.routes, "h", "/")).toBe("shop/gone:80");
+    expect(result.problems).toEqual([
+      { object: "Ingress shop/shop", reason: "any host /: BackendNotFound: Service shop/gone not found" },
+    ]);
+  });
+
   it.each([
     [
-      "a Service that does not exist",
-      { service: { name: "gone", port: { number: 80 } } },
-      /^BackendNotFound: Service shop\/gone not found/,
+      "a Service that does not exist, port by name (only the Service maps a name to a number)",
+      { service: { name: "gone", port: { name: "http" } } },
+      /^BackendNotFound: Service shop\/gone not found \(port named http\)/,
     ],
     [
       "a port name the Service does not have",
