@@ -216,6 +216,44 @@ describe("the Node router on version 2 records", () => {
     expect((await get("legacy.test", "/any")).backend).toBe("legacy");
   });
 
+  it("routes a canary only east has: its share to east's canary, the rest to both clusters; a Service no cluster has answered 500", async () => {
+    await service("east", "main", await fleet.start("main-east", "127.0.0.1"));
+    await service("west", "main", await fleet.start("main-west", "127.0.0.1"));
+    await service("east", "new", await fleet.start("new-east", "127.0.0.1"));
+    // The sync of each cluster publishes the same record, whether or not it has the canary Service yet.
+    const rollout = routeRecord("httproute:shop/rollout", {
+      hostnames: ["rollout.test"],
+      rules: [
+        routeRule([to("main", 3), to("new", 1)]),
+        routeRule([to("main", 1), to("nowhere", 1)], {
+          matches: [{ path: { type: "PathPrefix", value: "/ghost" }, headers: [] }],
+        }),
+      ],
+    });
+    await putRoute(redis, prefix, "east", rollout);
+    await putRoute(redis, prefix, "west", { ...rollout, createdAt: 9_000 });
+    await untilServed("rollout.test");
+    const deadline = Date.now() + 10_000;
+    let counts = await tally("rollout.test", 40);
+    while (Object.keys(counts).length < 3 && Date.now() < deadline) counts = await tally("rollout.test", 40);
+    // Canary answers ~ Binomial(400, 0.25): mean 100, sd 8.7; off by 45 or more has probability < 1e-6.
+    expect(binomialTail(400, 0.25, 45)).toBeLessThan(1e-6);
+    counts = await tally("rollout.test", 400);
+    expect(Object.keys(counts).sort(), JSON.stringify(counts)).toEqual([
+      "main-east",
+      "main-west",
+      "new-east",
+    ]);
+    expect(Math.abs((counts["new-east"] ?? 0) - 100), JSON.stringify(counts)).toBeLessThan(45);
+
+    const ghost = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const reply = await get("rollout.test", "/ghost");
+      ghost.add(reply.backend ?? `${reply.status} ${(JSON.parse(reply.body) as { error: string }).error}`);
+    }
+    expect([...ghost].sort()).toEqual(["500 invalid_backend", "main-east", "main-west"]);
+  });
+
   it("refuses records of a newer schema version with one clear line, the rest serving on", async () => {
     await putRoute(redis, prefix, "west", {
       id: "httproute:shop/future",
