@@ -34,6 +34,8 @@ export interface StatusWriter {
   stop(): Promise<void>;
   /** Resolves once nothing is queued or being written (tests). */
   idle(): Promise<void>;
+  /** How many objects' last writes are remembered (tests: the entries go with the objects). */
+  remembered(): number;
 }
 
 type Target = {
@@ -93,10 +95,14 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     return list;
   };
 
+  const keyOf = (target: Target) => `${target.kind} ${target.namespace ?? ""}/${target.name}`;
+
   /** Writes one object's status if it differs; false when the write failed (retry later). */
   const writeOne = async (target: Target): Promise<boolean> => {
-    const key = `${target.kind} ${target.namespace ?? ""}/${target.name}`;
+    const key = keyOf(target);
     let object: unknown = options.cached(target.kind, target.namespace, target.name);
+    // Gone from the cache: a later object of the same name starts afresh.
+    if (object === undefined) written.delete(key);
     for (let attempt = 1; object !== undefined && attempt <= MAX_ATTEMPTS; attempt++) {
       const status = target.desired(object);
       if (sameStatus(statusOf(object), status)) return true;
@@ -121,7 +127,10 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
         logger.debug("status written", { object: key });
         return true;
       }
-      if (response.status === 404) return true;
+      if (response.status === 404) {
+        written.delete(key);
+        return true;
+      }
       if (response.status !== 409) {
         metrics.count("statusErrors");
         logger.warn("status write failed", { object: key, status: response.status, body: response.body });
@@ -144,7 +153,11 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       const statuses = latest;
       latest = undefined;
       let failed = false;
-      for (const target of targets(statuses)) {
+      const list = targets(statuses);
+      // Objects deleted or no longer ours leave the statuses: forget what was written to them.
+      const current = new Set(list.map(keyOf));
+      for (const key of written.keys()) if (!current.has(key)) written.delete(key);
+      for (const target of list) {
         if (stopped || !(options.allowed?.() ?? true)) return;
         const ok = await writeOne(target).catch((error: unknown) => {
           metrics.count("statusErrors");
@@ -187,6 +200,9 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     },
     async idle() {
       while (running) await running;
+    },
+    remembered() {
+      return written.size;
     },
   };
   return writer;

@@ -174,6 +174,36 @@ describe("status writer on the fake API server", () => {
     expect(kube.requests("status", "HTTPRoute")).toBe(2);
     await writer.stop();
   });
+
+  it("forgets what it wrote to a route that is no longer ours", async () => {
+    const { writer } = await setUp();
+    writer.update(statusesOf({ "shop/web": [ourParent(true)] }));
+    await writer.idle();
+    expect(writer.remembered()).toBe(1);
+    writer.update(statusesOf({}));
+    await writer.idle();
+    expect(writer.remembered()).toBe(0);
+    await writer.stop();
+  });
+
+  it("forgets what it wrote to a route that left the cache, and writes a route re-created under that name", async () => {
+    const { kube, writer, parents } = await setUp();
+    writer.update(statusesOf({ "shop/web": [ourParent(true)] }));
+    await writer.idle();
+    const created = kube.get("HTTPRoute", "shop", "web");
+    if (!created) throw new Error("not seeded");
+    kube.remove("HTTPRoute", "shop", "web");
+    writer.update(statusesOf({ "shop/web": [ourParent(true)] }));
+    await writer.idle();
+    expect(writer.remembered()).toBe(0);
+
+    kube.apply({ ...created, metadata: { name: "web", namespace: "shop" }, status: {} });
+    writer.update(statusesOf({ "shop/web": [ourParent(true)] }));
+    await writer.idle();
+    expect(parents().map((entry) => entry.controllerName)).toEqual([OURS]);
+    expect(writer.remembered()).toBe(1);
+    await writer.stop();
+  });
 });
 
 /** A writer whose cache still holds `stale` (an older resourceVersion): its first write gets a 409. */
