@@ -120,8 +120,10 @@ export function createPublishPass(options: PublishPassOptions) {
         return false;
       }
       try {
+        // A deleted Service's record waits for the route writes only when they stop referencing it: a
+        // route that still does (a backendRef to a Service this cluster lacks) is not rewritten.
         await publisher.reconcile(service, portsOf(state, service), state, receivedAt, {
-          keepWhileRouted: routesPending,
+          keepWhileRouted: routesPending && desired?.ports.has(service) !== true,
         });
       } catch (error) {
         for (const [rest, at] of batch.slice(index)) markService(rest, at);
