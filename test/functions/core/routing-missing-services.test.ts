@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { explainRequest } from "../../../functions/app/admin-routes.js";
 import { createRouting, type Routing } from "../../../functions/core/routing.js";
 import { silentLogger } from "../../../lib/logger.js";
 import type { ServiceRecordV2 } from "../../../store/services.js";
@@ -127,6 +128,34 @@ describe("a backendRef to a Service no cluster has", () => {
 
   it("keeps answering a Service one cluster has without ready endpoints with no_endpoints (503)", async () => {
     expect(await routed(snapshot, "http://shop.test/drained", 0.5)).toBe("no_endpoints");
+  });
+
+  it("says in /explain which backend no cluster has, and that its share is answered 500", () => {
+    const routing = routingOver(snapshot, () => 0.5);
+    const explain = (path: string) =>
+      explainRequest({
+        routes: routing.routesOf(snapshot),
+        rawHost: "shop.test",
+        path,
+        method: "GET",
+        headers: new Headers(),
+        select: routing.select,
+        balancer: routing.policy.balancer,
+        ejection: routing.policy.ejection,
+      });
+    expect(explain("/")).toMatchObject({
+      result: "proxy",
+      backends: [{ service: "infra/web" }, { service: "infra/ghost", unresolved: true, share: 0.1 }],
+    });
+    const first = explain("/");
+    expect("backends" in first && first.backends[0]).not.toHaveProperty("unresolved");
+    expect(explain("/other-port")).toMatchObject({
+      result: "invalid_backend",
+      why: [
+        "500: Service infra/web port 9999 has no record in any cluster the route is served from (east, west): BackendNotFound",
+      ],
+    });
+    expect(explain("/drained")).toMatchObject({ result: "no_endpoints" });
   });
 
   it("decides it once per snapshot: the same selection for every request", () => {
