@@ -194,13 +194,14 @@ function writeErrorAnswer(
   outgoing.end(body);
 }
 
-/** What the adapter does with an exception of the app's: 500 with no body, or a cut once the head went out. */
+/** What Hono's default error handler answers for an exception (500, text), or a cut once the head went out. */
 function failed(outgoing: ServerResponse, error: unknown): void {
   console.error(error);
   if (outgoing.headersSent) {
     outgoing.destroy(error instanceof Error ? error : undefined);
     return;
   }
-  outgoing.writeHead(500);
-  outgoing.end();
+  const body = "Internal Server Error";
+  outgoing.writeHead(500, { "content-type": "text/plain; charset=UTF-8", "Content-Length": body.length });
+  outgoing.end(body);
 }

@@ -72,11 +72,12 @@ export function proxyOnNode(
 }
 
 /**
- * How much of a response may wait in the client's socket before undici stops reading from the backend: what
- * undici's own body stream holds (Pool.request, 64 KiB). Pausing at the socket's 16 KiB instead stopped and
- * restarted the backend's parser for every chunk of a 64 KiB body (bench/proxy: ~25% more CPU per request).
+ * How much of a response may wait in the client's socket before undici stops reading from the backend: about
+ * what a piped undici body holds (its stream's 64 KiB, the socket's 16 KiB, and the chunk in hand). Pausing
+ * at the socket's 16 KiB instead stopped and restarted the backend's parser for every 64 KiB body
+ * (bench/proxy: ~25% more CPU per request).
  */
-const RESPONSE_BUFFER_BYTES = 64 * 1024;
+const RESPONSE_BUFFER_BYTES = 128 * 1024;
 
 /** The Exchange a response belongs to, so one shared 'close' listener serves every request (no closure each). */
 const EXCHANGE = Symbol("edgeslice.exchange");
@@ -84,6 +85,10 @@ type ExchangeResponse = ServerResponse & { [EXCHANGE]?: Exchange };
 
 function onResponseClose(this: ExchangeResponse): void {
   this[EXCHANGE]?.onClose();
+}
+
+function endResponse(this: ServerResponse): void {
+  this.end();
 }
 
 /** One proxied request: its attempts, its timer, and the client connection's close. */
@@ -271,7 +276,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
 
   onComplete(): void {
     this.#done = true;
-    this.#exchange.outgoing.end();
+    const outgoing = this.#exchange.outgoing;
+    // While the client's socket is full, end() would queue one more (empty) write behind the body: ending once
+    // it drained sends the body's tail alone, as a piped stream does (its end waits for the drain too).
+    if (outgoing.writableNeedDrain) outgoing.once("drain", endResponse);
+    else outgoing.end();
   }
 
   onError(error: Error): void {
