@@ -105,6 +105,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     snapshotAgeSeconds: routing.snapshotAgeSeconds,
   });
 
+  // node/direct-requests.ts is this handler on Node's objects (the Node router's plain requests never reach
+  // Hono): a change here is a change there.
   app.all("*", async (c) => {
     const observation = new RequestObservation(
       requestIdOf(incomingRequestId(c), newRequestId),
