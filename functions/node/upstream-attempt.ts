@@ -1,0 +1,165 @@
+import type { ServerResponse } from "node:http";
+import type { Dispatcher } from "undici";
+import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
+import { type AbortCause, type AttemptResult, noteAnswer } from "../core/proxy-policy.js";
+import { REQUEST_ID_HEADER } from "../core/request-id.js";
+import type { Backend } from "../core/select.js";
+import { failedAttempt } from "../transports/connect-errors.js";
+import { armAttemptTimer } from "./attempt-bounds.js";
+import type { Exchange } from "./proxy.js";
+import type { BodyAttempt } from "./request-body.js";
+
+/**
+ * How much of a response may wait in the client's socket before undici stops reading from the backend: about
+ * what a piped undici body holds (its stream's 64 KiB, the socket's 16 KiB, and the chunk in hand). Pausing
+ * at the socket's 16 KiB instead stopped and restarted the backend's parser for every 64 KiB body
+ * (bench/proxy: ~25% more CPU per request).
+ */
+const RESPONSE_BUFFER_BYTES = 128 * 1024;
+
+function endResponse(this: ServerResponse): void {
+  this.end();
+}
+
+/**
+ * One attempt as an undici dispatch handler, in the form undici drives its own handlers with (raw header
+ * buffers, a boolean for backpressure): the form with a controller costs a wrapper per request and a header
+ * object parsed from the raw fields (and another for the trailers). The response head is written with one
+ * writeHead of a flat field list (Node builds the head string once, sent with the first chunk in one writev),
+ * each chunk straight to the client's response, and undici is paused while the client's socket is full. No
+ * Readable, no pipe, no promise per chunk (Pool.request wraps the same handler in a Readable and an
+ * AsyncResource).
+ */
+export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
+  readonly #exchange: Exchange;
+  readonly #backend: Backend;
+  #resolve: ((result: AttemptResult<number>) => void) | undefined;
+  #abort: ((error?: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
+  #cause: AbortCause | undefined;
+  #answered = false;
+  #done = false;
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(exchange: Exchange, backend: Backend, resolve: (result: AttemptResult<number>) => void) {
+    this.#exchange = exchange;
+    this.#backend = backend;
+    this.#resolve = resolve;
+  }
+
+  /** Bounds the wait for the response head: the per-try timeout or `remainingMs`, whichever ends first. */
+  armTimer(remainingMs: number): void {
+    if (this.#resolve === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = armAttemptTimer(this, remainingMs, this.#exchange.deps.settings.tryTimeoutMs);
+  }
+
+  /** The router ends this attempt: a timeout, or the client went away or stalled. */
+  cut(cause: AbortCause): void {
+    if (this.#cause !== undefined || this.#done) return;
+    // Once the head went out, only the client leaving ends the exchange: the body may go on streaming both
+    // ways, and the request body's timers (request-body.ts) bound nothing any more.
+    if (this.#answered && cause !== "client-gone") return;
+    this.#cause = cause;
+    const error = new Error(`upstream attempt cut: ${cause}`);
+    if (!this.#answered) this.#settle(failedAttempt(this.#backend, cause, error, this.#exchange.deps));
+    this.#abort?.(error);
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#cause !== undefined) abort(new Error(`upstream attempt cut: ${this.#cause}`));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (statusCode < 200) return true;
+    const exchange = this.#exchange;
+    if (this.#resolve === undefined || exchange.clientGone) {
+      this.#abort?.(new Error("upstream response no longer wanted"));
+      return false;
+    }
+    this.#resume = resume;
+    // Names as undici's own header object has them (lowercase), values byte for byte (Latin-1).
+    const fields: string[] = [];
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      fields.push(
+        (rawHeaders[i] as Buffer).toString("latin1").toLowerCase(),
+        (rawHeaders[i + 1] as Buffer).toString("latin1"),
+      );
+    }
+    const route = exchange.route;
+    const head = downstreamResponseHeaderList(fields, route.responseHeaders, [
+      REQUEST_ID_HEADER,
+      route.observation.requestId,
+    ]);
+    // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
+    const reason = reasonPhrase(statusText);
+    try {
+      if (reason) exchange.outgoing.writeHead(statusCode, reason, head);
+      else exchange.outgoing.writeHead(statusCode, head);
+    } catch (error) {
+      // A head Node refuses to write: the backend's answer cannot be relayed (502), and the attempt settles
+      // like any other, so nothing stays counted in flight.
+      this.#done = true;
+      this.#settle(failedAttempt(this.#backend, undefined, error, exchange.deps));
+      this.#abort?.(error as Error);
+      return false;
+    }
+    this.#answered = true;
+    noteAnswer(this.#backend, statusCode, exchange.deps);
+    route.observation.respond(exchange.deps.metrics, statusCode, performance.now(), true);
+    this.#settle({ ok: true, value: statusCode });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.#exchange.route.observation.bytes += chunk.length;
+    const outgoing = this.#exchange.outgoing;
+    if (outgoing.write(chunk) || outgoing.writableLength <= RESPONSE_BUFFER_BYTES) return true;
+    // Paused until the client's socket drains: undici reads nothing more from the backend meanwhile. Past
+    // RESPONSE_BUFFER_BYTES the last write returned false, so a 'drain' is due.
+    outgoing.once("drain", () => this.#resume?.());
+    return false;
+  }
+
+  onComplete(): void {
+    this.#done = true;
+    const outgoing = this.#exchange.outgoing;
+    // While the client's socket is full, end() would queue one more (empty) write behind the body: ending once
+    // it drained sends the body's tail alone, as a piped stream does (its end waits for the drain too).
+    if (outgoing.writableNeedDrain) outgoing.once("drain", endResponse);
+    else outgoing.end();
+  }
+
+  onError(error: Error): void {
+    this.#done = true;
+    if (this.#answered) {
+      // The head went out: a backend failing mid-body ends the client's response abruptly (never a clean
+      // end that would pass a truncated body for a whole one).
+      this.#exchange.outgoing.destroy(error);
+      return;
+    }
+    if (this.#cause !== undefined) return;
+    this.#settle(failedAttempt(this.#backend, undefined, error, this.#exchange.deps));
+  }
+
+  bodyStarted(): void {
+    clearTimeout(this.timer);
+  }
+
+  bodySent(): void {
+    this.#exchange.bodySent(this);
+  }
+
+  clientLeft(): void {
+    this.#exchange.clientGone = true;
+    this.cut("client-gone");
+  }
+
+  #settle(result: AttemptResult<number>): void {
+    clearTimeout(this.timer);
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    resolve?.(result);
+  }
+}
