@@ -39,9 +39,11 @@ export async function applyChanges(
     if (!snapshot || snapshot.version === lastVersion) return;
     lastVersion = snapshot.version;
     const now = performance.now();
-    const services = snapshot.clusters.find((c) => c.name === cluster)?.services;
+    // Every schema version as routers read it (servicesV2): a sync writes v2, one port per referenced port.
+    const services = snapshot.clusters.find((c) => c.name === cluster)?.servicesV2;
     for (const [service, changes] of pending) {
-      const ips = new Set(services?.get(service)?.ipv4.endpoints.map((e) => e.ip));
+      const ports = services?.get(service)?.ports ?? [];
+      const ips = new Set(ports.flatMap((port) => port.ipv4.endpoints.map((e) => e.ip)));
       let newest = -1;
       changes.forEach((change, index) => {
         if (ips.has(change.ip)) newest = index;
@@ -81,7 +83,7 @@ export async function applyChanges(
 }
 
 export function serviceCount(reader: RedisSnapshotSource, cluster: string): number {
-  return reader.current()?.clusters.find((c) => c.name === cluster)?.services.size ?? 0;
+  return reader.current()?.clusters.find((c) => c.name === cluster)?.servicesV2.size ?? 0;
 }
 
 export async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {

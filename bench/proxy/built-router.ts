@@ -4,10 +4,10 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { DEFAULT_PREFIX } from "../../store/names.js";
-import { SCHEMA_VERSION } from "../../store/records.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
 import { freePort, type PrivateRedis, startPrivateRedis } from "../../test/support/redis.js";
 import { type Child, startChild } from "../support/child.js";
+import { publishBenchRoute } from "./bench-route.js";
 import { BENCH_HOST } from "./payloads.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,18 +39,10 @@ export async function startRouterStore(backendPort: number): Promise<PrivateRedi
   const redis = await startPrivateRedis();
   const client = new Redis(redis.url);
   try {
-    const writer = createRedisWriter(client, { prefix: DEFAULT_PREFIX, cluster: "bench" });
-    await writer.put({
-      v: SCHEMA_VERSION,
-      cluster: "bench",
-      service: "bench/backend",
-      hosts: [BENCH_HOST],
-      pathPrefix: "/",
-      port: { name: "http", number: 80 },
-      ipv4: { endpoints: [{ ip: "127.0.0.1", port: backendPort }], fallback: false, draining: [] },
-      ipv6: { endpoints: [], fallback: false, draining: [] },
-    });
-    await writer.heartbeat({ holder: "bench", leaseMs: 24 * 3600 * 1000, at: Date.now() });
+    await publishBenchRoute(
+      createRedisWriter(client, { prefix: DEFAULT_PREFIX, cluster: "bench" }),
+      backendPort,
+    );
   } finally {
     client.disconnect();
   }

@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { loadSnapshot } from "../../store/redis/snapshot.js";
@@ -20,20 +20,7 @@ export async function loadWithOwnClient(
   warnings: WarnOnce,
   version: number,
 ): Promise<Snapshot> {
-  if (config.redisUrl === undefined)
-    throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
-  // Each load opens and closes its own connection; a Cluster client would first map every slot per load.
-  if (config.redis?.kind === "cluster")
-    throw new Error("REDIS_CLUSTER is not supported on Workers: point REDIS_URL at one Redis endpoint");
-  const redis = new Redis(config.redisUrl, {
-    lazyConnect: true,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    commandTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  redis.on("error", (error: unknown) => logger.debug("redis client error", { error }));
+  const redis = oneReadClient(config, logger, {});
   try {
     await redis.connect();
     return await loadSnapshot(redis, { prefix: config.prefix, logger, version, warnings });
@@ -50,23 +37,12 @@ export async function openPipelineConnection(
   config: RouterConfig,
   logger: Logger,
 ): Promise<PipelineConnection> {
-  if (config.redisUrl === undefined)
-    throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
-  if (config.redis?.kind === "cluster")
-    throw new Error("REDIS_CLUSTER is not supported on Workers: point REDIS_URL at one Redis endpoint");
-  const redis = new Redis(config.redisUrl, {
-    lazyConnect: true,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    commandTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
+  const redis = oneReadClient(config, logger, {
     enableReadyCheck: false,
     disableClientInfo: true,
     // RESP2: no HELLO turn before the first command (RESP3 brings nothing these reads use).
     protocol: 2,
   });
-  redis.on("error", (error: unknown) => logger.debug("redis client error", { error }));
   try {
     await redis.connect();
   } catch (error) {
@@ -86,4 +62,27 @@ export async function openPipelineConnection(
     },
     close: () => redis.disconnect(),
   };
+}
+
+/**
+ * A client for one read of an isolate, not yet connected: no retries, no offline queue, bounded waits. Each read
+ * opens and closes its own connection (a socket cannot outlive its request), so a Cluster client, which first
+ * maps every slot, is refused.
+ */
+function oneReadClient(config: RouterConfig, logger: Logger, extra: RedisOptions): Redis {
+  if (config.redisUrl === undefined)
+    throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
+  if (config.redis?.kind === "cluster")
+    throw new Error("REDIS_CLUSTER is not supported on Workers: point REDIS_URL at one Redis endpoint");
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    ...extra,
+  });
+  redis.on("error", (error: unknown) => logger.debug("redis client error", { error }));
+  return redis;
 }
