@@ -19,28 +19,24 @@ export function exposeService(
   service: KubeService,
   slices: readonly KubeEndpointSlice[],
 ): ExposureResult {
-  const annotations = service.metadata.annotations ?? {};
-  const rawHosts = annotations[HOSTS_ANNOTATION];
-  if (rawHosts === undefined) return { kind: "not-exposed" };
-
-  const hosts = parseHosts(rawHosts);
-  if (!hosts.ok) return invalid(HOSTS_ANNOTATION, hosts.error);
-  const pathPrefix = parsePathPrefix(annotations[PATH_PREFIX_ANNOTATION]);
-  if (!pathPrefix.ok) return invalid(PATH_PREFIX_ANNOTATION, pathPrefix.error);
-
-  const translated = translateService(service, slices);
-  const chosen = choosePort(translated, annotations[PORT_ANNOTATION]);
-  if (!chosen.ok) return invalid(PORT_ANNOTATION, chosen.error);
+  const exposure = exposeAnnotations(service);
+  if (exposure.kind !== "exposed") return exposure;
+  // The port exposeAnnotations chose (TCP, by name and number), now with the backends of the slices.
+  const chosen = translateService(service, slices).find(
+    ({ port }) =>
+      port.protocol === "TCP" && port.number === exposure.port.number && port.name === exposure.port.name,
+  );
+  if (chosen === undefined) return invalid(PORT_ANNOTATION, "the chosen port left the Service");
 
   const record: ServiceRecord = {
     v: SCHEMA_VERSION,
     cluster,
     service: serviceId(namespaceOf(service), service.metadata.name),
-    hosts: hosts.value,
-    pathPrefix: pathPrefix.value,
-    port: { name: chosen.value.port.name, number: chosen.value.port.number },
-    ipv4: chosen.value.ipv4,
-    ipv6: chosen.value.ipv6,
+    hosts: exposure.hosts,
+    pathPrefix: exposure.pathPrefix,
+    port: exposure.port,
+    ipv4: chosen.ipv4,
+    ipv6: chosen.ipv6,
   };
   // Last guard: whatever passes here is what routers will accept when they decode it.
   const checked = v.safeParse(ServiceRecordSchema, record);
