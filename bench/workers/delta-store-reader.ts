@@ -1,12 +1,11 @@
 import { parseRouterConfig } from "../../functions/core/config.js";
 import { normaliseHost } from "../../functions/core/hosts.js";
-import { lookupRoute, routeIndexOf } from "../../functions/core/route-index.js";
 import { createDeltaReader } from "../../functions/workers/delta-reader.js";
 import { createDeltaSnapshotSource } from "../../functions/workers/delta-source.js";
 import { openPipelineConnection } from "../../functions/workers/redis-load.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
-import type { WorkersStoreReader, WorkersStoreTarget } from "./reader.js";
+import { addressesServing, type WorkersStoreReader, type WorkersStoreTarget } from "./reader.js";
 
 /**
  * The Workers source as it ships (functions/workers/delta-source.ts over delta-reader.ts): a cold request
@@ -32,16 +31,7 @@ export function createDeltaStoreReader(target: WorkersStoreTarget): WorkersStore
   });
   const deferred: Promise<unknown>[] = [];
 
-  const addressesOf = (host: string): readonly string[] | undefined => {
-    const snapshot = source.current();
-    if (!snapshot) return undefined;
-    const route = lookupRoute(routeIndexOf(snapshot), host, "/");
-    if (!route) return undefined;
-    return route.serving.flatMap(({ record }) => [
-      ...record.ipv4.endpoints.map((endpoint) => endpoint.ip),
-      ...record.ipv6.endpoints.map((endpoint) => endpoint.ip),
-    ]);
-  };
+  const addressesOf = (host: string) => addressesServing(source.current(), host);
 
   return {
     async refresh() {

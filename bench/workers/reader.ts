@@ -1,3 +1,5 @@
+import { lookupRoute, routeIndexOf } from "../../functions/core/route-index.js";
+import type { Snapshot } from "../../store/store.js";
 /**
  * What the Workers bench measures: one isolate's view of the store, however it is kept. The current source
  * reloads the whole store (whole-store-reader.ts); a delta reader plugs in as another column of
@@ -38,4 +40,18 @@ export interface WorkersStoreTarget {
 export interface WorkersReaderColumn {
   readonly name: string;
   readonly create?: (target: WorkersStoreTarget) => WorkersStoreReader;
+}
+
+/** Every endpoint address (both families) of the route serving `host` at `/`; undefined without one. */
+export function addressesServing(
+  snapshot: Snapshot | undefined,
+  host: string,
+): readonly string[] | undefined {
+  if (!snapshot) return undefined;
+  const route = lookupRoute(routeIndexOf(snapshot), host, "/");
+  if (!route) return undefined;
+  return route.serving.flatMap(({ record }) => [
+    ...record.ipv4.endpoints.map((endpoint) => endpoint.ip),
+    ...record.ipv6.endpoints.map((endpoint) => endpoint.ip),
+  ]);
 }

@@ -1,10 +1,9 @@
 import { parseRouterConfig } from "../../functions/core/config.js";
-import { lookupRoute, routeIndexOf } from "../../functions/core/route-index.js";
 import { loadWithOwnClient } from "../../functions/workers/redis-load.js";
 import { createWorkerSnapshotSource } from "../../functions/workers/source.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
-import type { WorkersStoreReader, WorkersStoreTarget } from "./reader.js";
+import { addressesServing, type WorkersStoreReader, type WorkersStoreTarget } from "./reader.js";
 
 /**
  * The Workers source as it ships (functions/workers/source.ts over redis-load.ts): every load opens a client,
@@ -23,16 +22,7 @@ export function createWholeStoreReader(target: WorkersStoreTarget): WorkersStore
     logger: silentLogger,
   });
 
-  const addressesOf = (host: string): readonly string[] | undefined => {
-    const snapshot = source.current();
-    if (!snapshot) return undefined;
-    const route = lookupRoute(routeIndexOf(snapshot), host, "/");
-    if (!route) return undefined;
-    return route.serving.flatMap(({ record }) => [
-      ...record.ipv4.endpoints.map((endpoint) => endpoint.ip),
-      ...record.ipv6.endpoints.map((endpoint) => endpoint.ip),
-    ]);
-  };
+  const addressesOf = (host: string) => addressesServing(source.current(), host);
 
   return {
     async refresh() {
