@@ -10,7 +10,7 @@ import {
   upstreamUpgradeHeaders,
 } from "../core/headers.js";
 import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
-import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import {
   ADMIN_PREFIX,
@@ -195,16 +195,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   }
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
-    const { status, headers, body } = errorAnswerWithRequestId(error, observation.requestId);
-    // Nobody reads it: the client left before the response head, which is no response of the router's.
-    if (error === "client_closed") {
-      metrics.requests.client_closed++;
-      observation.clientClosed(metrics, performance.now());
-    } else {
-      observation.respond(metrics, status, performance.now(), false);
-      // ASCII only: error names and valid request ids.
-      observation.bytes = body.length;
-    }
+    const { status, headers, body } = observation.routerAnswer(metrics, error, performance.now());
     logLine(observation, c, undefined, undefined);
     return new Response(body, { status, headers: headers.map(([name, value]) => [name, value]) });
   }

@@ -1,5 +1,7 @@
 import type { AccessLogEntry } from "./access-log.js";
+import type { ErrorAnswer, RouterError } from "./errors.js";
 import type { RouterMetrics } from "./metrics.js";
+import { errorAnswerWithRequestId } from "./request-id.js";
 import type { RouteSeries, ServiceSeries } from "./request-metrics.js";
 import type { Backend, Selection } from "./select.js";
 
@@ -90,6 +92,23 @@ export class RequestObservation {
     this.status = CLIENT_CLOSED;
     this.respondedAt = now;
     (this.series() ?? metrics.red.unrouted).observe(this.method, CLIENT_CLOSED, (now - this.started) / 1000);
+  }
+
+  /**
+   * The router's own answer to `error`, counted: the 499 of a client gone before the head (nobody reads the
+   * answer; no response of the router's) or the answer's status, with its body's bytes (ASCII only: error names
+   * and valid request ids). The same on every path that answers for itself (app.ts, node/direct-requests.ts).
+   */
+  routerAnswer(metrics: RouterMetrics, error: RouterError, now: number): ErrorAnswer {
+    const answer = errorAnswerWithRequestId(error, this.requestId);
+    if (error === "client_closed") {
+      metrics.requests.client_closed++;
+      this.clientClosed(metrics, now);
+    } else {
+      this.respond(metrics, answer.status, now, false);
+      this.bytes = answer.body.length;
+    }
+    return answer;
   }
 
   /** The series the answer is labelled with: the backend's cluster or the route's own; undefined: unrouted. */

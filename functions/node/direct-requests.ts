@@ -4,12 +4,7 @@ import type { NativeRoute } from "../app/app.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterError } from "../core/errors.js";
 import type { ForwardingInfo } from "../core/headers.js";
-import {
-  errorAnswerWithRequestId,
-  REQUEST_ID_HEADER,
-  requestIdFromRawHeaders,
-  requestIdOf,
-} from "../core/request-id.js";
+import { REQUEST_ID_HEADER, requestIdFromRawHeaders, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX, type Routing } from "../core/routing.js";
 import { drainUnreadBody } from "./drain.js";
@@ -174,16 +169,7 @@ function writeErrorAnswer(
   observation: RequestObservation,
   metrics: Routing["policy"]["metrics"],
 ): void {
-  const { status, headers, body } = errorAnswerWithRequestId(error, observation.requestId);
-  // Nobody reads it: the client left before the response head, which is no response of the router's.
-  if (error === "client_closed") {
-    metrics.requests.client_closed++;
-    observation.clientClosed(metrics, performance.now());
-  } else {
-    observation.respond(metrics, status, performance.now(), false);
-    // ASCII only: error names and valid request ids.
-    observation.bytes = body.length;
-  }
+  const { status, headers, body } = observation.routerAnswer(metrics, error, performance.now());
   if (outgoing.headersSent || outgoing.destroyed) return;
   const head: Record<string, string | number> = {};
   for (const [name, value] of [...headers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
