@@ -13,7 +13,7 @@ import {
   parseEndpointSlice,
   parseService,
 } from "../translate/kube-objects.js";
-import type { RouteObjects } from "../translate/route-objects.js";
+import { emptyRouteObjects, type RouteObjects } from "../translate/route-objects.js";
 
 /** The objects a manifest folder holds, by kind; each list in the folder's sorted file order. */
 export interface ManifestObjects {
@@ -24,19 +24,7 @@ export interface ManifestObjects {
 }
 
 export function emptyManifestObjects(): ManifestObjects {
-  return {
-    services: [],
-    slices: [],
-    routeObjects: {
-      gatewayClasses: [],
-      gateways: [],
-      httpRoutes: [],
-      referenceGrants: [],
-      namespaces: [],
-      ingressClasses: [],
-      ingresses: [],
-    },
-  };
+  return { services: [], slices: [], routeObjects: emptyRouteObjects() };
 }
 
 interface KindReader {

@@ -16,12 +16,17 @@ export interface RouteObjects {
   readonly ingresses: readonly Ingress[];
 }
 
-export const NO_ROUTE_OBJECTS: RouteObjects = {
-  gatewayClasses: [],
-  gateways: [],
-  httpRoutes: [],
-  referenceGrants: [],
-  namespaces: [],
-  ingressClasses: [],
-  ingresses: [],
-};
+/** Route objects of every kind, none yet: fresh lists a reader may fill. */
+export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: RouteObjects[K][number][] } {
+  return {
+    gatewayClasses: [],
+    gateways: [],
+    httpRoutes: [],
+    referenceGrants: [],
+    namespaces: [],
+    ingressClasses: [],
+    ingresses: [],
+  };
+}
+
+export const NO_ROUTE_OBJECTS: RouteObjects = emptyRouteObjects();
