@@ -83,3 +83,20 @@ export function warningsWithLog(): {
   const { logger, entries } = recordingLogger();
   return { warnings: createWarnOnce(logger), entries, logger };
 }
+
+/** Replies of one cluster's XRANGE, lease and heartbeat. */
+export const clusterReplies = (entries: unknown, lease = 1, heartbeat = 1): Reply[] => [
+  ok(entries),
+  ok(lease),
+  ok(heartbeat),
+];
+
+/**
+ * The store most refresh tests start from: east holds shop/web and shop/api, last entry 5-0 (OWN_EAST, which
+ * an XRANGE from it returns first); west holds shop/web, last entry 7-0.
+ */
+export const WEB = serviceV2("east", "shop/web", "10.0.0.1");
+export const API = serviceV2("east", "shop/api", "10.0.0.2");
+export const EAST = clusterState("east", [WEB, API], "5-0");
+export const WEST = clusterState("west", [serviceV2("west", "shop/web", "10.1.0.1")], "7-0");
+export const OWN_EAST = entry("5-0", "service", "shop/web");

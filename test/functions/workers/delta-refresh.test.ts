@@ -1,30 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { CHANGE_BATCH, planRefresh, refreshCommands } from "../../../functions/workers/delta-refresh.js";
-import type { Reply } from "../../../functions/workers/delta-state.js";
 import {
-  clusterState,
+  API,
+  clusterReplies,
   discovery,
+  EAST,
   entry,
+  OWN_EAST,
   ok,
   PREFIX,
   replyError,
-  serviceV2,
   storeState,
+  WEB,
+  WEST,
   warningsWithLog,
 } from "./delta-fixtures.js";
 
-const web = serviceV2("east", "shop/web", "10.0.0.1");
-const api = serviceV2("east", "shop/api", "10.0.0.2");
-const east = clusterState("east", [web, api], "5-0");
-const west = clusterState("west", [serviceV2("west", "shop/web", "10.1.0.1")], "7-0");
-
-/** Replies of one cluster's XRANGE, lease and heartbeat. */
-const clusterReplies = (entries: unknown, lease = 1, heartbeat = 1): Reply[] => [
-  ok(entries),
-  ok(lease),
-  ok(heartbeat),
-];
-const OWN_EAST = entry("5-0", "service", "shop/web");
+const [_web, _api, east, west] = [WEB, API, EAST, WEST];
 
 describe("planning a refresh from the stream, lease and heartbeat replies", () => {
   it("sends the registry, one SCAN step and three commands per known cluster, in one pipeline", () => {
