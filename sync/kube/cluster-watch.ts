@@ -1,5 +1,4 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { BackoffPolicy } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterCache } from "../translate/types.js";
@@ -7,10 +6,27 @@ import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
 import { createOptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
-import { createReflector, type Reflector, type ReflectorObserver } from "./reflector.js";
+import { createReflector, type Reflector } from "./reflector.js";
+import type { ReflectorTuning } from "./reflector-types.js";
 import { collectionPath, ROUTE_KINDS, type RouteKind, RouteObjectIndex } from "./route-object-index.js";
 
-export interface ClusterWatchOptions {
+/**
+ * How each reflector of the watch runs (reflector-types.ts ReflectorTuning): WATCH_TIMEOUT_SECONDS,
+ * WATCH_STALL_GRACE_MS, retry delays, the RBAC report bound, page size, and the relist/restart observer.
+ */
+type ClusterWatchTuning = Pick<
+  ReflectorTuning,
+  | "watchTimeoutSeconds"
+  | "stallGraceMs"
+  | "retry"
+  | "forbiddenReportMs"
+  | "pageSize"
+  | "observer"
+  | "random"
+  | "now"
+>;
+
+export interface ClusterWatchOptions extends ClusterWatchTuning {
   readonly kubeConfig: KubeConfig;
   /** The HTTP client to use; one over kubeConfig by default. */
   readonly api?: KubeApi | undefined;
@@ -44,20 +60,6 @@ export interface ClusterWatchOptions {
   readonly resyncIntervalMs?: number | undefined;
   /** Every list/watch failure (the reflector retries by itself; this is for metrics). */
   readonly onError?: ((error: unknown) => void) | undefined;
-  /** Relists and watch restarts by resource and reason, for metrics. */
-  readonly observer?: ReflectorObserver | undefined;
-  /** WATCH_TIMEOUT_SECONDS: each watch lasts [T, 2T) s on the server, then resumes. 300 by default. */
-  readonly watchTimeoutSeconds?: number | undefined;
-  /** WATCH_STALL_GRACE_MS: a watch silent for its timeout plus this is half-dead. 30 s by default. */
-  readonly stallGraceMs?: number | undefined;
-  /** Retry delays after failures the API server recovers from; 200 ms .. 1 s, jittered, by default. */
-  readonly retry?: BackoffPolicy | undefined;
-  /** A 401/403 persisting this long is an RBAC problem: logged at error level, shown in health(). 10 s. */
-  readonly forbiddenReportMs?: number | undefined;
-  /** Items per LIST page. */
-  readonly pageSize?: number | undefined;
-  readonly random?: (() => number) | undefined;
-  readonly now?: (() => number) | undefined;
 }
 
 export interface ClusterWatchHealth {
@@ -111,7 +113,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   const reachability = options.reachability ?? createReachability({ logger, now: options.now });
   const now = options.now ?? Date.now;
   const forbiddenReportMs = options.forbiddenReportMs ?? 10_000;
-  const tuning = {
+  const tuning: ReflectorTuning = {
     api,
     logger,
     reachability,
