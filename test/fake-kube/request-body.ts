@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { FakeKind, ResourcePath } from "./resources.js";
-import { sendJson } from "./responses.js";
+import { type FakeKind, RESOURCES, type ResourcePath } from "./resources.js";
+import { notFound, sendJson } from "./responses.js";
 import { statusBody } from "./status.js";
-import { type ApplyInput, asKind } from "./store.js";
+import { type ApplyInput, asKind, namespaceFor, type ObjectStore } from "./store.js";
 
 const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -71,4 +71,33 @@ function objectProblem(input: unknown, kind: FakeKind): string | undefined {
   }
   asKind(kind);
   return undefined;
+}
+
+/**
+ * The body of a PUT to an existing object, with where it goes; undefined once a 400, 404, 409 or 413 went out.
+ * Optimistic concurrency (API conventions, "Concurrency Control and Consistency"): a stale resourceVersion is
+ * a 409 Conflict; an empty one is an unconditional update.
+ */
+export async function writableObject(
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: ResourcePath,
+  store: ObjectStore,
+): Promise<{ body: WrittenObject; namespace: string; name: string } | undefined> {
+  const body = await readObject(request, response, path);
+  const name = path.name;
+  if (!body || !name) return undefined;
+  const namespace = namespaceFor(path.kind, path.namespace);
+  const current = store.get(path.kind, namespace, name);
+  if (!current) {
+    sendJson(response, 404, notFound(path));
+    return undefined;
+  }
+  const expected = body.metadata.resourceVersion;
+  if (typeof expected === "string" && expected !== "" && expected !== current.metadata.resourceVersion) {
+    const message = `Operation cannot be fulfilled on ${RESOURCES[path.kind].plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`;
+    sendJson(response, 409, statusBody(409, message, "Conflict"));
+    return undefined;
+  }
+  return { body, namespace, name };
 }

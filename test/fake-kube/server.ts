@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { fakeKubeConfig } from "./kube-config.js";
-import { readObject } from "./request-body.js";
+import { readObject, writableObject } from "./request-body.js";
 import { FailureQueue, type FailureRule, RequestCounter, type Verb, verbOf } from "./requests.js";
 import {
   type FakeKind,
@@ -197,23 +197,10 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     response: ServerResponse,
     path: ResourcePath,
   ): Promise<void> {
-    const body = await readObject(request, response, path);
-    if (!body || !path.name) return;
-    const namespace = namespaceFor(path.kind, path.namespace);
-    const current = store.get(path.kind, namespace, path.name);
-    if (!current) return sendJson(response, 404, notFound(path));
-    const expected = body.metadata.resourceVersion;
-    // Optimistic concurrency (API conventions, "Concurrency Control and Consistency"): a stale
-    // resourceVersion is a 409 Conflict; an empty one is an unconditional update.
-    if (typeof expected === "string" && expected !== "" && expected !== current.metadata.resourceVersion) {
-      const message = `Operation cannot be fulfilled on ${RESOURCES[path.kind].plural} "${path.name}": the object has been modified; please apply your changes to the latest version and try again`;
-      return sendJson(response, 409, statusBody(409, message, "Conflict"));
-    }
-    sendJson(
-      response,
-      200,
-      store.apply({ ...body, metadata: { ...body.metadata, namespace, name: path.name } }),
-    );
+    const write = await writableObject(request, response, path, store);
+    if (!write) return;
+    const { body, namespace, name } = write;
+    sendJson(response, 200, store.apply({ ...body, metadata: { ...body.metadata, namespace, name } }));
   }
 
   /** PUT .../{name}/status: only the status changes, with the same optimistic concurrency as an update. */
@@ -222,17 +209,9 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     response: ServerResponse,
     path: ResourcePath,
   ): Promise<void> {
-    const body = await readObject(request, response, path);
-    if (!body || !path.name) return;
-    const namespace = namespaceFor(path.kind, path.namespace);
-    const current = store.get(path.kind, namespace, path.name);
-    if (!current) return sendJson(response, 404, notFound(path));
-    const expected = body.metadata.resourceVersion;
-    if (typeof expected === "string" && expected !== "" && expected !== current.metadata.resourceVersion) {
-      const message = `Operation cannot be fulfilled on ${RESOURCES[path.kind].plural} "${path.name}": the object has been modified; please apply your changes to the latest version and try again`;
-      return sendJson(response, 409, statusBody(409, message, "Conflict"));
-    }
-    sendJson(response, 200, store.setStatus(path.kind, namespace, path.name, body.status));
+    const write = await writableObject(request, response, path, store);
+    if (!write) return;
+    sendJson(response, 200, store.setStatus(path.kind, write.namespace, write.name, write.body.status));
   }
 
   const listen = async (at: number): Promise<Server> => {
