@@ -145,7 +145,7 @@ export function routeRule(
 
 /** One atomic write of a version 2 service record and its `service` change entry (schema version 2). */
 export async function putServiceV2(redis: Redis, prefix: string, record: ServiceRecordV2): Promise<void> {
-  await putV2(redis, prefix, record.cluster, "service", record.service, serializeServiceRecordV2(record));
+  await writeV2(redis, prefix, record.cluster, "service", record.service, serializeServiceRecordV2(record));
 }
 
 /** One atomic write of a route record (or any string, to test invalid ones) and its `route` change entry. */
@@ -156,59 +156,30 @@ export async function putRoute(
   route: RouteRecord | { id: string; raw: string },
 ): Promise<void> {
   const raw = "raw" in route ? route.raw : JSON.stringify(route);
-  await putV2(redis, prefix, cluster, "route", route.id, raw);
+  await writeV2(redis, prefix, cluster, "route", route.id, raw);
 }
 
 export async function removeRoute(redis: Redis, prefix: string, cluster: string, id: string): Promise<void> {
-  const keys = clusterKeys(prefix, cluster);
-  await redis
-    .multi()
-    .hdel(keys.routes, id)
-    .xadd(
-      keys.changes,
-      "MAXLEN",
-      "~",
-      CHANGE_STREAM_MAXLEN,
-      "*",
-      "v",
-      "2",
-      "kind",
-      "route",
-      "id",
-      id,
-      "op",
-      "delete",
-    )
-    .exec();
+  await writeV2(redis, prefix, cluster, "route", id, undefined);
 }
 
-async function putV2(
+/** One version 2 write as the sync's script makes it: the record (undefined: its removal) and its change entry. */
+async function writeV2(
   redis: Redis,
   prefix: string,
   cluster: string,
   kind: "service" | "route",
   id: string,
-  raw: string,
+  raw: string | undefined,
 ): Promise<void> {
   const keys = clusterKeys(prefix, cluster);
-  await redis
-    .multi()
-    .hset(kind === "service" ? keys.services : keys.routes, id, raw)
-    .xadd(
-      keys.changes,
-      "MAXLEN",
-      "~",
-      CHANGE_STREAM_MAXLEN,
-      "*",
-      "v",
-      "2",
-      "kind",
-      kind,
-      "id",
-      id,
-      "op",
-      "put",
-    )
+  const hash = kind === "service" ? keys.services : keys.routes;
+  const transaction = redis.multi();
+  if (raw === undefined) transaction.hdel(hash, id);
+  else transaction.hset(hash, id, raw);
+  const op = raw === undefined ? "delete" : "put";
+  await transaction
+    .xadd(keys.changes, "MAXLEN", "~", CHANGE_STREAM_MAXLEN, "*", "v", "2", "kind", kind, "id", id, "op", op)
     .exec();
 }
 
