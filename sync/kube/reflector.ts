@@ -46,6 +46,8 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
   let loop: Promise<void> | undefined;
   let stopping = new AbortController();
   let waking = new AbortController();
+  /** Ends a wait early on stop() or when the API server answers again (both controllers are replaced). */
+  const untilStoppedOrWoken = () => AbortSignal.any([stopping.signal, waking.signal]);
   let current: OpenWatch | undefined;
   let markSynced: () => void = () => {};
   const whenSynced = new Promise<void>((resolve) => {
@@ -125,7 +127,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
       target.optional?.onMissing(why);
     }
     markSettled();
-    await sleep(target.optional?.retryMs ?? 30_000, AbortSignal.any([stopping.signal, waking.signal]));
+    await sleep(target.optional?.retryMs ?? 30_000, untilStoppedOrWoken());
   }
 
   /** One watch, until it ends: the reason to list again, or undefined to resume. */
@@ -151,7 +153,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
 
   const failed = (error: unknown) => {
     observer.failed?.(resource, error);
-    return policy.failed(error, AbortSignal.any([stopping.signal, waking.signal]));
+    return policy.failed(error, untilStoppedOrWoken());
   };
 
   async function run(): Promise<void> {
@@ -184,7 +186,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
         } else if (end.kind === "closed" && !end.sawBytes) {
           // Ended at once without a byte: do not spin against a server that keeps doing so.
           logger.debug("the server ended the watch at once; resuming", { informer: label });
-          await policy.pause(AbortSignal.any([stopping.signal, waking.signal]));
+          await policy.pause(untilStoppedOrWoken());
         } else if (end.kind === "stalled") {
           logger.info("watch stalled: no byte for its timeout plus the grace; resuming it", {
             informer: label,
@@ -213,7 +215,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
             // A restarting API server serves CRDs only once its apiextensions informers synced, answering 404
             // meanwhile: a kind it served keeps what it served until the 404 outlasts the grace.
             if (synced && !missing && now() - notFoundSince < forbiddenReportMs) {
-              await policy.pause(AbortSignal.any([stopping.signal, waking.signal]));
+              await policy.pause(untilStoppedOrWoken());
               continue;
             }
           }
@@ -224,7 +226,7 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
           restarts++;
           logger.info("resourceVersion expired; listing again", { informer: label, status: statusOf(error) });
           // A LIST itself answered 410: never spin on it.
-          if (listReason !== undefined) await policy.pause(AbortSignal.any([stopping.signal, waking.signal]));
+          if (listReason !== undefined) await policy.pause(untilStoppedOrWoken());
           listReason = "expired";
           continue;
         }
