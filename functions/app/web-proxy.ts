@@ -8,10 +8,10 @@ import {
   type PolicyDeps,
   type ProxyResult,
   upgradeFailure,
-  withRetries,
 } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { RequestObservation } from "../core/request-observation.js";
+import { withRetries } from "../core/retry-loop.js";
 import type { Backend, Selection } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";

@@ -3,7 +3,6 @@ import type { Balancer } from "./balancer.js";
 import type { PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import type { RouterMetrics, UpstreamErrorKind } from "./metrics.js";
-import type { RequestObservation } from "./request-observation.js";
 import type { Backend, Selection } from "./select.js";
 
 /**
@@ -92,44 +91,6 @@ export interface Attempts<T> {
   canResend(): boolean;
   /** Sends once; resolves when the response headers arrived or the attempt failed. */
   attempt(backend: Backend): Promise<AttemptResult<T>>;
-}
-
-/**
- * Sends the request to one backend of the first tier that has a usable one, retrying on another backend
- * after a failure when mayRetry allows it. In flight, for p2c, means waiting for the response headers.
- */
-export async function withRetries<T>(
-  selection: Selection,
-  attempts: Attempts<T>,
-  deps: PolicyDeps,
-  observation?: RequestObservation,
-): Promise<ProxyResult<T>> {
-  const { balancer, metrics, settings } = deps;
-  const idempotent = IDEMPOTENT.has(attempts.method);
-  let tried: Set<string> | undefined;
-  let last: AttemptFailure | undefined;
-  for (let n = 0; n <= settings.retries; n++) {
-    const backend = pickBackend(selection, deps, tried);
-    if (!backend) break;
-    if (n > 0) metrics.retries++;
-    balancer.acquire(backend.address);
-    observation?.tried(backend);
-    let result: AttemptResult<T>;
-    try {
-      result = await attempts.attempt(backend);
-    } finally {
-      // Long response bodies are not counted in flight: cheap to track and what p2c needs to steer away
-      // from backends slow to answer.
-      balancer.release(backend.address);
-    }
-    metrics.attempted(selection, backend.cluster, result.ok ? undefined : result.kind);
-    if (result.ok) return result;
-    last = result;
-    if (result.stop || !mayRetry(result.kind, idempotent, attempts.canResend())) break;
-    tried ??= new Set();
-    tried.add(backend.address);
-  }
-  return { ok: false, error: failureError(last?.kind ?? "transport", last?.stalled) };
 }
 
 /** Records a backend's answer for ejection: 502/503/504 are its failure, anything else a success. */

@@ -59,3 +59,25 @@ export function errorResponseWithRequestId(error: RouterError, requestId: string
     headers: answer.headers.map(([name, value]) => [name, value]),
   });
 }
+
+/**
+ * Request ids for one process: UUID-shaped (RFC 9562 version 4 and variant bits set), 74 random bits drawn
+ * once from `randomBytes` and a 48-bit counter, so ids are unique within the process and, with
+ * overwhelming probability, across processes. crypto.randomUUID costs a buffered random read and a 36-character
+ * serialisation per request (~1.5 µs in the proxy bench's profile); this is a counter increment and a
+ * concatenation. Request ids name requests; they are no secret (anyone holding one saw the request).
+ */
+export function createRequestIds(randomBytes: (size: number) => Uint8Array): () => string {
+  const seed = randomBytes(10);
+  const hex = (from: number, to: number) =>
+    Array.from(seed.subarray(from, to), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  // xxxxxxxx-xxxx-4xxx-yxxx-<counter>: the version nibble 4 and the variant bits 10 (y in 8-b).
+  const variant = (((seed[8] ?? 0) & 0x3f) | 0x80).toString(16).padStart(2, "0");
+  const prefix = `${hex(0, 4)}-${hex(4, 6)}-4${hex(6, 8).slice(1)}-${variant}${hex(9, 10)}-`;
+  let counter = 0;
+  return () => {
+    counter = counter >= 0xffffffffffff ? 0 : counter + 1;
+    const digits = counter.toString(16);
+    return prefix + (digits.length < 12 ? "000000000000".slice(digits.length) + digits : digits);
+  };
+}

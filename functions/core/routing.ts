@@ -78,8 +78,15 @@ export interface Routing {
   /** Seconds since this router first saw the snapshot's version. */
   snapshotAgeSeconds(snapshot: Snapshot): number;
   /** Routes the URL the runtime built for a request (Host and path); an error names the contract's answer. */
-  route(url: string, request: RoutingRequest): Promise<RouterError | Unserved | Redirected | Routed>;
+  route(url: string, request: RoutingRequest): Promise<RoutingOutcome>;
+  /**
+   * The same without a promise when the source holds its snapshot in memory (Node's sources do): the Node
+   * listener routes every proxied request this way (bench/proxy).
+   */
+  routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome>;
 }
+
+export type RoutingOutcome = RouterError | Unserved | Redirected | Routed;
 
 export function createRouting(deps: RoutingDeps): Routing {
   const { config } = deps;
@@ -97,8 +104,12 @@ export function createRouting(deps: RoutingDeps): Routing {
     },
   };
   let seen = { version: -1, at: 0 };
-  const snapshotAgeSeconds = (snapshot: Snapshot) => {
+  /** When this router first saw the snapshot's version: read on every request, so no clock read unless new. */
+  const noteSeen = (snapshot: Snapshot) => {
     if (snapshot.version !== seen.version) seen = { version: snapshot.version, at: deps.now() };
+  };
+  const snapshotAgeSeconds = (snapshot: Snapshot) => {
+    noteSeen(snapshot);
     return Math.max(0, (deps.now() - seen.at) / 1000);
   };
   const routesOf = conflictReporter(deps.logger);
@@ -109,51 +120,79 @@ export function createRouting(deps: RoutingDeps): Routing {
     routesOf,
     snapshotAgeSeconds,
     async route(url, request) {
-      const target = requestTarget(url);
-      if (!target) return "bad_request";
-      // The admin prefix is the router's own (Hono serves it before the catch-all); never proxied.
-      if (isAdminPath(target.path)) return "no_route";
-      const host = normaliseHost(target.authority);
-      if (host === undefined) return "no_route";
-      if (!isHostSyntax(host)) return "bad_request";
-      const snapshot = await deps.source.current();
-      // Nothing loaded yet (the Node router listens before its first load), or Redis down with nothing ever
-      // loaded: no backend is known (DESIGN.md "Router function").
-      if (!snapshot) return "no_snapshot";
-      snapshotAgeSeconds(snapshot);
-      const found = matchRequest(routesOf(snapshot), host, {
-        path: target.path,
-        method: request.method,
-        headers: request.headers,
-      });
-      if (!found) return "no_route";
-      const { rule } = found;
-      const { redirect, rewrite } = rule.filters;
-      if (redirect) {
-        const from = {
-          proto: request.proto ?? target.proto,
-          authority: target.authority,
-          host,
-          path: target.path,
-        };
-        return {
-          redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
-        };
-      }
-      const choice = chooseBackend(rule.backends, deps.random);
-      if (choice.kind !== "service") return "invalid_backend";
-      const selection = select(found.entry, found.ruleIndex, choice.index);
-      if (selection.unresolved) return "invalid_backend";
-      if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
-      return {
-        target,
-        selection,
-        upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
-        upstreamHost: rewrite?.hostname,
-        plan: rulePlan(rule),
-      };
+      const checked = checkedTarget(url);
+      if (typeof checked === "string") return checked;
+      return routeTarget(await deps.source.current(), checked, request);
+    },
+    routeNow(url, request) {
+      const checked = checkedTarget(url);
+      if (typeof checked === "string") return checked;
+      const current = deps.source.current();
+      return current instanceof Promise
+        ? current.then((snapshot) => routeTarget(snapshot, checked, request))
+        : routeTarget(current, checked, request);
     },
   };
+
+  function routeTarget(
+    snapshot: Snapshot | undefined,
+    { target, host }: CheckedTarget,
+    request: RoutingRequest,
+  ): RoutingOutcome {
+    // Nothing loaded yet (the Node router listens before its first load), or Redis down with nothing ever
+    // loaded: no backend is known (DESIGN.md "Router function").
+    if (!snapshot) return "no_snapshot";
+    noteSeen(snapshot);
+    const found = matchRequest(routesOf(snapshot), host, {
+      path: target.path,
+      method: request.method,
+      headers: request.headers,
+    });
+    if (!found) return "no_route";
+    const { rule } = found;
+    const { redirect, rewrite } = rule.filters;
+    if (redirect) {
+      const from = {
+        proto: request.proto ?? target.proto,
+        authority: target.authority,
+        host,
+        path: target.path,
+      };
+      return {
+        redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
+      };
+    }
+    const choice = chooseBackend(rule.backends, deps.random);
+    if (choice.kind !== "service") return "invalid_backend";
+    const selection = select(found.entry, found.ruleIndex, choice.index);
+    if (selection.unresolved) return "invalid_backend";
+    if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
+    return {
+      target,
+      selection,
+      upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
+      upstreamHost: rewrite?.hostname,
+      plan: rulePlan(rule),
+    };
+  }
+}
+
+interface CheckedTarget {
+  readonly target: RequestTarget;
+  /** The target's authority, normalised (hosts.ts). */
+  readonly host: string;
+}
+
+/** What routing refuses before it looks at any snapshot: a target it cannot read, the admin prefix, a bad Host. */
+function checkedTarget(url: string): CheckedTarget | RouterError {
+  const target = requestTarget(url);
+  if (!target) return "bad_request";
+  // The admin prefix is the router's own (Hono serves it before the catch-all); never proxied.
+  if (isAdminPath(target.path)) return "no_route";
+  const host = normaliseHost(target.authority);
+  if (host === undefined) return "no_route";
+  if (!isHostSyntax(host)) return "bad_request";
+  return { target, host };
 }
 
 /**

@@ -4,11 +4,12 @@ import type { NativeRoute } from "../app/app.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterError } from "../core/errors.js";
 import type { ForwardingInfo } from "../core/headers.js";
+import type { ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdFromRawHeaders, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
-import { ADMIN_PREFIX, type Routing } from "../core/routing.js";
+import { ADMIN_PREFIX, type Routing, type RoutingOutcome } from "../core/routing.js";
 import { drainUnreadBody } from "./drain.js";
-import { type NodeProxyTransport, proxyOnNode } from "./proxy.js";
+import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
 import { rawHeaderLookup } from "./request-head.js";
 
 /**
@@ -43,7 +44,7 @@ export function createDirectRequests(
     if (!PLAIN_TARGET.test(target) || DOT_SEGMENT.test(target)) return false;
     const host = hostOf(incoming.rawHeaders);
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
-    void new DirectRequest(deps, incoming, outgoing, host, target).run();
+    new DirectRequest(deps, incoming, outgoing, host, target).run();
     return true;
   };
 }
@@ -58,7 +59,7 @@ function hostOf(rawHeaders: readonly string[]): string | undefined {
 }
 
 /** One request on the direct path: the app's catch-all, as an object rather than closures per request. */
-class DirectRequest {
+class DirectRequest implements ExchangeEnd {
   readonly #deps: DirectRequestDeps;
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
@@ -86,27 +87,46 @@ class DirectRequest {
     );
   }
 
-  async run(): Promise<void> {
+  /** Serves the request; no promise on the way unless the source's snapshot or the backend is awaited. */
+  run(): void {
     try {
-      await this.#serve();
+      const { routing } = this.#deps;
+      const method = this.#observation.method;
+      // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
+      if (method !== "GET") this.#outgoing.once("close", () => drainUnreadBody(this.#incoming));
+      const headers = rawHeaderLookup(this.#incoming.rawHeaders);
+      const routed = routing.routeNow(this.#url, { method, headers, proto: this.#proto });
+      if (routed instanceof Promise) {
+        routed.then(
+          (outcome) => this.#serve(outcome),
+          (error: unknown) => this.failed(error),
+        );
+      } else this.#serve(routed);
     } catch (error) {
-      failed(this.#outgoing, error);
+      this.failed(error);
     }
   }
 
-  async #serve(): Promise<void> {
+  /** ExchangeEnd: a backend's answer was counted where its head went out (proxy.ts); an error is ours to answer. */
+  ended(result: ProxyResult<number>): void {
+    if (!result.ok) this.#answer(result.error);
+  }
+
+  /** ExchangeEnd, and any exception on the way: Hono's default answer, or a cut once the head went out. */
+  failed(error: unknown): void {
+    failed(this.#outgoing, error);
+  }
+
+  #serve(routed: RoutingOutcome): void {
     const { routing } = this.#deps;
     const { metrics } = routing.policy;
     const incoming = this.#incoming;
     const outgoing = this.#outgoing;
     const observation = this.#observation;
-    const method = observation.method;
-    // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
-    if (method !== "GET") outgoing.once("close", () => drainUnreadBody(incoming));
-    const proto = this.#proto;
-    const headers = rawHeaderLookup(incoming.rawHeaders);
-    const routed = await routing.route(this.#url, { method, headers, proto });
-    if (typeof routed === "string") return this.#answer(routed);
+    if (typeof routed === "string") {
+      this.#answer(routed);
+      return;
+    }
     if ("redirect" in routed) {
       const { status, location } = routed.redirect;
       observation.respond(metrics, status, performance.now(), false);
@@ -117,10 +137,13 @@ class DirectRequest {
       return;
     }
     observation.routed(metrics, routed.selection);
-    if ("error" in routed) return this.#answer(routed.error);
+    if ("error" in routed) {
+      this.#answer(routed.error);
+      return;
+    }
     const forwarding: ForwardingInfo = {
       clientIp: incoming.socket.remoteAddress,
-      proto,
+      proto: this.#proto,
       host: routed.target.authority,
       requestId: observation.requestId,
       upstreamHost: routed.upstreamHost,
@@ -134,9 +157,7 @@ class DirectRequest {
       observation,
       logEnd: observation.logged ? () => this.logLine(forwarding.host, routed.target.path) : undefined,
     };
-    const result = await proxyOnNode(this.#deps.transport, incoming, outgoing, route, routing.policy);
-    // A backend's answer was counted where its head went out (proxy.ts).
-    if (!result.ok) this.#answer(result.error);
+    new Exchange(this.#deps.transport, incoming, outgoing, route, routing.policy, this).run();
   }
 
   /** The access log line (once per request); host and path as routed, else as the URL has them. */

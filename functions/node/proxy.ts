@@ -4,13 +4,8 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Dispatcher, Pool } from "undici";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
 import { hasBody, upstreamRequestHeaderList } from "../core/headers.js";
-import {
-  type AttemptResult,
-  type Attempts,
-  type PolicyDeps,
-  type ProxyResult,
-  withRetries,
-} from "../core/proxy-policy.js";
+import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
+import { RetryLoop } from "../core/retry-loop.js";
 import type { Backend } from "../core/select.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
 import { refusedAttempt } from "./attempt-bounds.js";
@@ -60,7 +55,17 @@ export function proxyOnNode(
   route: NativeRoute,
   deps: PolicyDeps,
 ): Promise<ProxyResult<number>> {
-  return new Exchange(transport, incoming, outgoing, route, deps).run();
+  return new Promise((ended, failed) => {
+    new Exchange(transport, incoming, outgoing, route, deps, { ended, failed }).run();
+  });
+}
+
+/** Who hears how an exchange ended: proxyOnNode's promise, or the Node listener's request itself. */
+export interface ExchangeEnd {
+  /** The status sent, or the error to answer (nothing was written then); once. */
+  ended(result: ProxyResult<number>): void;
+  /** An exception on the way (the request's own answer is the caller's). */
+  failed(error: unknown): void;
 }
 
 /** The Exchange a response belongs to, so one shared 'close' listener serves every request (no closure each). */
@@ -71,8 +76,11 @@ function onResponseClose(this: ExchangeResponse): void {
   this[EXCHANGE]?.onClose();
 }
 
-/** One proxied request: its attempts, its timer, and the client connection's close. */
-export class Exchange implements Attempts<number> {
+/**
+ * One proxied request: its attempts (core/retry-loop.ts, driven from undici's callbacks rather than a promise
+ * per attempt), its timer, and the client connection's close.
+ */
+export class Exchange {
   readonly transport: NodeProxyTransport;
   readonly outgoing: ServerResponse;
   readonly route: NativeRoute;
@@ -88,6 +96,8 @@ export class Exchange implements Attempts<number> {
   deadline: number | undefined;
   current: UpstreamAttempt | undefined;
   clientGone = false;
+  readonly #loop: RetryLoop;
+  readonly #end: ExchangeEnd;
 
   constructor(
     transport: NodeProxyTransport,
@@ -95,6 +105,7 @@ export class Exchange implements Attempts<number> {
     outgoing: ServerResponse,
     route: NativeRoute,
     deps: PolicyDeps,
+    end: ExchangeEnd,
   ) {
     this.transport = transport;
     this.outgoing = outgoing;
@@ -104,12 +115,15 @@ export class Exchange implements Attempts<number> {
     this.headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
     this.body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming, deps.settings) : undefined;
     this.deadline = this.body ? undefined : Date.now() + deps.settings.totalTimeoutMs;
+    this.#loop = new RetryLoop(route.selection, this.method, deps, route.observation);
+    this.#end = end;
   }
 
-  run(): Promise<ProxyResult<number>> {
+  /** Starts the first attempt; the end is told the status sent, or the error once no attempt produced a response. */
+  run(): void {
     (this.outgoing as ExchangeResponse)[EXCHANGE] = this;
     this.outgoing.on("close", onResponseClose);
-    return withRetries(this.route.selection, this, this.deps, this.route.observation);
+    this.#next();
   }
 
   canResend(): boolean {
@@ -124,31 +138,56 @@ export class Exchange implements Attempts<number> {
     this.current?.cut("client-gone");
   }
 
-  attempt(backend: Backend): Promise<AttemptResult<number>> {
-    const remaining = this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
-    const refused = refusedAttempt(this.clientGone, remaining);
-    if (refused) return Promise.resolve(refused);
-    return new Promise((resolve) => {
-      const attempt = new UpstreamAttempt(this, backend, resolve);
-      this.current = attempt;
-      // With a body, this bounds the wait for a connection (a full pool queues) until undici asks for the
-      // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
-      attempt.armTimer(remaining);
-      this.transport.poolFor(backend).dispatch(
-        {
-          method: this.method as Dispatcher.HttpMethod,
-          path: this.route.path,
-          headers: this.headers,
-          body: this.body ? this.body.forAttempt(attempt) : null,
-        },
-        attempt,
-      );
-    });
+  /** An attempt's outcome (once per attempt): the exchange ends, or the next attempt goes. */
+  settled(backend: Backend, result: AttemptResult<number>): void {
+    if (this.#loop.settle(backend, result, this)) {
+      // Never inside the failed attempt's own undici callback: the next one starts on a clean stack.
+      queueMicrotask(() => this.#next());
+      return;
+    }
+    this.#end.ended(result.ok ? result : this.#loop.failure());
   }
 
   /** The whole body went to `attempt`'s backend: from now on, waiting is the backend's time. */
   bodySent(attempt: UpstreamAttempt): void {
     this.deadline ??= Date.now() + this.deps.settings.totalTimeoutMs;
     attempt.armTimer(this.deadline - Date.now());
+  }
+
+  #next(): void {
+    const backend = this.#loop.next();
+    if (!backend) {
+      this.#end.ended(this.#loop.failure());
+      return;
+    }
+    try {
+      this.#attempt(backend);
+    } catch (error) {
+      this.#loop.release(backend);
+      this.#end.failed(error);
+    }
+  }
+
+  #attempt(backend: Backend): void {
+    const remaining = this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
+    const refused = refusedAttempt(this.clientGone, remaining);
+    if (refused) {
+      this.settled(backend, refused);
+      return;
+    }
+    const attempt = new UpstreamAttempt(this, backend);
+    this.current = attempt;
+    // With a body, this bounds the wait for a connection (a full pool queues) until undici asks for the
+    // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
+    attempt.armTimer(remaining);
+    this.transport.poolFor(backend).dispatch(
+      {
+        method: this.method as Dispatcher.HttpMethod,
+        path: this.route.path,
+        headers: this.headers,
+        body: this.body ? this.body.forAttempt(attempt) : null,
+      },
+      attempt,
+    );
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
@@ -13,7 +14,12 @@ import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import { errorAnswerWithRequestId, requestIdFromRawHeaders, requestIdOf } from "../core/request-id.js";
+import {
+  createRequestIds,
+  errorAnswerWithRequestId,
+  requestIdFromRawHeaders,
+  requestIdOf,
+} from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
@@ -102,7 +108,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
 
+  const newRequestId = createRequestIds(randomBytes);
   const appDeps: AppDeps = {
+    newRequestId,
     source,
     upstream,
     config,
@@ -149,7 +157,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         routing,
         transport: ownedUpstream,
         accessLog: appDeps.accessLog,
-        newRequestId: () => crypto.randomUUID(),
+        newRequestId,
       })
     : undefined;
   const server = createServer((incoming, outgoing) => {
@@ -158,7 +166,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       if (direct?.(incoming, outgoing)) return;
       return listener(incoming, outgoing);
     }
-    const requestId = requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), () => crypto.randomUUID());
+    const requestId = requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), newRequestId);
     const answer = errorAnswerWithRequestId(problem, requestId);
     // Refused before any routing: no service, and no time worth measuring.
     metrics.respond(metrics.red.unrouted, incoming.method ?? "GET", answer.status, 0);

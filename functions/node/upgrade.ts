@@ -11,7 +11,6 @@ import {
   upgradeResponseHeaderList,
   upstreamUpgradeHeaderList,
 } from "../core/headers.js";
-import { withRetries } from "../core/proxy-policy.js";
 import {
   errorAnswerWithRequestId,
   REQUEST_ID_HEADER,
@@ -19,6 +18,7 @@ import {
   requestIdOf,
 } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
+import { withRetries } from "../core/retry-loop.js";
 import type { Routing } from "../core/routing.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";

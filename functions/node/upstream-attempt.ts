@@ -6,6 +6,7 @@ import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { armAttemptTimer } from "./attempt-bounds.js";
+import { lowerCaseFieldName } from "./header-names.js";
 import type { Exchange } from "./proxy.js";
 import type { BodyAttempt } from "./request-body.js";
 
@@ -33,7 +34,8 @@ function endResponse(this: ServerResponse): void {
 export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
   readonly #exchange: Exchange;
   readonly #backend: Backend;
-  #resolve: ((result: AttemptResult<number>) => void) | undefined;
+  /** Until the attempt has its outcome (a response head or a failure), told to the exchange once. */
+  #pending = true;
   #abort: ((error?: Error) => void) | undefined;
   #resume: (() => void) | undefined;
   #cause: AbortCause | undefined;
@@ -41,15 +43,14 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   #done = false;
   timer: NodeJS.Timeout | undefined;
 
-  constructor(exchange: Exchange, backend: Backend, resolve: (result: AttemptResult<number>) => void) {
+  constructor(exchange: Exchange, backend: Backend) {
     this.#exchange = exchange;
     this.#backend = backend;
-    this.#resolve = resolve;
   }
 
   /** Bounds the wait for the response head: the per-try timeout or `remainingMs`, whichever ends first. */
   armTimer(remainingMs: number): void {
-    if (this.#resolve === undefined) return;
+    if (!this.#pending) return;
     clearTimeout(this.timer);
     this.timer = armAttemptTimer(this, remainingMs, this.#exchange.deps.settings.tryTimeoutMs);
   }
@@ -74,7 +75,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
     if (statusCode < 200) return true;
     const exchange = this.#exchange;
-    if (this.#resolve === undefined || exchange.clientGone) {
+    if (!this.#pending || exchange.clientGone) {
       this.#abort?.(new Error("upstream response no longer wanted"));
       return false;
     }
@@ -83,7 +84,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
     const fields: string[] = [];
     for (let i = 0; i < rawHeaders.length; i += 2) {
       fields.push(
-        (rawHeaders[i] as Buffer).toString("latin1").toLowerCase(),
+        lowerCaseFieldName(rawHeaders[i] as Buffer),
         (rawHeaders[i + 1] as Buffer).toString("latin1"),
       );
     }
@@ -158,8 +159,8 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
 
   #settle(result: AttemptResult<number>): void {
     clearTimeout(this.timer);
-    const resolve = this.#resolve;
-    this.#resolve = undefined;
-    resolve?.(result);
+    if (!this.#pending) return;
+    this.#pending = false;
+    this.#exchange.settled(this.#backend, result);
   }
 }

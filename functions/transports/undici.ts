@@ -41,7 +41,11 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 interface PoolEntry {
   readonly pool: Pool;
+  /** Used since the last sweep: a flag per request rather than a clock read (the sweep dates it). */
+  used: boolean;
   lastUsedAt: number;
+  /** Swept: a target that still maps here looks its origin up again. */
+  closed: boolean;
 }
 
 export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): UndiciUpstream {
@@ -49,9 +53,11 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   const idlePoolMs = options.idlePoolMs ?? 60_000;
   const bufferBytes = options.bufferResponseBytes ?? 0;
   const pools = new Map<string, PoolEntry>();
+  // Backends are the same objects for as long as a snapshot serves them (core/select.ts memoises them), so
+  // a proxied request finds its pool without building the origin string and hashing it.
+  const byTarget = new WeakMap<UpstreamTarget, PoolEntry>();
 
-  const entryFor = (target: UpstreamTarget): PoolEntry => {
-    const origin = originOf(target);
+  const poolOf = (origin: string): PoolEntry => {
     let entry = pools.get(origin);
     if (!entry) {
       entry = {
@@ -64,20 +70,38 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
           headersTimeout: 0,
           bodyTimeout: options.bodyTimeoutMs ?? 300_000,
         }),
+        used: true,
         lastUsedAt: Date.now(),
+        closed: false,
       };
       pools.set(origin, entry);
     }
-    entry.lastUsedAt = Date.now();
+    return entry;
+  };
+
+  const entryFor = (target: UpstreamTarget): PoolEntry => {
+    let entry = byTarget.get(target);
+    if (entry === undefined || entry.closed) {
+      entry = poolOf(originOf(target));
+      byTarget.set(target, entry);
+    }
+    entry.used = true;
     return entry;
   };
 
   const sweep = setInterval(
     () => {
-      const cutoff = Date.now() - idlePoolMs;
+      const now = Date.now();
+      const cutoff = now - idlePoolMs;
       for (const [origin, entry] of pools) {
+        if (entry.used) {
+          entry.used = false;
+          entry.lastUsedAt = now;
+          continue;
+        }
         const stats = entry.pool.stats;
         if (entry.lastUsedAt > cutoff || stats.running > 0 || stats.pending > 0 || stats.queued > 0) continue;
+        entry.closed = true;
         pools.delete(origin);
         entry.pool.close().catch(() => undefined);
       }
@@ -89,6 +113,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   const closeAll = async (how: "close" | "destroy") => {
     clearInterval(sweep);
     const entries = [...pools.values()];
+    for (const entry of entries) entry.closed = true;
     pools.clear();
     await Promise.all(entries.map((entry) => (how === "close" ? entry.pool.close() : entry.pool.destroy())));
   };

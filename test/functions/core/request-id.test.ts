@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/headers.js";
+import { randomBytes } from "node:crypto";
 import {
+  createRequestIds,
   errorAnswerWithRequestId,
   errorResponseWithRequestId,
   isValidRequestId,
@@ -95,5 +97,33 @@ describe("W3C Trace Context passes the router untouched", () => {
   it("on the Node path", () => {
     const out = upstreamRequestHeaderList(["traceparent", traceparent, "tracestate", tracestate], info);
     expect(out.slice(0, 4)).toEqual(["traceparent", traceparent, "tracestate", tracestate]);
+  });
+});
+
+describe("a process's request ids", () => {
+  const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("are UUID version 4 shaped, valid request ids, and never repeat within the process", () => {
+    const next = createRequestIds(randomBytes);
+    const ids = Array.from({ length: 10_000 }, next);
+    for (const id of ids) {
+      expect(id).toMatch(UUID_V4);
+      expect(isValidRequestId(id)).toBe(true);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("differ between processes: each draws its own random part", () => {
+    expect(createRequestIds(randomBytes)()).not.toBe(createRequestIds(randomBytes)());
+  });
+
+  it("set the version and variant bits whatever the random bytes are", () => {
+    for (const fill of [0x00, 0xff]) {
+      const id = createRequestIds((size) => new Uint8Array(size).fill(fill))();
+      expect(id).toMatch(UUID_V4);
+    }
+    expect(createRequestIds((size) => new Uint8Array(size).fill(0))()).toBe(
+      "00000000-0000-4000-8000-000000000001",
+    );
   });
 });

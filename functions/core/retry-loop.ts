@@ -1,0 +1,106 @@
+import {
+  type AttemptResult,
+  type Attempts,
+  failureError,
+  isIdempotent,
+  mayRetry,
+  type PolicyDeps,
+  type ProxyResult,
+  pickBackend,
+} from "./proxy-policy.js";
+import type { RequestObservation } from "./request-observation.js";
+import type { Backend, Selection } from "./select.js";
+
+/** What the loop asks of the request before another attempt. */
+export interface Resendable {
+  /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
+  canResend(): boolean;
+}
+
+/**
+ * The attempts of one request as a small state machine: which backend goes next, what a settled attempt
+ * counts as, whether another may follow, and the error once none did. withRetries (proxy-policy.ts) drives
+ * it with promises; the Node-native proxy (node/proxy.ts) drives it from undici's callbacks, so a request
+ * costs no promise per attempt. One loop, so both retry alike.
+ */
+export class RetryLoop {
+  readonly #selection: Selection;
+  readonly #deps: PolicyDeps;
+  readonly #idempotent: boolean;
+  readonly #observation: RequestObservation | undefined;
+  #started = 0;
+  #tried: Set<string> | undefined;
+  #last: AttemptResult<unknown> | undefined;
+
+  constructor(selection: Selection, method: string, deps: PolicyDeps, observation?: RequestObservation) {
+    this.#selection = selection;
+    this.#deps = deps;
+    this.#idempotent = isIdempotent(method);
+    this.#observation = observation;
+  }
+
+  /** The backend of the next attempt, counted in flight until `settle` or `release`; undefined: none is left. */
+  next(): Backend | undefined {
+    const deps = this.#deps;
+    if (this.#started > deps.settings.retries) return undefined;
+    const backend = pickBackend(this.#selection, deps, this.#tried);
+    if (!backend) return undefined;
+    if (this.#started > 0) deps.metrics.retries++;
+    this.#started++;
+    deps.balancer.acquire(backend.address);
+    this.#observation?.tried(backend);
+    return backend;
+  }
+
+  /** The attempt on `backend` ended without a result (it threw): it is no longer in flight. */
+  release(backend: Backend): void {
+    // Long response bodies are not counted in flight: cheap to track and what p2c needs to steer away from
+    // backends slow to answer.
+    this.#deps.balancer.release(backend.address);
+  }
+
+  /** Records the attempt on `backend` (released, counted); true when another attempt may go. */
+  settle(backend: Backend, result: AttemptResult<unknown>, request: Resendable): boolean {
+    this.release(backend);
+    this.#deps.metrics.attempted(this.#selection, backend.cluster, result.ok ? undefined : result.kind);
+    if (result.ok) return false;
+    this.#last = result;
+    if (result.stop || !mayRetry(result.kind, this.#idempotent, request.canResend())) return false;
+    this.#tried ??= new Set();
+    this.#tried.add(backend.address);
+    return true;
+  }
+
+  /** The client's error once no attempt produced a response. */
+  failure(): ProxyResult<never> {
+    const last = this.#last;
+    const kind = last && !last.ok ? last.kind : "transport";
+    return { ok: false, error: failureError(kind, last && !last.ok ? last.stalled : undefined) };
+  }
+}
+
+/**
+ * Sends the request to one backend of the first tier that has a usable one, retrying on another backend
+ * after a failure when mayRetry allows it. In flight, for p2c, means waiting for the response headers.
+ */
+export async function withRetries<T>(
+  selection: Selection,
+  attempts: Attempts<T>,
+  deps: PolicyDeps,
+  observation?: RequestObservation,
+): Promise<ProxyResult<T>> {
+  const loop = new RetryLoop(selection, attempts.method, deps, observation);
+  for (let backend = loop.next(); backend; backend = loop.next()) {
+    let result: AttemptResult<T>;
+    try {
+      result = await attempts.attempt(backend);
+    } catch (error) {
+      loop.release(backend);
+      throw error;
+    }
+    const again = loop.settle(backend, result, attempts);
+    if (result.ok) return result;
+    if (!again) break;
+  }
+  return loop.failure();
+}
