@@ -51,7 +51,7 @@ const proxyOptions: ProxyBenchOptions = smoke
       payloads: ["small", "large"],
       proxies,
       profile: !args.includes("--no-profile"),
-      rounds: 3,
+      rounds: 5,
       pin: !args.includes("--no-pin"),
       runner: routerRunnerFromEnv(),
     };
