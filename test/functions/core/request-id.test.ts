@@ -1,6 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/headers.js";
-import { randomBytes } from "node:crypto";
 import {
   createRequestIds,
   errorAnswerWithRequestId,
