@@ -1,14 +1,23 @@
+import { type DeadlineSlot, Deadlines, type Expiring } from "../../lib/deadlines.js";
 import { type AbortCause, type AttemptFailure, abortedBeforeAttempt } from "../core/proxy-policy.js";
 
 /**
  * How the Node transports (proxy.ts, handshake.ts) bound their attempts without AbortControllers: a check
- * before each attempt, and one timer per attempt for whichever limit ends first, the attempt's own or what is
- * left of the request's total.
+ * before each attempt, and one deadline per attempt for whichever limit ends first, the attempt's own or what
+ * is left of the request's total.
  */
 export interface CuttableAttempt {
   /** The router ends this attempt: a timeout, or the client went away. */
   cut(cause: AbortCause): void;
 }
+
+/**
+ * Attempt deadlines fire at most this much late (lib/deadlines.ts): timeouts are configured in hundreds of
+ * milliseconds or more, and a Node timer per attempt cost more than the attempt's other bookkeeping.
+ */
+export const ATTEMPT_DEADLINE_TICK_MS = 10;
+
+const deadlines = new Deadlines(ATTEMPT_DEADLINE_TICK_MS);
 
 /** The failure to report when the next attempt may not start (the client left, or no time is left). */
 export function refusedAttempt(clientGone: boolean, remainingMs: number): AttemptFailure | undefined {
@@ -17,17 +26,36 @@ export function refusedAttempt(clientGone: boolean, remainingMs: number): Attemp
   return undefined;
 }
 
+/** One attempt's bound: cuts the attempt, naming the limit, unless cancelled first. */
+export class AttemptTimer implements Expiring {
+  readonly #attempt: CuttableAttempt;
+  readonly #cause: AbortCause;
+  #slot: DeadlineSlot | undefined;
+
+  constructor(attempt: CuttableAttempt, cause: AbortCause, delayMs: number) {
+    this.#attempt = attempt;
+    this.#cause = cause;
+    this.#slot = deadlines.add(this, delayMs);
+  }
+
+  expire(): void {
+    this.#slot = undefined;
+    this.#attempt.cut(this.#cause);
+  }
+
+  cancel(): void {
+    deadlines.cancel(this, this.#slot);
+    this.#slot = undefined;
+  }
+}
+
 /** Cuts `attempt` once `tryTimeoutMs` or `remainingMs` passed, whichever is shorter, naming that limit. */
 export function armAttemptTimer(
   attempt: CuttableAttempt,
   remainingMs: number,
   tryTimeoutMs: number,
-): NodeJS.Timeout {
+): AttemptTimer {
   return remainingMs <= tryTimeoutMs
-    ? setTimeout(cut, remainingMs, attempt, "total-timeout")
-    : setTimeout(cut, tryTimeoutMs, attempt, "try-timeout");
-}
-
-function cut(attempt: CuttableAttempt, cause: AbortCause): void {
-  attempt.cut(cause);
+    ? new AttemptTimer(attempt, "total-timeout", remainingMs)
+    : new AttemptTimer(attempt, "try-timeout", tryTimeoutMs);
 }

@@ -64,7 +64,7 @@ export class Handshake implements Attempts<HandshakeAnswer> {
       let connected = false;
       const settle = (result: AttemptResult<HandshakeAnswer>) => {
         settled = true;
-        clearTimeout(timer);
+        timer.cancel();
         this.#current = undefined;
         resolve(result);
       };

@@ -5,7 +5,7 @@ import { type AbortCause, type AttemptResult, noteAnswer } from "../core/proxy-p
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
-import { armAttemptTimer } from "./attempt-bounds.js";
+import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
 import { lowerCaseFieldName } from "./header-names.js";
 import type { Exchange } from "./proxy.js";
 import type { BodyAttempt } from "./request-body.js";
@@ -41,7 +41,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   #cause: AbortCause | undefined;
   #answered = false;
   #done = false;
-  timer: NodeJS.Timeout | undefined;
+  timer: AttemptTimer | undefined;
 
   constructor(exchange: Exchange, backend: Backend) {
     this.#exchange = exchange;
@@ -51,7 +51,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   /** Bounds the wait for the response head: the per-try timeout or `remainingMs`, whichever ends first. */
   armTimer(remainingMs: number): void {
     if (!this.#pending) return;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = armAttemptTimer(this, remainingMs, this.#exchange.deps.settings.tryTimeoutMs);
   }
 
@@ -145,7 +145,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   }
 
   bodyStarted(): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
   }
 
   bodySent(): void {
@@ -158,7 +158,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
   }
 
   #settle(result: AttemptResult<number>): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     if (!this.#pending) return;
     this.#pending = false;
     this.#exchange.settled(this.#backend, result);
