@@ -1,4 +1,4 @@
-import { type DeadlineSlot, Deadlines, type Expiring } from "../../lib/deadlines.js";
+import { DeadlineEntry, Deadlines } from "../../lib/deadlines.js";
 import { type AbortCause, type AttemptFailure, abortedBeforeAttempt } from "../core/proxy-policy.js";
 
 /**
@@ -27,25 +27,23 @@ export function refusedAttempt(clientGone: boolean, remainingMs: number): Attemp
 }
 
 /** One attempt's bound: cuts the attempt, naming the limit, unless cancelled first. */
-export class AttemptTimer implements Expiring {
+export class AttemptTimer extends DeadlineEntry {
   readonly #attempt: CuttableAttempt;
   readonly #cause: AbortCause;
-  #slot: DeadlineSlot | undefined;
 
   constructor(attempt: CuttableAttempt, cause: AbortCause, delayMs: number) {
+    super();
     this.#attempt = attempt;
     this.#cause = cause;
-    this.#slot = deadlines.add(this, delayMs);
+    deadlines.add(this, delayMs);
   }
 
   expire(): void {
-    this.#slot = undefined;
     this.#attempt.cut(this.#cause);
   }
 
   cancel(): void {
-    deadlines.cancel(this, this.#slot);
-    this.#slot = undefined;
+    deadlines.cancel(this);
   }
 }
 

@@ -1,10 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Deadlines, type Expiring } from "../../lib/deadlines.js";
+import { DeadlineEntry, Deadlines } from "../../lib/deadlines.js";
 
 /** An entry that records when it expired (fake clock ms). */
-function recorder(): Expiring & { readonly at: number[] } {
-  const at: number[] = [];
-  return { at, expire: () => at.push(Date.now()) };
+class Recorder extends DeadlineEntry {
+  readonly at: number[] = [];
+  expire(): void {
+    this.at.push(Date.now());
+  }
+}
+const recorder = () => new Recorder();
+
+/** An entry that runs `then` when it expires. */
+class Then extends DeadlineEntry {
+  constructor(readonly run: () => void) {
+    super();
+  }
+  expire(): void {
+    this.run();
+  }
 }
 
 describe("coarse deadlines", () => {
@@ -37,9 +50,9 @@ describe("coarse deadlines", () => {
     const deadlines = new Deadlines(10);
     const cancelled = recorder();
     const kept = recorder();
-    const slot = deadlines.add(cancelled, 50);
+    deadlines.add(cancelled, 50);
     deadlines.add(kept, 50);
-    deadlines.cancel(cancelled, slot);
+    deadlines.cancel(cancelled);
     expect(deadlines.size).toBe(1);
     vi.advanceTimersByTime(200);
     expect(cancelled.at).toEqual([]);
@@ -49,7 +62,7 @@ describe("coarse deadlines", () => {
   it("expires an entry added by another's expiry in a later sweep, never in the one running", () => {
     const deadlines = new Deadlines(10);
     const second = recorder();
-    const first: Expiring = { expire: () => deadlines.add(second, 0) };
+    const first = new Then(() => deadlines.add(second, 0));
     deadlines.add(first, 20);
     vi.advanceTimersByTime(20);
     expect(second.at).toEqual([]);
@@ -59,10 +72,12 @@ describe("coarse deadlines", () => {
 
   it("stops its timer once nothing waits for a while, cancelled entries included, and starts it again with the next", () => {
     const idle = new Deadlines(10);
-    const slot = idle.add(recorder(), 60_000);
-    idle.cancel(recorder(), slot);
+    const waiting = recorder();
+    idle.add(waiting, 60_000);
+    idle.cancel(recorder());
     expect(idle.size).toBe(1);
-    for (const entry of slot) idle.cancel(entry, slot);
+    idle.cancel(waiting);
+    idle.cancel(waiting);
     expect(idle.size).toBe(0);
     vi.advanceTimersByTime(2_000);
     expect(vi.getTimerCount()).toBe(0);
@@ -91,5 +106,27 @@ describe("coarse deadlines", () => {
     vi.setSystemTime(Date.now() + 100);
     vi.advanceTimersToNextTimer();
     for (const entry of entries) expect(entry.at).toHaveLength(1);
+  });
+
+  it("moves an entry added again to its new deadline instead of keeping two", () => {
+    const deadlines = new Deadlines(10);
+    const entry = recorder();
+    const start = Date.now();
+    deadlines.add(entry, 20);
+    deadlines.add(entry, 100);
+    expect(deadlines.size).toBe(1);
+    vi.advanceTimersByTime(200);
+    expect(entry.at).toHaveLength(1);
+    expect((entry.at[0] ?? 0) - start).toBeGreaterThanOrEqual(100);
+  });
+
+  it("expires the entries of one bucket in the order they were added, the middle one cancelled", () => {
+    const deadlines = new Deadlines(10);
+    const order: string[] = [];
+    const [a, b, c] = ["a", "b", "c"].map((name) => new Then(() => order.push(name)));
+    for (const entry of [a, b, c]) if (entry) deadlines.add(entry, 30);
+    if (b) deadlines.cancel(b);
+    vi.advanceTimersByTime(50);
+    expect(order).toEqual(["a", "c"]);
   });
 });
