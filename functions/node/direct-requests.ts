@@ -97,10 +97,8 @@ class DirectRequest implements ExchangeEnd {
       const headers = rawHeaderLookup(this.#incoming.rawHeaders);
       const routed = routing.routeNow(this.#url, { method, headers, proto: this.#proto });
       if (routed instanceof Promise) {
-        routed.then(
-          (outcome) => this.#serve(outcome),
-          (error: unknown) => this.failed(error),
-        );
+        // A throw while serving the routed request is answered too, as on the synchronous path.
+        routed.then((outcome) => this.#serve(outcome)).catch((error: unknown) => this.failed(error));
       } else this.#serve(routed);
     } catch (error) {
       this.failed(error);

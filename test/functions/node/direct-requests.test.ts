@@ -1,5 +1,7 @@
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
+import { MemoryStore } from "../../../store/memory-store.js";
+import type { SnapshotSource } from "../../../store/store.js";
 import { freePort } from "../../support/redis.js";
 import { publish, serviceRecord } from "../fixtures.js";
 import { closeAfterEach, type Router, startBackend, startNodeRouterOver } from "../harness.js";
@@ -36,6 +38,19 @@ describe("node direct path", () => {
     const app = await rawExchange(r.port, requestTo("UNKNOWN.example"));
     expect(statusLineOf(direct)).toBe("HTTP/1.1 404 Not Found");
     expect(withoutDate(direct)).toBe(withoutDate(app));
+  });
+
+  it("routes through a source whose snapshot comes as a promise as it does through one held in memory", async () => {
+    const b = await closing(rawBackend(Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")));
+    const store = new MemoryStore();
+    const source: SnapshotSource = { current: async () => store.current() };
+    const r = await closing(startNodeRouterOver({ store, source, config: { retries: 0 } }));
+    await publish(store, serviceRecord({ cluster: "a", ipv4: [{ ip: b.host, port: b.port }] }));
+    const reply = (await rawExchange(r.port, requestTo("app.example"))).toString("latin1");
+    expect(reply.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+    expect(reply.endsWith("\r\n\r\nok")).toBe(true);
+    const unknown = await rawExchange(r.port, requestTo("unknown.example"));
+    expect(statusLineOf(unknown)).toBe("HTTP/1.1 404 Not Found");
   });
 
   it("answers a backend that refuses connections with the same bytes as the app does", async () => {
