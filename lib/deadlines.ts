@@ -39,7 +39,8 @@ export class Deadlines {
   #lastTick = -1;
   #lastBucket: Bucket | undefined;
 
-  constructor(tickMs: number, now: () => number = Date.now) {
+  /** `now`: a monotonic clock in ms (a wall clock stepped back would hold every deadline until it caught up). */
+  constructor(tickMs: number, now: () => number = () => performance.now()) {
     this.#tickMs = tickMs;
     this.#now = now;
   }

@@ -20,7 +20,7 @@ class Then extends DeadlineEntry {
   }
 }
 
-describe("coarse deadlines", () => {
+describe("coarse deadlines (on the fake clock; the router's default clock is monotonic)", () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_000_000 });
   });
@@ -35,7 +35,7 @@ describe("coarse deadlines", () => {
     [100, 10],
     [250, 25],
   ])("expires an entry of %i ms once, no sooner and at most one tick (%i ms) later", (delay, tick) => {
-    const deadlines = new Deadlines(tick);
+    const deadlines = new Deadlines(tick, Date.now);
     const entry = recorder();
     const start = Date.now();
     deadlines.add(entry, delay);
@@ -47,7 +47,7 @@ describe("coarse deadlines", () => {
   });
 
   it("never expires an entry cancelled before its time, and expires the others of its bucket", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     const cancelled = recorder();
     const kept = recorder();
     deadlines.add(cancelled, 50);
@@ -60,7 +60,7 @@ describe("coarse deadlines", () => {
   });
 
   it("expires an entry added by another's expiry in a later sweep, never in the one running", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     const second = recorder();
     const first = new Then(() => deadlines.add(second, 0));
     deadlines.add(first, 20);
@@ -71,7 +71,7 @@ describe("coarse deadlines", () => {
   });
 
   it("stops its timer once nothing waits for a while, cancelled entries included, and starts it again with the next", () => {
-    const idle = new Deadlines(10);
+    const idle = new Deadlines(10, Date.now);
     const waiting = recorder();
     idle.add(waiting, 60_000);
     idle.cancel(recorder());
@@ -84,7 +84,7 @@ describe("coarse deadlines", () => {
   });
 
   it("stops its timer once nothing waits for a while, and starts it again with the next entry", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     deadlines.add(recorder(), 10);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(2_000);
@@ -97,7 +97,7 @@ describe("coarse deadlines", () => {
   });
 
   it("expires every bucket whose time came when the event loop was held up past several ticks", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     const entries = [10, 20, 30, 40].map((delay) => {
       const entry = recorder();
       deadlines.add(entry, delay);
@@ -109,7 +109,7 @@ describe("coarse deadlines", () => {
   });
 
   it("moves an entry added again to its new deadline instead of keeping two", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     const entry = recorder();
     const start = Date.now();
     deadlines.add(entry, 20);
@@ -121,12 +121,27 @@ describe("coarse deadlines", () => {
   });
 
   it("expires the entries of one bucket in the order they were added, the middle one cancelled", () => {
-    const deadlines = new Deadlines(10);
+    const deadlines = new Deadlines(10, Date.now);
     const order: string[] = [];
     const [a, b, c] = ["a", "b", "c"].map((name) => new Then(() => order.push(name)));
     for (const entry of [a, b, c]) if (entry) deadlines.add(entry, 30);
     if (b) deadlines.cancel(b);
     vi.advanceTimersByTime(50);
     expect(order).toEqual(["a", "c"]);
+  });
+
+  it("keeps time on a monotonic clock by default: a wall clock stepped back holds no deadline", async () => {
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const deadlines = new Deadlines(5);
+      let expired = false;
+      deadlines.add(new Then(() => (expired = true)), 20);
+      vi.setSystemTime(Date.now() - 3_600_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(expired).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
