@@ -9,7 +9,7 @@ import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.
 import { createEchoFleet, type EchoFleet } from "./support/echo-backends.js";
 import { hostClient } from "./support/host-client.js";
 import { type KubeCluster, startKubeCluster } from "./support/kube-cluster.js";
-import { manifestObjects, serviceManifests } from "./support/route-manifests.js";
+import { EDGE_GATEWAY, manifestObjects, serviceManifests } from "./support/route-manifests.js";
 import { type ConditionSummary, untilRouteConditions } from "./support/route-status.js";
 
 /**
@@ -18,18 +18,7 @@ import { type ConditionSummary, untilRouteConditions } from "./support/route-sta
  * deployed to east only. Each live sync publishes its cluster's copy of the route; the Node router merges
  * them and serves each backend from every cluster that has it.
  */
-const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: edgeslice }
-spec: { controllerName: edgeslice.io/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: edge, namespace: shop }
-spec:
-  gatewayClassName: edgeslice
-  listeners: [{ name: http, port: 80, protocol: HTTP, hostname: "*.gw.test" }]
----
+const GATEWAY = `${EDGE_GATEWAY}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: rollout, namespace: shop }

@@ -54,7 +54,8 @@ endpoints:
 
 const backendRef = (name: string, extra = "") => `{ name: ${name}, port: 80${extra} }`;
 
-export const GATEWAY_MANIFESTS = `apiVersion: gateway.networking.k8s.io/v1
+/** edgeslice's GatewayClass and the Gateway `shop/edge` (listener `http` for `*.gw.test`) the routes attach to. */
+export const EDGE_GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: { name: edgeslice }
 spec: { controllerName: edgeslice.io/gateway-controller }
@@ -66,7 +67,9 @@ spec:
   gatewayClassName: edgeslice
   listeners:
     - { name: http, port: 80, protocol: HTTP, hostname: "*.gw.test" }
----
+`;
+
+export const GATEWAY_MANIFESTS = `${EDGE_GATEWAY}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: split, namespace: shop }
