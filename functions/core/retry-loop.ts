@@ -1,4 +1,5 @@
 import {
+  type AttemptFailure,
   type AttemptResult,
   type Attempts,
   failureError,
@@ -19,8 +20,8 @@ export interface Resendable {
 
 /**
  * The attempts of one request as a small state machine: which backend goes next, what a settled attempt
- * counts as, whether another may follow, and the error once none did. withRetries (proxy-policy.ts) drives
- * it with promises; the Node-native proxy (node/proxy.ts) drives it from undici's callbacks, so a request
+ * counts as, whether another may follow, and the error once none did. withRetries (below) drives it with
+ * promises; the Node-native proxy (node/proxy.ts) drives it from undici's callbacks, so a request
  * costs no promise per attempt. One loop, so both retry alike.
  */
 export class RetryLoop {
@@ -30,7 +31,7 @@ export class RetryLoop {
   readonly #observation: RequestObservation | undefined;
   #started = 0;
   #tried: Set<string> | undefined;
-  #last: AttemptResult<unknown> | undefined;
+  #last: AttemptFailure | undefined;
 
   constructor(selection: Selection, method: string, deps: PolicyDeps, observation?: RequestObservation) {
     this.#selection = selection;
@@ -73,9 +74,7 @@ export class RetryLoop {
 
   /** The client's error once no attempt produced a response. */
   failure(): ProxyResult<never> {
-    const last = this.#last;
-    const kind = last && !last.ok ? last.kind : "transport";
-    return { ok: false, error: failureError(kind, last && !last.ok ? last.stalled : undefined) };
+    return { ok: false, error: failureError(this.#last?.kind ?? "transport", this.#last?.stalled) };
   }
 }
 

@@ -119,20 +119,18 @@ export function createRouting(deps: RoutingDeps): Routing {
     select,
     routesOf,
     snapshotAgeSeconds,
-    async route(url, request) {
-      const checked = checkedTarget(url);
-      if (typeof checked === "string") return checked;
-      return routeTarget(await deps.source.current(), checked, request);
-    },
-    routeNow(url, request) {
-      const checked = checkedTarget(url);
-      if (typeof checked === "string") return checked;
-      const current = deps.source.current();
-      return current instanceof Promise
-        ? current.then((snapshot) => routeTarget(snapshot, checked, request))
-        : routeTarget(current, checked, request);
-    },
+    route: async (url, request) => routeNow(url, request),
+    routeNow,
   };
+
+  function routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome> {
+    const checked = checkedTarget(url);
+    if (typeof checked === "string") return checked;
+    const current = deps.source.current();
+    return current instanceof Promise
+      ? current.then((snapshot) => routeTarget(snapshot, checked, request))
+      : routeTarget(current, checked, request);
+  }
 
   function routeTarget(
     snapshot: Snapshot | undefined,

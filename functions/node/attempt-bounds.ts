@@ -15,7 +15,7 @@ export interface CuttableAttempt {
  * Attempt deadlines fire at most this much late (lib/deadlines.ts): timeouts are configured in hundreds of
  * milliseconds or more, and a Node timer per attempt cost more than the attempt's other bookkeeping.
  */
-export const ATTEMPT_DEADLINE_TICK_MS = 10;
+const ATTEMPT_DEADLINE_TICK_MS = 10;
 
 const deadlines = new Deadlines(ATTEMPT_DEADLINE_TICK_MS);
 
