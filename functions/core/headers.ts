@@ -58,6 +58,8 @@ function rewriteRequestFields(
   const modifier = info.modifier;
   let forwardedFor: string | undefined;
   let forwarded: string | undefined;
+  // RFC 9112 §3.2: Host first, so a backend that keeps only so many fields (Node: 2,000) still reads it.
+  emit("host", info.upstreamHost ?? info.host);
   forEachField((name, value) => {
     if ((!passesHop(name, listed) && !kept.has(name)) || REPLACED.has(name)) return;
     if (modifier?.drop.has(name)) return;
@@ -71,7 +73,6 @@ function rewriteRequestFields(
   // nothing in it was trustworthy anyway.
   if (forwarded !== undefined && !closesQuotes(forwarded)) forwarded = undefined;
   if (modifier) for (const [name, value] of modifier.append) emit(name, value);
-  emit("host", info.upstreamHost ?? info.host);
   if (info.clientIp !== undefined) {
     emit("x-forwarded-for", forwardedFor ? `${forwardedFor}, ${info.clientIp}` : info.clientIp);
   } else if (forwardedFor !== undefined) emit("x-forwarded-for", forwardedFor);

@@ -1,7 +1,6 @@
 import { type IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
-import type { Dispatcher, Pool } from "undici";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
 import { hasBody, upstreamRequestHeaderList } from "../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
@@ -10,6 +9,7 @@ import type { Backend } from "../core/select.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
 import { refusedAttempt } from "./attempt-bounds.js";
 import { RequestBody } from "./request-body.js";
+import type { ExchangeDispatcher } from "./upstream/exchange-handler.js";
 import { UpstreamAttempt } from "./upstream-attempt.js";
 
 /**
@@ -17,12 +17,12 @@ import { UpstreamAttempt } from "./upstream-attempt.js";
  * path, but on Node's own objects, because building web Request/Response/Headers, AbortControllers and web
  * streams per request cost most of the router's CPU (bench: ~25% of a profile, 4x the CPU of a minimal
  * proxy). Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
- * the backend's undici Pool through a dispatch handler that writes the response head with writeHead and
- * each chunk with write (backpressure by pausing undici; no stream.pipeline, which halves throughput,
+ * the backend's pool (upstream/client.ts) through a handler that writes the response head with writeHead and
+ * each chunk with write (backpressure by pausing the backend's socket; no stream.pipeline, which halves throughput,
  * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (attempt-bounds.ts).
  */
 export interface NodeProxyTransport {
-  poolFor(target: UpstreamTarget): Pool;
+  poolFor(target: UpstreamTarget): ExchangeDispatcher;
 }
 
 export function createNodeProxy(transport: NodeProxyTransport): NativeProxy {
@@ -77,7 +77,7 @@ function onResponseClose(this: ExchangeResponse): void {
 }
 
 /**
- * One proxied request: its attempts (core/retry-loop.ts, driven from undici's callbacks rather than a promise
+ * One proxied request: its attempts (core/retry-loop.ts, driven from the client's callbacks rather than a promise
  * per attempt), its timer, and the client connection's close.
  */
 export class Exchange {
@@ -141,7 +141,7 @@ export class Exchange {
   /** An attempt's outcome (once per attempt): the exchange ends, or the next attempt goes. */
   settled(backend: Backend, result: AttemptResult<number>): void {
     if (this.#loop.settle(backend, result, this)) {
-      // Never inside the failed attempt's own undici callback: the next one starts on a clean stack.
+      // Never inside the failed attempt's own callback: the next one starts on a clean stack.
       queueMicrotask(() => this.#next());
       return;
     }
@@ -177,12 +177,12 @@ export class Exchange {
     }
     const attempt = new UpstreamAttempt(this, backend);
     this.current = attempt;
-    // With a body, this bounds the wait for a connection (a full pool queues) until undici asks for the
+    // With a body, this bounds the wait for a connection (a full pool queues) until the client starts the
     // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
     attempt.armTimer(remaining);
     this.transport.poolFor(backend).dispatch(
       {
-        method: this.method as Dispatcher.HttpMethod,
+        method: this.method,
         path: this.route.path,
         headers: this.headers,
         body: this.body ? this.body.forAttempt(attempt) : null,

@@ -27,6 +27,7 @@ import { createDirectRequests } from "./direct-requests.js";
 import { createNodeProxy } from "./proxy.js";
 import { rawHeaderLookup, requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
+import { createUpstreamClient } from "./upstream/client.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -37,7 +38,10 @@ export interface NodeRouterDeps {
   readonly logger?: Logger;
   /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redisUrl. */
   readonly source?: SnapshotSource;
-  /** Default: undici pools. */
+  /**
+   * Default: the router's own HTTP/1.1 client (upstream/client.ts) for proxied requests, undici pools for the
+   * few the web path sends (HEAD). A custom transport takes the web path for every request.
+   */
   readonly upstream?: Upstream;
   readonly upstreamOptions?: UndiciUpstreamOptions;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
@@ -105,6 +109,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     source = redisSource;
   }
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
+  const client = ownedUpstream ? createUpstreamClient(deps.upstreamOptions) : undefined;
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
 
@@ -139,8 +144,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
         ? "https"
         : "http",
-    // Our own undici pools: proxy natively on Node's objects (a custom transport takes the web path).
-    ...(ownedUpstream ? { native: createNodeProxy(ownedUpstream) } : {}),
+    // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
+    ...(client ? { native: createNodeProxy(client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
   };
   // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
@@ -151,11 +156,11 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // two Hosts (request-head.ts), are refused before the adapter reads their Host and framing one way while a
   // backend might read them another.
   const listener = getRequestListener(app.fetch);
-  // Our own pools: proxied requests go straight from Node's listener (direct-requests.ts), the rest to the app.
-  const direct = ownedUpstream
+  // Our own client: proxied requests go straight from Node's listener (direct-requests.ts), the rest to the app.
+  const direct = client
     ? createDirectRequests({
         routing,
-        transport: ownedUpstream,
+        transport: client,
         accessLog: appDeps.accessLog,
         newRequestId,
       })
@@ -203,7 +208,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       await drained;
       clearInterval(sweep);
       clearTimeout(bound);
-      await ownedUpstream?.destroy();
+      await Promise.all([ownedUpstream?.destroy(), client?.destroy()]);
       // A Redis that hangs (or never answered) must not hold the shutdown: bounded, then cut.
       const sourceClosed = redisSource?.close() ?? Promise.resolve();
       await settlesWithin(sourceClosed, STORE_CLOSE_MS);

@@ -1,20 +1,18 @@
 import type { ServerResponse } from "node:http";
-import type { Dispatcher } from "undici";
 import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
 import { type AbortCause, type AttemptResult, noteAnswer } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
-import { lowerCaseFieldName } from "./header-names.js";
 import type { Exchange } from "./proxy.js";
 import type { BodyAttempt } from "./request-body.js";
+import type { ExchangeHandler, RequestControl } from "./upstream/exchange-handler.js";
 
 /**
- * How much of a response may wait in the client's socket before undici stops reading from the backend: about
- * what a piped undici body holds (its stream's 64 KiB, the socket's 16 KiB, and the chunk in hand). Pausing
- * at the socket's 16 KiB instead stopped and restarted the backend's parser for every 64 KiB body
- * (bench/proxy: ~25% more CPU per request).
+ * How much of a response may wait in the client's socket before reading from the backend stops: about what a
+ * piped stream holds (its 64 KiB, the socket's 16 KiB, and the chunk in hand). Pausing at the socket's 16 KiB
+ * instead stopped and restarted reading for every 64 KiB body (bench/proxy: ~25% more CPU per request).
  */
 const RESPONSE_BUFFER_BYTES = 128 * 1024;
 
@@ -23,21 +21,17 @@ function endResponse(this: ServerResponse): void {
 }
 
 /**
- * One attempt as an undici dispatch handler, in the form undici drives its own handlers with (raw header
- * buffers, a boolean for backpressure): the form with a controller costs a wrapper per request and a header
- * object parsed from the raw fields (and another for the trailers). The response head is written with one
- * writeHead of a flat field list (Node builds the head string once, sent with the first chunk in one writev),
- * each chunk straight to the client's response, and undici is paused while the client's socket is full. No
- * Readable, no pipe, no promise per chunk (Pool.request wraps the same handler in a Readable and an
- * AsyncResource).
+ * One attempt, as the handler of the client's request (upstream/client.ts): the response head is written with
+ * one writeHead of a flat field list (Node builds the head string once, sent with the first chunk in one
+ * writev), each chunk straight to the client's response, and reading from the backend is paused while the
+ * client's socket is full. No Readable, no pipe, no promise per chunk.
  */
-export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt {
+export class UpstreamAttempt implements ExchangeHandler, BodyAttempt {
   readonly #exchange: Exchange;
   readonly #backend: Backend;
   /** Until the attempt has its outcome (a response head or a failure), told to the exchange once. */
   #pending = true;
-  #abort: ((error?: Error) => void) | undefined;
-  #resume: (() => void) | undefined;
+  #control: RequestControl | undefined;
   #cause: AbortCause | undefined;
   #answered = false;
   #done = false;
@@ -64,29 +58,19 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
     this.#cause = cause;
     const error = new Error(`upstream attempt cut: ${cause}`);
     if (!this.#answered) this.#settle(failedAttempt(this.#backend, cause, error, this.#exchange.deps));
-    this.#abort?.(error);
+    this.#control?.abort(error);
   }
 
-  onConnect(abort: (error?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#cause !== undefined) abort(new Error(`upstream attempt cut: ${this.#cause}`));
+  onStart(control: RequestControl): void {
+    this.#control = control;
+    if (this.#cause !== undefined) control.abort(new Error(`upstream attempt cut: ${this.#cause}`));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    if (statusCode < 200) return true;
+  onHead(statusCode: number, statusText: string, fields: string[]): void {
     const exchange = this.#exchange;
     if (!this.#pending || exchange.clientGone) {
-      this.#abort?.(new Error("upstream response no longer wanted"));
-      return false;
-    }
-    this.#resume = resume;
-    // Names as undici's own header object has them (lowercase), values byte for byte (Latin-1).
-    const fields: string[] = [];
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      fields.push(
-        lowerCaseFieldName(rawHeaders[i] as Buffer),
-        (rawHeaders[i + 1] as Buffer).toString("latin1"),
-      );
+      this.#control?.abort(new Error("upstream response no longer wanted"));
+      return;
     }
     const route = exchange.route;
     const head = downstreamResponseHeaderList(fields, route.responseHeaders, [
@@ -103,23 +87,22 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, BodyAttempt 
       // like any other, so nothing stays counted in flight.
       this.#done = true;
       this.#settle(failedAttempt(this.#backend, undefined, error, exchange.deps));
-      this.#abort?.(error as Error);
-      return false;
+      this.#control?.abort(error as Error);
+      return;
     }
     this.#answered = true;
     noteAnswer(this.#backend, statusCode, exchange.deps);
     route.observation.respond(exchange.deps.metrics, statusCode, performance.now(), true);
     this.#settle({ ok: true, value: statusCode });
-    return true;
   }
 
   onData(chunk: Buffer): boolean {
     this.#exchange.route.observation.bytes += chunk.length;
     const outgoing = this.#exchange.outgoing;
     if (outgoing.write(chunk) || outgoing.writableLength <= RESPONSE_BUFFER_BYTES) return true;
-    // Paused until the client's socket drains: undici reads nothing more from the backend meanwhile. Past
+    // Paused until the client's socket drains: nothing more is read from the backend meanwhile. Past
     // RESPONSE_BUFFER_BYTES the last write returned false, so a 'drain' is due.
-    outgoing.once("drain", () => this.#resume?.());
+    outgoing.once("drain", () => this.#control?.resume());
     return false;
   }
 

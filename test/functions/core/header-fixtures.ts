@@ -13,10 +13,11 @@ export const CLIENT_FORWARDING_FIELDS = [
   "evil.example",
 ];
 
+/** The request rules send Host before every other field (RFC 9112 §3.2), for `info`. */
+export const HOST_FIRST = ["host", "app.example"];
+
 /** What the request rules add after the client's fields, for `info`. */
 export const forwardingOf = (xff = "192.0.2.7", forwarded = "for=192.0.2.7;host=app.example;proto=https") => [
-  "host",
-  "app.example",
   "x-forwarded-for",
   xff,
   "x-forwarded-proto",

@@ -9,6 +9,7 @@ import {
 import {
   CLIENT_FORWARDING_FIELDS,
   forwardingOf,
+  HOST_FIRST,
   info,
   sortedEntries,
   sortedPairs,
@@ -33,6 +34,7 @@ describe("upstreamUpgradeHeaderList (an upgrade request, from Node rawHeaders)",
         "13",
       ],
       [
+        ...HOST_FIRST,
         "upgrade",
         "websocket",
         "sec-websocket-key",
@@ -47,7 +49,7 @@ describe("upstreamUpgradeHeaderList (an upgrade request, from Node rawHeaders)",
     [
       "Upgrade is kept when Connection lists it among other options",
       ["Connection", "keep-alive, Upgrade", "Upgrade", "websocket"],
-      ["upgrade", "websocket", ...forwardingOf(), "connection", "upgrade"],
+      [...HOST_FIRST, "upgrade", "websocket", ...forwardingOf(), "connection", "upgrade"],
     ],
     [
       "every other hop-by-hop field, Connection-listed fields and Expect are dropped",
@@ -73,12 +75,13 @@ describe("upstreamUpgradeHeaderList (an upgrade request, from Node rawHeaders)",
         "Accept",
         "*/*",
       ],
-      ["upgrade", "h2c", "accept", "*/*", ...forwardingOf(), "connection", "upgrade"],
+      [...HOST_FIRST, "upgrade", "h2c", "accept", "*/*", ...forwardingOf(), "connection", "upgrade"],
     ],
     [
       "client forwarding fields are appended to or replaced as for any request",
       ["Upgrade", "websocket", ...CLIENT_FORWARDING_FIELDS, "Host", "evil.example"],
       [
+        ...HOST_FIRST,
         "upgrade",
         "websocket",
         ...forwardingOf(
@@ -111,7 +114,7 @@ describe("upstreamUpgradeHeaderList (an upgrade request, from Node rawHeaders)",
 
   it("leaves the ordinary request rule alone: Upgrade is still dropped there", () => {
     const raw = ["Connection", "Upgrade", "Upgrade", "websocket"];
-    expect(upstreamRequestHeaderList(raw, info)).toEqual(forwardingOf());
+    expect(upstreamRequestHeaderList(raw, info)).toEqual([...HOST_FIRST, ...forwardingOf()]);
   });
 });
 

@@ -1,0 +1,291 @@
+import { connect, type Socket } from "node:net";
+import { DeadlineEntry, Deadlines } from "../../../lib/deadlines.js";
+import { BodyUpload } from "./body-upload.js";
+import type { ExchangeHandler, OutboundRequest, RequestControl } from "./exchange-handler.js";
+import { declaresLength, requestHead } from "./request-head.js";
+import { ResponseParser, type ResponseSink } from "./response-parser.js";
+
+/** Connection-level waits (connect, keep-alive idleness, gaps in a response body) fire at most this late. */
+const CONNECTION_TICK_MS = 100;
+const connectionDeadlines = new Deadlines(CONNECTION_TICK_MS);
+
+export interface ConnectionSettings {
+  readonly connectTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+}
+
+/** The pool a connection belongs to (origin-pool.ts). */
+export interface ConnectionOwner {
+  readonly settings: ConnectionSettings;
+  /** The connection finished a response and may carry another request. */
+  released(connection: UpstreamConnection): void;
+  /** The connection is gone (closed by either side). */
+  closed(connection: UpstreamConnection): void;
+}
+
+/** One request's life on the client: queued, then on a connection, then done (once). */
+export class PendingRequest implements RequestControl {
+  connection: UpstreamConnection | undefined;
+  done = false;
+
+  constructor(
+    readonly request: OutboundRequest,
+    readonly handler: ExchangeHandler,
+    readonly unqueue: (pending: PendingRequest) => void,
+  ) {}
+
+  abort(error: Error): void {
+    if (this.done) return;
+    if (this.connection) {
+      this.connection.fail(this, error);
+      return;
+    }
+    this.unqueue(this);
+    this.fail(error);
+  }
+
+  resume(): void {
+    this.connection?.resumeResponse(this);
+  }
+
+  fail(error: Error): void {
+    if (this.done) return;
+    this.done = true;
+    this.handler.onError(error);
+  }
+}
+
+/** What a connection waits for besides its response: the connect, the next request, the next body bytes. */
+class ConnectionTimer extends DeadlineEntry {
+  reason: "connect" | "idle" | "body" = "connect";
+  constructor(readonly connection: UpstreamConnection) {
+    super();
+  }
+  expire(): void {
+    this.connection.timedOut(this.reason);
+  }
+}
+
+/**
+ * One keep-alive HTTP/1.1 connection to a backend, carrying one request at a time: the head written in one
+ * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
+ * handed on as it arrives, reading paused while the handler cannot take more.
+ */
+export class UpstreamConnection implements ResponseSink {
+  readonly #owner: ConnectionOwner;
+  readonly #socket: Socket;
+  readonly #parser = new ResponseParser(this);
+  readonly #timer = new ConnectionTimer(this);
+  #request: PendingRequest | undefined;
+  #upload: BodyUpload | undefined;
+  #connected = false;
+  #destroyed = false;
+  #socketPaused = false;
+  /** Whether this connection carried a request before the current one (for the error a close reports). */
+  #reused = false;
+
+  constructor(owner: ConnectionOwner, host: string, port: number) {
+    this.#owner = owner;
+    this.#socket = connect({ host, port, noDelay: true });
+    this.#socket.on("connect", this.#onConnect);
+    this.#socket.on("data", this.#onData);
+    this.#socket.on("end", this.#onEnd);
+    this.#socket.on("error", this.#onError);
+    this.#socket.on("close", this.#onClose);
+    this.#arm("connect", owner.settings.connectTimeoutMs);
+  }
+
+  get idle(): boolean {
+    return this.#request === undefined && !this.#destroyed;
+  }
+
+  assign(pending: PendingRequest): void {
+    this.#request = pending;
+    pending.connection = this;
+    if (this.#connected) {
+      connectionDeadlines.cancel(this.#timer);
+      this.#send(pending);
+    }
+  }
+
+  /** Ends `pending` with `error` and closes the connection (what it carried is no longer in step). */
+  fail(pending: PendingRequest, error: Error): void {
+    if (this.#request === pending) this.#request = undefined;
+    this.destroy();
+    pending.fail(error);
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    connectionDeadlines.cancel(this.#timer);
+    this.#upload?.stop();
+    this.#upload = undefined;
+    this.#socket.destroy();
+  }
+
+  timedOut(reason: ConnectionTimer["reason"]): void {
+    const pending = this.#request;
+    if (reason === "idle" || pending === undefined) {
+      this.destroy();
+      return;
+    }
+    const error =
+      reason === "connect"
+        ? Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT", syscall: "connect" })
+        : Object.assign(new Error("backend stopped sending the response body"), {
+            code: "UPSTREAM_BODY_TIMEOUT",
+          });
+    this.fail(pending, error);
+  }
+
+  resumeResponse(pending: PendingRequest): void {
+    if (this.#request !== pending) return;
+    this.#parser.resume();
+    if (!this.#parser.paused && this.#socketPaused && !this.#destroyed) {
+      this.#socketPaused = false;
+      this.#socket.resume();
+    }
+  }
+
+  onResponseHead(status: number, reason: string, fields: string[]): void {
+    const pending = this.#request;
+    if (pending === undefined) return;
+    this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    pending.handler.onHead(status, reason, fields);
+  }
+
+  onResponseData(chunk: Buffer): boolean {
+    const pending = this.#request;
+    if (pending === undefined) return false;
+    if (pending.handler.onData(chunk)) return true;
+    if (this.#request === pending && !this.#socketPaused) {
+      this.#socketPaused = true;
+      this.#socket.pause();
+    }
+    return false;
+  }
+
+  onResponseEnd(reusable: boolean): void {
+    const pending = this.#request;
+    if (pending === undefined) return;
+    this.#request = undefined;
+    pending.done = true;
+    connectionDeadlines.cancel(this.#timer);
+    // A response that ended before its request body was all sent leaves the upload unfinished: not reusable.
+    const keep = reusable && this.#upload === undefined && !this.#destroyed;
+    if (this.#socketPaused) {
+      this.#socketPaused = false;
+      this.#socket.resume();
+    }
+    pending.handler.onComplete();
+    if (!keep) {
+      this.destroy();
+      return;
+    }
+    this.#reused = true;
+    const hint = this.#parser.keepAliveHintMs;
+    const keepAliveMs = Math.min(
+      this.#owner.settings.keepAliveTimeoutMs,
+      hint === undefined ? Infinity : hint - 1_000,
+    );
+    if (keepAliveMs <= 0) {
+      this.destroy();
+      return;
+    }
+    this.#arm("idle", keepAliveMs);
+    this.#owner.released(this);
+  }
+
+  #arm(reason: ConnectionTimer["reason"], delayMs: number): void {
+    this.#timer.reason = reason;
+    connectionDeadlines.add(this.#timer, delayMs);
+  }
+
+  #send(pending: PendingRequest): void {
+    const { method, path, headers, body } = pending.request;
+    let head: string;
+    try {
+      head = requestHead(method, path, headers, body !== null && !declaresLength(headers));
+    } catch (error) {
+      // Nothing was written: the connection stays good for the next request.
+      this.#request = undefined;
+      pending.fail(error as Error);
+      this.#arm("idle", this.#owner.settings.keepAliveTimeoutMs);
+      this.#owner.released(this);
+      return;
+    }
+    this.#parser.expect(method === "HEAD");
+    this.#socket.write(head, "latin1");
+    if (body !== null) {
+      this.#upload = new BodyUpload(this.#socket, body, !declaresLength(headers), {
+        sent: () => {
+          this.#upload = undefined;
+        },
+        failed: (error) => {
+          if (this.#request === pending) this.fail(pending, error);
+        },
+      });
+    }
+  }
+
+  readonly #onConnect = (): void => {
+    this.#connected = true;
+    connectionDeadlines.cancel(this.#timer);
+    if (this.#request !== undefined) this.#send(this.#request);
+  };
+
+  readonly #onData = (chunk: Buffer): void => {
+    const pending = this.#request;
+    // Bytes while nothing was asked (a backend's 408 before it closes an idle connection): not ours to relay.
+    if (pending === undefined || !this.#parser.awaiting) {
+      this.destroy();
+      return;
+    }
+    if (this.#timer.reason === "body") this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    try {
+      this.#parser.execute(chunk);
+    } catch (error) {
+      if (this.#request === pending) this.fail(pending, error as Error);
+      else this.destroy();
+    }
+  };
+
+  readonly #onEnd = (): void => {
+    const pending = this.#request;
+    try {
+      this.#parser.closed();
+    } catch (error) {
+      if (pending !== undefined && this.#request === pending) {
+        this.fail(pending, error as Error);
+        return;
+      }
+    }
+    this.destroy();
+  };
+
+  readonly #onError = (error: Error): void => {
+    const pending = this.#request;
+    if (pending !== undefined) this.fail(pending, error);
+    else this.destroy();
+  };
+
+  readonly #onClose = (): void => {
+    this.#destroyed = true;
+    connectionDeadlines.cancel(this.#timer);
+    this.#upload?.stop();
+    this.#upload = undefined;
+    const pending = this.#request;
+    this.#request = undefined;
+    if (pending !== undefined) {
+      const closedBy = this.#reused ? "a kept-alive connection" : "the connection";
+      pending.fail(
+        Object.assign(new Error(`backend closed ${closedBy} before the response`), {
+          code: "UPSTREAM_CLOSED",
+        }),
+      );
+    }
+    this.#owner.closed(this);
+  };
+}

@@ -1,0 +1,106 @@
+import {
+  type ConnectionOwner,
+  type ConnectionSettings,
+  PendingRequest,
+  UpstreamConnection,
+} from "./connection.js";
+import type { ExchangeDispatcher, ExchangeHandler, OutboundRequest } from "./exchange-handler.js";
+
+export interface PoolSettings extends ConnectionSettings {
+  /** Connections open at most to one backend; requests past them wait for one to be free. */
+  readonly connections: number;
+}
+
+/**
+ * The keep-alive connections to one backend: a request takes the most recently used idle connection (the
+ * one least likely to have been closed by the backend's own idle timeout), else a new one while under the
+ * limit, else waits in line for the next to be released.
+ */
+export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
+  readonly settings: PoolSettings;
+  readonly #host: string;
+  readonly #port: number;
+  readonly #connections = new Set<UpstreamConnection>();
+  readonly #idle: UpstreamConnection[] = [];
+  readonly #waiting: PendingRequest[] = [];
+  /** Used since the last sweep (client.ts): a flag per request rather than a clock read. */
+  used = true;
+  lastUsedAt = 0;
+  /** Swept: a target that still maps here looks its pool up again. */
+  retired = false;
+  #closing: (() => void) | undefined;
+
+  constructor(host: string, port: number, settings: PoolSettings) {
+    this.#host = host;
+    this.#port = port;
+    this.settings = settings;
+  }
+
+  dispatch(request: OutboundRequest, handler: ExchangeHandler): void {
+    const pending = new PendingRequest(request, handler, this.#unqueue);
+    handler.onStart(pending);
+    if (pending.done) return;
+    const idle = this.#idle.pop();
+    if (idle !== undefined) idle.assign(pending);
+    else if (this.#connections.size < this.settings.connections) this.#open().assign(pending);
+    else this.#waiting.push(pending);
+  }
+
+  /** Requests on a connection or waiting for one. */
+  get busy(): number {
+    return this.#connections.size - this.#idle.length + this.#waiting.length;
+  }
+
+  get open(): number {
+    return this.#connections.size;
+  }
+
+  released(connection: UpstreamConnection): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) {
+      connection.assign(next);
+      return;
+    }
+    if (this.#closing) {
+      connection.destroy();
+      return;
+    }
+    this.#idle.push(connection);
+  }
+
+  closed(connection: UpstreamConnection): void {
+    this.#connections.delete(connection);
+    const at = this.#idle.indexOf(connection);
+    if (at >= 0) this.#idle.splice(at, 1);
+    const next = this.#waiting.shift();
+    if (next !== undefined) this.#open().assign(next);
+    else if (this.#closing && this.#connections.size === 0) this.#closing();
+  }
+
+  /** Lets the requests under way finish, then closes every connection. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#closing = resolve;
+      for (const connection of [...this.#idle]) connection.destroy();
+      if (this.#connections.size === 0) resolve();
+    });
+  }
+
+  /** Closes every connection now, failing what they carry and what waits. */
+  destroy(): void {
+    this.#closing ??= () => undefined;
+    for (const pending of this.#waiting.splice(0)) pending.fail(new Error("upstream client destroyed"));
+    for (const connection of [...this.#connections]) connection.destroy();
+  }
+
+  #open(): UpstreamConnection {
+    const connection = new UpstreamConnection(this, this.#host, this.#port);
+    this.#connections.add(connection);
+    return connection;
+  }
+
+  readonly #unqueue = (pending: PendingRequest): void => {
+    const at = this.#waiting.indexOf(pending);
+    if (at >= 0) this.#waiting.splice(at, 1);
+  };
+}

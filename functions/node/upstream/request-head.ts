@@ -1,0 +1,42 @@
+/**
+ * The request head the Node proxy's own client writes (RFC 9112 §3, §5). Its fields come validated from
+ * their boundary (Node's request parser, the route record schema, the router's own values); the whole head is
+ * still checked here with one pass, so no future field can smuggle a line break onto the wire.
+ */
+
+/** RFC 9110 §9.1: a method is a token. */
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** The origin-form target as undici accepts it: no whitespace, control characters or characters past Latin-1. */
+const TARGET = /^[\x21-\x7e\x80-\xff]+$/;
+/** Field lines: token, colon, space, field-value characters (RFC 9110 §5.5), CRLF. */
+const FIELD_LINES = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+: [\t\x20-\x7e\x80-\xff]*\r\n)*$/;
+
+/** The request cannot be written as HTTP/1.1: nothing was sent. */
+export class InvalidRequestHeadError extends Error {
+  override readonly name = "InvalidRequestHeadError";
+}
+
+/** Whether a request with content states its length; without one, the client frames it chunked. */
+export function declaresLength(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name.length === 14 && name.toLowerCase() === "content-length") return true;
+  }
+  return false;
+}
+
+/** The head as a Latin-1 string; `chunked` adds the Transfer-Encoding the body is framed with. */
+export function requestHead(
+  method: string,
+  path: string,
+  fields: readonly string[],
+  chunked: boolean,
+): string {
+  let lines = "";
+  for (let i = 0; i < fields.length; i += 2) lines += `${fields[i]}: ${fields[i + 1]}\r\n`;
+  if (chunked) lines += "transfer-encoding: chunked\r\n";
+  if (!METHOD.test(method)) throw new InvalidRequestHeadError("invalid request method");
+  if (!TARGET.test(path)) throw new InvalidRequestHeadError("invalid request path");
+  if (!FIELD_LINES.test(lines)) throw new InvalidRequestHeadError("invalid request header field");
+  return `${method} ${path} HTTP/1.1\r\n${lines}\r\n`;
+}

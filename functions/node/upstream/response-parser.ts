@@ -1,0 +1,303 @@
+/**
+ * An HTTP/1.1 response parser for the Node proxy's own client (RFC 9112), strict where leniency lets a
+ * backend and the router disagree on where a response ends: only CRLF line ends, no obs-fold (§5.2), no
+ * whitespace before a field's colon (§5.1), a Content-Length that is digits and agrees with any repetition, and
+ * no Content-Length next to a Transfer-Encoding (§6.1: the request-smuggling pattern). Field values are kept
+ * byte for byte as Latin-1; names lower-cased. Bodies are handed on as views of the socket's buffers.
+ */
+
+/** What the parser tells its connection. */
+export interface ResponseSink {
+  /** A final response head (interim 1xx ones are skipped). */
+  onResponseHead(status: number, reason: string, fields: string[]): void;
+  /** A piece of the body; false asks the parser to pause until resume(). */
+  onResponseData(chunk: Buffer): boolean;
+  /** The response ended; `reusable` when the connection may carry another request. */
+  onResponseEnd(reusable: boolean): void;
+}
+
+/** The backend's bytes are not an HTTP/1.1 response this router will relay. */
+export class MalformedResponseError extends Error {
+  override readonly name = "MalformedResponseError";
+  readonly code = "UPSTREAM_MALFORMED_RESPONSE";
+}
+
+/** Largest response head accepted (undici's default maxHeaderSize). */
+export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
+/** Largest chunk-size line (size and extensions) and trailer section accepted. */
+const MAX_CHUNK_LINE_BYTES = 4 * 1024;
+
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
+/** RFC 9110 §5.6.2 token, a colon, optional whitespace, field-value characters (§5.5), CRLF. */
+const FIELD_LINE = /([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*\r\n/y;
+const CONTENT_LENGTH = /^\d{1,15}$/;
+/** RFC 9112 §7.1: chunk-size, then extensions (kept whole, not interpreted). */
+const CHUNK_SIZE_LINE = /^([0-9A-Fa-f]{1,12})(?:[\t ]*;[\t\x20-\x7e\x80-\xff]*)?$/;
+const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
+const CRLF = Buffer.from("\r\n", "latin1");
+
+const HEAD = 0;
+const LENGTH = 1;
+const CHUNK_SIZE = 2;
+const CHUNK_DATA = 3;
+const CHUNK_DATA_END = 4;
+const TRAILERS = 5;
+const UNTIL_CLOSE = 6;
+const IDLE = 7;
+
+export class ResponseParser {
+  readonly #sink: ResponseSink;
+  #state = IDLE;
+  #remaining = 0;
+  #reusable = false;
+  #noBody = false;
+  #paused = false;
+  /** The backend closed its side while the parser was paused: the end is due once the held bytes are read. */
+  #closed = false;
+  /** Bytes received but not parsed yet: a head or line cut across reads, or what came while paused. */
+  #held: Buffer | undefined;
+  /** The Keep-Alive `timeout` hint of the last response, in ms (RFC 9112 appendix C.2.2 era servers). */
+  keepAliveHintMs: number | undefined;
+
+  constructor(sink: ResponseSink) {
+    this.#sink = sink;
+  }
+
+  /** A request went out: its response is next. `noBody` for HEAD, whose response has no content (§6.3). */
+  expect(noBody: boolean): void {
+    this.#state = HEAD;
+    this.#noBody = noBody;
+    this.#paused = false;
+    this.#closed = false;
+    this.#held = undefined;
+    this.keepAliveHintMs = undefined;
+  }
+
+  /** A response is due or under way. */
+  get awaiting(): boolean {
+    return this.#state !== IDLE;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /**
+   * Bytes from the socket; throws MalformedResponseError. The response's end is the last thing it tells the
+   * sink: bytes past it are never parsed (they make the connection unreusable instead), so the sink may hand the
+   * connection to the next request from onResponseEnd.
+   */
+  execute(data: Buffer): void {
+    if (this.#held !== undefined) {
+      data = Buffer.concat([this.#held, data]);
+      this.#held = undefined;
+    }
+    let offset = 0;
+    while (offset < data.length) {
+      if (this.#paused) {
+        this.#held = data.subarray(offset);
+        return;
+      }
+      switch (this.#state) {
+        case HEAD: {
+          const end = data.indexOf(HEAD_END, offset);
+          if (end < 0) {
+            this.#hold(data, offset, MAX_RESPONSE_HEAD_BYTES);
+            return;
+          }
+          if (end - offset > MAX_RESPONSE_HEAD_BYTES)
+            throw new MalformedResponseError("response head too large");
+          const head = data.toString("latin1", offset, end + 2);
+          offset = end + 4;
+          if (this.#head(head)) {
+            this.#end(offset === data.length);
+            return;
+          }
+          break;
+        }
+        case LENGTH:
+        case CHUNK_DATA: {
+          const take = Math.min(this.#remaining, data.length - offset);
+          const chunk = data.subarray(offset, offset + take);
+          offset += take;
+          this.#remaining -= take;
+          const complete = this.#remaining === 0 && this.#state === LENGTH;
+          if (this.#remaining === 0 && this.#state === CHUNK_DATA) this.#state = CHUNK_DATA_END;
+          if (!this.#sink.onResponseData(chunk)) this.#paused = true;
+          if (complete) {
+            this.#end(offset === data.length);
+            return;
+          }
+          break;
+        }
+        case CHUNK_SIZE: {
+          const end = data.indexOf(CRLF, offset);
+          if (end < 0) {
+            this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
+            return;
+          }
+          const match =
+            end - offset <= MAX_CHUNK_LINE_BYTES &&
+            CHUNK_SIZE_LINE.exec(data.toString("latin1", offset, end));
+          if (!match) throw new MalformedResponseError("malformed chunk size line");
+          this.#remaining = Number.parseInt(match[1] as string, 16);
+          this.#state = this.#remaining === 0 ? TRAILERS : CHUNK_DATA;
+          offset = end + 2;
+          break;
+        }
+        case CHUNK_DATA_END: {
+          if (data.length - offset < 2) {
+            this.#hold(data, offset, 2);
+            return;
+          }
+          if (data[offset] !== 0x0d || data[offset + 1] !== 0x0a) {
+            throw new MalformedResponseError("chunk data longer than its size");
+          }
+          offset += 2;
+          this.#state = CHUNK_SIZE;
+          break;
+        }
+        case TRAILERS: {
+          // Trailer fields are checked and dropped (RFC 9110 §6.5.1: a proxy may discard them).
+          const end = data.indexOf(CRLF, offset);
+          if (end < 0) {
+            this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
+            return;
+          }
+          const line = end - offset <= MAX_CHUNK_LINE_BYTES ? data.toString("latin1", offset, end + 2) : "";
+          offset = end + 2;
+          if (line === "\r\n") {
+            this.#end(offset === data.length);
+            return;
+          }
+          FIELD_LINE.lastIndex = 0;
+          if (!FIELD_LINE.test(line) || FIELD_LINE.lastIndex !== line.length) {
+            throw new MalformedResponseError("malformed trailer field");
+          }
+          break;
+        }
+        case UNTIL_CLOSE: {
+          const chunk = offset === 0 ? data : data.subarray(offset);
+          offset = data.length;
+          if (!this.#sink.onResponseData(chunk)) this.#paused = true;
+          break;
+        }
+        default:
+          throw new MalformedResponseError("bytes while no response was due");
+      }
+    }
+  }
+
+  /** Goes on with what came while paused. */
+  resume(): void {
+    this.#paused = false;
+    const held = this.#held;
+    if (held !== undefined && this.#state !== HEAD) {
+      this.#held = undefined;
+      this.execute(held);
+    }
+    if (this.#closed && !this.#paused) this.closed();
+  }
+
+  /** The backend closed its side: ends a close-delimited body; throws when a response was cut short. */
+  closed(): void {
+    this.#closed = true;
+    if (this.#paused || this.#state === IDLE) return;
+    if (this.#state !== UNTIL_CLOSE)
+      throw new MalformedResponseError("backend closed the connection mid-response");
+    this.#end(false);
+  }
+
+  #hold(data: Buffer, offset: number, limit: number): void {
+    if (data.length - offset > limit)
+      throw new MalformedResponseError("response head or chunk line too long");
+    this.#held = offset === 0 ? data : data.subarray(offset);
+  }
+
+  #end(lastBytes: boolean): void {
+    this.#state = IDLE;
+    this.#held = undefined;
+    this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
+  }
+
+  /**
+   * `head`: the status line and field lines, each ending in CRLF. True when the response is complete with its
+   * head (no content); a 1xx leaves the parser waiting for the final head.
+   */
+  #head(head: string): boolean {
+    const lineEnd = head.indexOf("\r\n");
+    const status = STATUS_LINE.exec(head.slice(0, lineEnd));
+    if (!status) throw new MalformedResponseError("malformed status line");
+    const code = Number(status[2]);
+    const fields: string[] = [];
+    let contentLength: string | undefined;
+    let transferEncoding: string | undefined;
+    let connection = "";
+    FIELD_LINE.lastIndex = lineEnd + 2;
+    while (FIELD_LINE.lastIndex < head.length) {
+      const field = FIELD_LINE.exec(head);
+      if (field === null) throw new MalformedResponseError("malformed header field");
+      const name = (field[1] as string).toLowerCase();
+      const value = field[2] as string;
+      fields.push(name, value);
+      if (name === "content-length") {
+        if (!CONTENT_LENGTH.test(value) || (contentLength !== undefined && contentLength !== value)) {
+          throw new MalformedResponseError("invalid Content-Length");
+        }
+        contentLength = value;
+      } else if (name === "transfer-encoding") {
+        transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
+      } else if (name === "connection") connection += `,${value.toLowerCase()}`;
+      else if (name === "keep-alive") this.keepAliveHintMs = keepAliveHint(value);
+    }
+    if (code < 200) {
+      // RFC 9110 §15.2: interim answers are skipped; this client never asks to switch protocols.
+      if (code === 101) throw new MalformedResponseError("unrequested protocol switch");
+      return false;
+    }
+    if (contentLength !== undefined && transferEncoding !== undefined) {
+      throw new MalformedResponseError("both Content-Length and Transfer-Encoding");
+    }
+    // RFC 9112 §9.3: HTTP/1.1 persists unless closed; HTTP/1.0 only when it says keep-alive.
+    this.#reusable = status[1] === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
+    this.#sink.onResponseHead(code, reasonOf(status[3]), fields);
+    if (this.#noBody || code === 204 || code === 304) return true;
+    if (transferEncoding !== undefined) {
+      // RFC 9112 §6.3: chunked last means chunked; any other coding runs until the connection closes.
+      const codings = transferEncoding.toLowerCase().split(",");
+      if ((codings[codings.length - 1] as string).trim() === "chunked") this.#state = CHUNK_SIZE;
+      else this.#untilClose();
+      return false;
+    }
+    if (contentLength === undefined) {
+      this.#untilClose();
+      return false;
+    }
+    this.#remaining = Number(contentLength);
+    this.#state = LENGTH;
+    return this.#remaining === 0;
+  }
+
+  #untilClose(): void {
+    this.#reusable = false;
+    this.#state = UNTIL_CLOSE;
+  }
+}
+
+/** undici decodes the reason phrase as UTF-8; the router's rules for relaying it (reasonPhrase) expect that. */
+function reasonOf(latin1: string | undefined): string {
+  if (latin1 === undefined) return "";
+  for (let i = 0; i < latin1.length; i++) {
+    if (latin1.charCodeAt(i) > 0x7f) return Buffer.from(latin1, "latin1").toString("utf8");
+  }
+  return latin1;
+}
+
+function keepAliveHint(value: string): number | undefined {
+  const match = /(?:^|[,;\s])timeout=(\d{1,9})/i.exec(value);
+  return match ? Number(match[1]) * 1_000 : undefined;
+}
