@@ -6,7 +6,7 @@ import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
 import { publishBenchRoute } from "./bench-route.js";
 
 /**
- * edgeslice's Node router exactly as `npm run router` wires it (undici pools, Hono on @hono/node-server, p2c),
+ * edgeslice's Node router exactly as `npm run router` wires it (its own upstream client, Hono on @hono/node-server, p2c),
  * with the in-memory store holding one fresh cluster whose one Service routes BENCH_HOST to the bench backend.
  * The Redis source serves requests from the same kind of in-memory snapshot, so the hot path is identical.
  */

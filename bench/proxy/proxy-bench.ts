@@ -8,6 +8,7 @@ import { buildRouter, type RouterRunner, startEdgesliceRouter, startRouterStore 
 import { type ProfileSummary, summariseCpuProfile } from "./cpu-profile.js";
 import type { LoadPlan, LoadResult } from "./load-plan.js";
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "./payloads.js";
+import { medianOf, summariseRounds } from "./rounds.js";
 
 export { formatProxyReport } from "./proxy-report.js";
 
@@ -34,7 +35,7 @@ export interface ProxyBenchOptions {
   readonly profile: boolean;
   /**
    * Each cell is measured this many times, interleaved across targets (so a noisy neighbour hits every target
-   * alike), and the median run by rps is reported.
+   * alike); the round of median rps is reported, with p50 and p99 the medians over the rounds (rounds.ts).
    */
   readonly rounds: number;
   /** Pin the proxy to its own core (load generator and backend share the other). */
@@ -137,7 +138,7 @@ export async function runProxyBench(
         }
         for (const target of targets) {
           const results = runs.get(target.name) ?? [];
-          const median = medianByRps(results);
+          const median = summariseRounds(results);
           if (median) {
             measurements.push({
               target: target.name,
@@ -162,16 +163,6 @@ export async function runProxyBench(
     await Promise.all(children.map((child) => child.stop()));
     await store?.stop();
   }
-}
-
-function medianOf(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
-}
-
-function medianByRps(results: readonly LoadResult[]): LoadResult | undefined {
-  const sorted = [...results].sort((a, b) => a.rps - b.rps);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName, mode: LoadMode): LoadPlan {

@@ -28,7 +28,7 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     ],
   );
   const lines = [
-    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (median by rps shown, its p50/p99; CPU: median over rounds) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
+    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (the round of median rps shown; p50, p99 and CPU: medians over the rounds) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
     `Layout: ${report.layout}.`,
     `edgeslice runs as: ${RUNNERS[report.runner]}.`,
     formatTable(

@@ -37,6 +37,17 @@ export function requestHead(
   if (chunked) lines += "transfer-encoding: chunked\r\n";
   if (!METHOD.test(method)) throw new InvalidRequestHeadError("invalid request method");
   if (!TARGET.test(path)) throw new InvalidRequestHeadError("invalid request path");
-  if (!FIELD_LINES.test(lines)) throw new InvalidRequestHeadError("invalid request header field");
+  // Every line is a valid field line, and there are as many lines as fields: no value held a line break that
+  // would have made its own line (`1\r\nx-injected: 1` passes the line check, not the count).
+  const count = fields.length / 2 + (chunked ? 1 : 0);
+  if (!FIELD_LINES.test(lines) || lineCount(lines) !== count) {
+    throw new InvalidRequestHeadError("invalid request header field");
+  }
   return `${method} ${path} HTTP/1.1\r\n${lines}\r\n`;
+}
+
+function lineCount(lines: string): number {
+  let count = 0;
+  for (let at = lines.indexOf("\n"); at >= 0; at = lines.indexOf("\n", at + 1)) count++;
+  return count;
 }

@@ -1,0 +1,213 @@
+import { Readable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { createUpstreamClient, type UpstreamClient } from "../../../../functions/node/upstream/client.js";
+import { isConnectFailure } from "../../../../functions/transports/connect-errors.js";
+import { until } from "../hostile-kit.js";
+import { delay, httpBackend, rawBackend, sendVia, type TestBackend } from "./client-kit.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function client(options: Parameters<typeof createUpstreamClient>[0] = {}): UpstreamClient {
+  const created = createUpstreamClient(options);
+  cleanups.push(() => created.destroy());
+  return created;
+}
+
+async function backend(started: Promise<TestBackend>): Promise<TestBackend> {
+  const b = await started;
+  cleanups.push(() => b.close());
+  return b;
+}
+
+const hello = (length = 5) => `HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\n\r\n${"h".repeat(length)}`;
+
+describe("the Node proxy's upstream client", () => {
+  it("carries requests one after another on one kept-alive connection", async () => {
+    const b = await backend(httpBackend((_req, res) => res.end("ok")));
+    const c = client();
+    for (let i = 0; i < 3; i++) expect((await sendVia(c, b.port).done).body).toBe("ok");
+    expect(b.connections).toBe(1);
+  });
+
+  it("opens no more than connectionsPerBackend connections; the other requests wait in line", async () => {
+    const b = await backend(httpBackend((_req, res) => setTimeout(() => res.end("ok"), 30)));
+    const c = client({ connectionsPerBackend: 2 });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sendVia(c, b.port).done));
+    expect(outcomes.map((o) => o.body)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    expect(b.connections).toBe(2);
+  });
+
+  it("sends a body with a Content-Length as it is, and one without chunked", async () => {
+    const b = await backend(
+      httpBackend((req, res) => {
+        let body = "";
+        req.setEncoding("latin1");
+        req.on("data", (chunk: string) => (body += chunk));
+        req.on("end", () => res.end(`${req.headers["transfer-encoding"] ?? "length"}:${body}`));
+      }),
+    );
+    const c = client();
+    const sized = sendVia(c, b.port, {
+      method: "POST",
+      headers: ["host", "h", "content-length", "6"],
+      body: Readable.from([Buffer.from("ab"), Buffer.from("cdef")]),
+    });
+    expect((await sized.done).body).toBe("length:abcdef");
+    const streamed = sendVia(c, b.port, {
+      method: "POST",
+      headers: ["host", "h"],
+      body: Readable.from([Buffer.from("x".repeat(70_000)), Buffer.from("yz")]),
+    });
+    expect((await streamed.done).body).toBe(`chunked:${"x".repeat(70_000)}yz`);
+  });
+
+  it("fails a connect to a closed port as a connect failure", async () => {
+    const b = await httpBackend((_req, res) => res.end());
+    await b.close();
+    const { error } = await sendVia(client(), b.port).done;
+    expect(error).toBeDefined();
+    expect(isConnectFailure(error)).toBe(true);
+  });
+
+  it("opens a new connection once the backend closed the idle one", async () => {
+    const b = await backend(httpBackend((_req, res) => res.end("ok"), 50));
+    const c = client();
+    expect((await sendVia(c, b.port).done).body).toBe("ok");
+    await delay(200);
+    expect((await sendVia(c, b.port).done).body).toBe("ok");
+    expect(b.connections).toBe(2);
+  });
+
+  it("keeps no connection whose backend hints at a Keep-Alive timeout of a second or less", async () => {
+    const b = await backend(
+      rawBackend((socket) =>
+        socket.write("HTTP/1.1 200 OK\r\nkeep-alive: timeout=1\r\ncontent-length: 0\r\n\r\n"),
+      ),
+    );
+    const c = client();
+    await sendVia(c, b.port).done;
+    await sendVia(c, b.port).done;
+    expect(b.connections).toBe(2);
+  });
+
+  it("reports a body cut short by the backend as an error after the head", async () => {
+    const b = await backend(
+      rawBackend((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")),
+    );
+    const outcome = await sendVia(client(), b.port).done;
+    expect([outcome.status, outcome.body, outcome.error?.message]).toEqual([
+      200,
+      "abc",
+      "backend closed the connection mid-response",
+    ]);
+  });
+
+  it("stops reading while the handler takes no more, and relays the whole body after resume", async () => {
+    const size = 4 * 1024 * 1024;
+    const b = await backend(httpBackend((_req, res) => res.end(Buffer.alloc(size, 97))));
+    let room = false;
+    const sent = sendVia(client(), b.port, {}, () => room);
+    await until(async () => sent.outcome.body.length > 0, "the first chunk");
+    await delay(100);
+    expect(sent.outcome.body.length).toBeLessThan(size / 2);
+    room = true;
+    sent.control().resume();
+    expect((await sent.done).body.length).toBe(size);
+  });
+
+  it("fails a request aborted while it waits for a connection, which is never sent", async () => {
+    const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 100)));
+    const c = client({ connectionsPerBackend: 1 });
+    const first = sendVia(c, b.port);
+    const second = sendVia(c, b.port);
+    second.control().abort(new Error("cut"));
+    expect((await second.done).error?.message).toBe("cut");
+    expect((await first.done).body).toBe("hhhhh");
+    expect(b.heads).toHaveLength(1);
+  });
+
+  it("closes the connection of a request aborted mid-response and fails it once", async () => {
+    const b = await backend(
+      rawBackend((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")),
+    );
+    const c = client();
+    const sent = sendVia(c, b.port);
+    await until(async () => sent.outcome.body === "ab", "the first bytes");
+    sent.control().abort(new Error("client gone"));
+    sent.control().abort(new Error("again"));
+    expect((await sent.done).error?.message).toBe("client gone");
+    await until(
+      async () => c.poolFor({ ip: "127.0.0.1", port: b.port }).open === 0,
+      "the connection to close",
+    );
+  });
+
+  it("does not reuse a connection the backend answered before it read the whole body", async () => {
+    const b = await backend(
+      httpBackend((_req, res) => res.writeHead(413, { connection: "keep-alive" }).end("no")),
+    );
+    const c = client();
+    const body = new Readable({ read() {} });
+    body.push("partial");
+    const sent = sendVia(c, b.port, {
+      method: "POST",
+      headers: ["host", "h", "content-length", "100"],
+      body,
+    });
+    expect(await sent.done).toMatchObject({ status: 413, body: "no" });
+    expect((await sendVia(c, b.port).done).status).toBe(413);
+    expect(b.connections).toBe(2);
+  });
+
+  it.each([
+    ["bytes past the end of the response", (length: number) => `${hello(length)}HTTP/1.1 200 OK\r\n\r\n`],
+    ["a 408 on the connection once idle", (length: number) => `${hello(length)}`],
+  ])("does not reuse a connection after %s", async (what, reply) => {
+    const b = await backend(
+      rawBackend((socket) => {
+        socket.write(reply(2));
+        if (what.startsWith("a 408"))
+          setTimeout(() => socket.write("HTTP/1.1 408 Request Timeout\r\n\r\n"), 20);
+      }),
+    );
+    const c = client();
+    expect((await sendVia(c, b.port).done).body).toBe("hh");
+    await delay(60);
+    expect((await sendVia(c, b.port).done).body).toBe("hh");
+    expect(b.connections).toBe(2);
+  });
+
+  it("fails a response whose body stalls for longer than bodyTimeoutMs", async () => {
+    const b = await backend(
+      rawBackend((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")),
+    );
+    const outcome = await sendVia(client({ bodyTimeoutMs: 150 }), b.port).done;
+    expect([outcome.status, outcome.error?.code]).toEqual([200, "UPSTREAM_BODY_TIMEOUT"]);
+  });
+
+  it("refuses a field value with a line break before writing anything, and serves the next request", async () => {
+    const b = await backend(rawBackend((socket) => socket.write(hello())));
+    const c = client();
+    const bad = await sendVia(c, b.port, { headers: ["host", "h", "x-a", "1\r\nx-injected: 1"] }).done;
+    expect(bad.error?.name).toBe("InvalidRequestHeadError");
+    expect((await sendVia(c, b.port).done).body).toBe("hhhhh");
+    expect(b.heads.map((head) => head.includes("x-injected"))).toEqual([false]);
+  });
+
+  it("lets requests under way finish on close, and fails them on destroy", async () => {
+    const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 50)));
+    const closing = client();
+    const finishing = sendVia(closing, b.port);
+    await until(async () => b.heads.length === 1, "the request to arrive");
+    await closing.close();
+    expect((await finishing.done).body).toBe("hhhhh");
+    const destroyed = client();
+    const failing = sendVia(destroyed, b.port);
+    await until(async () => b.heads.length === 2, "the request to arrive");
+    await destroyed.destroy();
+    expect((await failing.done).error).toBeDefined();
+  });
+});
