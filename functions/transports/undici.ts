@@ -6,8 +6,9 @@ import { upstreamError } from "./connect-errors.js";
 import { originOf, type Upstream, type UpstreamTarget } from "./upstream.js";
 
 /**
- * The Node transport: one keep-alive undici Pool per backend origin and `Pool.request` (measured on this
- * machine: fetch and hono/proxy cost 4-5x more CPU per request, DESIGN.md "Router function").
+ * The Node router's transport for the web path (HEAD requests; node/proxy.ts carries every other request on
+ * its own client, node/upstream/): one keep-alive undici Pool per backend origin and `Pool.request` (measured on
+ * this machine: fetch and hono/proxy cost 4-5x more CPU per request, DESIGN.md "Router function").
  */
 
 export interface UndiciUpstreamOptions {
@@ -26,8 +27,6 @@ export interface UndiciUpstreamOptions {
 }
 
 export interface UndiciUpstream extends Upstream {
-  /** The keep-alive pool of one backend (the Node-native proxy sends on it directly). */
-  poolFor(target: UpstreamTarget): Pool;
   /** Open pools (for metrics and tests). */
   poolCount(): number;
   /** Closes every pool; in-flight requests finish first, up to the caller's own bound. */
@@ -119,7 +118,6 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
   };
 
   return {
-    poolFor: (target) => entryFor(target).pool,
     poolCount: () => pools.size,
     close: () => closeAll("close"),
     destroy: () => closeAll("destroy"),

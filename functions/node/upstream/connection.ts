@@ -1,7 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { DeadlineEntry, Deadlines } from "../../../lib/deadlines.js";
 import { BodyUpload } from "./body-upload.js";
-import type { ExchangeHandler, OutboundRequest, RequestControl } from "./exchange-handler.js";
+import type { PendingRequest, RequestCarrier } from "./pending-request.js";
 import { declaresLength, requestHead } from "./request-head.js";
 import { ResponseParser, type ResponseSink } from "./response-parser.js";
 
@@ -24,38 +24,6 @@ export interface ConnectionOwner {
   closed(connection: UpstreamConnection): void;
 }
 
-/** One request's life on the client: queued, then on a connection, then done (once). */
-export class PendingRequest implements RequestControl {
-  connection: UpstreamConnection | undefined;
-  done = false;
-
-  constructor(
-    readonly request: OutboundRequest,
-    readonly handler: ExchangeHandler,
-    readonly unqueue: (pending: PendingRequest) => void,
-  ) {}
-
-  abort(error: Error): void {
-    if (this.done) return;
-    if (this.connection) {
-      this.connection.fail(this, error);
-      return;
-    }
-    this.unqueue(this);
-    this.fail(error);
-  }
-
-  resume(): void {
-    this.connection?.resumeResponse(this);
-  }
-
-  fail(error: Error): void {
-    if (this.done) return;
-    this.done = true;
-    this.handler.onError(error);
-  }
-}
-
 /** What a connection waits for besides its response: the connect, the next request, the next body bytes. */
 class ConnectionTimer extends DeadlineEntry {
   reason: "connect" | "idle" | "body" = "connect";
@@ -72,7 +40,7 @@ class ConnectionTimer extends DeadlineEntry {
  * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
  * handed on as it arrives, reading paused while the handler cannot take more.
  */
-export class UpstreamConnection implements ResponseSink {
+export class UpstreamConnection implements ResponseSink, RequestCarrier {
   readonly #owner: ConnectionOwner;
   readonly #socket: Socket;
   readonly #parser = new ResponseParser(this);

@@ -1,10 +1,6 @@
-import {
-  type ConnectionOwner,
-  type ConnectionSettings,
-  PendingRequest,
-  UpstreamConnection,
-} from "./connection.js";
+import { type ConnectionOwner, type ConnectionSettings, UpstreamConnection } from "./connection.js";
 import type { ExchangeDispatcher, ExchangeHandler, OutboundRequest } from "./exchange-handler.js";
+import { PendingRequest } from "./pending-request.js";
 
 export interface PoolSettings extends ConnectionSettings {
   /** Connections open at most to one backend; requests past them wait for one to be free. */

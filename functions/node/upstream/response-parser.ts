@@ -1,9 +1,9 @@
+import { FIELD_LINE, MalformedResponseError, parseResponseHead } from "./response-head.js";
+
 /**
- * An HTTP/1.1 response parser for the Node proxy's own client (RFC 9112), strict where leniency lets a
- * backend and the router disagree on where a response ends: only CRLF line ends, no obs-fold (§5.2), no
- * whitespace before a field's colon (§5.1), a Content-Length that is digits and agrees with any repetition, and
- * no Content-Length next to a Transfer-Encoding (§6.1: the request-smuggling pattern). Field values are kept
- * byte for byte as Latin-1; names lower-cased. Bodies are handed on as views of the socket's buffers.
+ * The framing of HTTP/1.1 responses for the Node proxy's own client (RFC 9112 §6, §7): where each response
+ * ends (a Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed
+ * on as views of the socket's buffers. The head itself is read by response-head.ts.
  */
 
 /** What the parser tells its connection. */
@@ -16,21 +16,11 @@ export interface ResponseSink {
   onResponseEnd(reusable: boolean): void;
 }
 
-/** The backend's bytes are not an HTTP/1.1 response this router will relay. */
-export class MalformedResponseError extends Error {
-  override readonly name = "MalformedResponseError";
-  readonly code = "UPSTREAM_MALFORMED_RESPONSE";
-}
-
 /** Largest response head accepted (undici's default maxHeaderSize). */
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 /** Largest chunk-size line (size and extensions) and trailer section accepted. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
 
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
-/** RFC 9110 §5.6.2 token, a colon, optional whitespace, field-value characters (§5.5), CRLF. */
-const FIELD_LINE = /([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*\r\n/y;
-const CONTENT_LENGTH = /^\d{1,15}$/;
 /** RFC 9112 §7.1: chunk-size, then extensions (kept whole, not interpreted). */
 const CHUNK_SIZE_LINE = /^([0-9A-Fa-f]{1,12})(?:[\t ]*;[\t\x20-\x7e\x80-\xff]*)?$/;
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
@@ -207,8 +197,12 @@ export class ResponseParser {
   closed(): void {
     this.#closed = true;
     if (this.#paused || this.#state === IDLE) return;
-    if (this.#state !== UNTIL_CLOSE)
+    if (this.#state === HEAD && this.#held === undefined) {
+      throw new MalformedResponseError("backend closed the connection before answering");
+    }
+    if (this.#state !== UNTIL_CLOSE) {
       throw new MalformedResponseError("backend closed the connection mid-response");
+    }
     this.#end(false);
   }
 
@@ -224,60 +218,26 @@ export class ResponseParser {
     this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
   }
 
-  /**
-   * `head`: the status line and field lines, each ending in CRLF. True when the response is complete with its
-   * head (no content); a 1xx leaves the parser waiting for the final head.
-   */
-  #head(head: string): boolean {
-    const lineEnd = head.indexOf("\r\n");
-    const status = STATUS_LINE.exec(head.slice(0, lineEnd));
-    if (!status) throw new MalformedResponseError("malformed status line");
-    const code = Number(status[2]);
-    const fields: string[] = [];
-    let contentLength: string | undefined;
-    let transferEncoding: string | undefined;
-    let connection = "";
-    FIELD_LINE.lastIndex = lineEnd + 2;
-    while (FIELD_LINE.lastIndex < head.length) {
-      const field = FIELD_LINE.exec(head);
-      if (field === null) throw new MalformedResponseError("malformed header field");
-      const name = (field[1] as string).toLowerCase();
-      const value = field[2] as string;
-      fields.push(name, value);
-      if (name === "content-length") {
-        if (!CONTENT_LENGTH.test(value) || (contentLength !== undefined && contentLength !== value)) {
-          throw new MalformedResponseError("invalid Content-Length");
-        }
-        contentLength = value;
-      } else if (name === "transfer-encoding") {
-        transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
-      } else if (name === "connection") connection += `,${value.toLowerCase()}`;
-      else if (name === "keep-alive") this.keepAliveHintMs = keepAliveHint(value);
-    }
-    if (code < 200) {
-      // RFC 9110 §15.2: interim answers are skipped; this client never asks to switch protocols.
-      if (code === 101) throw new MalformedResponseError("unrequested protocol switch");
-      return false;
-    }
-    if (contentLength !== undefined && transferEncoding !== undefined) {
-      throw new MalformedResponseError("both Content-Length and Transfer-Encoding");
-    }
-    // RFC 9112 §9.3: HTTP/1.1 persists unless closed; HTTP/1.0 only when it says keep-alive.
-    this.#reusable = status[1] === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
-    this.#sink.onResponseHead(code, reasonOf(status[3]), fields);
-    if (this.#noBody || code === 204 || code === 304) return true;
-    if (transferEncoding !== undefined) {
+  /** True when the response is complete with its head (no content); a 1xx leaves the parser waiting. */
+  #head(text: string): boolean {
+    const head = parseResponseHead(text);
+    if (head === undefined) return false;
+    this.keepAliveHintMs = head.keepAliveHintMs;
+    this.#reusable = head.persistent;
+    this.#sink.onResponseHead(head.status, head.reason, head.fields);
+    if (this.#noBody || head.status === 204 || head.status === 304) return true;
+    if (head.transferEncoding !== undefined) {
       // RFC 9112 §6.3: chunked last means chunked; any other coding runs until the connection closes.
-      const codings = transferEncoding.toLowerCase().split(",");
+      const codings = head.transferEncoding.toLowerCase().split(",");
       if ((codings[codings.length - 1] as string).trim() === "chunked") this.#state = CHUNK_SIZE;
       else this.#untilClose();
       return false;
     }
-    if (contentLength === undefined) {
+    if (head.contentLength === undefined) {
       this.#untilClose();
       return false;
     }
-    this.#remaining = Number(contentLength);
+    this.#remaining = head.contentLength;
     this.#state = LENGTH;
     return this.#remaining === 0;
   }
@@ -286,18 +246,4 @@ export class ResponseParser {
     this.#reusable = false;
     this.#state = UNTIL_CLOSE;
   }
-}
-
-/** undici decodes the reason phrase as UTF-8; the router's rules for relaying it (reasonPhrase) expect that. */
-function reasonOf(latin1: string | undefined): string {
-  if (latin1 === undefined) return "";
-  for (let i = 0; i < latin1.length; i++) {
-    if (latin1.charCodeAt(i) > 0x7f) return Buffer.from(latin1, "latin1").toString("utf8");
-  }
-  return latin1;
-}
-
-function keepAliveHint(value: string): number | undefined {
-  const match = /(?:^|[,;\s])timeout=(\d{1,9})/i.exec(value);
-  return match ? Number(match[1]) * 1_000 : undefined;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { MalformedResponseError } from "../../../../functions/node/upstream/response-head.js";
 import {
   MAX_RESPONSE_HEAD_BYTES,
-  MalformedResponseError,
   ResponseParser,
   type ResponseSink,
 } from "../../../../functions/node/upstream/response-parser.js";
