@@ -55,7 +55,8 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
 
   constructor(owner: ConnectionOwner, host: string, port: number) {
     this.#owner = owner;
-    this.#socket = connect({ host, port, noDelay: true });
+    // TCP keep-alive finds a backend that vanished mid-response (a node gone) long before bodyTimeoutMs would.
+    this.#socket = connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 });
     this.#socket.on("connect", this.#onConnect);
     this.#socket.on("data", this.#onData);
     this.#socket.on("end", this.#onEnd);

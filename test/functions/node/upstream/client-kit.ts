@@ -11,6 +11,8 @@ export interface TestBackend {
   connections: number;
   /** Request heads read so far (raw backends only). */
   readonly heads: string[];
+  /** Connections open now. */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,13 @@ export async function httpBackend(
   const server = createHttpServer(listener);
   server.keepAliveTimeout = keepAliveTimeoutMs;
   const sockets = new Set<Socket>();
-  const backend = { connections: 0, heads: [] as string[], port: 0, close: closer(server, sockets) };
+  const backend = {
+    connections: 0,
+    heads: [] as string[],
+    port: 0,
+    open: () => sockets.size,
+    close: closer(server, sockets),
+  };
   backend.port = await listen(server, sockets, backend);
   return backend;
 }
@@ -63,7 +71,13 @@ export async function rawBackend(answer: (socket: Socket, head: string) => void)
       }
     });
   });
-  const backend = { connections: 0, heads, port: 0, close: closer(server, sockets) };
+  const backend = {
+    connections: 0,
+    heads,
+    port: 0,
+    open: () => sockets.size,
+    close: closer(server, sockets),
+  };
   backend.port = await listen(server, sockets, backend);
   return backend;
 }

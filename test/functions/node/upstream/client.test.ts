@@ -197,6 +197,17 @@ describe("the Node proxy's upstream client", () => {
     expect(b.heads.map((head) => head.includes("x-injected"))).toEqual([false]);
   });
 
+  it("closes a backend's pool and its idle connections once unused for idlePoolMs", async () => {
+    const b = await backend(httpBackend((_req, res) => res.end("ok")));
+    const c = client({ idlePoolMs: 50 });
+    expect((await sendVia(c, b.port).done).body).toBe("ok");
+    expect(c.poolCount()).toBe(1);
+    await until(async () => c.poolCount() === 0, "the idle pool to close");
+    await until(async () => b.open() === 0, "its connection to close");
+    expect(b.connections).toBe(1);
+    expect((await sendVia(c, b.port).done).body).toBe("ok");
+  });
+
   it("lets requests under way finish on close, and fails them on destroy", async () => {
     const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 50)));
     const closing = client();
