@@ -112,6 +112,35 @@ describe("node fast path (raw client)", () => {
     expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
   });
 
+  it.each([
+    [
+      "Content-Length next to Transfer-Encoding",
+      "content-length: 2\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
+    ],
+    ["two Content-Lengths that differ", "content-length: 2\r\ncontent-length: 3\r\n\r\nokk"],
+    ["an obs-folded field", "x-a: 1\r\n folded\r\ncontent-length: 2\r\n\r\nok"],
+  ])(
+    "answers 502 to an answer with %s, counted as a transport error, and serves the next on a new connection",
+    async (_what, rest) => {
+      let answered = 0;
+      const b = await closing(
+        rawBackend(() =>
+          Buffer.from(
+            answered++ === 0
+              ? `HTTP/1.1 200 OK\r\n${rest}`
+              : "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+            "latin1",
+          ),
+        ),
+      );
+      const r = await routerTo(kind, b, { config: { retries: 0 } });
+      expect((await send(r.port, {})).status).toBe(502);
+      expect(await send(r.port, {})).toMatchObject({ status: 200, body: "ok" });
+      expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(1);
+      expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+    },
+  );
+
   it("relays an upgrade answer whose reason phrase is UTF-8, and closes", async () => {
     const b = await closing(rawBackend(utf8Reason("403", "no")));
     const r = await routerTo(kind, b);
