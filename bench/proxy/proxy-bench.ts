@@ -51,6 +51,9 @@ export interface Measurement {
   readonly result: LoadResult;
   /** rps of every round, for the spread. */
   readonly roundsRps: readonly number[];
+  /** Every round's p99 and CPU per request, in round order (for comparisons round by round). */
+  readonly roundsP99Ms: readonly number[];
+  readonly roundsCpu: readonly number[];
   /** CPU time of the proxy process (the backend's for `direct`) per request, median over rounds. */
   readonly cpuMicrosPerRequest: number;
 }
@@ -146,6 +149,8 @@ export async function runProxyBench(
               mode,
               result: median,
               roundsRps: results.map((r) => r.rps),
+              roundsP99Ms: results.map((r) => r.p99Ms),
+              roundsCpu: cpu.get(target.name) ?? [],
               cpuMicrosPerRequest: medianOf(cpu.get(target.name) ?? []),
             });
           }

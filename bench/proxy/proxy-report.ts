@@ -1,5 +1,6 @@
 import { fixed, formatTable, ratio, verdict } from "../support/table.js";
 import type { LoadMode, ProxyBenchOptions, ProxyBenchReport, TargetName } from "./proxy-bench.js";
+import { difference, pairedMedian, quotient } from "./rounds.js";
 
 /** Issue 17's targets, medians over the rounds of one run: edgeslice against the hand-written undici proxy. */
 const TARGETS = {
@@ -28,7 +29,7 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     ],
   );
   const lines = [
-    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (the round of median rps shown; p50, p99 and CPU: medians over the rounds) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
+    `Proxy bench: ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell (the round of median rps shown; p50, p99 and CPU: medians over the rounds; targets judged round by round) after ${options.warmupSeconds} s warm-up; saturation = ${options.connections} keep-alive connections, moderate = ${options.moderateRate} req/s over ${options.moderateConnections} connections.`,
     `Layout: ${report.layout}.`,
     `edgeslice runs as: ${RUNNERS[report.runner]}.`,
     formatTable(
@@ -39,6 +40,7 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     "",
   ];
   const ratioRows: string[][] = [];
+  const roundRows: string[][] = [];
   const logRows: string[][] = [];
   for (const payload of options.payloads) {
     const at = (target: TargetName, mode: LoadMode) => measurement(target, payload, mode);
@@ -64,14 +66,32 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     }
     if (!direct || !minimal || !edgeslice || !directModerate || !minimalModerate || !edgesliceModerate)
       continue;
-    const rpsRatio = edgeslice.rps / minimal.rps;
-    const cpuRatio = cpuOf("edgeslice") / cpuOf("minimal");
-    const addedVsMinimal = edgesliceModerate.p99Ms - minimalModerate.p99Ms;
+    // Round by round (rounds.ts pairedMedian): each round's edgeslice run against the minimal run just before it.
+    const ours = at("edgeslice", "saturation");
+    const theirs = at("minimal", "saturation");
+    const oursModerate = at("edgeslice", "moderate");
+    const theirsModerate = at("minimal", "moderate");
+    if (!ours || !theirs || !oursModerate || !theirsModerate) continue;
+    const rpsRatio = pairedMedian(ours.roundsRps, theirs.roundsRps, quotient);
+    const cpuRatio = pairedMedian(ours.roundsCpu, theirs.roundsCpu, quotient);
+    const addedVsMinimal = pairedMedian(oursModerate.roundsP99Ms, theirsModerate.roundsP99Ms, difference);
     const rpsTarget = payload === "large" ? TARGETS.rps.large : TARGETS.rps.small;
+    const each = (
+      a: readonly number[],
+      b: readonly number[],
+      f: (x: number, y: number) => number,
+      digits: number,
+    ) => a.map((x, i) => f(x, b[i] ?? Number.NaN).toFixed(digits)).join(" / ");
+    roundRows.push([
+      payload,
+      each(ours.roundsRps, theirs.roundsRps, quotient, 2),
+      each(ours.roundsCpu, theirs.roundsCpu, quotient, 2),
+      each(oursModerate.roundsP99Ms, theirsModerate.roundsP99Ms, difference, 3),
+    ]);
     ratioRows.push([
       payload,
-      ratio(edgeslice.rps, minimal.rps),
-      ratio(cpuOf("edgeslice"), cpuOf("minimal")),
+      `${rpsRatio.toFixed(2)}x`,
+      `${cpuRatio.toFixed(2)}x`,
       ratio(edgeslice.rps, direct.rps),
       fixed(addedVsMinimal, 3),
       fixed(edgesliceModerate.p99Ms - directModerate.p99Ms, 3),
@@ -83,6 +103,8 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     ]);
   }
   lines.push(
+    "Against minimal, round by round: each round's edgeslice run against the minimal run just before it, the",
+    "median over the rounds (rps and CPU as ratios, p99 as a difference); the other columns compare the medians.",
     formatTable(
       [
         "payload",
@@ -94,6 +116,11 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
         "targets",
       ],
       ratioRows,
+    ),
+    "",
+    formatTable(
+      ["payload", "rps ratio per round", "CPU/req ratio per round", "added p99 per round ms"],
+      roundRows,
     ),
   );
   if (logRows.length > 0) {

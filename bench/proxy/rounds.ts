@@ -21,3 +21,21 @@ export function summariseRounds(results: readonly LoadResult[]): LoadResult | un
     p99Ms: medianOf(results.map((result) => result.p99Ms)),
   };
 }
+
+/**
+ * The median over rounds of `combine(a[i], b[i])`: two targets compared round by round. Their runs of one round
+ * are back to back, so a slow minute of a shared machine weighs on both sides of each pair instead of on
+ * whichever target's rounds it happened to fall in.
+ */
+export function pairedMedian(
+  a: readonly number[],
+  b: readonly number[],
+  combine: (a: number, b: number) => number,
+): number {
+  const pairs: number[] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) pairs.push(combine(a[i] as number, b[i] as number));
+  return medianOf(pairs);
+}
+
+export const quotient = (a: number, b: number): number => a / b;
+export const difference = (a: number, b: number): number => a - b;

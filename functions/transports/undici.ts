@@ -3,7 +3,8 @@ import type { Readable } from "node:stream";
 import { type Dispatcher, Pool } from "undici";
 import { reasonPhrase } from "../core/headers.js";
 import { upstreamError } from "./connect-errors.js";
-import { originOf, type Upstream, type UpstreamTarget } from "./upstream.js";
+import { PoolsByTarget } from "./pools-by-target.js";
+import { originOf, type Upstream, type UpstreamPoolOptions } from "./upstream.js";
 
 /**
  * The Node router's transport for the web path (HEAD requests; node/proxy.ts carries every other request on
@@ -11,17 +12,7 @@ import { originOf, type Upstream, type UpstreamTarget } from "./upstream.js";
  * this machine: fetch and hono/proxy cost 4-5x more CPU per request, DESIGN.md "Router function").
  */
 
-export interface UndiciUpstreamOptions {
-  /** Connections kept per backend. */
-  readonly connectionsPerBackend?: number;
-  /** A pool with no request for this long is closed (backends come and go with pods). */
-  readonly idlePoolMs?: number;
-  /** TCP connect limit; the core's per-try signal bounds the whole attempt anyway. */
-  readonly connectTimeoutMs?: number;
-  /** Idle keep-alive sockets are closed after this (a server's `Keep-Alive: timeout` hint wins if shorter). */
-  readonly keepAliveTimeoutMs?: number;
-  /** Longest gap between response body chunks before the stream fails. */
-  readonly bodyTimeoutMs?: number;
+export interface UndiciUpstreamOptions extends UpstreamPoolOptions {
   /** Response bodies up to this size with a Content-Length are read whole before answering (cheaper). */
   readonly bufferResponseBytes?: number;
 }
@@ -38,29 +29,13 @@ export interface UndiciUpstream extends Upstream {
 /** RFC 9110 §15: these statuses never carry content; a Response with a body for them would throw. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-interface PoolEntry {
-  readonly pool: Pool;
-  /** Used since the last sweep: a flag per request rather than a clock read (the sweep dates it). */
-  used: boolean;
-  lastUsedAt: number;
-  /** Swept: a target that still maps here looks its origin up again. */
-  closed: boolean;
-}
-
 export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): UndiciUpstream {
   const connections = options.connectionsPerBackend ?? 128;
-  const idlePoolMs = options.idlePoolMs ?? 60_000;
   const bufferBytes = options.bufferResponseBytes ?? 0;
-  const pools = new Map<string, PoolEntry>();
-  // Backends are the same objects for as long as a snapshot serves them (core/select.ts memoises them), so
-  // a proxied request finds its pool without building the origin string and hashing it.
-  const byTarget = new WeakMap<UpstreamTarget, PoolEntry>();
-
-  const poolOf = (origin: string): PoolEntry => {
-    let entry = pools.get(origin);
-    if (!entry) {
-      entry = {
-        pool: new Pool(origin, {
+  const pools = new PoolsByTarget<Pool>(
+    {
+      create: (target) =>
+        new Pool(originOf(target), {
           connections,
           pipelining: 1,
           connect: { timeout: options.connectTimeoutMs ?? 5_000 },
@@ -69,52 +44,17 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
           headersTimeout: 0,
           bodyTimeout: options.bodyTimeoutMs ?? 300_000,
         }),
-        used: true,
-        lastUsedAt: Date.now(),
-        closed: false,
-      };
-      pools.set(origin, entry);
-    }
-    return entry;
-  };
-
-  const entryFor = (target: UpstreamTarget): PoolEntry => {
-    let entry = byTarget.get(target);
-    if (entry === undefined || entry.closed) {
-      entry = poolOf(originOf(target));
-      byTarget.set(target, entry);
-    }
-    entry.used = true;
-    return entry;
-  };
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      const cutoff = now - idlePoolMs;
-      for (const [origin, entry] of pools) {
-        if (entry.used) {
-          entry.used = false;
-          entry.lastUsedAt = now;
-          continue;
-        }
-        const stats = entry.pool.stats;
-        if (entry.lastUsedAt > cutoff || stats.running > 0 || stats.pending > 0 || stats.queued > 0) continue;
-        entry.closed = true;
-        pools.delete(origin);
-        entry.pool.close().catch(() => undefined);
-      }
+      busy: ({ stats }) => stats.running > 0 || stats.pending > 0 || stats.queued > 0,
+      close: (pool) => {
+        pool.close().catch(() => undefined);
+      },
     },
-    Math.max(1_000, Math.min(idlePoolMs, 30_000)),
+    options.idlePoolMs ?? 60_000,
   );
-  sweep.unref();
 
   const closeAll = async (how: "close" | "destroy") => {
-    clearInterval(sweep);
-    const entries = [...pools.values()];
-    for (const entry of entries) entry.closed = true;
-    pools.clear();
-    await Promise.all(entries.map((entry) => (how === "close" ? entry.pool.close() : entry.pool.destroy())));
+    const all = pools.takeAll();
+    await Promise.all(all.map((pool) => (how === "close" ? pool.close() : pool.destroy())));
   };
 
   return {
@@ -122,7 +62,7 @@ export function createUndiciUpstream(options: UndiciUpstreamOptions = {}): Undic
     close: () => closeAll("close"),
     destroy: () => closeAll("destroy"),
     async send(request) {
-      const { pool } = entryFor(request.target);
+      const pool = pools.poolFor(request.target);
       let data: Dispatcher.ResponseData;
       try {
         data = await pool.request({

@@ -11,6 +11,20 @@ export interface UpstreamTarget {
   readonly port: number;
 }
 
+/** The keep-alive pools of the Node transports (undici.ts, node/upstream/client.ts). */
+export interface UpstreamPoolOptions {
+  /** Connections kept per backend. */
+  readonly connectionsPerBackend?: number;
+  /** A pool with no request for this long is closed (backends come and go with pods). */
+  readonly idlePoolMs?: number;
+  /** TCP connect limit; the core's per-try deadline bounds the whole attempt anyway. */
+  readonly connectTimeoutMs?: number;
+  /** Idle keep-alive connections are closed after this (a server's `Keep-Alive: timeout` hint wins if shorter). */
+  readonly keepAliveTimeoutMs?: number;
+  /** Longest gap between response body chunks before the response fails. */
+  readonly bodyTimeoutMs?: number;
+}
+
 export interface UpstreamRequest {
   readonly target: UpstreamTarget;
   readonly method: string;

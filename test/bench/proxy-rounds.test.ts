@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LoadResult } from "../../bench/proxy/load-plan.js";
-import { medianOf, summariseRounds } from "../../bench/proxy/rounds.js";
+import { difference, medianOf, pairedMedian, quotient, summariseRounds } from "../../bench/proxy/rounds.js";
 
 const round = (rps: number, p50Ms: number, p99Ms: number): LoadResult => ({
   requests: rps * 5,
@@ -35,5 +35,23 @@ describe("a bench cell's rounds", () => {
 
   it("of none are nothing", () => {
     expect(summariseRounds([])).toBeUndefined();
+  });
+});
+
+describe("two targets compared round by round", () => {
+  it.each([
+    ["ratios", [10, 20, 30], [10, 10, 10], quotient, 2],
+    ["differences", [1, 5, 2], [0.5, 1, 2.5], difference, 0.5],
+    ["ratios over the rounds both have", [2, 4], [1, 1, 1], quotient, 2],
+  ])("take the median of the %s", (_what, a, b, combine, expected) => {
+    expect(pairedMedian(a, b, combine)).toBe(expected);
+  });
+
+  it("are not thrown by slow spells that hit both runs of a round", () => {
+    // Rounds 1 and 3 ran while the machine was busy; the two targets were level in every round.
+    const ours = [50, 100, 52];
+    const theirs = [50, 100, 55];
+    expect(medianOf(ours) / medianOf(theirs)).toBeLessThan(0.95);
+    expect(pairedMedian(ours, theirs, quotient)).toBe(1);
   });
 });

@@ -19,11 +19,6 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   readonly #connections = new Set<UpstreamConnection>();
   readonly #idle: UpstreamConnection[] = [];
   readonly #waiting: PendingRequest[] = [];
-  /** Used since the last sweep (client.ts): a flag per request rather than a clock read. */
-  used = true;
-  lastUsedAt = 0;
-  /** Swept: a target that still maps here looks its pool up again. */
-  retired = false;
   #closing: (() => void) | undefined;
 
   constructor(host: string, port: number, settings: PoolSettings) {

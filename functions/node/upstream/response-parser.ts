@@ -125,11 +125,8 @@ export class ResponseParser {
           break;
         }
         case CHUNK_SIZE: {
-          const end = data.indexOf(CRLF, offset);
-          if (end < 0) {
-            this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
-            return;
-          }
+          const end = this.#lineEnd(data, offset);
+          if (end < 0) return;
           const match =
             end - offset <= MAX_CHUNK_LINE_BYTES &&
             CHUNK_SIZE_LINE.exec(data.toString("latin1", offset, end));
@@ -153,11 +150,8 @@ export class ResponseParser {
         }
         case TRAILERS: {
           // Trailer fields are checked and dropped (RFC 9110 §6.5.1: a proxy may discard them).
-          const end = data.indexOf(CRLF, offset);
-          if (end < 0) {
-            this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
-            return;
-          }
+          const end = this.#lineEnd(data, offset);
+          if (end < 0) return;
           const line = end - offset <= MAX_CHUNK_LINE_BYTES ? data.toString("latin1", offset, end + 2) : "";
           offset = end + 2;
           if (line === "\r\n") {
@@ -204,6 +198,13 @@ export class ResponseParser {
       throw new MalformedResponseError("backend closed the connection mid-response");
     }
     this.#end(false);
+  }
+
+  /** Where the line at `offset` ends (its CR), or -1 with the rest held until more bytes come. */
+  #lineEnd(data: Buffer, offset: number): number {
+    const end = data.indexOf(CRLF, offset);
+    if (end < 0) this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
+    return end;
   }
 
   #hold(data: Buffer, offset: number, limit: number): void {
