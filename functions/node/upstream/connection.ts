@@ -2,8 +2,8 @@ import { connect, type Socket } from "node:net";
 import { DeadlineEntry, Deadlines } from "../../../lib/deadlines.js";
 import { BodyUpload } from "./body-upload.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
-import { declaresLength, requestHead } from "./request-head.js";
-import { ResponseParser, type ResponseSink } from "./response-parser.js";
+import { framingOf, requestHead } from "./request-head.js";
+import { BackendClosedError, ResponseParser, type ResponseSink } from "./response-parser.js";
 
 /** Connection-level waits (connect, keep-alive idleness, gaps in a response body) fire at most this late. */
 const CONNECTION_TICK_MS = 100;
@@ -50,6 +50,10 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
   #connected = false;
   #destroyed = false;
   #socketPaused = false;
+  /** A response body is under way and read: the body timer restarts with every read. */
+  #watchingBody = false;
+  /** The backend closed while reading was paused: the end is due once the held bytes are read (resumeResponse). */
+  #endedWhilePaused = false;
   /** Whether this connection carried a request before the current one (for the error a close reports). */
   #reused = false;
 
@@ -73,7 +77,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     this.#request = pending;
     pending.connection = this;
     if (this.#connected) {
-      connectionDeadlines.cancel(this.#timer);
+      this.#disarm();
       this.#send(pending);
     }
   }
@@ -111,8 +115,17 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
 
   resumeResponse(pending: PendingRequest): void {
     if (this.#request !== pending) return;
-    this.#parser.resume();
-    if (!this.#parser.paused && this.#socketPaused && !this.#destroyed) {
+    try {
+      // What was held while paused is parsed now, outside any socket event: a malformed rest fails the request
+      // here, as it would have on arrival.
+      this.#parser.resume();
+    } catch (error) {
+      if (this.#request === pending) this.fail(pending, error as Error);
+      return;
+    }
+    if (this.#request !== pending || this.#parser.paused) return;
+    this.#watchBody();
+    if (this.#socketPaused && !this.#destroyed) {
       this.#socketPaused = false;
       this.#socket.resume();
     }
@@ -121,7 +134,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
   onResponseHead(status: number, reason: string, fields: string[]): void {
     const pending = this.#request;
     if (pending === undefined) return;
-    this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    this.#watchBody();
     pending.handler.onHead(status, reason, fields);
   }
 
@@ -130,6 +143,8 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     if (pending === undefined) return false;
     if (pending.handler.onData(chunk)) return true;
     if (this.#request === pending && !this.#socketPaused) {
+      // Waiting on the client, not the backend: no body timeout until reading resumes (undici's rule too).
+      this.#disarm();
       this.#socketPaused = true;
       this.#socket.pause();
     }
@@ -141,7 +156,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     if (pending === undefined) return;
     this.#request = undefined;
     pending.done = true;
-    connectionDeadlines.cancel(this.#timer);
+    this.#disarm();
     // A response that ended before its request body was all sent leaves the upload unfinished: not reusable.
     const keep = reusable && this.#upload === undefined && !this.#destroyed;
     if (this.#socketPaused) {
@@ -172,11 +187,22 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     connectionDeadlines.add(this.#timer, delayMs);
   }
 
+  #watchBody(): void {
+    this.#watchingBody = true;
+    this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+  }
+
+  #disarm(): void {
+    this.#watchingBody = false;
+    connectionDeadlines.cancel(this.#timer);
+  }
+
   #send(pending: PendingRequest): void {
     const { method, path, headers, body } = pending.request;
+    const framing = framingOf(method, headers, body !== null);
     let head: string;
     try {
-      head = requestHead(method, path, headers, body !== null && !declaresLength(headers));
+      head = requestHead(method, path, headers, framing);
     } catch (error) {
       // Nothing was written: the connection stays good for the next request.
       this.#request = undefined;
@@ -188,7 +214,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     this.#parser.expect(method === "HEAD");
     this.#socket.write(head, "latin1");
     if (body !== null) {
-      this.#upload = new BodyUpload(this.#socket, body, !declaresLength(headers), {
+      this.#upload = new BodyUpload(this.#socket, body, framing === "chunked", {
         sent: () => {
           this.#upload = undefined;
         },
@@ -212,7 +238,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
       this.destroy();
       return;
     }
-    if (this.#timer.reason === "body") this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    if (this.#watchingBody) this.#arm("body", this.#owner.settings.bodyTimeoutMs);
     try {
       this.#parser.execute(chunk);
     } catch (error) {
@@ -223,6 +249,12 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
 
   readonly #onEnd = (): void => {
     const pending = this.#request;
+    if (pending !== undefined && this.#parser.paused) {
+      // Node ends a paused socket once its buffer is empty: the rest of the response is what the parser holds.
+      this.#endedWhilePaused = true;
+      this.#parser.closed();
+      return;
+    }
     try {
       this.#parser.closed();
     } catch (error) {
@@ -236,8 +268,13 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
 
   readonly #onError = (error: Error): void => {
     const pending = this.#request;
-    if (pending !== undefined) this.fail(pending, error);
-    else this.destroy();
+    if (pending === undefined) {
+      this.destroy();
+      return;
+    }
+    // A body that runs until the close cannot tell a reset from its end: ended, as undici ended it.
+    if (this.#parser.readsUntilClose && !this.#parser.paused) this.#onEnd();
+    else this.fail(pending, error);
   };
 
   readonly #onClose = (): void => {
@@ -246,14 +283,10 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     this.#upload?.stop();
     this.#upload = undefined;
     const pending = this.#request;
-    this.#request = undefined;
-    if (pending !== undefined) {
+    if (pending !== undefined && !this.#endedWhilePaused) {
+      this.#request = undefined;
       const closedBy = this.#reused ? "a kept-alive connection" : "the connection";
-      pending.fail(
-        Object.assign(new Error(`backend closed ${closedBy} before the response`), {
-          code: "UPSTREAM_CLOSED",
-        }),
-      );
+      pending.fail(new BackendClosedError(`backend closed ${closedBy} before the response ended`));
     }
     this.#owner.closed(this);
   };

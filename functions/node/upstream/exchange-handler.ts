@@ -33,8 +33,6 @@ export interface ExchangeHandler {
   onComplete(): void;
   /** Connect failures carry `syscall: "connect"` (transports/connect-errors.ts tells them apart). */
   onError(error: Error): void;
-  /** The request body was all written to the backend. */
-  onBodySent?(): void;
 }
 
 /** Sends requests to one backend. */

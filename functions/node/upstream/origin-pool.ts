@@ -31,7 +31,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     const pending = new PendingRequest(request, handler, this.#unqueue);
     handler.onStart(pending);
     if (pending.done) return;
-    const idle = this.#idle.pop();
+    const idle = this.#takeIdle();
     if (idle !== undefined) idle.assign(pending);
     else if (this.#connections.size < this.settings.connections) this.#open().assign(pending);
     else this.#waiting.push(pending);
@@ -82,6 +82,13 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     this.#closing ??= () => undefined;
     for (const pending of this.#waiting.splice(0)) pending.fail(new Error("upstream client destroyed"));
     for (const connection of [...this.#connections]) connection.destroy();
+  }
+
+  /** The most recently used idle connection; one destroyed since it went idle waits only for its 'close'. */
+  #takeIdle(): UpstreamConnection | undefined {
+    let connection = this.#idle.pop();
+    while (connection !== undefined && !connection.idle) connection = this.#idle.pop();
+    return connection;
   }
 
   #open(): UpstreamConnection {

@@ -16,30 +16,48 @@ export class InvalidRequestHeadError extends Error {
   override readonly name = "InvalidRequestHeadError";
 }
 
-/** Whether a request with content states its length; without one, the client frames it chunked. */
-export function declaresLength(fields: readonly string[]): boolean {
+/** How a request's content is framed on the wire (RFC 9112 §6). */
+export type Framing = "declared" | "chunked" | "empty" | "none";
+
+/** RFC 9110 §8.6: a user agent sends Content-Length: 0 for these methods when there is no content (undici did). */
+const PAYLOAD_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * The request states its own Content-Length (declared); else a body is sent chunked; else a method that
+ * expects content says it has none (empty); anything else sends no framing field.
+ */
+export function framingOf(method: string, fields: readonly string[], hasBody: boolean): Framing {
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
-    if (name.length === 14 && name.toLowerCase() === "content-length") return true;
+    if (name.length === 14 && name.toLowerCase() === "content-length") return "declared";
   }
-  return false;
+  if (hasBody) return "chunked";
+  return PAYLOAD_METHODS.has(method) ? "empty" : "none";
 }
 
-/** The head as a Latin-1 string; `chunked` adds the Transfer-Encoding the body is framed with. */
+const FRAMING_LINE: Readonly<Record<Framing, string>> = {
+  declared: "",
+  none: "",
+  chunked: "transfer-encoding: chunked\r\n",
+  empty: "content-length: 0\r\n",
+};
+
+/** The head as a Latin-1 string, with the framing field `framing` calls for. */
 export function requestHead(
   method: string,
   path: string,
   fields: readonly string[],
-  chunked: boolean,
+  framing: Framing,
 ): string {
   let lines = "";
   for (let i = 0; i < fields.length; i += 2) lines += `${fields[i]}: ${fields[i + 1]}\r\n`;
-  if (chunked) lines += "transfer-encoding: chunked\r\n";
+  const framingLine = FRAMING_LINE[framing];
+  lines += framingLine;
   if (!METHOD.test(method)) throw new InvalidRequestHeadError("invalid request method");
   if (!TARGET.test(path)) throw new InvalidRequestHeadError("invalid request path");
   // Every line is a valid field line, and there are as many lines as fields: no value held a line break that
   // would have made its own line (`1\r\nx-injected: 1` passes the line check, not the count).
-  const count = fields.length / 2 + (chunked ? 1 : 0);
+  const count = fields.length / 2 + (framingLine === "" ? 0 : 1);
   if (!FIELD_LINES.test(lines) || lineCount(lines) !== count) {
     throw new InvalidRequestHeadError("invalid request header field");
   }

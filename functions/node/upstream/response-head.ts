@@ -77,7 +77,11 @@ export function parseResponseHead(text: string): ResponseHead | undefined {
     fields,
     contentLength: contentLength === undefined ? undefined : Number(contentLength),
     transferEncoding,
-    persistent: statusLine[1] === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection),
+    persistent:
+      statusLine[1] === "1"
+        ? !/\bclose\b/.test(connection)
+        : // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the connection is closed after it.
+          /\bkeep-alive\b/.test(connection) && transferEncoding === undefined,
     keepAliveHintMs,
   };
 }

@@ -1,5 +1,11 @@
 import { FIELD_LINE, MalformedResponseError, parseResponseHead } from "./response-head.js";
 
+/** The backend closed the connection before it sent any byte of the response. */
+export class BackendClosedError extends Error {
+  override readonly name = "BackendClosedError";
+  readonly code = "UPSTREAM_CLOSED";
+}
+
 /**
  * The framing of HTTP/1.1 responses for the Node proxy's own client (RFC 9112 §6, §7): where each response
  * ends (a Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed
@@ -22,7 +28,7 @@ export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
 
 /** RFC 9112 §7.1: chunk-size, then extensions (kept whole, not interpreted). */
-const CHUNK_SIZE_LINE = /^([0-9A-Fa-f]{1,12})(?:[\t ]*;[\t\x20-\x7e\x80-\xff]*)?$/;
+const CHUNK_SIZE_LINE = /^0*([0-9A-Fa-f]{1,12})[\t ]*(?:;[\t\x20-\x7e\x80-\xff]*)?$/;
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
 const CRLF = Buffer.from("\r\n", "latin1");
 
@@ -66,6 +72,11 @@ export class ResponseParser {
   /** A response is due or under way. */
   get awaiting(): boolean {
     return this.#state !== IDLE;
+  }
+
+  /** The body runs until the connection closes: a reset ends it as a close would (as undici did). */
+  get readsUntilClose(): boolean {
+    return this.#state === UNTIL_CLOSE;
   }
 
   get paused(): boolean {
@@ -192,7 +203,7 @@ export class ResponseParser {
     this.#closed = true;
     if (this.#paused || this.#state === IDLE) return;
     if (this.#state === HEAD && this.#held === undefined) {
-      throw new MalformedResponseError("backend closed the connection before answering");
+      throw new BackendClosedError("backend closed the connection before answering");
     }
     if (this.#state !== UNTIL_CLOSE) {
       throw new MalformedResponseError("backend closed the connection mid-response");

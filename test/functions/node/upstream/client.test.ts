@@ -118,6 +118,69 @@ describe("the Node proxy's upstream client", () => {
     expect((await sent.done).body.length).toBe(size);
   });
 
+  it("fails the request, never throwing from resume, when what was held while paused is malformed", async () => {
+    const b = await backend(
+      rawBackend((socket) =>
+        socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nab\r\nZZ\r\n"),
+      ),
+    );
+    let room = false;
+    const sent = sendVia(client(), b.port, {}, () => room);
+    await until(async () => sent.outcome.body === "ab", "the first chunk");
+    room = true;
+    expect(() => sent.control().resume()).not.toThrow();
+    expect((await sent.done).error?.name).toBe("MalformedResponseError");
+  });
+
+  it("relays the whole response when the backend closed while reading was paused", async () => {
+    const b = await backend(
+      rawBackend((socket) =>
+        socket.end(
+          "HTTP/1.1 200 OK\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n",
+        ),
+      ),
+    );
+    let room = false;
+    const sent = sendVia(client(), b.port, {}, () => room);
+    await until(async () => sent.outcome.body === "ab", "the first chunk");
+    await until(async () => b.open() === 0, "the backend to close");
+    await delay(50);
+    room = true;
+    sent.control().resume();
+    const outcome = await sent.done;
+    expect([outcome.body, outcome.error]).toEqual(["abcd", undefined]);
+  });
+
+  it("runs no body timeout while reading is paused for the handler", async () => {
+    const b = await backend(
+      rawBackend((socket) => socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab`)),
+    );
+    let room = false;
+    const sent = sendVia(client({ bodyTimeoutMs: 150 }), b.port, {}, () => room);
+    await until(async () => sent.outcome.body === "ab", "the first bytes");
+    await delay(400);
+    expect(sent.outcome.error).toBeUndefined();
+    room = true;
+    sent.control().resume();
+    expect((await sent.done).error?.code).toBe("UPSTREAM_BODY_TIMEOUT");
+  });
+
+  it("ends a body delimited by the close when the backend resets instead of closing, as undici did", async () => {
+    const b = await backend(
+      rawBackend((socket) => {
+        socket.write("HTTP/1.1 200 OK\r\n\r\nhello", () => setTimeout(() => socket.resetAndDestroy(), 20));
+      }),
+    );
+    const outcome = await sendVia(client(), b.port).done;
+    expect([outcome.status, outcome.body, outcome.error]).toEqual([200, "hello", undefined]);
+  });
+
+  it("sends Content-Length: 0 for a POST without content, as undici did", async () => {
+    const b = await backend(rawBackend((socket) => socket.write(hello())));
+    await sendVia(client(), b.port, { method: "POST" }).done;
+    expect(b.heads[0]).toMatch(/\r\ncontent-length: 0$/);
+  });
+
   it("fails a request aborted while it waits for a connection, which is never sent", async () => {
     const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 100)));
     const c = client({ connectionsPerBackend: 1 });

@@ -1,25 +1,29 @@
 import { describe, expect, it } from "vitest";
 import {
-  declaresLength,
+  framingOf,
   InvalidRequestHeadError,
   requestHead,
 } from "../../../../functions/node/upstream/request-head.js";
 
 describe("the upstream request head", () => {
   it("is the request line, one line per field in order, and an empty line", () => {
-    expect(requestHead("GET", "/a?b=c", ["host", "app.example", "x-a", "1", "x-a", ""], false)).toBe(
+    expect(requestHead("GET", "/a?b=c", ["host", "app.example", "x-a", "1", "x-a", ""], "none")).toBe(
       "GET /a?b=c HTTP/1.1\r\nhost: app.example\r\nx-a: 1\r\nx-a: \r\n\r\n",
     );
   });
 
-  it("says the body is chunked when asked to", () => {
-    expect(requestHead("POST", "/", ["host", "h"], true)).toBe(
-      "POST / HTTP/1.1\r\nhost: h\r\ntransfer-encoding: chunked\r\n\r\n",
+  it.each([
+    ["chunked", "transfer-encoding: chunked\r\n"],
+    ["empty", "content-length: 0\r\n"],
+    ["declared", ""],
+  ] as const)("frames %s content with %j after the fields", (framing, line) => {
+    expect(requestHead("POST", "/", ["host", "h"], framing)).toBe(
+      `POST / HTTP/1.1\r\nhost: h\r\n${line}\r\n`,
     );
   });
 
   it("keeps Latin-1 bytes of values as they are", () => {
-    expect(requestHead("GET", "/caf\xe9", ["x-a", "caf\xe9"], false)).toContain("x-a: caf\xe9\r\n");
+    expect(requestHead("GET", "/caf\xe9", ["x-a", "caf\xe9"], "none")).toContain("x-a: caf\xe9\r\n");
   });
 
   it.each([
@@ -35,14 +39,20 @@ describe("the upstream request head", () => {
     ["an empty path", "GET", "", []],
     ["a method that is not a token", "GE T", "/", []],
   ])("is refused with %s, before anything is written", (_what, method, path, fields) => {
-    expect(() => requestHead(method, path, fields, false)).toThrow(InvalidRequestHeadError);
+    expect(() => requestHead(method, path, fields, "none")).toThrow(InvalidRequestHeadError);
   });
 
   it.each([
-    [["host", "h", "Content-Length", "5"], true],
-    [["host", "h", "content-length", "0"], true],
-    [["host", "h", "content-type", "text/plain"], false],
-  ])("%j declares a length: %s", (fields, expected) => {
-    expect(declaresLength(fields)).toBe(expected);
+    ["POST", ["host", "h", "Content-Length", "5"], true, "declared"],
+    ["POST", ["host", "h", "content-length", "0"], false, "declared"],
+    ["POST", ["host", "h"], true, "chunked"],
+    ["PUT", ["host", "h"], true, "chunked"],
+    ["POST", ["host", "h"], false, "empty"],
+    ["PATCH", ["host", "h"], false, "empty"],
+    ["PUT", ["host", "h"], false, "empty"],
+    ["GET", ["host", "h"], false, "none"],
+    ["DELETE", ["host", "h"], false, "none"],
+  ])("frames %s %j (a body: %s) as %s", (method, fields, hasBody, expected) => {
+    expect(framingOf(method, fields, hasBody)).toBe(expected);
   });
 });
