@@ -5,21 +5,21 @@ import type { CuttableAttempt } from "./attempt-bounds.js";
 
 /** What the body tells the attempt it streams to (node/proxy.ts). */
 export interface BodyAttempt extends CuttableAttempt {
-  /** The client connected and asks for the body: from now on the body's timers bound the upload. */
+  /** The upstream connection is ready and asks for the body: from now on the body's timers bound the upload. */
   bodyStarted(): void;
-  /** The whole body was handed to the client: the backend's time (per-try and total timeouts) starts. */
+  /** The whole body was handed to the upstream connection: the backend's time (per-try and total timeouts) starts. */
   bodySent(): void;
   /** The client went away or failed while sending its body: its doing, not the backend's. */
   clientLeft(): void;
 }
 
 /**
- * The client's body, streamed to one attempt at a time. Nothing is read from the client before the upstream client asks
- * (after it connected), and a failed attempt never destroys the client's stream: a body still unread can
- * go whole to the next backend; once read, it cannot be sent again.
+ * The client's body, streamed to one attempt at a time. Nothing is read from the client before the upstream
+ * connection asks for it (once connected and the head is written), and a failed attempt never destroys the
+ * client's stream: a body still unread can go whole to the next backend; once read, it cannot be sent again.
  *
- * While it streams, one timer watches whoever holds it up: the client, when the upstream client asked for more and no
- * bytes came for `clientBodyIdleTimeoutMs` (408, the backend not blamed); the backend, when it stopped taking
+ * While it streams, one timer watches whoever holds it up: the client, when the connection asked for more and
+ * no bytes came for `clientBodyIdleTimeoutMs` (408, the backend not blamed); the backend, when it stopped taking
  * bytes we hold for the per-try timeout (a try timeout, as for a backend slow to answer).
  */
 export class RequestBody {
