@@ -21,7 +21,7 @@ export interface Resendable {
 /**
  * The attempts of one request as a small state machine: which backend goes next, what a settled attempt
  * counts as, whether another may follow, and the error once none did. withRetries (below) drives it with
- * promises; the Node-native proxy (node/proxy.ts) drives it from undici's callbacks, so a request
+ * promises; the Node-native proxy (node/proxy.ts) drives it from its client's callbacks, so a request
  * costs no promise per attempt. One loop, so both retry alike.
  */
 export class RetryLoop {

@@ -76,8 +76,8 @@ const STORE_CLOSE_MS = 1_000;
 /**
  * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
  * the in-memory Redis source, its own upstream client (upstream/) for the native proxy (proxy.ts) and undici
- * pools for the web path, the Hono app on @hono/node-server, and the upgrade listener (upgrade.ts) on the same routing core. It listens at once: the
- * first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
+ * pools for the web path, the Hono app on @hono/node-server, and the upgrade listener (upgrade.ts) on the same
+ * routing core. It listens at once: the first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
  * never delays it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {

@@ -52,7 +52,7 @@ export class ResponseParser {
   #closed = false;
   /** Bytes received but not parsed yet: a head or line cut across reads, or what came while paused. */
   #held: Buffer | undefined;
-  /** The Keep-Alive `timeout` hint of the last response, in ms (RFC 9112 appendix C.2.2 era servers). */
+  /** The last response's Keep-Alive `timeout` hint, in ms (response-head.ts). */
   keepAliveHintMs: number | undefined;
 
   constructor(sink: ResponseSink) {
@@ -81,10 +81,6 @@ export class ResponseParser {
 
   get paused(): boolean {
     return this.#paused;
-  }
-
-  pause(): void {
-    this.#paused = true;
   }
 
   /**

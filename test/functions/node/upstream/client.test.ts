@@ -22,6 +22,15 @@ async function backend(started: Promise<TestBackend>): Promise<TestBackend> {
   return b;
 }
 
+/** Two requests through a fresh client, `gapMs` apart: both answered `body`, each on a connection of its own. */
+async function expectNoReuse(b: TestBackend, gapMs: number, body: string): Promise<void> {
+  const c = client();
+  expect((await sendVia(c, b.port).done).body).toBe(body);
+  await delay(gapMs);
+  expect((await sendVia(c, b.port).done).body).toBe(body);
+  expect(b.connections).toBe(2);
+}
+
 const hello = (length = 5) => `HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\n\r\n${"h".repeat(length)}`;
 
 describe("the Node proxy's upstream client", () => {
@@ -74,11 +83,7 @@ describe("the Node proxy's upstream client", () => {
 
   it("opens a new connection once the backend closed the idle one", async () => {
     const b = await backend(httpBackend((_req, res) => res.end("ok"), 50));
-    const c = client();
-    expect((await sendVia(c, b.port).done).body).toBe("ok");
-    await delay(200);
-    expect((await sendVia(c, b.port).done).body).toBe("ok");
-    expect(b.connections).toBe(2);
+    await expectNoReuse(b, 200, "ok");
   });
 
   it("keeps no connection whose backend hints at a Keep-Alive timeout of a second or less", async () => {
@@ -87,10 +92,7 @@ describe("the Node proxy's upstream client", () => {
         socket.write("HTTP/1.1 200 OK\r\nkeep-alive: timeout=1\r\ncontent-length: 0\r\n\r\n"),
       ),
     );
-    const c = client();
-    await sendVia(c, b.port).done;
-    await sendVia(c, b.port).done;
-    expect(b.connections).toBe(2);
+    await expectNoReuse(b, 0, "");
   });
 
   it("reports a body cut short by the backend as an error after the head", async () => {
@@ -236,11 +238,7 @@ describe("the Node proxy's upstream client", () => {
           setTimeout(() => socket.write("HTTP/1.1 408 Request Timeout\r\n\r\n"), 20);
       }),
     );
-    const c = client();
-    expect((await sendVia(c, b.port).done).body).toBe("hh");
-    await delay(60);
-    expect((await sendVia(c, b.port).done).body).toBe("hh");
-    expect(b.connections).toBe(2);
+    await expectNoReuse(b, 60, "hh");
   });
 
   it("fails a response whose body stalls for longer than bodyTimeoutMs", async () => {
