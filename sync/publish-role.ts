@@ -49,7 +49,9 @@ type LeaseState = "none" | "held" | "degraded";
  * fresh through a control-plane outage of any length (fail static, as kube-proxy keeps its rules): a leader
  * whose Lease renewals fail because the API server cannot be used (StepDownReason "unreachable") keeps
  * publishing its last known state while it still holds the fence, until another replica claims the fence
- * (it got the Lease, so the API server answers it) or takes it after it expired.
+ * (it got the Lease, so the API server answers it) or takes it after it expired. Learning from the API server
+ * that another replica holds the Lease is not enough: only a claim shows that replica can reach the store. A
+ * claimant that loses the Lease again before it takes the fence gets it taken back (retakeUnclaimed).
  *
  * - A new Lease holder asks for the fence every pollMs, leaving a claim its holder sees with its next write;
  *   a leader that lost its Lease to another steps down and releases the fence.
@@ -70,6 +72,12 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
   /** The fence holder at the last poll; null before the first one answered. */
   let lastHolder: string | undefined | null = null;
   let waitingFor: string | undefined;
+  /** The claimant this replica gave the fence up for, until it takes it or this replica leads again. */
+  let yieldedTo: string | undefined;
+  /** When the fence was released for `yieldedTo`. */
+  let releasedAt: number | undefined;
+  /** Said once per degraded spell: the election found the Lease held by another replica. */
+  let heldByAnotherSeen = false;
   let queue: Promise<void> = Promise.resolve();
 
   const releaseFence = async () => {
@@ -98,7 +106,10 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
       await options.unpublish();
     }
     // The fence goes once nothing writes any more, and only with the Lease.
-    if (lease === "none" && fenceHeld && !publishing) await releaseFence();
+    if (lease === "none" && fenceHeld && !publishing) {
+      await releaseFence();
+      if (yieldedTo !== undefined) releasedAt = Date.now();
+    }
   };
   const update = () => {
     queue = queue.then(decide, decide);
@@ -116,6 +127,8 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
   const yieldTo = (claimant: string) => {
     if (lease !== "degraded") return;
     lease = "none";
+    yieldedTo = claimant;
+    releasedAt = undefined;
     logger.warn("yielding the writer fence to the replica that holds the Lease", { claimant });
     void update();
   };
@@ -166,7 +179,37 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
         options.kickElection?.();
       }
       lastHolder = holder;
+      if (yieldedTo !== undefined) await retakeUnclaimed(holder);
     }
+  };
+
+  /**
+   * A claimant that still held the Lease would have taken the fence within a poll of its release, and would
+   * claim it again while another holds it; a fence left free for a whole claim lifetime means the claimant
+   * lost the Lease before it could (a control plane that answered once, then failed it again). With nobody
+   * publishing, routers would drop the cluster once its lease ran out, so the replica that yielded takes the
+   * fence back and publishes its last known state again, as if it had never yielded.
+   */
+  const retakeUnclaimed = async (holder: string | undefined) => {
+    if (holder !== undefined) {
+      // Taken, by the claimant or anyone else: the handover is done.
+      if (holder !== fence.holder) yieldedTo = undefined;
+      return;
+    }
+    if (releasedAt === undefined || Date.now() - releasedAt < options.claimMs || stopping) return;
+    const status = await fence.acquire(0);
+    if (!status.held) return;
+    if (lease === "none" && !stopping) {
+      lease = "degraded";
+      heldByAnotherSeen = false;
+      logger.warn("the claimant never took the writer fence: publishing the last known state again", {
+        claimant: yieldedTo,
+      });
+    }
+    yieldedTo = undefined;
+    fenceHeld = true;
+    // Degraded again, or leading since, or stopping: decide publishes or gives the fence back.
+    await update();
   };
 
   const schedulePoll = (delay = pollMs) => {
@@ -188,12 +231,14 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
     },
     startedLeading() {
       lease = "held";
+      yieldedTo = undefined;
       schedulePoll(0);
       void update();
     },
     stoppedLeading(reason) {
       if (reason === "unreachable" && fenceHeld && !stopping) {
         lease = "degraded";
+        heldByAnotherSeen = false;
         logger.warn(
           "the API server cannot be reached: publishing the last known state while holding the writer fence",
           { holder: fence.holder },
@@ -204,10 +249,13 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
       void update();
     },
     heldByAnother() {
-      if (lease === "degraded") {
-        lease = "none";
-        logger.warn("another replica holds the Lease now: no longer publishing", { holder: fence.holder });
-        void update();
+      // Its claim, once it reaches the store, makes this replica yield (yieldTo); until then nobody else
+      // publishes, so a degraded leader keeps the cluster fresh rather than handing it to nobody.
+      if (lease === "degraded" && !heldByAnotherSeen) {
+        heldByAnotherSeen = true;
+        logger.info("another replica holds the Lease: publishing until it claims the writer fence", {
+          holder: fence.holder,
+        });
       }
     },
     update,

@@ -134,16 +134,84 @@ describe("who publishes: the Lease and the writer fence", () => {
     await eventually(() => b.kicks.length > before, 1_000, "b kicked its election");
   });
 
-  it("a degraded leader that learns another holds the Lease stops and releases the fence", async () => {
+  it("a degraded leader that learns another holds the Lease keeps publishing until that replica claims the fence", async () => {
     const a = replica("a", "six");
+    const b = replica("b", "six");
     a.role.startedLeading();
     await eventually(() => a.role.publishing, 2_000, "a publishes");
     a.role.stoppedLeading("unreachable");
+    // b holds the Lease but has not reached the store yet: handing the fence to nobody would let it lapse.
     a.role.heldByAnother();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await a.beat();
+    expect(a.role.publishing).toBe(true);
+    expect(await a.fence.holderNow()).toBe("a");
+
+    b.role.startedLeading();
+    await eventually(
+      async () => {
+        await a.beat();
+        return !a.role.publishing;
+      },
+      2_000,
+      "a yields to the claim",
+    );
+    await eventually(() => b.role.publishing, 2_000, "b publishes");
+  });
+
+  it("takes the fence back and publishes again when the claimant loses the Lease before taking it", async () => {
+    const a = replica("a", "seven");
+    const b = replica("b", "seven");
+    a.role.startedLeading();
+    await eventually(() => a.role.publishing, 2_000, "a publishes");
+    a.role.stoppedLeading("unreachable");
+
+    // b got the Lease from an API server that answered once, claimed the fence, and lost the Lease again
+    // (its renewals failed) before a had let go: nobody holding the Lease will take the fence now.
+    b.role.startedLeading();
+    const claimSeen = async () => {
+      await a.beat();
+      return a.fence.claimant === "b";
+    };
+    await eventually(claimSeen, 2_000, "b claims the fence");
+    b.role.stoppedLeading("unreachable");
     await eventually(
       async () => !a.role.publishing && (await a.fence.holderNow()) === undefined,
       2_000,
-      "let go",
+      "a yields to the claim",
     );
+    expect(b.role.publishing).toBe(false);
+
+    await eventually(() => a.role.publishing, 3_000, "a publishes again");
+    expect(await a.fence.holderNow()).toBe("a");
+    expect(b.role.publishing).toBe(false);
+    await a.beat();
+    expect(a.role.publishing).toBe(true);
+  });
+
+  it("leaves the fence to the claimant that took it after a yield", async () => {
+    const a = replica("a", "eight");
+    const b = replica("b", "eight");
+    a.role.startedLeading();
+    await eventually(() => a.role.publishing, 2_000, "a publishes");
+    a.role.stoppedLeading("unreachable");
+    b.role.startedLeading();
+    await eventually(
+      async () => {
+        await a.beat();
+        return !a.role.publishing;
+      },
+      2_000,
+      "a yields",
+    );
+    await eventually(() => b.role.publishing, 2_000, "b publishes");
+    // Longer than a claim lives, b beating as it publishes: a takes nothing back from a claimant that took it.
+    for (let beat = 0; beat < 13; beat++) {
+      await b.beat();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(b.role.publishing).toBe(true);
+    expect(a.role.publishing).toBe(false);
+    expect(await b.fence.holderNow()).toBe("b");
   });
 });

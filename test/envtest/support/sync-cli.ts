@@ -151,6 +151,22 @@ export async function untilLeader(sync: SyncCli, value: 0 | 1, timeoutMs = 30_00
   });
 }
 
+/**
+ * The log lines of several syncs read between `from` and `to` (epoch ms), debug left out, in the order they
+ * arrived, each with its replica and its time relative to `origin`: what a failed handover assertion shows.
+ */
+export function interleavedLogs(
+  syncs: readonly SyncCli[],
+  window: { readonly from: number; readonly to: number; readonly origin: number },
+): string {
+  return syncs
+    .flatMap((sync) => sync.logs.map((line) => ({ sync: sync.podName, line })))
+    .filter(({ line }) => line.level !== "debug" && line.at >= window.from && line.at <= window.to)
+    .sort((left, right) => left.line.at - right.line.at)
+    .map(({ sync, line }) => `${line.at - window.origin} ms ${sync} ${line.level} ${line.msg}`)
+    .join("\n");
+}
+
 function parseLine(text: string, at: number): LogLine {
   try {
     const { level, msg, ...fields } = JSON.parse(text) as Record<string, unknown>;
