@@ -5,6 +5,7 @@ import { parseRouterConfig } from "../../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { clusterKeys } from "../../store/keys.js";
+import { eventually } from "../support/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { createEchoFleet, type EchoFleet } from "./support/echo-backends.js";
 import { hostClient } from "./support/host-client.js";
@@ -85,8 +86,14 @@ const resolvedRefs = (cluster: KubeCluster, reason: string) =>
 
 describe("a canary Service deployed to one of two clusters", () => {
   it("publishes the same route record in both clusters, each with its own ResolvedRefs", async () => {
+    const routeKey = (cluster: string) => clusterKeys(prefix, cluster).routes;
+    // The router answered as soon as one cluster's copy was in: each cluster's sync writes its own.
+    const bothWritten = async () =>
+      (await redis.hexists(routeKey("east"), "httproute:shop/rollout")) === 1 &&
+      (await redis.hexists(routeKey("west"), "httproute:shop/rollout")) === 1;
+    await eventually(bothWritten, 10_000, "both clusters wrote the route record");
     const copy = async (cluster: string) =>
-      JSON.parse((await redis.hget(clusterKeys(prefix, cluster).routes, "httproute:shop/rollout")) ?? "{}");
+      JSON.parse((await redis.hget(routeKey(cluster), "httproute:shop/rollout")) ?? "{}");
     const [eastCopy, westCopy] = await Promise.all([copy("east"), copy("west")]);
     expect({ ...westCopy, createdAt: 0 }).toEqual({ ...eastCopy, createdAt: 0 });
     expect(westCopy.rules[0].backends).toEqual([

@@ -62,7 +62,12 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       expect((await sync.readyz()).status).toBe(200);
     }, 120_000);
 
-    it("publishes a change made while the apiserver was down within 2 s of its /readyz, restart after restart", async () => {
+    /**
+     * After its /readyz a restarted apiserver still answers 403 for about a second (its RBAC cache), and the
+     * informers retry within a second after that: a few seconds in all, where watches left hanging on the dead
+     * connection would wait for their timeout (minutes). The bound leaves room for a loaded machine.
+     */
+    it("publishes a change made while the apiserver was down within seconds of its /readyz, restart after restart", async () => {
       // Another apiserver on the same etcd (an HA control plane) takes the change while the sync's is down.
       const peer = await envtest.startPeerApiserver();
       const delays: number[] = [];
@@ -87,7 +92,7 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
       } finally {
         await peer.stop();
       }
-      expect(delays.filter((ms) => ms >= 2_000)).toEqual([]);
+      expect(delays.filter((ms) => ms >= 5_000)).toEqual([]);
       // The ~1 s of 403s a starting apiserver answers is retried quietly, never reported as an RBAC problem.
       expect(sync?.logs.filter((line) => line.level === "error")).toEqual([]);
       expect(sync?.logged("not authorised")).toEqual([]);

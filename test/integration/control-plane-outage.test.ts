@@ -29,7 +29,7 @@ describe("two replicas through an API server outage (the fake API server, as kub
   const slice = (ips: string[]) => sliceObject("shop", "web-a", "web", ips);
   const stored = async () => (await storedIps(redis, { prefix, cluster: "east" }, "shop/web"))?.join();
 
-  it("keeps one replica publishing the last state, then catches up within 2 s though the old watches hang on", async () => {
+  it("keeps one replica publishing the last state, then catches up within seconds though the old watches hang on", async () => {
     const fake = await startFakeKube();
     kube = fake;
     fake.apply(exposedServiceObject("shop", "web", "web.example.com"));
@@ -83,7 +83,8 @@ describe("two replicas through an API server outage (the fake API server, as kub
     // Never two; after the outage the Lease may go to the other replica, which then waits for the fence.
     expect(samples.filter((sample) => sample.publishing > 1)).toEqual([]);
     expect(during).toMatchObject({ ok: true, value: { apiserverUnreachableSince: expect.any(Number) } });
-    expect(catchUpMs).toBeLessThan(2_000);
+    // Watches left hanging would wait for their timeout (minutes); resumed ones catch up within seconds.
+    expect(catchUpMs).toBeLessThan(5_000);
     expect(logs.filter((entry) => entry.level === "error")).toEqual([]);
     const publisher = a.replica.publishing() ? a.replica : b.replica;
     expect(publisher.reachability.unreachableSince).toBeUndefined();

@@ -75,10 +75,13 @@ describe("Redis restarted mid-traffic", () => {
       serviceRecord({ cluster: "east", service: "shop/api", host: OTHER_HOST, backends: [first] }),
     );
     await writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
+    // Each put reaches the router on its own; the second one (api) may land a read after the first.
     await eventually(
-      async () => (await fetchOnce(`${router.url}/`, HOST)).backend === "second",
+      async () =>
+        (await fetchOnce(`${router.url}/`, HOST)).backend === "second" &&
+        (await fetchOnce(`${router.url}/`, OTHER_HOST)).backend === "first",
       10_000,
-      "the router follows the change made after the restart",
+      "the router follows both changes made after the restart",
     );
     expect(await fetchOnce(`${router.url}/`, OTHER_HOST)).toMatchObject({ status: 200, backend: "first" });
   });
