@@ -58,6 +58,24 @@ describe("who publishes: the Lease and the writer fence", () => {
     return { role, fence: writer.fence, kicks, beat };
   }
 
+  /** `a` leads and publishes, then its renewals fail for want of an API server: it publishes on, degraded. */
+  async function degradedLeader(a: Replica): Promise<void> {
+    a.role.startedLeading();
+    await eventually(() => a.role.publishing, 2_000, "a publishes");
+    a.role.stoppedLeading("unreachable");
+  }
+
+  /** `b` takes the Lease and claims the fence; `a` yields with its next write, and `b` publishes. */
+  async function handsOver(a: Replica, b: Replica): Promise<void> {
+    b.role.startedLeading();
+    const yielded = async () => {
+      await a.beat();
+      return !a.role.publishing;
+    };
+    await eventually(yielded, 2_000, "a yields to the claim");
+    await eventually(() => b.role.publishing, 2_000, "b publishes");
+  }
+
   it("publishes once it holds the Lease and the fence, and a second Lease holder waits for the fence", async () => {
     const a = replica("a", "one");
     const b = replica("b", "one");
@@ -72,31 +90,27 @@ describe("who publishes: the Lease and the writer fence", () => {
     expect(a.fence.claimant).toBe("b");
   });
 
-  it("keeps publishing through an API server outage while it holds the fence, and yields it to a Lease holder's claim", async () => {
+  it("keeps publishing through an API server outage while it holds the fence, yields it to a Lease holder's claim, and takes nothing back from a claimant that took it", async () => {
     const a = replica("a", "two");
     const b = replica("b", "two");
-    a.role.startedLeading();
-    await eventually(() => a.role.publishing, 2_000, "a publishes");
-    a.role.stoppedLeading("unreachable");
+    await degradedLeader(a);
     await a.beat();
     expect(a.role.publishing).toBe(true);
 
     // b reached the API server and took the Lease: its claim reaches a with a's next write.
-    b.role.startedLeading();
-    await eventually(
-      async () => {
-        await a.beat();
-        return !a.role.publishing;
-      },
-      2_000,
-      "a yields",
-    );
-    await eventually(() => b.role.publishing, 2_000, "b publishes");
+    await handsOver(a, b);
     expect(await b.fence.holderNow()).toBe("b");
     await expect(a.role.writer.put({ ...record, cluster: "two" })).rejects.toMatchObject({
       name: "FenceRefusedError",
       holder: "b",
     });
+    // Longer than a claim lives, b beating as it publishes: the fence stays with b.
+    for (let beat = 0; beat < 13; beat++) {
+      await b.beat();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect([a.role.publishing, b.role.publishing]).toEqual([false, true]);
+    expect(await b.fence.holderNow()).toBe("b");
   });
 
   it("stops publishing and releases the fence when the Lease goes to another replica", async () => {
@@ -137,34 +151,20 @@ describe("who publishes: the Lease and the writer fence", () => {
   it("a degraded leader that learns another holds the Lease keeps publishing until that replica claims the fence", async () => {
     const a = replica("a", "six");
     const b = replica("b", "six");
-    a.role.startedLeading();
-    await eventually(() => a.role.publishing, 2_000, "a publishes");
-    a.role.stoppedLeading("unreachable");
+    await degradedLeader(a);
     // b holds the Lease but has not reached the store yet: handing the fence to nobody would let it lapse.
     a.role.heldByAnother();
     await new Promise((resolve) => setTimeout(resolve, 50));
     await a.beat();
     expect(a.role.publishing).toBe(true);
     expect(await a.fence.holderNow()).toBe("a");
-
-    b.role.startedLeading();
-    await eventually(
-      async () => {
-        await a.beat();
-        return !a.role.publishing;
-      },
-      2_000,
-      "a yields to the claim",
-    );
-    await eventually(() => b.role.publishing, 2_000, "b publishes");
+    await handsOver(a, b);
   });
 
   it("takes the fence back and publishes again when the claimant loses the Lease before taking it", async () => {
     const a = replica("a", "seven");
     const b = replica("b", "seven");
-    a.role.startedLeading();
-    await eventually(() => a.role.publishing, 2_000, "a publishes");
-    a.role.stoppedLeading("unreachable");
+    await degradedLeader(a);
 
     // b got the Lease from an API server that answered once, claimed the fence, and lost the Lease again
     // (its renewals failed) before a had let go: nobody holding the Lease will take the fence now.
@@ -184,34 +184,7 @@ describe("who publishes: the Lease and the writer fence", () => {
 
     await eventually(() => a.role.publishing, 3_000, "a publishes again");
     expect(await a.fence.holderNow()).toBe("a");
-    expect(b.role.publishing).toBe(false);
     await a.beat();
-    expect(a.role.publishing).toBe(true);
-  });
-
-  it("leaves the fence to the claimant that took it after a yield", async () => {
-    const a = replica("a", "eight");
-    const b = replica("b", "eight");
-    a.role.startedLeading();
-    await eventually(() => a.role.publishing, 2_000, "a publishes");
-    a.role.stoppedLeading("unreachable");
-    b.role.startedLeading();
-    await eventually(
-      async () => {
-        await a.beat();
-        return !a.role.publishing;
-      },
-      2_000,
-      "a yields",
-    );
-    await eventually(() => b.role.publishing, 2_000, "b publishes");
-    // Longer than a claim lives, b beating as it publishes: a takes nothing back from a claimant that took it.
-    for (let beat = 0; beat < 13; beat++) {
-      await b.beat();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(b.role.publishing).toBe(true);
-    expect(a.role.publishing).toBe(false);
-    expect(await b.fence.holderNow()).toBe("b");
+    expect([a.role.publishing, b.role.publishing]).toEqual([true, false]);
   });
 });
