@@ -50,22 +50,31 @@ describe.skipIf(!ENVTEST_AVAILABLE)("a few hundred Services on a real apiserver"
     sync = await startSyncCli({ envtest, cluster: "east", prefix, podName: "east-0" });
     await untilReady(sync);
     await envtest.apply(batch(PER_NAMESPACE));
-    const total = NAMESPACES.length * PER_NAMESPACE * 2;
-    await pollUntil(async () => (await published(redis, prefix, "east")).services.size === total, {
-      timeoutMs: 60_000,
-      describe: () => `fewer than ${total} Services were published`,
-    });
-
-    const index = buildRouteIndex(await loadSnapshot(redis, { prefix, logger: silentLogger, version: 1 }));
-    const unroutable: string[] = [];
-    NAMESPACES.forEach((namespace, n) => {
-      for (let i = 0; i < PER_NAMESPACE * 2; i++) {
-        const route = lookupRoute(index, `svc-${i}.${namespace}.test`, "/");
-        const backend = route?.serving[0]?.record.ipv4.endpoints[0]?.ip;
-        if (backend !== `10.${10 + n}.0.${i + 1}`) unroutable.push(`${namespace}/svc-${i}: ${backend}`);
-      }
-    });
-    expect(unroutable).toEqual([]);
+    // A Service is published as soon as it is seen, its endpoints once its EndpointSlice is: wait for both.
+    const unroutable = async () => {
+      const index = buildRouteIndex(await loadSnapshot(redis, { prefix, logger: silentLogger, version: 1 }));
+      return NAMESPACES.flatMap((namespace, n) =>
+        Array.from({ length: PER_NAMESPACE * 2 }, (_, i) => {
+          const route = lookupRoute(index, `svc-${i}.${namespace}.test`, "/");
+          const backend = route?.serving[0]?.record.ipv4.endpoints[0]?.ip;
+          return backend === `10.${10 + n}.0.${i + 1}` ? [] : [`${namespace}/svc-${i}: ${backend}`];
+        }).flat(),
+      );
+    };
+    let last: string[] = [];
+    await pollUntil(
+      async () => {
+        last = await unroutable();
+        return last.length === 0;
+      },
+      {
+        timeoutMs: 60_000,
+        describe: () => `${last.length} Services not routable: ${last.slice(0, 10).join(", ")}`,
+      },
+    );
+    expect((await published(redis, prefix, "east")).services.size).toBe(
+      NAMESPACES.length * PER_NAMESPACE * 2,
+    );
     expect(sync.logged("not authorised")).toEqual([]);
   }, 120_000);
 });
