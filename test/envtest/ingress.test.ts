@@ -188,6 +188,8 @@ describe.skipIf(!ENVTEST_AVAILABLE)(
         timeoutMs: 10_000,
         describe: () => "httproute:shop/api was not published after the CRDs were installed",
       });
+      // Each kind of the group retries on its own timer: the route may be out before the last kind is served.
+      await sync.waitForLog((line) => line.msg.includes("serves this API group now"), 10_000);
       expect(sync.logged("serves this API group now")).toHaveLength(1);
       expect(sync.logged(MISSING_GROUP)).toHaveLength(1);
       expect(sync.logged("not authorised")).toEqual([]);

@@ -68,22 +68,32 @@ describe("live sync against the fake API server and real Redis", () => {
         `all ${count} Services are stored`,
       );
       await loseData(direct);
+      const afterFlush = () => {
+        const log = monitor.commands;
+        return log.slice(log.findLastIndex(([command]) => command === "flushall"));
+      };
+      // The first SET that can create the record (a SET ... XX on a missing key writes nothing).
+      const firstBeatIn = (commands: readonly (readonly string[])[]) =>
+        commands.findIndex(
+          (args) =>
+            args[0] === "set" &&
+            args[1] === keys.heartbeat &&
+            !args.some((arg) => arg.toUpperCase() === "XX"),
+        );
+      // MONITOR reports on a socket of its own: wait for its line of the beat too, not only for Redis' state.
       await eventually(
         async () =>
-          (await direct.hlen(keys.services)) === count && (await direct.exists(keys.heartbeat)) === 1,
+          (await direct.hlen(keys.services)) === count &&
+          (await direct.exists(keys.heartbeat)) === 1 &&
+          firstBeatIn(afterFlush()) >= 0,
         10_000,
         "every Service and the heartbeat are back",
       );
-      const log = monitor.commands;
-      const afterFlush = log.slice(log.findLastIndex(([command]) => command === "flushall"));
-      // The first SET that can create the record (a SET ... XX on a missing key writes nothing).
-      const firstBeat = afterFlush.findIndex(
-        (args) =>
-          args[0] === "set" && args[1] === keys.heartbeat && !args.some((arg) => arg.toUpperCase() === "XX"),
-      );
+      const commands = afterFlush();
+      const firstBeat = firstBeatIn(commands);
       expect(firstBeat).toBeGreaterThan(0);
       const repushedBeforeBeat = new Set(
-        afterFlush
+        commands
           .slice(0, firstBeat)
           .filter(([command, key]) => command === "hset" && key === keys.services)
           .map(([, , field]) => field),
