@@ -1,6 +1,6 @@
 import { fixed, formatTable, ratio, verdict } from "../support/table.js";
 import type { LoadMode, ProxyBenchOptions, ProxyBenchReport, TargetName } from "./proxy-bench.js";
-import { difference, pairedMedian, quotient } from "./rounds.js";
+import { difference, medianOf, pairedRounds, quotient } from "./rounds.js";
 
 /** Issue 17's targets, medians over the rounds of one run: edgeslice against the hand-written undici proxy. */
 const TARGETS = {
@@ -45,11 +45,13 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
   for (const payload of options.payloads) {
     const at = (target: TargetName, mode: LoadMode) => measurement(target, payload, mode);
     const direct = at("direct", "saturation")?.result;
-    const minimal = at("minimal", "saturation")?.result;
-    const edgeslice = at("edgeslice", "saturation")?.result;
+    const minimalRun = at("minimal", "saturation");
+    const edgesliceRun = at("edgeslice", "saturation");
+    const edgeslice = edgesliceRun?.result;
     const directModerate = at("direct", "moderate")?.result;
-    const minimalModerate = at("minimal", "moderate")?.result;
-    const edgesliceModerate = at("edgeslice", "moderate")?.result;
+    const minimalModerateRun = at("minimal", "moderate");
+    const edgesliceModerateRun = at("edgeslice", "moderate");
+    const edgesliceModerate = edgesliceModerateRun?.result;
     const cpuOf = (target: TargetName) => at(target, "saturation")?.cpuMicrosPerRequest ?? Number.NaN;
     const logged = at("edgeslice-log", "saturation");
     if (edgeslice && logged) {
@@ -64,30 +66,23 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
         ),
       ]);
     }
-    if (!direct || !minimal || !edgeslice || !directModerate || !minimalModerate || !edgesliceModerate)
+    if (!direct || !minimalRun || !edgeslice || !directModerate || !minimalModerateRun || !edgesliceModerate)
       continue;
-    // Round by round (rounds.ts pairedMedian): each round's edgeslice run against the minimal run just before it.
-    const ours = at("edgeslice", "saturation");
-    const theirs = at("minimal", "saturation");
-    const oursModerate = at("edgeslice", "moderate");
-    const theirsModerate = at("minimal", "moderate");
-    if (!ours || !theirs || !oursModerate || !theirsModerate) continue;
-    const rpsRatio = pairedMedian(ours.roundsRps, theirs.roundsRps, quotient);
-    const cpuRatio = pairedMedian(ours.roundsCpu, theirs.roundsCpu, quotient);
-    const addedVsMinimal = pairedMedian(oursModerate.roundsP99Ms, theirsModerate.roundsP99Ms, difference);
+    // Round by round (rounds.ts): each round's edgeslice run against the minimal run just before it.
+    const rpsRounds = pairedRounds(edgesliceRun.roundsRps, minimalRun.roundsRps, quotient);
+    const cpuRounds = pairedRounds(edgesliceRun.roundsCpu, minimalRun.roundsCpu, quotient);
+    const p99Rounds = pairedRounds(
+      edgesliceModerateRun.roundsP99Ms,
+      minimalModerateRun.roundsP99Ms,
+      difference,
+    );
+    const rpsRatio = medianOf(rpsRounds);
+    const cpuRatio = medianOf(cpuRounds);
+    const addedVsMinimal = medianOf(p99Rounds);
     const rpsTarget = payload === "large" ? TARGETS.rps.large : TARGETS.rps.small;
-    const each = (
-      a: readonly number[],
-      b: readonly number[],
-      f: (x: number, y: number) => number,
-      digits: number,
-    ) => a.map((x, i) => f(x, b[i] ?? Number.NaN).toFixed(digits)).join(" / ");
-    roundRows.push([
-      payload,
-      each(ours.roundsRps, theirs.roundsRps, quotient, 2),
-      each(ours.roundsCpu, theirs.roundsCpu, quotient, 2),
-      each(oursModerate.roundsP99Ms, theirsModerate.roundsP99Ms, difference, 3),
-    ]);
+    const each = (values: readonly number[], digits: number) =>
+      values.map((value) => value.toFixed(digits)).join(" / ");
+    roundRows.push([payload, each(rpsRounds, 2), each(cpuRounds, 2), each(p99Rounds, 3)]);
     ratioRows.push([
       payload,
       `${rpsRatio.toFixed(2)}x`,

@@ -23,18 +23,18 @@ export function summariseRounds(results: readonly LoadResult[]): LoadResult | un
 }
 
 /**
- * The median over rounds of `combine(a[i], b[i])`: two targets compared round by round. Their runs of one round
- * are back to back, so a slow minute of a shared machine weighs on both sides of each pair instead of on
- * whichever target's rounds it happened to fall in.
+ * `combine(a[i], b[i])` for every round both targets ran, in round order: two targets compared round by round.
+ * Their runs of one round are back to back, so a slow minute of a shared machine weighs on both sides of each
+ * pair instead of on whichever target's rounds it happened to fall in; the verdict takes the median of these.
  */
-export function pairedMedian(
+export function pairedRounds(
   a: readonly number[],
   b: readonly number[],
   combine: (a: number, b: number) => number,
-): number {
+): number[] {
   const pairs: number[] = [];
   for (let i = 0; i < Math.min(a.length, b.length); i++) pairs.push(combine(a[i] as number, b[i] as number));
-  return medianOf(pairs);
+  return pairs;
 }
 
 export const quotient = (a: number, b: number): number => a / b;

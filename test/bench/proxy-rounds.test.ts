@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LoadResult } from "../../bench/proxy/load-plan.js";
-import { difference, medianOf, pairedMedian, quotient, summariseRounds } from "../../bench/proxy/rounds.js";
+import { difference, medianOf, pairedRounds, quotient, summariseRounds } from "../../bench/proxy/rounds.js";
 
 const round = (rps: number, p50Ms: number, p99Ms: number): LoadResult => ({
   requests: rps * 5,
@@ -44,7 +44,7 @@ describe("two targets compared round by round", () => {
     ["differences", [1, 5, 2], [0.5, 1, 2.5], difference, 0.5],
     ["ratios over the rounds both have", [2, 4], [1, 1, 1], quotient, 2],
   ])("take the median of the %s", (_what, a, b, combine, expected) => {
-    expect(pairedMedian(a, b, combine)).toBe(expected);
+    expect(medianOf(pairedRounds(a, b, combine))).toBe(expected);
   });
 
   it("are not thrown by slow spells that hit both runs of a round", () => {
@@ -52,6 +52,6 @@ describe("two targets compared round by round", () => {
     const ours = [50, 100, 52];
     const theirs = [50, 100, 55];
     expect(medianOf(ours) / medianOf(theirs)).toBeLessThan(0.95);
-    expect(pairedMedian(ours, theirs, quotient)).toBe(1);
+    expect(medianOf(pairedRounds(ours, theirs, quotient))).toBe(1);
   });
 });
