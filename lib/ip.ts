@@ -1,6 +1,6 @@
 /**
  * IP address parsing and canonical printing, without node:net so the code runs on any runtime.
- * Canonical forms make dedup (DESIGN.md rule 5) independent of how a controller spelled an address.
+ * Canonical forms make dedup (docs/design.md, translation rule 5) independent of how a controller spelled an address.
  */
 export type IpFamily = "ipv4" | "ipv6";
 

@@ -81,7 +81,7 @@ export function familySchemaOf(family: IpFamily) {
   });
 }
 
-/** Backends of one address family. DESIGN.md translation rule 6. */
+/** Backends of one address family. docs/design.md, translation rule 6. */
 export type FamilyRecord = v.InferOutput<ReturnType<typeof familySchemaOf>>;
 
 export const ServicePortSchema = v.object({
@@ -188,7 +188,7 @@ export function decodeHeartbeatRecord(raw: string): Result<HeartbeatRecord> {
 
 /**
  * Serialises with a fixed key order so that equal records give equal strings: the writer compares
- * these strings to skip unchanged writes (DESIGN.md rule 9).
+ * these strings to skip unchanged writes (docs/design.md, translation rule 9).
  */
 export function serializeServiceRecord(record: ServiceRecord): string {
   return JSON.stringify({

@@ -29,7 +29,7 @@ const NamespaceListSchema = v.pipe(
   ),
 );
 
-/** The sync worker's environment. DESIGN.md "User contract"; the extras are documented in deploy/README.md. */
+/** The sync worker's environment, documented in deploy/README.md's table. */
 export const SyncEnvSchema = v.object({
   /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: v.pipe(

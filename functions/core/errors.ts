@@ -1,5 +1,5 @@
 /**
- * The contract's error bodies (DESIGN.md "User contract" → status codes), and the router's own:
+ * The contract's error bodies (docs/design.md, "Error answers"), and the router's own:
  * - no_snapshot: no store snapshot was ever loaded (the router listens before its first load succeeds);
  * - request_timeout: the client stopped sending its request body (the backend is not blamed);
  * - too_many_headers: more header fields than the router reads (Node keeps only so many, so a later

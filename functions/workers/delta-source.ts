@@ -5,7 +5,7 @@ import { EMPTY_STATE, type StoreState, snapshotOf } from "./delta-state.js";
 
 /**
  * The Workers SnapshotSource: decoded records live in isolate memory (a Redis connection cannot outlive the
- * request that opened it in workerd, DESIGN.md "Router function") and follow the store by deltas
+ * request that opened it in workerd, docs/design.md router rule 5) and follow the store by deltas
  * (delta-reader.ts):
  * - fresh (younger than `ttlMs`): served from memory, no Redis at all;
  * - past the TTL: served from memory, and a refresh runs after the response (`waitUntil`): one round trip when

@@ -11,7 +11,7 @@ const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * One whole-store load for source.ts (the bench's baseline): opens a client, reads the whole store, closes it.
- * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (DESIGN.md)
+ * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (docs/design.md, router rule 5)
  * but `warnings`, the isolate's memory of what it already reported (a bad record is logged once, not per TTL).
  */
 export async function loadWithOwnClient(

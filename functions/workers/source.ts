@@ -5,7 +5,7 @@ import type { Snapshot, SnapshotSource, SourceStatus } from "../../store/store.j
  * The whole-store SnapshotSource Workers used before the delta reads (delta-source.ts, which runtime.ts
  * wires): kept as the baseline the Workers bench measures next to them (bench/workers/whole-store-reader.ts).
  * A Redis connection cannot outlive the request that opened it in workerd
- * (DESIGN.md "Router function"), so the decoded snapshot lives in isolate memory and is reloaded with a
+ * (docs/design.md, router rule 5), so the decoded snapshot lives in isolate memory and is reloaded with a
  * client of the request's own:
  * - fresh (younger than `ttlMs`): served from memory, no Redis at all;
  * - past the TTL: the cached one is served and a reload runs after the response (`waitUntil`);

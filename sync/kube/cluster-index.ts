@@ -24,7 +24,7 @@ export interface ServiceRef {
  * leaves the cache, as if deleted.
  */
 export class ClusterIndex implements ClusterCache {
-  /** Slices whose endpoints translation drops (DESIGN.md rules 3-4): reported once per slice while they stay so. */
+  /** Slices whose endpoints translation drops (docs/design.md, translation rules 3-4): reported once per slice while they stay so. */
   private readonly sliceWarnings: WarnOnce | undefined;
   private readonly servicesByKey = new Map<string, KubeService>();
   private readonly slicesByKey = new Map<

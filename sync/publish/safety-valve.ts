@@ -2,7 +2,7 @@ import { endpointAddress, type FamilyRecord, type ServiceRecord } from "../../st
 import type { ServiceRecordV2 } from "../../store/services.js";
 
 /**
- * The safety valve (DESIGN.md "Sync worker"): a Service that suddenly loses most of its endpoints is more
+ * The safety valve (docs/design.md, sync rule 5): a Service that suddenly loses most of its endpoints is more
  * often a partial list, a broken controller or an API hiccup than a real scale-down, and publishing it
  * would pour all traffic onto the few survivors. Such a change is held until it has persisted for `holdMs`.
  *

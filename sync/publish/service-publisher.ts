@@ -42,7 +42,7 @@ export interface ServicePublisher {
 }
 
 /**
- * Every write recomputes the Service's whole record from the cache (DESIGN.md rule 9, never deltas) and is
+ * Every write recomputes the Service's whole record from the cache (docs/design.md, translation rule 9: never deltas) and is
  * skipped when its serialised form equals what the store holds. A Service no route references, or one
  * gone from the cache, has no record. A mass removal the safety valve holds is recomputed once its hold
  * time is over.

@@ -17,7 +17,7 @@ import {
 import type { PortBackends } from "./types.js";
 
 /**
- * EndpointSlices of one Service → backends per Service port, following DESIGN.md "Translation semantics".
+ * EndpointSlices of one Service → backends per Service port, following the translation rules of docs/design.md.
  * Pure: the same Service and slices (in any order) always give the same result.
  */
 export function translateService(service: KubeService, slices: readonly KubeEndpointSlice[]): PortBackends[] {

@@ -2,7 +2,7 @@ import type { FamilyRecord } from "../../store/records.js";
 import type { KubeEndpointSlice, KubeService } from "./kube-objects.js";
 import type { RouteObjects } from "./route-objects.js";
 
-/** Translation output for one Service port (DESIGN.md "Translation semantics"). */
+/** Translation output for one Service port (docs/design.md, translation rules). */
 export interface PortBackends {
   readonly port: { readonly name: string; readonly number: number; readonly protocol: string };
   readonly ipv4: FamilyRecord;
@@ -25,7 +25,7 @@ export interface ClusterCache {
   routeObjects?(): RouteObjects;
 }
 
-/** What one Service becomes in the store, decided from its annotations (DESIGN.md "User contract"). */
+/** What one Service becomes in the store, decided from its annotations (README.md, "Service annotations"). */
 export type ExposureResult =
   | { readonly kind: "exposed"; readonly record: import("../../store/records.js").ServiceRecord }
   /** No `edgeslice.io/hosts` annotation: the Service is not routed; any stored record must go. */

@@ -38,7 +38,7 @@ function addressesOf(endpoints: readonly EndpointRecord[]): string[] {
   return endpoints.map((e) => `${e.ip}|${e.port}`);
 }
 
-describe("translation properties (DESIGN.md rules 1-6)", () => {
+describe("translation properties (docs/design.md, translation rules 1-6)", () => {
   it("shuffling the order the slices arrive in gives the same backends", () => {
     fc.assert(
       fc.property(serviceArb, slicesArb, fc.integer(), (service, slices, seed) => {

@@ -14,7 +14,7 @@ import {
   translationCases,
 } from "./fixtures.js";
 
-/** Endpoint conditions, fallback and duplicates (DESIGN.md "Translation semantics", rules 5 and 6). */
+/** Endpoint conditions, fallback and duplicates (docs/design.md, translation rules 5 and 6). */
 const rows: TranslationRow[] = [
   {
     case: "keeps a ready endpoint with the slice's port number",
