@@ -1,6 +1,6 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../../store/keys.js";
-import type { ClusterChanges } from "../../store/redis/feed.js";
+import type { ClusterChanges } from "../../store/redis/feed-entries.js";
 import { changesOf } from "../../store/redis/feed-entries.js";
 import { STREAM_START_ID } from "../../store/redis/streams.js";
 import type { RouteRecord } from "../../store/routes.js";

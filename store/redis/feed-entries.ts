@@ -1,8 +1,18 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { decodeChangeEntry } from "../changes.js";
 import { reportNewerVersion } from "../schema-version.js";
-import type { ClusterChanges } from "./feed.js";
 import { streamEntryFields } from "./streams.js";
+
+/** The changes one XREAD batch brought for one cluster. */
+export interface ClusterChanges {
+  readonly cluster: string;
+  /** Id of the batch's last entry of this cluster: the next read resumes after it. */
+  readonly lastChangeId: string;
+  /** Services named by the batch's valid entries (invalid ones are logged and skipped). */
+  readonly services: readonly string[];
+  /** Route ids named by the batch's valid entries (a version 1 entry names its annotation route). */
+  readonly routes: readonly string[];
+}
 
 /**
  * One XREAD reply as the services and routes each cluster's entries name; streams of clusters not in

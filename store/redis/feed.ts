@@ -5,7 +5,7 @@ import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
 import { untilReady } from "./client.js";
-import { changesOf } from "./feed-entries.js";
+import { type ClusterChanges, changesOf } from "./feed-entries.js";
 import { connectToSlotMaster } from "./slot-master.js";
 import { isClusterClient } from "./snapshot.js";
 
@@ -19,17 +19,6 @@ import { isClusterClient } from "./snapshot.js";
  * cluster's stream gets its own loop and connection to the master serving its slot (slot-master.ts), looked up
  * again after any error (a failover or a moved slot).
  */
-
-/** The changes one XREAD batch brought for one cluster. */
-export interface ClusterChanges {
-  readonly cluster: string;
-  /** Id of the batch's last entry of this cluster: the next read resumes after it. */
-  readonly lastChangeId: string;
-  /** Services named by the batch's valid entries (invalid ones are logged and skipped). */
-  readonly services: readonly string[];
-  /** Route ids named by the batch's valid entries (a version 1 entry names its annotation route). */
-  readonly routes: readonly string[];
-}
 
 export interface ChangeFeedsOptions {
   readonly redis: Redis | Cluster;

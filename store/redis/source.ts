@@ -4,7 +4,8 @@ import { createWarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
 import type { ClusterHeartbeat, ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
 import { type ClusterRecords, clusterView, updatedRecords } from "../stored-records.js";
-import { type ClusterChanges, createChangeFeeds } from "./feed.js";
+import { createChangeFeeds } from "./feed.js";
+import type { ClusterChanges } from "./feed-entries.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { readRunId } from "./run-id.js";
 import {
