@@ -2,7 +2,7 @@ import { parseRouterConfig } from "../../functions/core/config.js";
 import { normaliseHost } from "../../functions/core/hosts.js";
 import { createDeltaReader } from "../../functions/workers/delta-reader.js";
 import { createDeltaSnapshotSource } from "../../functions/workers/delta-source.js";
-import { openPipelineConnection } from "../../functions/workers/redis-load.js";
+import { openPipelineConnection } from "../../functions/workers/read-connection.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import { addressesServing, type WorkersStoreReader, type WorkersStoreTarget } from "./reader.js";

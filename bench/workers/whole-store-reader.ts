@@ -1,12 +1,15 @@
+import type { RouterConfig } from "../../functions/core/config.js";
 import { parseRouterConfig } from "../../functions/core/config.js";
-import { loadWithOwnClient } from "../../functions/workers/redis-load.js";
-import { createWorkerSnapshotSource } from "../../functions/workers/source.js";
-import { silentLogger } from "../../lib/logger.js";
-import { createWarnOnce } from "../../lib/warn-once.js";
+import { oneReadClient } from "../../functions/workers/read-connection.js";
+import { type Logger, silentLogger } from "../../lib/logger.js";
+import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
+import { loadSnapshot } from "../../store/redis/snapshot.js";
+import type { Snapshot } from "../../store/store.js";
 import { addressesServing, type WorkersStoreReader, type WorkersStoreTarget } from "./reader.js";
+import { createWorkerSnapshotSource } from "./whole-store-source.js";
 
 /**
- * The Workers source as it ships (functions/workers/source.ts over redis-load.ts): every load opens a client,
+ * The whole-store Workers source (whole-store-source.ts over loadWithOwnClient): every load opens a client,
  * reads the whole store (SCAN for heartbeats, then per cluster one pipeline with HGETALL of its services),
  * decodes every record and closes the client. The isolate's clock is the reader's own, so a refresh is due
  * exactly when the bench asks for one.
@@ -42,4 +45,23 @@ export function createWholeStoreReader(target: WorkersStoreTarget): WorkersStore
     },
     addressesOf,
   };
+}
+
+/**
+ * One whole-store load: opens a client, reads the whole store, closes it. Nothing survives the call but
+ * `warnings`, the isolate's memory of what it already reported (a bad record is logged once, not per TTL).
+ */
+async function loadWithOwnClient(
+  config: RouterConfig,
+  logger: Logger,
+  warnings: WarnOnce,
+  version: number,
+): Promise<Snapshot> {
+  const redis = oneReadClient(config, logger, {});
+  try {
+    await redis.connect();
+    return await loadSnapshot(redis, { prefix: config.prefix, logger, version, warnings });
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
 }

@@ -7,11 +7,11 @@ import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
 import { createDeltaReader } from "./delta-reader.js";
 import { createDeltaSnapshotSource, type DeltaSnapshotSource } from "./delta-source.js";
-import { openPipelineConnection } from "./redis-load.js";
+import { openPipelineConnection } from "./read-connection.js";
 
 /**
  * What one isolate builds once and keeps in module scope (main.ts): the snapshot cache and the app. Only
- * the Redis connection is per read (redis-load.ts, delta-reader.ts).
+ * the Redis connection is per read (read-connection.ts, delta-reader.ts).
  */
 export interface IsolateRuntime {
   readonly source: DeltaSnapshotSource;

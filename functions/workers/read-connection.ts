@@ -1,33 +1,10 @@
 import { Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
-import type { WarnOnce } from "../../lib/warn-once.js";
-import { loadSnapshot } from "../../store/redis/snapshot.js";
-import type { Snapshot } from "../../store/store.js";
 import type { RouterConfig } from "../core/config.js";
 import type { PipelineConnection } from "./delta-reader.js";
 
 /** How long one Redis round of a snapshot load may take before the isolate gives up on it. */
 const REDIS_CONNECT_TIMEOUT_MS = 2_000;
-
-/**
- * One whole-store load for source.ts (the bench's baseline): opens a client, reads the whole store, closes it.
- * A socket cannot outlive the request that opened it in workerd, so nothing survives the call (docs/design.md, router rule 5)
- * but `warnings`, the isolate's memory of what it already reported (a bad record is logged once, not per TTL).
- */
-export async function loadWithOwnClient(
-  config: RouterConfig,
-  logger: Logger,
-  warnings: WarnOnce,
-  version: number,
-): Promise<Snapshot> {
-  const redis = oneReadClient(config, logger, {});
-  try {
-    await redis.connect();
-    return await loadSnapshot(redis, { prefix: config.prefix, logger, version, warnings });
-  } finally {
-    await redis.quit().catch(() => redis.disconnect());
-  }
-}
 
 /**
  * One connection for the delta reader (delta-reader.ts), opened for one read and closed by it. No HELLO, no
@@ -69,7 +46,7 @@ export async function openPipelineConnection(
  * opens and closes its own connection (a socket cannot outlive its request), so a Cluster client, which first
  * maps every slot, is refused.
  */
-function oneReadClient(config: RouterConfig, logger: Logger, extra: RedisOptions): Redis {
+export function oneReadClient(config: RouterConfig, logger: Logger, extra: RedisOptions): Redis {
   if (config.redisUrl === undefined)
     throw new Error("REDIS_URL is not set (a secret: npx wrangler secret put REDIS_URL)");
   if (config.redis?.kind === "cluster")

@@ -2,11 +2,10 @@ import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource, SourceStatus } from "../../store/store.js";
 
 /**
- * The whole-store SnapshotSource Workers used before the delta reads (delta-source.ts, which runtime.ts
- * wires): kept as the baseline the Workers bench measures next to them (bench/workers/whole-store-reader.ts).
- * A Redis connection cannot outlive the request that opened it in workerd
- * (docs/design.md, router rule 5), so the decoded snapshot lives in isolate memory and is reloaded with a
- * client of the request's own:
+ * A whole-store SnapshotSource for Workers, the baseline the Workers bench measures the shipped delta source
+ * (functions/workers/delta-source.ts) against. A Redis connection cannot outlive the request that opened it in
+ * workerd (docs/design.md, router rule 5), so the decoded snapshot lives in isolate memory and is reloaded with
+ * a client of the request's own:
  * - fresh (younger than `ttlMs`): served from memory, no Redis at all;
  * - past the TTL: the cached one is served and a reload runs after the response (`waitUntil`);
  * - nothing cached (cold isolate): the request waits for the load;

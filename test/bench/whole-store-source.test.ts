@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createWorkerSnapshotSource } from "../../../functions/workers/source.js";
-import { silentLogger } from "../../../lib/logger.js";
-import type { Snapshot } from "../../../store/store.js";
+import { createWorkerSnapshotSource } from "../../bench/workers/whole-store-source.js";
+import { silentLogger } from "../../lib/logger.js";
+import type { Snapshot } from "../../store/store.js";
 
 /** A controllable load: each call waits until the test resolves or rejects it. */
 function controlledLoad() {
