@@ -1,6 +1,7 @@
 import { type IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import type { ExchangeDispatcher } from "../../lib/http1/exchange-handler.js";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
 import { hasBody, upstreamRequestHeaderList } from "../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
@@ -8,18 +9,17 @@ import { RetryLoop } from "../core/retry-loop.js";
 import type { Backend } from "../core/select.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
 import { refusedAttempt } from "./attempt-bounds.js";
+import { type AttemptOwner, BackendAttempt } from "./backend-attempt.js";
 import { RequestBody } from "./request-body.js";
-import type { ExchangeDispatcher } from "./upstream/exchange-handler.js";
-import { UpstreamAttempt } from "./upstream-attempt.js";
 
 /**
  * The Node-native proxy: the same routing, header rules and policy (core/proxy-policy.ts) as the web
- * path, but on Node's own objects, because building web Request/Response/Headers, AbortControllers and web
- * streams per request cost most of the router's CPU (bench: ~25% of a profile, 4x the CPU of a minimal
- * proxy). Upstream headers are a flat list built from `rawHeaders`, the client's IncomingMessage streams to
- * the backend's pool (upstream/client.ts) through a handler that writes the response head with writeHead and
- * each chunk with write (backpressure by pausing the backend's socket; no stream.pipeline, which halves throughput,
- * DESIGN.md "Router function"), and one timer per attempt bounds both timeouts (attempt-bounds.ts).
+ * path, but on Node's own objects, because web Request/Response/Headers, AbortControllers and web streams
+ * per request would cost more than the proxying itself. Upstream headers are a flat list built from
+ * `rawHeaders`, the client's IncomingMessage streams to the backend's pool (backend-pools.ts) through a handler
+ * (backend-attempt.ts) that writes the response head with writeHead and each chunk with write (back-pressure by
+ * pausing the backend's socket, no stream.pipeline: docs/design.md, Router 3), and one timer per attempt bounds
+ * both timeouts (attempt-bounds.ts).
  */
 export interface NodeProxyTransport {
   poolFor(target: UpstreamTarget): ExchangeDispatcher;
@@ -80,7 +80,7 @@ function onResponseClose(this: ExchangeResponse): void {
  * One proxied request: its attempts (core/retry-loop.ts, driven from the client's callbacks rather than a promise
  * per attempt), its timer, and the client connection's close.
  */
-export class Exchange {
+export class Exchange implements AttemptOwner {
   readonly transport: NodeProxyTransport;
   readonly outgoing: ServerResponse;
   readonly route: NativeRoute;
@@ -94,7 +94,7 @@ export class Exchange {
    * is bounded by its own idle timeout, not charged to the backend); without one, at once.
    */
   deadline: number | undefined;
-  current: UpstreamAttempt | undefined;
+  current: BackendAttempt | undefined;
   clientGone = false;
   readonly #loop: RetryLoop;
   readonly #end: ExchangeEnd;
@@ -138,6 +138,10 @@ export class Exchange {
     this.current?.cut("client-gone");
   }
 
+  clientLeft(): void {
+    this.clientGone = true;
+  }
+
   /** An attempt's outcome (once per attempt): the exchange ends, or the next attempt goes. */
   settled(backend: Backend, result: AttemptResult<number>): void {
     if (this.#loop.settle(backend, result, this)) {
@@ -149,7 +153,7 @@ export class Exchange {
   }
 
   /** The whole body went to `attempt`'s backend: from now on, waiting is the backend's time. */
-  bodySent(attempt: UpstreamAttempt): void {
+  bodySent(attempt: BackendAttempt): void {
     this.deadline ??= Date.now() + this.deps.settings.totalTimeoutMs;
     attempt.armTimer(this.deadline - Date.now());
   }
@@ -175,7 +179,7 @@ export class Exchange {
       this.settled(backend, refused);
       return;
     }
-    const attempt = new UpstreamAttempt(this, backend);
+    const attempt = new BackendAttempt(this, backend);
     this.current = attempt;
     // With a body, this bounds the wait for a connection (a full pool queues) until the client starts the
     // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.

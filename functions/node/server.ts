@@ -23,11 +23,11 @@ import {
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
+import { createBackendPools } from "./backend-pools.js";
 import { createDirectRequests } from "./direct-requests.js";
 import { createNodeProxy } from "./proxy.js";
 import { rawHeaderLookup, requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
-import { createUpstreamClient } from "./upstream/client.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -109,7 +109,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     source = redisSource;
   }
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
-  const client = ownedUpstream ? createUpstreamClient(deps.upstreamOptions) : undefined;
+  const client = ownedUpstream ? createBackendPools(deps.upstreamOptions) : undefined;
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
 

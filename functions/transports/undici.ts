@@ -8,8 +8,8 @@ import { originOf, type Upstream, type UpstreamPoolOptions } from "./upstream.js
 
 /**
  * The Node router's transport for the web path (HEAD requests; node/proxy.ts carries every other request on
- * its own client, node/upstream/): one keep-alive undici Pool per backend origin and `Pool.request` (measured on
- * this machine: fetch and hono/proxy cost 4-5x more CPU per request, DESIGN.md "Router function").
+ * its own client, node/backend-pools.ts): one keep-alive undici Pool per backend origin and `Pool.request`,
+ * the cheapest of undici's ways to send (fetch builds web objects per request).
  */
 
 export interface UndiciUpstreamOptions extends UpstreamPoolOptions {

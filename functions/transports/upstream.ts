@@ -1,9 +1,11 @@
 import { endpointAddress } from "../../store/records.js";
 
 /**
- * The transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici pools
- * (undici.ts), Workers with fetch or a VPC binding (fetch.ts). The core owns retries, timeouts and
- * ejection; a transport only sends, and classifies what failed the same way (connect-errors.ts).
+ * The web path's transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici
+ * pools (undici.ts), Workers with fetch or a VPC binding (fetch.ts); the Node-native proxy has its own
+ * (node/backend-pools.ts) and shares the backend address (UpstreamTarget) and pool options. The core owns
+ * retries, timeouts and ejection; a transport only sends, and classifies what failed the same way
+ * (connect-errors.ts).
  */
 export interface UpstreamTarget {
   /** Canonical IP from the store (never from the request). */
@@ -11,7 +13,7 @@ export interface UpstreamTarget {
   readonly port: number;
 }
 
-/** The keep-alive pools of the Node transports (undici.ts, node/upstream/client.ts). */
+/** The keep-alive pools of the Node transports (undici.ts, node/backend-pools.ts). */
 export interface UpstreamPoolOptions {
   /** Connections kept per backend. */
   readonly connectionsPerBackend?: number;

@@ -1,4 +1,4 @@
-import type { ExchangeHandler, OutboundRequest, RequestControl } from "./exchange-handler.js";
+import type { ExchangeHandler, OutgoingRequest, RequestControl } from "./exchange-handler.js";
 
 /** The connection a request runs on (connection.ts). */
 export interface RequestCarrier {
@@ -12,7 +12,7 @@ export class PendingRequest implements RequestControl {
   done = false;
 
   constructor(
-    readonly request: OutboundRequest,
+    readonly request: OutgoingRequest,
     readonly handler: ExchangeHandler,
     readonly unqueue: (pending: PendingRequest) => void,
   ) {}

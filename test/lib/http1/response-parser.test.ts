@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MalformedResponseError } from "../../../../functions/node/upstream/response-head.js";
+import { MalformedResponseError } from "../../../lib/http1/response-head.js";
 import {
   MAX_RESPONSE_HEAD_BYTES,
   ResponseParser,
   type ResponseSink,
-} from "../../../../functions/node/upstream/response-parser.js";
+} from "../../../lib/http1/response-parser.js";
 
 interface Heard {
   heads: [number, string, string[]][];

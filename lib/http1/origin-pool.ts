@@ -1,23 +1,23 @@
-import { type ConnectionOwner, type ConnectionSettings, UpstreamConnection } from "./connection.js";
-import type { ExchangeDispatcher, ExchangeHandler, OutboundRequest } from "./exchange-handler.js";
+import { ClientConnection, type ConnectionOwner, type ConnectionSettings } from "./client-connection.js";
+import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "./exchange-handler.js";
 import { PendingRequest } from "./pending-request.js";
 
 export interface PoolSettings extends ConnectionSettings {
-  /** Connections open at most to one backend; requests past them wait for one to be free. */
+  /** Connections open at most to the server; requests past them wait for one to be free. */
   readonly connections: number;
 }
 
 /**
- * The keep-alive connections to one backend: a request takes the most recently used idle connection (the
- * one least likely to have been closed by the backend's own idle timeout), else a new one while under the
+ * The keep-alive connections to one origin server: a request takes the most recently used idle connection (the
+ * one least likely to have been closed by the server's own idle timeout), else a new one while under the
  * limit, else waits in line for the next to be released.
  */
 export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   readonly settings: PoolSettings;
   readonly #host: string;
   readonly #port: number;
-  readonly #connections = new Set<UpstreamConnection>();
-  readonly #idle: UpstreamConnection[] = [];
+  readonly #connections = new Set<ClientConnection>();
+  readonly #idle: ClientConnection[] = [];
   readonly #waiting: PendingRequest[] = [];
   #closing: (() => void) | undefined;
 
@@ -27,7 +27,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     this.settings = settings;
   }
 
-  dispatch(request: OutboundRequest, handler: ExchangeHandler): void {
+  dispatch(request: OutgoingRequest, handler: ExchangeHandler): void {
     const pending = new PendingRequest(request, handler, this.#unqueue);
     handler.onStart(pending);
     if (pending.done) return;
@@ -46,7 +46,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     return this.#connections.size;
   }
 
-  released(connection: UpstreamConnection): void {
+  released(connection: ClientConnection): void {
     const next = this.#waiting.shift();
     if (next !== undefined) {
       connection.assign(next);
@@ -59,7 +59,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     this.#idle.push(connection);
   }
 
-  closed(connection: UpstreamConnection): void {
+  closed(connection: ClientConnection): void {
     this.#connections.delete(connection);
     const at = this.#idle.indexOf(connection);
     if (at >= 0) this.#idle.splice(at, 1);
@@ -80,19 +80,19 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   /** Closes every connection now, failing what they carry and what waits. */
   destroy(): void {
     this.#closing ??= () => undefined;
-    for (const pending of this.#waiting.splice(0)) pending.fail(new Error("upstream client destroyed"));
+    for (const pending of this.#waiting.splice(0)) pending.fail(new Error("connection pool destroyed"));
     for (const connection of [...this.#connections]) connection.destroy();
   }
 
   /** The most recently used idle connection; one destroyed since it went idle waits only for its 'close'. */
-  #takeIdle(): UpstreamConnection | undefined {
+  #takeIdle(): ClientConnection | undefined {
     let connection = this.#idle.pop();
     while (connection !== undefined && !connection.idle) connection = this.#idle.pop();
     return connection;
   }
 
-  #open(): UpstreamConnection {
-    const connection = new UpstreamConnection(this, this.#host, this.#port);
+  #open(): ClientConnection {
+    const connection = new ClientConnection(this, this.#host, this.#port);
     this.#connections.add(connection);
     return connection;
   }

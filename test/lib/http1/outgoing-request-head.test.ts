@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  framingOf,
-  InvalidRequestHeadError,
-  requestHead,
-} from "../../../../functions/node/upstream/request-head.js";
+import { framingOf, InvalidRequestHeadError, requestHead } from "../../../lib/http1/outgoing-request-head.js";
 
 describe("the upstream request head", () => {
   it("is the request line, one line per field in order, and an empty line", () => {

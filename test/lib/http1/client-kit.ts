@@ -1,10 +1,10 @@
 import { createServer as createHttpServer, type RequestListener } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import type { Readable } from "node:stream";
-import type { UpstreamClient } from "../../../../functions/node/upstream/client.js";
-import type { RequestControl } from "../../../../functions/node/upstream/exchange-handler.js";
+import type { ExchangeDispatcher, RequestControl } from "../../../lib/http1/exchange-handler.js";
+import { eventually } from "../../support/eventually.js";
 
-/** Backends for the upstream client's tests, on 127.0.0.1 only: Node's own server, or raw bytes. */
+/** Servers for the HTTP/1.1 client's tests, on 127.0.0.1 only: Node's own server, or raw bytes. */
 export interface TestBackend {
   readonly port: number;
   /** Connections accepted so far. */
@@ -97,17 +97,16 @@ export interface Sent {
   control(): RequestControl;
 }
 
-/** Sends one request through `client` to 127.0.0.1:`port`; `takes` answers onData (true: keep reading). */
+/** Sends one request through `pool`; `takes` answers onData (true: keep reading). */
 export function sendVia(
-  client: UpstreamClient,
-  port: number,
+  pool: ExchangeDispatcher,
   request: { method?: string; path?: string; headers?: string[]; body?: Readable | null } = {},
   takes: () => boolean = () => true,
 ): Sent {
   const outcome: Outcome = { body: "" };
   let control: RequestControl | undefined;
   const done = new Promise<Outcome>((resolve) => {
-    client.poolFor({ ip: "127.0.0.1", port }).dispatch(
+    pool.dispatch(
       {
         method: request.method ?? "GET",
         path: request.path ?? "/",
@@ -142,3 +141,7 @@ export function sendVia(
 }
 
 export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` until it holds, failing after 5 s with `what`. */
+export const until = (condition: () => boolean | Promise<boolean>, what: string) =>
+  eventually(condition, 5_000, what);

@@ -12,7 +12,7 @@ export interface UploadEnd {
 const LAST_CHUNK = "0\r\n\r\n";
 
 /**
- * A request body streamed to the backend's socket (RFC 9112 §6, §7.1): as is when the request states its
+ * A request body streamed to the server's socket (RFC 9112 §6, §7.1): as is when the request states its
  * Content-Length, else chunked. The body is read only while the socket takes more (a full socket pauses it
  * until 'drain'); it is read from the moment the upload starts, which is once the head is on its way.
  */

@@ -1,19 +1,18 @@
 import type { ServerResponse } from "node:http";
+import type { ExchangeHandler, RequestControl } from "../../lib/http1/exchange-handler.js";
+import type { NativeRoute } from "../app/app.js";
 import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
-import { type AbortCause, type AttemptResult, noteAnswer } from "../core/proxy-policy.js";
+import { type AbortCause, type AttemptResult, noteAnswer, type PolicyDeps } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
-import type { Exchange } from "./proxy.js";
 import type { BodyAttempt } from "./request-body.js";
-import type { ExchangeHandler, RequestControl } from "./upstream/exchange-handler.js";
 
 /**
  * How much of a response may wait in the client's socket before reading from the backend stops: about what a
- * piped stream holds (its 64 KiB, the socket's 16 KiB, and the chunk in hand). With undici, pausing at the
- * socket's 16 KiB stopped and restarted its parser for every 64 KiB body (bench/proxy: ~25% more CPU per
- * request); with the router's own client the two bounds measured alike (within the bench's noise).
+ * piped stream holds (its 64 KiB, the socket's 16 KiB, and the chunk in hand), so a typical body is relayed
+ * without stopping and restarting the backend's parser.
  */
 const RESPONSE_BUFFER_BYTES = 128 * 1024;
 
@@ -21,14 +20,29 @@ function endResponse(this: ServerResponse): void {
   this.end();
 }
 
+/** The proxied request an attempt belongs to (proxy.ts's Exchange): what the attempt reads of it and tells it. */
+export interface AttemptOwner {
+  readonly deps: PolicyDeps;
+  readonly route: Pick<NativeRoute, "responseHeaders" | "observation">;
+  readonly outgoing: ServerResponse;
+  /** The client went away: a response head that arrives now is no longer wanted. */
+  readonly clientGone: boolean;
+  /** The attempt's outcome (a response head or a failure), told once. */
+  settled(backend: Backend, result: AttemptResult<number>): void;
+  /** The whole request body went to `attempt`'s backend: the backend's time starts. */
+  bodySent(attempt: BackendAttempt): void;
+  /** The client went away or failed while sending its body. */
+  clientLeft(): void;
+}
+
 /**
- * One attempt, as the handler of the client's request (upstream/client.ts): the response head is written with
+ * One attempt, as the handler of its request on the backend's pool (lib/http1/origin-pool.ts): the response head is written with
  * one writeHead of a flat field list (Node builds the head string once, sent with the first chunk in one
  * writev), each chunk straight to the client's response, and reading from the backend is paused while the
  * client's socket is full. No Readable, no pipe, no promise per chunk.
  */
-export class UpstreamAttempt implements ExchangeHandler, BodyAttempt {
-  readonly #exchange: Exchange;
+export class BackendAttempt implements ExchangeHandler, BodyAttempt {
+  readonly #exchange: AttemptOwner;
   readonly #backend: Backend;
   /** Until the attempt has its outcome (a response head or a failure), told to the exchange once. */
   #pending = true;
@@ -38,7 +52,7 @@ export class UpstreamAttempt implements ExchangeHandler, BodyAttempt {
   #done = false;
   timer: AttemptTimer | undefined;
 
-  constructor(exchange: Exchange, backend: Backend) {
+  constructor(exchange: AttemptOwner, backend: Backend) {
     this.#exchange = exchange;
     this.#backend = backend;
   }
@@ -137,7 +151,7 @@ export class UpstreamAttempt implements ExchangeHandler, BodyAttempt {
   }
 
   clientLeft(): void {
-    this.#exchange.clientGone = true;
+    this.#exchange.clientLeft();
     this.cut("client-gone");
   }
 

@@ -1,12 +1,12 @@
 /**
- * The request head the Node proxy's own client writes (RFC 9112 §3, §5). Its fields come validated from
- * their boundary (Node's request parser, the route record schema, the router's own values); the whole head is
- * still checked here with one pass, so no future field can smuggle a line break onto the wire.
+ * The request head this client writes (RFC 9112 §3, §5). Its fields come validated from their boundary
+ * (the caller's job); the whole head is still checked here with one pass, so no field can smuggle a line break
+ * onto the wire.
  */
 
 /** RFC 9110 §9.1: a method is a token. */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** The origin-form target as undici accepts it: no whitespace, control characters or characters past Latin-1. */
+/** An origin-form target as it may go on the wire: no whitespace, control characters or characters past Latin-1. */
 const TARGET = /^[\x21-\x7e\x80-\xff]+$/;
 /** Field lines: token, colon, space, field-value characters (RFC 9110 §5.5), CRLF. */
 const FIELD_LINES = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+: [\t\x20-\x7e\x80-\xff]*\r\n)*$/;
@@ -19,7 +19,7 @@ export class InvalidRequestHeadError extends Error {
 /** How a request's content is framed on the wire (RFC 9112 §6). */
 export type Framing = "declared" | "chunked" | "empty" | "none";
 
-/** RFC 9110 §8.6: a user agent sends Content-Length: 0 for these methods when there is no content (undici did). */
+/** RFC 9110 §8.6: a user agent should send Content-Length: 0 for these methods when there is no content. */
 const PAYLOAD_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"]);
 
 /**

@@ -1,18 +1,24 @@
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createUpstreamClient, type UpstreamClient } from "../../../../functions/node/upstream/client.js";
-import { isConnectFailure } from "../../../../functions/transports/connect-errors.js";
-import { until } from "../hostile-kit.js";
-import { delay, httpBackend, rawBackend, sendVia, type TestBackend } from "./client-kit.js";
+import { OriginPool, type PoolSettings } from "../../../lib/http1/origin-pool.js";
+import { delay, httpBackend, rawBackend, sendVia, type TestBackend, until } from "./client-kit.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function client(options: Parameters<typeof createUpstreamClient>[0] = {}): UpstreamClient {
-  const created = createUpstreamClient(options);
-  cleanups.push(() => created.destroy());
+const SETTINGS: PoolSettings = {
+  connections: 128,
+  connectTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 4_000,
+  bodyTimeoutMs: 300_000,
+};
+
+/** A pool of connections to `b`, destroyed after the test. */
+function poolTo(b: TestBackend, settings: Partial<PoolSettings> = {}): OriginPool {
+  const created = new OriginPool("127.0.0.1", b.port, { ...SETTINGS, ...settings });
+  cleanups.push(async () => created.destroy());
   return created;
 }
 
@@ -23,32 +29,32 @@ async function backend(started: Promise<TestBackend>): Promise<TestBackend> {
 }
 
 /**
- * Two requests through a fresh client, the second once the first's connection left the pool (waiting for that
+ * Two requests through a fresh pool, the second once the first's connection left the pool (waiting for that
  * rather than a fixed time: a stalled test would reuse it before its close or stray bytes were read): both
  * answered `body`, each on a connection of its own.
  */
 async function expectNoReuse(b: TestBackend, body: string): Promise<void> {
-  const c = client();
-  expect((await sendVia(c, b.port).done).body).toBe(body);
-  await until(async () => c.poolFor({ ip: "127.0.0.1", port: b.port }).open === 0, "the connection to go");
-  expect((await sendVia(c, b.port).done).body).toBe(body);
+  const pool = poolTo(b);
+  expect((await sendVia(pool).done).body).toBe(body);
+  await until(async () => pool.open === 0, "the connection to go");
+  expect((await sendVia(pool).done).body).toBe(body);
   expect(b.connections).toBe(2);
 }
 
 const hello = (length = 5) => `HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\n\r\n${"h".repeat(length)}`;
 
-describe("the Node proxy's upstream client", () => {
+describe("the HTTP/1.1 client's pool of connections to one server", () => {
   it("carries requests one after another on one kept-alive connection", async () => {
     const b = await backend(httpBackend((_req, res) => res.end("ok")));
-    const c = client();
-    for (let i = 0; i < 3; i++) expect((await sendVia(c, b.port).done).body).toBe("ok");
+    const c = poolTo(b);
+    for (let i = 0; i < 3; i++) expect((await sendVia(c).done).body).toBe("ok");
     expect(b.connections).toBe(1);
   });
 
   it("opens no more than connectionsPerBackend connections; the other requests wait in line", async () => {
     const b = await backend(httpBackend((_req, res) => setTimeout(() => res.end("ok"), 30)));
-    const c = client({ connectionsPerBackend: 2 });
-    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sendVia(c, b.port).done));
+    const c = poolTo(b, { connections: 2 });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => sendVia(c).done));
     expect(outcomes.map((o) => o.body)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
     expect(b.connections).toBe(2);
   });
@@ -62,27 +68,19 @@ describe("the Node proxy's upstream client", () => {
         req.on("end", () => res.end(`${req.headers["transfer-encoding"] ?? "length"}:${body}`));
       }),
     );
-    const c = client();
-    const sized = sendVia(c, b.port, {
+    const c = poolTo(b);
+    const sized = sendVia(c, {
       method: "POST",
       headers: ["host", "h", "content-length", "6"],
       body: Readable.from([Buffer.from("ab"), Buffer.from("cdef")]),
     });
     expect((await sized.done).body).toBe("length:abcdef");
-    const streamed = sendVia(c, b.port, {
+    const streamed = sendVia(c, {
       method: "POST",
       headers: ["host", "h"],
       body: Readable.from([Buffer.from("x".repeat(70_000)), Buffer.from("yz")]),
     });
     expect((await streamed.done).body).toBe(`chunked:${"x".repeat(70_000)}yz`);
-  });
-
-  it("fails a connect to a closed port as a connect failure", async () => {
-    const b = await httpBackend((_req, res) => res.end());
-    await b.close();
-    const { error } = await sendVia(client(), b.port).done;
-    expect(error).toBeDefined();
-    expect(isConnectFailure(error)).toBe(true);
   });
 
   it("opens a new connection once the backend closed the idle one", async () => {
@@ -103,7 +101,7 @@ describe("the Node proxy's upstream client", () => {
     const b = await backend(
       rawBackend((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")),
     );
-    const outcome = await sendVia(client(), b.port).done;
+    const outcome = await sendVia(poolTo(b)).done;
     expect([outcome.status, outcome.body, outcome.error?.message]).toEqual([
       200,
       "abc",
@@ -115,7 +113,7 @@ describe("the Node proxy's upstream client", () => {
     const size = 4 * 1024 * 1024;
     const b = await backend(httpBackend((_req, res) => res.end(Buffer.alloc(size, 97))));
     let room = false;
-    const sent = sendVia(client(), b.port, {}, () => room);
+    const sent = sendVia(poolTo(b), {}, () => room);
     await until(async () => sent.outcome.body.length > 0, "the first chunk");
     await delay(100);
     expect(sent.outcome.body.length).toBeLessThan(size / 2);
@@ -131,7 +129,7 @@ describe("the Node proxy's upstream client", () => {
       ),
     );
     let room = false;
-    const sent = sendVia(client(), b.port, {}, () => room);
+    const sent = sendVia(poolTo(b), {}, () => room);
     await until(async () => sent.outcome.body === "ab", "the first chunk");
     room = true;
     expect(() => sent.control().resume()).not.toThrow();
@@ -147,7 +145,7 @@ describe("the Node proxy's upstream client", () => {
       ),
     );
     let room = false;
-    const sent = sendVia(client(), b.port, {}, () => room);
+    const sent = sendVia(poolTo(b), {}, () => room);
     await until(async () => sent.outcome.body === "ab", "the first chunk");
     await until(async () => b.open() === 0, "the backend to close");
     await delay(50);
@@ -162,7 +160,7 @@ describe("the Node proxy's upstream client", () => {
       rawBackend((socket) => socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab`)),
     );
     let room = false;
-    const sent = sendVia(client({ bodyTimeoutMs: 150 }), b.port, {}, () => room);
+    const sent = sendVia(poolTo(b, { bodyTimeoutMs: 150 }), {}, () => room);
     await until(async () => sent.outcome.body === "ab", "the first bytes");
     await delay(400);
     expect(sent.outcome.error).toBeUndefined();
@@ -177,21 +175,21 @@ describe("the Node proxy's upstream client", () => {
         socket.write("HTTP/1.1 200 OK\r\n\r\nhello", () => setTimeout(() => socket.resetAndDestroy(), 20));
       }),
     );
-    const outcome = await sendVia(client(), b.port).done;
+    const outcome = await sendVia(poolTo(b)).done;
     expect([outcome.status, outcome.body, outcome.error]).toEqual([200, "hello", undefined]);
   });
 
   it("sends Content-Length: 0 for a POST without content, as undici did", async () => {
     const b = await backend(rawBackend((socket) => socket.write(hello())));
-    await sendVia(client(), b.port, { method: "POST" }).done;
+    await sendVia(poolTo(b), { method: "POST" }).done;
     expect(b.heads[0]).toMatch(/\r\ncontent-length: 0$/);
   });
 
   it("fails a request aborted while it waits for a connection, which is never sent", async () => {
     const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 100)));
-    const c = client({ connectionsPerBackend: 1 });
-    const first = sendVia(c, b.port);
-    const second = sendVia(c, b.port);
+    const c = poolTo(b, { connections: 1 });
+    const first = sendVia(c);
+    const second = sendVia(c);
     second.control().abort(new Error("cut"));
     expect((await second.done).error?.message).toBe("cut");
     expect((await first.done).body).toBe("hhhhh");
@@ -202,32 +200,29 @@ describe("the Node proxy's upstream client", () => {
     const b = await backend(
       rawBackend((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")),
     );
-    const c = client();
-    const sent = sendVia(c, b.port);
+    const c = poolTo(b);
+    const sent = sendVia(c);
     await until(async () => sent.outcome.body === "ab", "the first bytes");
     sent.control().abort(new Error("client gone"));
     sent.control().abort(new Error("again"));
     expect((await sent.done).error?.message).toBe("client gone");
-    await until(
-      async () => c.poolFor({ ip: "127.0.0.1", port: b.port }).open === 0,
-      "the connection to close",
-    );
+    await until(async () => c.open === 0, "the connection to close");
   });
 
   it("does not reuse a connection the backend answered before it read the whole body", async () => {
     const b = await backend(
       httpBackend((_req, res) => res.writeHead(413, { connection: "keep-alive" }).end("no")),
     );
-    const c = client();
+    const c = poolTo(b);
     const body = new Readable({ read() {} });
     body.push("partial");
-    const sent = sendVia(c, b.port, {
+    const sent = sendVia(c, {
       method: "POST",
       headers: ["host", "h", "content-length", "100"],
       body,
     });
     expect(await sent.done).toMatchObject({ status: 413, body: "no" });
-    expect((await sendVia(c, b.port).done).status).toBe(413);
+    expect((await sendVia(c).done).status).toBe(413);
     expect(b.connections).toBe(2);
   });
 
@@ -249,41 +244,30 @@ describe("the Node proxy's upstream client", () => {
     const b = await backend(
       rawBackend((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")),
     );
-    const outcome = await sendVia(client({ bodyTimeoutMs: 150 }), b.port).done;
+    const outcome = await sendVia(poolTo(b, { bodyTimeoutMs: 150 })).done;
     expect([outcome.status, outcome.error?.code]).toEqual([200, "UPSTREAM_BODY_TIMEOUT"]);
   });
 
   it("refuses a field value with a line break before writing anything, and serves the next request", async () => {
     const b = await backend(rawBackend((socket) => socket.write(hello())));
-    const c = client();
-    const bad = await sendVia(c, b.port, { headers: ["host", "h", "x-a", "1\r\nx-injected: 1"] }).done;
+    const c = poolTo(b);
+    const bad = await sendVia(c, { headers: ["host", "h", "x-a", "1\r\nx-injected: 1"] }).done;
     expect(bad.error?.name).toBe("InvalidRequestHeadError");
-    expect((await sendVia(c, b.port).done).body).toBe("hhhhh");
+    expect((await sendVia(c).done).body).toBe("hhhhh");
     expect(b.heads.map((head) => head.includes("x-injected"))).toEqual([false]);
-  });
-
-  it("closes a backend's pool and its idle connections once unused for idlePoolMs", async () => {
-    const b = await backend(httpBackend((_req, res) => res.end("ok")));
-    const c = client({ idlePoolMs: 50 });
-    expect((await sendVia(c, b.port).done).body).toBe("ok");
-    expect(c.poolCount()).toBe(1);
-    await until(async () => c.poolCount() === 0, "the idle pool to close");
-    await until(async () => b.open() === 0, "its connection to close");
-    expect(b.connections).toBe(1);
-    expect((await sendVia(c, b.port).done).body).toBe("ok");
   });
 
   it("lets requests under way finish on close, and fails them on destroy", async () => {
     const b = await backend(rawBackend((socket) => setTimeout(() => socket.write(hello()), 50)));
-    const closing = client();
-    const finishing = sendVia(closing, b.port);
+    const closing = poolTo(b);
+    const finishing = sendVia(closing);
     await until(async () => b.heads.length === 1, "the request to arrive");
     await closing.close();
     expect((await finishing.done).body).toBe("hhhhh");
-    const destroyed = client();
-    const failing = sendVia(destroyed, b.port);
+    const destroyed = poolTo(b);
+    const failing = sendVia(destroyed);
     await until(async () => b.heads.length === 2, "the request to arrive");
-    await destroyed.destroy();
+    destroyed.destroy();
     expect((await failing.done).error).toBeDefined();
   });
 });

@@ -1,13 +1,13 @@
 import { FIELD_LINE, MalformedResponseError, parseResponseHead } from "./response-head.js";
 
-/** The backend closed the connection before it sent any byte of the response. */
-export class BackendClosedError extends Error {
-  override readonly name = "BackendClosedError";
+/** The server closed the connection before it sent any byte of the response. */
+export class ServerClosedError extends Error {
+  override readonly name = "ServerClosedError";
   readonly code = "UPSTREAM_CLOSED";
 }
 
 /**
- * The framing of HTTP/1.1 responses for the Node proxy's own client (RFC 9112 §6, §7): where each response
+ * The framing of HTTP/1.1 responses for this client (RFC 9112 §6, §7): where each response
  * ends (a Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed
  * on as views of the socket's buffers. The head itself is read by response-head.ts.
  */
@@ -22,7 +22,7 @@ export interface ResponseSink {
   onResponseEnd(reusable: boolean): void;
 }
 
-/** Largest response head accepted (undici's default maxHeaderSize). */
+/** Largest response head accepted (the common default of HTTP clients, and Node's own). */
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 /** Largest chunk-size line (size and extensions) and trailer section accepted. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
@@ -48,7 +48,7 @@ export class ResponseParser {
   #reusable = false;
   #noBody = false;
   #paused = false;
-  /** The backend closed its side while the parser was paused: the end is due once the held bytes are read. */
+  /** The server closed its side while the parser was paused: the end is due once the held bytes are read. */
   #closed = false;
   /** Bytes received but not parsed yet: a head or line cut across reads, or what came while paused. */
   #held: Buffer | undefined;
@@ -74,7 +74,7 @@ export class ResponseParser {
     return this.#state !== IDLE;
   }
 
-  /** The body runs until the connection closes: a reset ends it as a close would (as undici did). */
+  /** The body runs until the connection closes. */
   get readsUntilClose(): boolean {
     return this.#state === UNTIL_CLOSE;
   }
@@ -194,12 +194,12 @@ export class ResponseParser {
     if (this.#closed && !this.#paused) this.closed();
   }
 
-  /** The backend closed its side: ends a close-delimited body; throws when a response was cut short. */
+  /** The server closed its side: ends a close-delimited body; throws when a response was cut short. */
   closed(): void {
     this.#closed = true;
     if (this.#paused || this.#state === IDLE) return;
     if (this.#state === HEAD && this.#held === undefined) {
-      throw new BackendClosedError("backend closed the connection before answering");
+      throw new ServerClosedError("backend closed the connection before answering");
     }
     if (this.#state !== UNTIL_CLOSE) {
       throw new MalformedResponseError("backend closed the connection mid-response");

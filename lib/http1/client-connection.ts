@@ -1,9 +1,9 @@
 import { connect, type Socket } from "node:net";
-import { DeadlineEntry, Deadlines } from "../../../lib/deadlines.js";
+import { DeadlineEntry, Deadlines } from "../deadlines.js";
 import { BodyUpload } from "./body-upload.js";
+import { framingOf, requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
-import { framingOf, requestHead } from "./request-head.js";
-import { BackendClosedError, ResponseParser, type ResponseSink } from "./response-parser.js";
+import { ResponseParser, type ResponseSink, ServerClosedError } from "./response-parser.js";
 
 /** Connection-level waits (connect, keep-alive idleness, gaps in a response body) fire at most this late. */
 const CONNECTION_TICK_MS = 100;
@@ -19,15 +19,15 @@ export interface ConnectionSettings {
 export interface ConnectionOwner {
   readonly settings: ConnectionSettings;
   /** The connection finished a response and may carry another request. */
-  released(connection: UpstreamConnection): void;
+  released(connection: ClientConnection): void;
   /** The connection is gone (closed by either side). */
-  closed(connection: UpstreamConnection): void;
+  closed(connection: ClientConnection): void;
 }
 
 /** What a connection waits for besides its response: the connect, the next request, the next body bytes. */
 class ConnectionTimer extends DeadlineEntry {
   reason: "connect" | "idle" | "body" = "connect";
-  constructor(readonly connection: UpstreamConnection) {
+  constructor(readonly connection: ClientConnection) {
     super();
   }
   expire(): void {
@@ -36,11 +36,11 @@ class ConnectionTimer extends DeadlineEntry {
 }
 
 /**
- * One keep-alive HTTP/1.1 connection to a backend, carrying one request at a time: the head written in one
+ * One keep-alive HTTP/1.1 connection to an origin server, carrying one request at a time: the head written in one
  * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
  * handed on as it arrives, reading paused while the handler cannot take more.
  */
-export class UpstreamConnection implements ResponseSink, RequestCarrier {
+export class ClientConnection implements ResponseSink, RequestCarrier {
   readonly #owner: ConnectionOwner;
   readonly #socket: Socket;
   readonly #parser = new ResponseParser(this);
@@ -52,14 +52,14 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
   #socketPaused = false;
   /** A response body is under way and read: the body timer restarts with every read. */
   #watchingBody = false;
-  /** The backend closed while reading was paused: the end is due once the held bytes are read (resumeResponse). */
+  /** The server closed while reading was paused: the end is due once the held bytes are read (resumeResponse). */
   #endedWhilePaused = false;
   /** Whether this connection carried a request before the current one (for the error a close reports). */
   #reused = false;
 
   constructor(owner: ConnectionOwner, host: string, port: number) {
     this.#owner = owner;
-    // TCP keep-alive finds a backend that vanished mid-response (a node gone) long before bodyTimeoutMs would.
+    // TCP keep-alive finds a server that vanished mid-response (its host gone) long before bodyTimeoutMs would.
     this.#socket = connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 });
     this.#socket.on("connect", this.#onConnect);
     this.#socket.on("data", this.#onData);
@@ -143,7 +143,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     if (pending === undefined) return false;
     if (pending.handler.onData(chunk)) return true;
     if (this.#request === pending && !this.#socketPaused) {
-      // Waiting on the client, not the backend: no body timeout until reading resumes (undici's rule too).
+      // Waiting on the handler, not the server: no body timeout until reading resumes.
       this.#disarm();
       this.#socketPaused = true;
       this.#socket.pause();
@@ -233,7 +233,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
 
   readonly #onData = (chunk: Buffer): void => {
     const pending = this.#request;
-    // Bytes while nothing was asked (a backend's 408 before it closes an idle connection): not ours to relay.
+    // Bytes while nothing was asked (a server's 408 before it closes an idle connection): no request's answer.
     if (pending === undefined || !this.#parser.awaiting) {
       this.destroy();
       return;
@@ -272,7 +272,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
       this.destroy();
       return;
     }
-    // A body that runs until the close cannot tell a reset from its end: ended, as undici ended it.
+    // A body that runs until the close cannot tell a reset from its end: ended.
     if (this.#parser.readsUntilClose && !this.#parser.paused) this.#onEnd();
     else this.fail(pending, error);
   };
@@ -286,7 +286,7 @@ export class UpstreamConnection implements ResponseSink, RequestCarrier {
     if (pending !== undefined && !this.#endedWhilePaused) {
       this.#request = undefined;
       const closedBy = this.#reused ? "a kept-alive connection" : "the connection";
-      pending.fail(new BackendClosedError(`backend closed ${closedBy} before the response ended`));
+      pending.fail(new ServerClosedError(`backend closed ${closedBy} before the response ended`));
     }
     this.#owner.closed(this);
   };

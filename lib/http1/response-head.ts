@@ -1,12 +1,12 @@
 /**
- * A response head as the Node proxy's own client reads it (RFC 9112 §4, §5), strict where leniency lets a
- * backend and the router disagree on the framing: only CRLF line ends, no obs-fold (§5.2), no whitespace
+ * A response head as this client reads it (RFC 9112 §4, §5), strict where leniency lets a server and
+ * whoever relays its answer disagree on the framing: only CRLF line ends, no obs-fold (§5.2), no whitespace
  * before a field's colon (§5.1), a Content-Length that is digits and agrees with any repetition (RFC 9110
  * §8.6), and no Content-Length next to a Transfer-Encoding (RFC 9112 §6.1: the request-smuggling pattern).
  * Field values are kept byte for byte as Latin-1, names lower-cased.
  */
 
-/** The backend's bytes are not an HTTP/1.1 response this router will relay. */
+/** The server's bytes are not an HTTP/1.1 response this client accepts. */
 export class MalformedResponseError extends Error {
   override readonly name = "MalformedResponseError";
   readonly code = "UPSTREAM_MALFORMED_RESPONSE";
@@ -14,9 +14,9 @@ export class MalformedResponseError extends Error {
 
 export interface ResponseHead {
   readonly status: number;
-  /** Decoded as UTF-8, as undici did: the router's rule for relaying it (reasonPhrase) expects that. */
+  /** Decoded as UTF-8 when it is not ASCII (what servers that send one past ASCII mean by it). */
   readonly reason: string;
-  /** Name (lower-case), value, name, value ... in the backend's order. */
+  /** Name (lower-case), value, name, value ... in the server's order. */
   readonly fields: string[];
   readonly contentLength: number | undefined;
   /** Every Transfer-Encoding field's codings, joined. */
@@ -64,7 +64,7 @@ export function parseResponseHead(text: string): ResponseHead | undefined {
     else if (name === "keep-alive") keepAliveHintMs = keepAliveHint(value);
   }
   if (status < 200) {
-    // This client never asks to switch protocols (upgrades take node/handshake.ts).
+    // This client never asks to switch protocols.
     if (status === 101) throw new MalformedResponseError("unrequested protocol switch");
     return undefined;
   }

@@ -1,14 +1,12 @@
-import { PoolsByTarget } from "../../transports/pools-by-target.js";
-import type { UpstreamPoolOptions, UpstreamTarget } from "../../transports/upstream.js";
-import { OriginPool, type PoolSettings } from "./origin-pool.js";
+import { OriginPool, type PoolSettings } from "../../lib/http1/origin-pool.js";
+import { PoolsByTarget } from "../transports/pools-by-target.js";
+import type { UpstreamPoolOptions, UpstreamTarget } from "../transports/upstream.js";
 
 /**
- * The Node proxy's own HTTP/1.1 client: keep-alive pools per backend (origin-pool.ts) that write each request
- * head in one piece and hand the response on as it is parsed. It replaced undici on the proxied path because
- * undici validated every field again (processHeader), crossed into its wasm parser once per field and kept a
- * request queue per client; that was most of what the router spent above a minimal proxy (bench/proxy).
+ * The native proxy's connections to its backends: one pool of the HTTP/1.1 client (lib/http1/origin-pool.ts)
+ * per backend, closed once unused (transports/pools-by-target.ts).
  */
-export interface UpstreamClient {
+export interface BackendPools {
   /** The pool of one backend. */
   poolFor(target: UpstreamTarget): OriginPool;
   /** Open pools (for metrics and tests). */
@@ -19,7 +17,7 @@ export interface UpstreamClient {
   destroy(): Promise<void>;
 }
 
-export function createUpstreamClient(options: UpstreamPoolOptions = {}): UpstreamClient {
+export function createBackendPools(options: UpstreamPoolOptions = {}): BackendPools {
   const settings: PoolSettings = {
     connections: options.connectionsPerBackend ?? 128,
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type BackendPools, createBackendPools } from "../../../functions/node/backend-pools.js";
+import { isConnectFailure } from "../../../functions/transports/connect-errors.js";
+import { httpBackend, sendVia, type TestBackend, until } from "../../lib/http1/client-kit.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function pools(options: Parameters<typeof createBackendPools>[0] = {}): BackendPools {
+  const created = createBackendPools(options);
+  cleanups.push(() => created.destroy());
+  return created;
+}
+
+async function backend(started: Promise<TestBackend>): Promise<TestBackend> {
+  const b = await started;
+  cleanups.push(() => b.close());
+  return b;
+}
+
+const at = (b: TestBackend) => ({ ip: "127.0.0.1", port: b.port });
+
+describe("the native proxy's pools of backend connections", () => {
+  it("fails a connect to a closed port as a connect failure", async () => {
+    const b = await httpBackend((_req, res) => res.end());
+    await b.close();
+    const { error } = await sendVia(pools().poolFor(at(b))).done;
+    expect(error).toBeDefined();
+    expect(isConnectFailure(error)).toBe(true);
+  });
+
+  it("closes a backend's pool and its idle connections once unused for idlePoolMs", async () => {
+    const b = await backend(httpBackend((_req, res) => res.end("ok")));
+    const c = pools({ idlePoolMs: 50 });
+    expect((await sendVia(c.poolFor(at(b))).done).body).toBe("ok");
+    expect(c.poolCount()).toBe(1);
+    await until(async () => c.poolCount() === 0, "the idle pool to close");
+    await until(async () => b.open() === 0, "its connection to close");
+    expect(b.connections).toBe(1);
+    expect((await sendVia(c.poolFor(at(b))).done).body).toBe("ok");
+  });
+});
