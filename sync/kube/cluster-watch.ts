@@ -3,12 +3,13 @@ import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
+import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind } from "./kinds.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
 import { createOptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
 import { createReflector, type Reflector } from "./reflector.js";
 import type { ReflectorTuning } from "./reflector-types.js";
-import { collectionPath, ROUTE_KINDS, type RouteKind, RouteObjectIndex } from "./route-object-index.js";
+import { RouteObjectIndex } from "./route-object-index.js";
 
 /**
  * How each reflector of the watch runs (reflector-types.ts ReflectorTuning): WATCH_TIMEOUT_SECONDS,
@@ -154,11 +155,11 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
     observer: options.observer,
   });
   const routeReflector = (kind: RouteKind, namespace: string | undefined) => {
-    const label = `${ROUTE_KINDS[kind].resource} (${namespace ?? (ROUTE_KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
+    const label = `${KINDS[kind].resource} (${namespace ?? (KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
     return createReflector(
       {
         label,
-        resource: ROUTE_KINDS[kind].resource,
+        resource: KINDS[kind].resource,
         path: collectionPath(kind, namespace),
         onUpsert: (object, at) => routesChanged(routeIndex.upsert(kind, object, logger), at),
         onDelete: (object, at) => routesChanged(routeIndex.delete(kind, object), at),
@@ -170,14 +171,13 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
 
   const informers: Reflector[] = [];
   for (const namespace of scopes) {
-    const where = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
     const scopeLabel = namespace ?? "all namespaces";
     informers.push(
       createReflector(
         {
           label: `services (${scopeLabel})`,
           resource: "services",
-          path: `/api/v1${where}/services`,
+          path: collectionPath("Service", namespace),
           onUpsert: (object, at) => {
             notify(index.upsertService(object, logger), at);
             routesChanged(true, at);
@@ -193,7 +193,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
         {
           label: `endpointslices (${scopeLabel})`,
           resource: "endpointslices",
-          path: `/apis/discovery.k8s.io/v1${where}/endpointslices`,
+          path: collectionPath("EndpointSlice", namespace),
           onUpsert: (object, at) => notify(index.upsertSlice(object, logger), at),
           onDelete: (object, at) => notify(index.deleteSlice(object), at),
         },
@@ -203,8 +203,8 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   }
 
   if (options.routeKinds ?? true) {
-    for (const kind of Object.keys(ROUTE_KINDS) as RouteKind[]) {
-      if (!ROUTE_KINDS[kind].namespaced) informers.push(routeReflector(kind, undefined));
+    for (const kind of ROUTE_KINDS) {
+      if (!KINDS[kind].namespaced) informers.push(routeReflector(kind, undefined));
       else for (const namespace of scopes) informers.push(routeReflector(kind, namespace));
     }
   }

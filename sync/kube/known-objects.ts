@@ -1,4 +1,5 @@
 import type { Logger } from "../../lib/logger.js";
+import { metadataOf } from "./object-refs.js";
 import type { WatchEventType } from "./watch-stream.js";
 
 /** Where a reflector hands objects: the caller's cache. */
@@ -72,12 +73,4 @@ export class KnownObjects {
 
 function keyOf(metadata: Record<string, unknown>): string {
   return `${String(metadata.namespace ?? "")}/${String(metadata.name ?? "")}`;
-}
-
-export function metadataOf(object: unknown): Record<string, unknown> | undefined {
-  if (typeof object !== "object" || object === null) return undefined;
-  const metadata = (object as { metadata?: unknown }).metadata;
-  return typeof metadata === "object" && metadata !== null
-    ? (metadata as Record<string, unknown>)
-    : undefined;
 }

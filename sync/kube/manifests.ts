@@ -11,12 +11,8 @@ import {
 } from "../translate/kube-objects.js";
 import { NO_ROUTE_OBJECTS, type RouteObjects } from "../translate/route-objects.js";
 import type { ClusterCache } from "../translate/types.js";
-import {
-  CLUSTER_SCOPED_KINDS,
-  emptyManifestObjects,
-  MANIFEST_KINDS,
-  type ManifestObjects,
-} from "./manifest-kinds.js";
+import { isKind, KINDS } from "./kinds.js";
+import { emptyManifestObjects, type ManifestObjects, readManifestObject } from "./manifest-kinds.js";
 
 /** Something in the folder that was skipped: `file` relative to the folder, `path` inside the file. */
 export interface ManifestProblem {
@@ -195,15 +191,16 @@ function collect(
     });
     return;
   }
-  const kindReader = Object.hasOwn(MANIFEST_KINDS, kind) ? MANIFEST_KINDS[kind] : undefined;
-  if (!kindReader) return;
-  if (apiVersion !== undefined && !kindReader.apiVersions.includes(String(apiVersion))) {
-    const expected = kindReader.apiVersions.join(" or ");
+  if (!isKind(kind)) return;
+  const { namespaced } = KINDS[kind];
+  const manifestApiVersions: readonly string[] = KINDS[kind].manifestApiVersions;
+  if (apiVersion !== undefined && !manifestApiVersions.includes(String(apiVersion))) {
+    const expected = manifestApiVersions.join(" or ");
     problem(`${kind} apiVersion ${String(apiVersion)} is not supported (expected ${expected})`);
     return;
   }
   const metadata = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
-  const namespace = CLUSTER_SCOPED_KINDS.has(kind)
+  const namespace = !namespaced
     ? ""
     : typeof metadata.namespace === "string"
       ? metadata.namespace
@@ -214,7 +211,7 @@ function collect(
     problem(`duplicate ${identity}, first defined in ${first}; this copy is skipped`);
     return;
   }
-  const read = kindReader.read(object, loaded);
+  const read = readManifestObject(kind, object, loaded);
   if (!read.ok) {
     problem(`invalid ${kind}: ${read.error}`);
     return;

@@ -1,6 +1,6 @@
 import type { Logger } from "../../lib/logger.js";
+import { KINDS, type RouteKind } from "./kinds.js";
 import type { ReflectorObserver, ReflectorTarget } from "./reflector-types.js";
-import { ROUTE_KINDS, type RouteKind } from "./route-object-index.js";
 
 export interface OptionalKindsOptions {
   readonly logger: Logger;
@@ -23,7 +23,7 @@ export function createOptionalKinds(
   const missingGroups = new Map<string, Set<string>>();
   const refusedLabels = new Set<string>();
   return (kind, label) => {
-    const { group, version, resource, namespaced } = ROUTE_KINDS[kind];
+    const { group, version, resource, namespaced } = KINDS[kind];
     const groupVersion = group === "" ? version : `${group}/${version}`;
     return {
       retryMs,

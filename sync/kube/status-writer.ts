@@ -9,8 +9,8 @@ import {
   sameStatus,
   statusOf,
 } from "../translate/object-status.js";
+import { collectionPath, KINDS, type RouteKind } from "./kinds.js";
 import type { KubeApi } from "./kube-api.js";
-import { collectionPath, ROUTE_KINDS, type RouteKind } from "./route-object-index.js";
 
 export interface StatusWriterOptions {
   readonly api: KubeApi;
@@ -112,7 +112,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       const serialised = JSON.stringify(status);
       const last = written.get(key);
       if (last && last.resourceVersion === resourceVersion && last.status === serialised) return true;
-      const { group, version } = ROUTE_KINDS[target.kind];
+      const { group, version } = KINDS[target.kind];
       const path = `${collectionPath(target.kind, target.namespace)}/${encodeURIComponent(target.name)}/status`;
       const body = {
         ...(object as object),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { RouteKind } from "../../../sync/kube/kinds.js";
 import { createKubeApi } from "../../../sync/kube/kube-api.js";
-import type { RouteKind } from "../../../sync/kube/route-object-index.js";
 import { createStatusWriter, type StatusWriterOptions } from "../../../sync/kube/status-writer.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
 import type { DesiredRoutes } from "../../../sync/translate/desired-routes.js";

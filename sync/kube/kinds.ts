@@ -1,0 +1,118 @@
+import type { Result } from "../../lib/result.js";
+import {
+  parseGateway,
+  parseGatewayClass,
+  parseHTTPRoute,
+  parseNamespace,
+  parseReferenceGrant,
+} from "../translate/gateway/objects.js";
+import { parseIngress, parseIngressClass } from "../translate/ingress/objects.js";
+import { parseEndpointSlice, parseService } from "../translate/kube-objects.js";
+import type { RouteObjects } from "../translate/route-objects.js";
+
+/** One kind the sync reads: where the API serves it and how an object of it is validated. */
+export interface KindSpec {
+  readonly group: string;
+  readonly version: string;
+  /** The plural resource name in API paths and RBAC rules. */
+  readonly resource: string;
+  readonly namespaced: boolean;
+  /** apiVersions a manifest of `--from DIR` may carry (one given or none is accepted too). */
+  readonly manifestApiVersions: readonly string[];
+  readonly parse: (raw: unknown) => Result<object>;
+}
+
+const GATEWAY_GROUP = "gateway.networking.k8s.io";
+/**
+ * The Gateway API's standard CRDs serve these kinds as v1 and v1beta1 with one schema (only the descriptions
+ * differ), so a manifest written for v1beta1 is the same object an API server would store.
+ */
+const GATEWAY_MANIFEST_VERSIONS = [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1beta1`];
+
+function gatewayKind(resource: string, namespaced: boolean, parse: KindSpec["parse"]): KindSpec {
+  return {
+    group: GATEWAY_GROUP,
+    version: "v1",
+    resource,
+    namespaced,
+    manifestApiVersions: GATEWAY_MANIFEST_VERSIONS,
+    parse,
+  };
+}
+
+/** Every kind the sync reads, from the API server or a manifest folder: the one table of them. */
+export const KINDS = {
+  Service: {
+    group: "",
+    version: "v1",
+    resource: "services",
+    namespaced: true,
+    manifestApiVersions: ["v1"],
+    parse: parseService,
+  },
+  EndpointSlice: {
+    group: "discovery.k8s.io",
+    version: "v1",
+    resource: "endpointslices",
+    namespaced: true,
+    manifestApiVersions: ["discovery.k8s.io/v1"],
+    parse: parseEndpointSlice,
+  },
+  GatewayClass: gatewayKind("gatewayclasses", false, parseGatewayClass),
+  Gateway: gatewayKind("gateways", true, parseGateway),
+  HTTPRoute: gatewayKind("httproutes", true, parseHTTPRoute),
+  ReferenceGrant: gatewayKind("referencegrants", true, parseReferenceGrant),
+  Namespace: {
+    group: "",
+    version: "v1",
+    resource: "namespaces",
+    namespaced: false,
+    manifestApiVersions: ["v1"],
+    parse: parseNamespace,
+  },
+  IngressClass: {
+    group: "networking.k8s.io",
+    version: "v1",
+    resource: "ingressclasses",
+    namespaced: false,
+    manifestApiVersions: ["networking.k8s.io/v1"],
+    parse: parseIngressClass,
+  },
+  Ingress: {
+    group: "networking.k8s.io",
+    version: "v1",
+    resource: "ingresses",
+    namespaced: true,
+    manifestApiVersions: ["networking.k8s.io/v1"],
+    parse: parseIngress,
+  },
+} as const satisfies Record<string, KindSpec>;
+
+export type Kind = keyof typeof KINDS;
+
+/** The route-relevant kinds besides Services, and the list of RouteObjects each fills. */
+export const ROUTE_OBJECT_LISTS = {
+  GatewayClass: "gatewayClasses",
+  Gateway: "gateways",
+  HTTPRoute: "httpRoutes",
+  ReferenceGrant: "referenceGrants",
+  Namespace: "namespaces",
+  IngressClass: "ingressClasses",
+  Ingress: "ingresses",
+} as const satisfies Partial<Record<Kind, keyof RouteObjects>>;
+
+export type RouteKind = keyof typeof ROUTE_OBJECT_LISTS;
+
+export const ROUTE_KINDS = Object.keys(ROUTE_OBJECT_LISTS) as readonly RouteKind[];
+
+export function isKind(kind: string): kind is Kind {
+  return Object.hasOwn(KINDS, kind);
+}
+
+/** The collection path of `kind`, in `namespace` or cluster-wide (e.g. /apis/networking.k8s.io/v1/ingresses). */
+export function collectionPath(kind: Kind, namespace?: string): string {
+  const { group, version, resource } = KINDS[kind];
+  const base = group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
+  const where = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${base}${where}/${resource}`;
+}
