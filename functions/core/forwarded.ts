@@ -1,9 +1,16 @@
-import type { ForwardingInfo } from "./headers.js";
-
 /** RFC 7239 Forwarded: the router's own element, and the check that a client's value cannot swallow it. */
 
+/** The hop an element describes (RFC 7239 §5): the request this router received. */
+export interface ForwardedHop {
+  /** The client's IP as the runtime saw it (socket peer, or CF-Connecting-IP); undefined when unknown. */
+  readonly clientIp: string | undefined;
+  readonly proto: "http" | "https";
+  /** The authority the request was routed on (Host header, or the absolute-form target's authority). */
+  readonly host: string;
+}
+
 /** One RFC 7239 element: `for=` (IPv6 quoted and bracketed, §6; "unknown" when not known, §6.3), host, proto. */
-export function forwardedElement(info: ForwardingInfo): string {
+export function forwardedElement(info: ForwardedHop): string {
   return `for=${forwardedNode(info.clientIp)};host=${tokenOrQuoted(info.host)};proto=${info.proto}`;
 }
 

@@ -1,5 +1,5 @@
 import type { CompiledModifier } from "./filters.js";
-import { closesQuotes, forwardedElement } from "./forwarded.js";
+import { closesQuotes, type ForwardedHop, forwardedElement } from "./forwarded.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-by-hop.js";
 
 export { forwardedElement } from "./forwarded.js";
@@ -23,18 +23,18 @@ export {
  * only the last one (the element this router added). X-Forwarded-Proto and X-Forwarded-Host describe the
  * request this router received and are overwritten, never taken from the client.
  */
-export interface ForwardingInfo {
-  /** The client's IP as the runtime saw it (socket peer, or CF-Connecting-IP); undefined when unknown. */
-  readonly clientIp: string | undefined;
-  readonly proto: "http" | "https";
-  /** The authority the request was routed on (Host header, or the absolute-form target's authority). */
-  readonly host: string;
+export interface ForwardingInfo extends ForwardedHop {
   /** core/request-id.ts: sent as X-Request-Id (the client's own when it was valid). */
   readonly requestId?: string;
   /** The Host sent upstream when a route's URLRewrite sets one; X-Forwarded-Host and Forwarded keep `host`. */
   readonly upstreamHost?: string | undefined;
   /** The route's RequestHeaderModifier, applied after the hop-by-hop rules (filters.ts). */
   readonly modifier?: CompiledModifier | undefined;
+  /**
+   * The client's Connection fields joined, when the caller already read them from Node's `rawHeaders`
+   * (node/request-head.ts), null when there were none; left out, the fields are searched for it.
+   */
+  readonly connection?: string | null;
 }
 
 /** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
@@ -149,7 +149,7 @@ function rewriteRawRequest(
   out: string[],
 ): void {
   rewriteRequestFields(
-    rawConnection(rawHeaders),
+    info.connection !== undefined ? info.connection : rawConnection(rawHeaders),
     (visit) => {
       for (let i = 0; i < rawHeaders.length; i += 2) {
         const name = rawHeaders[i];

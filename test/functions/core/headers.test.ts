@@ -119,6 +119,13 @@ describe("upstreamRequestHeaderList (Node rawHeaders) agrees with upstreamReques
     );
   });
 
+  it("drops the fields named in a Connection value the caller already read, as it does reading it itself", () => {
+    const raw = ["Connection", "X-Secret", "X-Secret", "1", "X-Kept", "2"];
+    const read = upstreamRequestHeaderList(raw, { ...info, connection: "X-Secret" });
+    expect(read).toEqual(upstreamRequestHeaderList(raw, info));
+    expect(read).not.toContain("x-secret");
+  });
+
   it("lowercases names and keeps repeated ordinary fields as separate lines", () => {
     const out = upstreamRequestHeaderList(["Accept", "a", "X-Multi", "1", "X-Multi", "2"], info);
     expect(out.slice(0, 8)).toEqual(["host", "app.example", "accept", "a", "x-multi", "1", "x-multi", "2"]);
