@@ -1,22 +1,17 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { settlesWithin } from "../lib/async.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
-import { createWarnOnce } from "../lib/warn-once.js";
-import { createRedisWriter } from "../store/redis/writer.js";
-import type { ClusterWriter, WriterFence } from "../store/store.js";
 import type { SyncConfig } from "./config.js";
 import { type LeaderElector, type LeaderElectorFactory, leaseElector } from "./elector.js";
-import { type HealthServer, startHealthServer } from "./health-server.js";
-import { type ClusterWatch, createClusterWatch } from "./kube/cluster-watch.js";
+import type { ClusterWatch } from "./kube/cluster-watch.js";
 import { createKubeApi } from "./kube/kube-api.js";
 import { createReachability, type Reachability } from "./kube/reachability.js";
-import { createStatusWriter } from "./kube/status-writer.js";
+import { startLiveHealth } from "./live-health.js";
+import { clusterWatchFor, fencedWriter, publishPipelineFor, stopInOrder } from "./live-wiring.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
-import { createPublishPipeline } from "./publish/pipeline.js";
 import type { Reconciler } from "./publish/reconciler.js";
 import { createPublishRole } from "./publish-role.js";
-import { closeRedis, connectRedis } from "./redis-connection.js";
+import { connectRedis } from "./redis-connection.js";
 
 export interface LiveOptions {
   readonly logger: Logger;
@@ -57,46 +52,12 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
-  const registryWarnings = createWarnOnce(logger);
-  const fenced = createRedisWriter(redis, {
-    prefix: config.prefix,
-    cluster: config.cluster,
-    fence: { holder: config.identity, ttlMs: config.fenceMs },
-    onRegistryError: (error) =>
-      registryWarnings.warn(
-        "registry",
-        String(error),
-        "could not add the cluster to the registry of clusters",
-        {
-          error,
-          hint: "the sync's Redis ACL needs the selector (~<prefix>:clusters +sadd)",
-        },
-      ),
-  }) as ClusterWriter & { fence: WriterFence };
+  const fenced = fencedWriter(config, redis, logger);
   const api = createKubeApi(kubeConfig);
   const reachability = createReachability({ logger });
 
   let reconciler: Reconciler | undefined;
-  const watch = createClusterWatch({
-    kubeConfig,
-    api,
-    reachability,
-    namespaces: config.namespaces,
-    logger,
-    resyncIntervalMs: config.resyncIntervalMs,
-    watchTimeoutSeconds: config.watchTimeoutSeconds,
-    stallGraceMs: config.watchStallGraceMs,
-    onServiceChanged: (namespace, name, receivedAt) => reconciler?.markDirty(namespace, name, receivedAt),
-    onRoutesChanged: (receivedAt) => reconciler?.markRoutesDirty(receivedAt),
-    missingKindRetryMs: config.missingKindRetryMs,
-    onResync: () => void reconciler?.fullResync(),
-    onError: () => metrics.count("informerRestarts"),
-    observer: {
-      relisted: (resource, reason) => metrics.relisted(resource, reason),
-      missing: () => metrics.count("missingKinds"),
-      watchRestarted: (resource, reason) => metrics.watchRestarted(resource, reason),
-    },
-  });
+  const watch = clusterWatchFor(config, { kubeConfig, api, reachability, logger, metrics }, () => reconciler);
 
   let elector: LeaderElector | undefined;
   const role = createPublishRole({
@@ -126,28 +87,13 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
       await pipeline.reconciler.disable();
     },
   });
-  const statusWriter = createStatusWriter({
+  const { pipeline, statusWriter } = publishPipelineFor(config, {
     api,
-    cached: (kind, namespace, name) => watch.routeObject(kind, namespace, name),
-    controllerName: config.routes.gatewayController,
-    allowed: () => role.publishing,
+    watch,
+    role,
+    reachability,
     logger,
     metrics,
-  });
-  const pipeline = createPublishPipeline({
-    cache: watch,
-    writer: role.writer,
-    routeSettings: config.routes,
-    onDesired: (desired) => statusWriter.update(desired.statuses),
-    valve: config.valve,
-    holder: config.identity,
-    leaseMs: config.leaseMs,
-    heartbeatMs: config.heartbeatMs,
-    repushWhenStoreLost: true,
-    unreachableSince: () => reachability.unreachableSince,
-    logger,
-    metrics,
-    timing: { debounceMs: config.debounceMs, maxWaitMs: config.maxWaitMs },
   });
   reconciler = pipeline.reconciler;
 
@@ -169,29 +115,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     });
   }
 
-  metrics.beforeRender(() => {
-    const since = reachability.unreachableSince;
-    metrics.set("apiserverReachable", since === undefined ? 1 : 0);
-    metrics.set("apiserverUnreachableSince", since === undefined ? 0 : Math.floor(since / 1000));
-    metrics.set("informersRefused", watch.health().refused.length);
-  });
-  const health: HealthServer = await startHealthServer({
-    port: config.port,
-    host: config.host,
-    metrics,
-    readiness: () => {
-      const since = reachability.unreachableSince;
-      const { refused, missing } = watch.health();
-      return {
-        synced: watch.synced,
-        redis: redis.status === "ready",
-        publishing: role.publishing,
-        ...(since === undefined ? {} : { apiserverUnreachableSince: new Date(since).toISOString() }),
-        ...(refused.length === 0 ? {} : { refused }),
-        ...(missing.length === 0 ? {} : { missing }),
-      };
-    },
-  });
+  const health = await startLiveHealth(config, { metrics, watch, reachability, redis, role });
 
   let stopping = false;
   const synced = watch.start().then(
@@ -209,27 +133,19 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
-    stopped ??= (async () => {
-      stopping = true;
-      await watch.stop();
-      await synced;
-      if (pipeline.reconciler.enabled) {
-        if (!(await settlesWithin(pipeline.reconciler.flush(), options.flushTimeoutMs ?? 5_000))) {
-          logger.warn("pending writes not flushed before the shutdown deadline", {
-            pending: pipeline.reconciler.pending,
-          });
-        }
-      }
-      await role.stop();
-      await statusWriter.stop();
-      await pipeline.stop();
-      // The Lease first, then the fence: a standby that sees the fence free finds the Lease free too.
-      await elector?.stop();
-      await role.release();
-      await health.close();
-      await closeRedis(redis);
-      logger.info("sync stopped", { cluster: config.cluster });
-    })();
+    stopping = true;
+    stopped ??= stopInOrder({
+      watch,
+      synced,
+      pipeline,
+      role,
+      statusWriter,
+      elector,
+      health,
+      redis,
+      logger,
+      flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
+    }).then(() => logger.info("sync stopped", { cluster: config.cluster }));
     return stopped;
   };
 
