@@ -3,6 +3,7 @@ import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
 import type { AccessLogSettings } from "./access-log.js";
+import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
@@ -19,6 +20,19 @@ export const RouterEnvSchema = v.object({
   EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
   ROUTER_CLUSTER: v.pipe(optionalText, v.optional(ClusterNameSchema)),
   ROUTER_ZONE: optionalText,
+  /** Hosts and networks each cluster may publish (cluster-grants.ts); unset: any cluster, anything. */
+  CLUSTER_GRANTS: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseClusterGrants(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({
+        message: `CLUSTER_GRANTS must be cluster=hosts:a.test,*.b.test networks:10.1.0.0/16;...: ${parsed.error}`,
+      });
+      return NEVER;
+    }),
+  ),
   IP_FAMILY: v.optional(
     v.picklist(IP_FAMILY_POLICIES, `IP_FAMILY must be one of ${IP_FAMILY_POLICIES.join(", ")}`),
     "PreferIPv4",
@@ -55,6 +69,8 @@ export interface RouterConfig {
   readonly prefix: string;
   readonly cluster: string | undefined;
   readonly zone: string | undefined;
+  /** CLUSTER_GRANTS; undefined: any cluster may publish any host and backend address. */
+  readonly clusterGrants: ClusterGrants | undefined;
   readonly ipFamily: IpFamilyPolicy;
   readonly adminToken: string | undefined;
   readonly tryTimeoutMs: number;
@@ -77,6 +93,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     prefix: e.EDGESLICE_PREFIX,
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,
+    clusterGrants: e.CLUSTER_GRANTS,
     ipFamily: e.IP_FAMILY,
     adminToken: e.ADMIN_TOKEN,
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
