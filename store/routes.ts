@@ -16,18 +16,38 @@ export type RouteSource = (typeof ROUTE_SOURCES)[number];
 
 const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 const PathSchema = v.pipe(v.string(), v.startsWith("/"), v.maxLength(1024));
+/**
+ * A path the router puts into a request target or a Location (URLRewrite, RequestRedirect): RFC 3986 path
+ * characters and percent-encodings only, so no value can add a space, a line or a query to the head it goes in.
+ */
+export const TargetPathSchema = v.pipe(
+  v.string(),
+  v.maxLength(1024),
+  v.regex(/^\/(?:[-A-Za-z0-9._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/, "path of characters RFC 3986 allows"),
+);
 /** RFC 9110 §5.1 field-name token, stored lower-case. */
-const HeaderNameSchema = v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9a-z-]{1,256}$/, "header name"));
-const HeaderValueSchema = v.pipe(
+export const HeaderNameSchema = v.pipe(
+  v.string(),
+  v.regex(/^[!#$%&'*+.^_`|~0-9a-z-]{1,256}$/, "header name"),
+);
+/** RFC 9110 §5.5 field-value: visible characters, spaces, tabs and obs-text; never CR, LF or NUL. */
+export const HeaderValueSchema = v.pipe(
   v.string(),
   v.maxLength(4096),
   v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value"),
 );
+const HOST_NAME = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*";
 /** A host name, or `*.` followed by one (see RouteRecord.wildcard for what the `*` covers). */
 const HostPatternSchema = v.pipe(
   v.string(),
   v.maxLength(253),
-  v.regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "host name"),
+  v.regex(new RegExp(`^(\\*\\.)?${HOST_NAME}$`), "host name"),
+);
+/** A host name the router sends or redirects to (Gateway API PreciseHostname): no wildcard. */
+export const PreciseHostnameSchema = v.pipe(
+  v.string(),
+  v.maxLength(253),
+  v.regex(new RegExp(`^${HOST_NAME}$`), "host name without a wildcard"),
 );
 
 /** HTTPRoute `matches[].path`: PathPrefix matches whole segments, Exact the whole path (query excluded). */
@@ -73,15 +93,15 @@ export type HeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
 
 /** HTTPPathModifier: the whole path, or the part the rule's PathPrefix matched. */
 export const PathModifierSchema = v.variant("type", [
-  v.object({ type: v.literal("ReplaceFullPath"), value: PathSchema }),
-  v.object({ type: v.literal("ReplacePrefixMatch"), value: PathSchema }),
+  v.object({ type: v.literal("ReplaceFullPath"), value: TargetPathSchema }),
+  v.object({ type: v.literal("ReplacePrefixMatch"), value: TargetPathSchema }),
 ]);
 export type PathModifier = v.InferOutput<typeof PathModifierSchema>;
 
 /** RequestRedirect: answered by the router itself; unset fields keep the request's own. */
 export const RedirectSchema = v.object({
   scheme: v.optional(v.picklist(["http", "https"])),
-  hostname: v.optional(HostPatternSchema),
+  hostname: v.optional(PreciseHostnameSchema),
   port: v.optional(PortNumberSchema),
   path: v.optional(PathModifierSchema),
   statusCode: v.picklist([301, 302, 303, 307, 308]),
@@ -90,7 +110,7 @@ export type Redirect = v.InferOutput<typeof RedirectSchema>;
 
 /** URLRewrite: applied to the request before it is sent to the backend. */
 export const RewriteSchema = v.object({
-  hostname: v.optional(HostPatternSchema),
+  hostname: v.optional(PreciseHostnameSchema),
   path: v.optional(PathModifierSchema),
 });
 export type Rewrite = v.InferOutput<typeof RewriteSchema>;

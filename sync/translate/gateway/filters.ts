@@ -1,10 +1,15 @@
+import * as v from "valibot";
 import type { Result } from "../../../lib/result.js";
-import type {
-  HeaderModifier,
-  PathModifier,
-  Redirect,
-  RouteFilters,
-  RouteMatch,
+import {
+  type HeaderModifier,
+  HeaderNameSchema,
+  HeaderValueSchema,
+  type PathModifier,
+  PreciseHostnameSchema,
+  type Redirect,
+  type RouteFilters,
+  type RouteMatch,
+  TargetPathSchema,
 } from "../../../store/routes.js";
 import type { KubeFilter, KubeHeaderModifier, KubePathModifier } from "./objects.js";
 
@@ -21,6 +26,10 @@ export type FilterProblem = {
  * not know) drops the rule: HTTPRouteFilter.type says an unresolved filter "MUST NOT be skipped" and an unknown
  * type means UnsupportedValue. RequestRedirect next to backendRefs or URLRewrite is IncompatibleFilters;
  * ReplacePrefixMatch needs PathPrefix matches only (HTTPPathModifier.replacePrefixMatch).
+ *
+ * Every value the router writes into a head (a path into the request target or Location, a host name, a port,
+ * a header name or value) must be one the wire can carry: one that is not would fail each request of the rule
+ * at the router, so the rule is dropped and the status quotes the value (as JSON: no raw CR or LF in it).
  */
 export function translateFilters(
   filters: readonly KubeFilter[],
@@ -39,9 +48,13 @@ export function translateFilters(
       error: { reason: "UnsupportedValue", message },
     });
     if (filter.type === "RequestHeaderModifier" && filter.requestHeaderModifier) {
-      translated.requestHeaders ??= headerModifier(filter.requestHeaderModifier);
+      const modifier = headerModifier(filter.requestHeaderModifier);
+      if (!modifier.ok) return failed(`RequestHeaderModifier ${modifier.error}`);
+      translated.requestHeaders ??= modifier.value;
     } else if (filter.type === "ResponseHeaderModifier" && filter.responseHeaderModifier) {
-      translated.responseHeaders ??= headerModifier(filter.responseHeaderModifier);
+      const modifier = headerModifier(filter.responseHeaderModifier);
+      if (!modifier.ok) return failed(`ResponseHeaderModifier ${modifier.error}`);
+      translated.responseHeaders ??= modifier.value;
     } else if (filter.type === "RequestRedirect" && filter.requestRedirect) {
       const redirect = filter.requestRedirect;
       const statusCode = redirect.statusCode ?? 302;
@@ -51,21 +64,29 @@ export function translateFilters(
       if (scheme !== undefined && scheme !== "http" && scheme !== "https") {
         return failed(`redirect scheme ${scheme} is not supported`);
       }
+      const port = redirect.port ?? undefined;
+      if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) {
+        return failed(`redirect port ${port} is not a port number`);
+      }
+      const hostname = redirect.hostname ? preciseHostname(redirect.hostname) : undefined;
+      if (hostname && !hostname.ok) return failed(`redirect ${hostname.error}`);
       const path = redirect.path ? pathModifier(redirect.path) : undefined;
       if (path && !path.ok) return failed(path.error);
       translated.redirect ??= {
         statusCode: statusCode as Redirect["statusCode"],
         ...(scheme ? { scheme } : {}),
-        ...(redirect.hostname ? { hostname: redirect.hostname.toLowerCase() } : {}),
-        ...(redirect.port ? { port: redirect.port } : {}),
+        ...(hostname ? { hostname: hostname.value } : {}),
+        ...(port !== undefined ? { port } : {}),
         ...(path ? { path: path.value } : {}),
       };
     } else if (filter.type === "URLRewrite" && filter.urlRewrite) {
       const rewrite = filter.urlRewrite;
+      const hostname = rewrite.hostname ? preciseHostname(rewrite.hostname) : undefined;
+      if (hostname && !hostname.ok) return failed(`URLRewrite ${hostname.error}`);
       const path = rewrite.path ? pathModifier(rewrite.path) : undefined;
       if (path && !path.ok) return failed(path.error);
       translated.rewrite ??= {
-        ...(rewrite.hostname ? { hostname: rewrite.hostname.toLowerCase() } : {}),
+        ...(hostname ? { hostname: hostname.value } : {}),
         ...(path ? { path: path.value } : {}),
       };
     } else {
@@ -91,17 +112,42 @@ export function translateFilters(
   return { ok: true, value: translated };
 }
 
-/** Header names are case-insensitive (RFC 9110 §5.1): stored lower-case. */
-function headerModifier(modifier: KubeHeaderModifier): HeaderModifier {
+/**
+ * Header names are case-insensitive (RFC 9110 §5.1): stored lower-case. A name must be a token and a value
+ * a field-value (RFC 9110 §5.5: no CR, LF or NUL, nothing past Latin-1).
+ */
+function headerModifier(modifier: KubeHeaderModifier): Result<HeaderModifier> {
+  const names = [...(modifier.set ?? []), ...(modifier.add ?? [])].map((item) => item.name);
+  for (const name of [...names, ...(modifier.remove ?? [])]) {
+    if (!v.is(HeaderNameSchema, name.toLowerCase())) {
+      return { ok: false, error: `header name ${JSON.stringify(name)} is not a field name (RFC 9110 §5.1)` };
+    }
+  }
+  for (const { name, value } of [...(modifier.set ?? []), ...(modifier.add ?? [])]) {
+    if (!v.is(HeaderValueSchema, value)) {
+      const why = "holds CR, LF, NUL or characters past Latin-1 (RFC 9110 §5.5)";
+      return { ok: false, error: `header ${name} value ${JSON.stringify(value)} ${why}` };
+    }
+  }
   const pair = (item: { name: string; value: string }) => ({
     name: item.name.toLowerCase(),
     value: item.value,
   });
   return {
-    set: (modifier.set ?? []).map(pair),
-    add: (modifier.add ?? []).map(pair),
-    remove: (modifier.remove ?? []).map((name) => name.toLowerCase()),
+    ok: true,
+    value: {
+      set: (modifier.set ?? []).map(pair),
+      add: (modifier.add ?? []).map(pair),
+      remove: (modifier.remove ?? []).map((name) => name.toLowerCase()),
+    },
   };
+}
+
+/** A redirect's or rewrite's hostname, lower-cased (Gateway API PreciseHostname: no wildcard). */
+function preciseHostname(hostname: string): Result<string> {
+  const lower = hostname.toLowerCase();
+  if (v.is(PreciseHostnameSchema, lower)) return { ok: true, value: lower };
+  return { ok: false, error: `hostname ${JSON.stringify(hostname)} is not a host name without a wildcard` };
 }
 
 /**
@@ -109,16 +155,21 @@ function headerModifier(modifier: KubeHeaderModifier): HeaderModifier {
  * the router joins the rest without doubling the slash.
  */
 function pathModifier(modifier: KubePathModifier): Result<PathModifier> {
-  if (modifier.type === "ReplaceFullPath" && typeof modifier.replaceFullPath === "string") {
-    const value = modifier.replaceFullPath === "" ? "/" : modifier.replaceFullPath;
-    if (!value.startsWith("/")) return { ok: false, error: `replaceFullPath "${value}" must start with /` };
-    return { ok: true, value: { type: "ReplaceFullPath", value } };
+  const given =
+    modifier.type === "ReplaceFullPath"
+      ? modifier.replaceFullPath
+      : modifier.type === "ReplacePrefixMatch"
+        ? modifier.replacePrefixMatch
+        : undefined;
+  if (typeof given !== "string")
+    return { ok: false, error: `path modifier ${modifier.type} is not supported` };
+  const field = modifier.type === "ReplaceFullPath" ? "replaceFullPath" : "replacePrefixMatch";
+  const value = given === "" ? "/" : given;
+  if (!value.startsWith("/"))
+    return { ok: false, error: `${field} ${JSON.stringify(value)} must start with /` };
+  if (!v.is(TargetPathSchema, value)) {
+    const why = "holds characters a request path cannot carry (RFC 3986: no space, CR, LF, ? or #)";
+    return { ok: false, error: `${field} ${JSON.stringify(value)} ${why}` };
   }
-  if (modifier.type === "ReplacePrefixMatch" && typeof modifier.replacePrefixMatch === "string") {
-    const value = modifier.replacePrefixMatch === "" ? "/" : modifier.replacePrefixMatch;
-    if (!value.startsWith("/"))
-      return { ok: false, error: `replacePrefixMatch "${value}" must start with /` };
-    return { ok: true, value: { type: "ReplacePrefixMatch", value } };
-  }
-  return { ok: false, error: `path modifier ${modifier.type} is not supported` };
+  return { ok: true, value: { type: modifier.type as PathModifier["type"], value } };
 }
