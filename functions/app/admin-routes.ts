@@ -7,6 +7,7 @@ import { shadowedBy } from "../core/routes/shadowing.js";
 import { matchRequest } from "../core/routing.js";
 import { backendCandidates, type SelectFor, type Selection } from "../core/select.js";
 import type { ServedRoute, SnapshotRoutes } from "../core/snapshot-routes.js";
+import { describeRefusal, refusalsFor } from "./admin-refusals.js";
 
 /**
  * What `/_edgeslice/routes` and `/_edgeslice/explain` say about routes: each route as served (its clusters,
@@ -83,7 +84,19 @@ export interface ExplainInput {
   readonly ejection: PassiveEjection;
 }
 
+/** explainMatch, with what CLUSTER_GRANTS refused that bears on the request (admin-refusals.ts). */
 export function explainRequest(input: ExplainInput) {
+  const explained = explainMatch(input);
+  const refused = refusalsFor(
+    input.routes,
+    normaliseHost(input.rawHost),
+    "route" in explained ? explained.route.id : undefined,
+  );
+  if (refused.length === 0) return explained;
+  return { ...explained, refused, why: [...explained.why, ...refused.map(describeRefusal)] };
+}
+
+function explainMatch(input: ExplainInput) {
   const { routes, path, method } = input;
   const host = normaliseHost(input.rawHost);
   const found =

@@ -61,10 +61,15 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
     const snapshot = await deps.source.current();
-    if (!snapshot) return c.json({ version: null, routes: [], conflicts: [] }, 200, NO_STORE);
+    if (!snapshot) return c.json({ version: null, routes: [], conflicts: [], refused: [] }, 200, NO_STORE);
     const routes = deps.routesOf(snapshot);
     return c.json(
-      { version: snapshot.version, routes: routes.routes.map(describeRoute), conflicts: routes.conflicts },
+      {
+        version: snapshot.version,
+        routes: routes.routes.map(describeRoute),
+        conflicts: routes.conflicts,
+        refused: routes.refusals,
+      },
       200,
       NO_STORE,
     );

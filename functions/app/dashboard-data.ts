@@ -3,6 +3,7 @@ import type { RouteMatch, RouteRecord } from "../../store/routes.js";
 import type { ClusterHeartbeat, Snapshot, SourceStatus } from "../../store/store.js";
 import { FAMILIES, familyStates, type StateCounts } from "../core/backend-states.js";
 import type { PassiveEjection } from "../core/ejection.js";
+import type { GrantRefusal } from "../core/granted-clusters.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
@@ -21,6 +22,8 @@ export interface DashboardView {
   readonly clusters: readonly DashboardCluster[];
   readonly routes: readonly DashboardRoute[];
   readonly services: readonly ServiceTotals[];
+  /** What CLUSTER_GRANTS refused: clusters it does not list, routes for hosts not granted, endpoints outside networks. */
+  readonly refused: readonly GrantRefusal[];
   /** What the page cannot know yet, said in words. */
   readonly notes: readonly string[];
 }
@@ -83,7 +86,8 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
   const isEjected = (address: string) => inputs.ejection.isEjected(address);
   const routes: DashboardRoute[] = [];
   if (snapshot && inputs.routes) {
-    const views = new Map(snapshot.clusters.map((view) => [view.name, view]));
+    // As served: without the endpoints CLUSTER_GRANTS left out.
+    const views = new Map(inputs.routes.clusters.map((view) => [view.name, view]));
     for (const served of inputs.routes.routes) {
       const clusters: DashboardRoute["clusters"][number][] = [];
       for (const { service, port, rule, backend } of routeBackendPorts(served.route)) {
@@ -125,6 +129,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
     services: [...inputs.services].sort(
       (a, b) => compare(a.service, b.service) || compare(a.cluster, b.cluster),
     ),
+    refused: inputs.routes?.refusals ?? [],
     notes: inputs.heartbeats === undefined ? [NO_HEARTBEATS_NOTE] : [],
   };
 }

@@ -64,6 +64,9 @@ export const DASHBOARD_HTML = `<!doctype html>
 <section><h2>Requests</h2><table>
 <thead><tr><th>Service</th><th>Requests/s</th><th>Error ratio (5xx)</th><th>By cluster</th></tr></thead>
 <tbody id="services"></tbody></table></section>
+<section><h2>Refused by cluster grants</h2><table>
+<thead><tr><th>Cluster</th><th>Kind</th><th>What</th></tr></thead>
+<tbody id="refused"></tbody></table></section>
 <p id="notes"></p>
 </main>
 <script>${DASHBOARD_SCRIPT}</script>

@@ -148,6 +148,15 @@ export const DASHBOARD_SCRIPT = `
     }), "no requests yet");
   }
 
+  function renderRefused(refused) {
+    fill("refused", refused.map(function (r) {
+      var what = r.kind === "cluster" ? "not listed: " + r.count + " routes and services ignored"
+        : r.kind === "route" ? "route " + r.id + " for " + r.refused.join(", ")
+        : r.count + " endpoints of " + r.id + " outside its networks: " + r.refused.join(", ") + (r.count > r.refused.length ? ", ..." : "");
+      return row([r.cluster, badge(r.kind, "stale"), what]);
+    }), "nothing refused");
+  }
+
   function render(data, now) {
     var store = data.store === undefined || data.store === null
       ? "memory store"
@@ -158,6 +167,7 @@ export const DASHBOARD_SCRIPT = `
     renderClusters(data.clusters);
     renderRoutes(data.routes);
     renderServices(data.services, now);
+    renderRefused(data.refused || []);
     $("notes").textContent = data.notes.join("; ");
   }
 

@@ -46,6 +46,16 @@ export class RouterMetrics {
   upgradedConnections = 0;
   /** Duration and attempts per service and cluster. */
   readonly red = new RequestMetrics();
+  /** CLUSTER_GRANTS refusals by cluster and kind, counted as they are logged (core/snapshot-reports.ts). */
+  readonly grantRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
+
+  /** One refusal of CLUSTER_GRANTS was logged: a cluster, a route or a Service's endpoints (granted-clusters.ts). */
+  grantRefused(cluster: string, kind: string): void {
+    const key = `${cluster} ${kind}`;
+    const counted = this.grantRefusals.get(key);
+    if (counted) counted.count++;
+    else this.grantRefusals.set(key, { cluster, kind, count: 1 });
+  }
 
   /**
    * A response sent to a client: its status class and its RED series (the backend's cluster, the route's
@@ -168,6 +178,15 @@ export class RouterMetrics {
         samples: one(gauges.routeConflicts),
       });
     }
+    families.push({
+      name: "edgeslice_grant_refusals_total",
+      type: "counter",
+      help: "Records CLUSTER_GRANTS refused, counted as logged: a cluster it does not list, a route for a host not granted, endpoints outside the cluster's networks.",
+      samples: [...this.grantRefusals.values()].map(({ cluster, kind, count }) => ({
+        labels: { cluster, kind },
+        value: count,
+      })),
+    });
     families.push(...this.red.families());
     if (gauges.backends) families.push(backendFamily(gauges.backends));
     return renderFamilies(families);

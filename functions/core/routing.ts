@@ -1,5 +1,4 @@
 import type { Logger } from "../../lib/logger.js";
-import { createWarnOnce } from "../../lib/warn-once.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import type { RouterConfig } from "./config.js";
@@ -13,7 +12,8 @@ import type { RequestFacts } from "./routes/request-match.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
 import { createSelector, type SelectFor, type Selection } from "./select.js";
-import { type ServedRoute, type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
+import { reportingRoutesOf } from "./snapshot-reports.js";
+import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
 
 /**
  * The routing core every entry path shares: the Hono catch-all (app/app.ts) and the Node upgrade path
@@ -27,7 +27,7 @@ export interface RoutingDeps {
     RouterConfig,
     "cluster" | "zone" | "ipFamily" | "tryTimeoutMs" | "totalTimeoutMs" | "retries"
   > &
-    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs">>;
+    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants">>;
   readonly now: () => number;
   readonly random: () => number;
   readonly balancing: BalancingMode;
@@ -73,7 +73,10 @@ export interface Routing {
   readonly policy: PolicyDeps;
   /** The selection of one backendRef of one rule of a served route, memoised per snapshot. */
   readonly select: SelectFor;
-  /** The snapshot's routes (built once per snapshot); conflicts across clusters are logged once. */
+  /**
+   * The snapshot's routes (built once per snapshot, CLUSTER_GRANTS applied); conflicts across clusters and
+   * refusals of the grants are logged once (snapshot-reports.ts).
+   */
   routesOf(snapshot: Snapshot): SnapshotRoutes;
   /** Seconds since this router first saw the snapshot's version. */
   snapshotAgeSeconds(snapshot: Snapshot): number;
@@ -112,7 +115,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     noteSeen(snapshot);
     return Math.max(0, (deps.now() - seen.at) / 1000);
   };
-  const routesOf = conflictReporter(deps.logger);
+  const routesOf = reportingRoutesOf(deps.logger, policy.metrics, config.clusterGrants);
 
   return {
     policy,
@@ -205,34 +208,6 @@ export function matchRequest(
   const found = matchRoute(routes.table, host, request);
   if (!found || (found.hostname !== undefined && !wildcardCovers(found.hostname, host))) return undefined;
   return found;
-}
-
-/**
- * snapshotRoutesOf, logging each conflict across clusters once while it lasts (lib/warn-once.ts): a route id
- * published with different definitions serves one of them (routes/clusters.ts).
- */
-function conflictReporter(logger: Logger): (snapshot: Snapshot) => SnapshotRoutes {
-  const warnings = createWarnOnce(logger);
-  let last: SnapshotRoutes | undefined;
-  let reported = new Set<string>();
-  return (snapshot) => {
-    const routes = snapshotRoutesOf(snapshot);
-    if (routes === last) return routes;
-    last = routes;
-    const now = new Set<string>();
-    for (const conflict of routes.conflicts) {
-      now.add(conflict.id);
-      warnings.warn(
-        `route conflict ${conflict.id}`,
-        `${conflict.served.join(",")} / ${conflict.shadowed.join(",")}`,
-        "clusters publish one route with different definitions; serving the one most of them publish",
-        { route: conflict.id, served: conflict.served, shadowed: conflict.shadowed },
-      );
-    }
-    for (const id of reported) if (!now.has(id)) warnings.clear(`route conflict ${id}`);
-    reported = now;
-    return routes;
-  };
 }
 
 /** CLIENT_BODY_IDLE_TIMEOUT_MS when a caller's config leaves it out (core/config.ts has the same default). */

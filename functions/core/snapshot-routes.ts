@@ -1,15 +1,17 @@
 import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
-import { mergeAcrossClusters, type PublishedRoute, type RouteConflict } from "./routes/clusters.js";
+import type { ClusterGrants } from "./cluster-grants.js";
+import { applyClusterGrants, everyClusterGranted, type GrantRefusal } from "./granted-clusters.js";
+import {
+  type MayShadow,
+  mergeAcrossClusters,
+  type PublishedRoute,
+  type RouteConflict,
+  type RoutePublisher,
+} from "./routes/clusters.js";
 import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
 
-/** One cluster that publishes a route id, and whether its copy is the one served. */
-export interface RoutePublisher {
-  readonly cluster: string;
-  readonly stale: boolean;
-  /** Traffic of this route may go to this cluster's backends. */
-  readonly serving: boolean;
-}
+export type { RoutePublisher } from "./routes/clusters.js";
 
 /** A route as the router serves it, with the clusters whose backends its rules resolve against. */
 export interface ServedRoute {
@@ -30,62 +32,65 @@ export interface SnapshotRoutes {
   readonly table: RouteTable<ServedRoute>;
   /** Clusters that publish one id with different definitions (only the served one is used). */
   readonly conflicts: readonly RouteConflict[];
+  /** What CLUSTER_GRANTS refused (granted-clusters.ts); empty without grants. */
+  readonly refusals: readonly GrantRefusal[];
+  /** The snapshot's clusters as served: without what CLUSTER_GRANTS refused. */
+  readonly clusters: readonly ClusterView[];
 }
 
-const built = new WeakMap<Snapshot, SnapshotRoutes>();
+/** The memo key of a router without CLUSTER_GRANTS. */
+const UNGRANTED: ClusterGrants = new Map();
+const built = new WeakMap<ClusterGrants, WeakMap<Snapshot, SnapshotRoutes>>();
 
-/** Memoised on the snapshot's identity: a snapshot is immutable and replaced on any change. */
-export function snapshotRoutesOf(snapshot: Snapshot): SnapshotRoutes {
-  let routes = built.get(snapshot);
+/** Memoised on the snapshot's identity (and the grants'): a snapshot is immutable and replaced on any change. */
+export function snapshotRoutesOf(snapshot: Snapshot, grants?: ClusterGrants): SnapshotRoutes {
+  const key = grants ?? UNGRANTED;
+  let bySnapshot = built.get(key);
+  if (!bySnapshot) {
+    bySnapshot = new WeakMap();
+    built.set(key, bySnapshot);
+  }
+  let routes = bySnapshot.get(snapshot);
   if (!routes) {
-    routes = buildSnapshotRoutes(snapshot);
-    built.set(snapshot, routes);
+    routes = buildSnapshotRoutes(snapshot, grants);
+    bySnapshot.set(snapshot, routes);
   }
   return routes;
 }
 
 /**
- * Stale clusters are dropped per route (DESIGN.md "Store", fail static): a route's copies in fresh clusters
- * serve; when every cluster that publishes it is stale, theirs serve, so a route whose only clusters went
- * quiet keeps its last known backends. The serving copies are merged across clusters (routes/clusters.ts),
- * then matched by the Gateway API's precedence (routes/route-table.ts).
+ * CLUSTER_GRANTS first (granted-clusters.ts): a cluster's routes for hosts it was not granted, and its
+ * endpoints outside its networks, are left out before anything else looks at them. Then stale clusters are
+ * dropped per route (DESIGN.md "Store", fail static): a route's copies in fresh clusters serve; when every
+ * cluster that publishes it is stale, theirs serve, so a route whose only clusters went quiet keeps its last
+ * known backends. The serving copies are merged across clusters (routes/clusters.ts), then matched by the
+ * Gateway API's precedence (routes/route-table.ts).
  */
-export function buildSnapshotRoutes(snapshot: Snapshot): SnapshotRoutes {
-  const byId = new Map<string, { view: ClusterView; route: RouteRecord }[]>();
+export function buildSnapshotRoutes(snapshot: Snapshot, grants?: ClusterGrants): SnapshotRoutes {
+  const granted = applyClusterGrants(snapshot.clusters, grants);
   const views = new Map<string, ClusterView>();
-  for (const view of snapshot.clusters) {
+  const published: PublishedRoute[] = [];
+  for (const view of granted.clusters) {
     views.set(view.name, view);
-    for (const route of view.routes.values()) {
-      const copies = byId.get(route.id);
-      if (copies) copies.push({ view, route });
-      else byId.set(route.id, [{ view, route }]);
-    }
+    for (const route of view.routes.values())
+      published.push({ cluster: view.name, route, stale: view.stale });
   }
-  const serving: PublishedRoute[] = [];
-  const failStatic = new Set<string>();
-  for (const [id, copies] of byId) {
-    const fresh = copies.filter((copy) => !copy.view.stale);
-    if (fresh.length === 0) failStatic.add(id);
-    for (const copy of fresh.length > 0 ? fresh : copies) {
-      serving.push({ cluster: copy.view.name, route: copy.route });
-    }
-  }
-  const merged = mergeAcrossClusters(serving);
-  const routes: ServedRoute[] = merged.routes.map(({ route, clusters }) => {
-    const publishers = (byId.get(route.id) ?? [])
-      .map(({ view }) => ({ cluster: view.name, stale: view.stale, serving: clusters.includes(view.name) }))
-      .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-    return {
-      route,
-      clusters: clusters.flatMap((name) => views.get(name) ?? []),
-      failStatic: failStatic.has(route.id),
-      publishers,
-    };
-  });
+  const mayShadow: MayShadow | undefined = grants
+    ? (clusters, route) => everyClusterGranted(grants, clusters, route)
+    : undefined;
+  const merged = mergeAcrossClusters(published, mayShadow);
+  const routes: ServedRoute[] = merged.routes.map(({ route, clusters, failStatic, publishers }) => ({
+    route,
+    clusters: clusters.flatMap((name) => views.get(name) ?? []),
+    failStatic,
+    publishers,
+  }));
   return {
     version: snapshot.version,
     routes,
     table: buildRouteTable(routes),
     conflicts: merged.conflicts,
+    refusals: granted.refusals,
+    clusters: granted.clusters,
   };
 }

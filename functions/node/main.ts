@@ -1,5 +1,6 @@
 import { createJsonLogger } from "../../lib/logger.js";
 import { shutdownSignal } from "../../lib/signals.js";
+import { NO_GRANTS_WARNING } from "../core/cluster-grants.js";
 import { parseRouterConfig, type RouterConfig } from "../core/config.js";
 import { startNodeRouter } from "./server.js";
 
@@ -16,6 +17,7 @@ try {
   process.exit(2);
 }
 const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+if (config.clusterGrants === undefined) logger.warn(NO_GRANTS_WARNING);
 // Listening for the signal before starting: a SIGTERM during start-up (it listens before its first store load
 // lands) must still close cleanly, not kill the process the default way.
 const stopping = shutdownSignal(logger);

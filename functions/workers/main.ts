@@ -1,3 +1,5 @@
+import { createJsonLogger } from "../../lib/logger.js";
+import { NO_GRANTS_WARNING } from "../core/cluster-grants.js";
 import { parseRouterConfig } from "../core/config.js";
 import { normaliseHost } from "../core/hosts.js";
 import { ADMIN_PREFIX } from "../core/routing.js";
@@ -38,7 +40,14 @@ export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
     if (!runtime) {
       try {
-        runtime = createIsolateRuntime(parseRouterConfig(env), podFetch(env));
+        const config = parseRouterConfig(env);
+        runtime = createIsolateRuntime(config, podFetch(env));
+        if (config.clusterGrants === undefined) {
+          createJsonLogger({
+            level: config.logLevel,
+            base: { component: "router", runtime: "workers" },
+          }).warn(NO_GRANTS_WARNING);
+        }
       } catch (error) {
         // A bad var or secret: say which, on every request, instead of an opaque exception.
         console.error(JSON.stringify({ level: "error", msg: "invalid configuration", error: String(error) }));

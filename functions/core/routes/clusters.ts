@@ -4,6 +4,16 @@ import type { RouteRecord } from "../../../store/routes.js";
 export interface PublishedRoute {
   readonly cluster: string;
   readonly route: RouteRecord;
+  /** The cluster's lease ran out (default false). */
+  readonly stale?: boolean;
+}
+
+/** One cluster that publishes a route id, and whether its copy is the one served. */
+export interface RoutePublisher {
+  readonly cluster: string;
+  readonly stale: boolean;
+  /** Traffic of this route may go to this cluster's backends. */
+  readonly serving: boolean;
 }
 
 /**
@@ -11,8 +21,14 @@ export interface PublishedRoute {
  * definition. Each backend of its rules gets the endpoints of that Service port in each of these clusters.
  */
 export interface MergedRoute {
+  /** The definition served; its id gets `@<clusters>` when another definition is served beside it (see below). */
   readonly route: RouteRecord;
+  /** The serving publishers, sorted. */
   readonly clusters: readonly string[];
+  /** Every serving publisher is stale, and their last known backends are served anyway. */
+  readonly failStatic: boolean;
+  /** The serving publishers and those whose copies this definition took the place of, sorted. */
+  readonly publishers: readonly RoutePublisher[];
 }
 
 /** Clusters that publish the same route id with another definition than the one served. */
@@ -23,15 +39,38 @@ export interface RouteConflict {
 }
 
 /**
+ * Whether the clusters serving one definition may take the place of another definition of the same id (its
+ * hostnames): under CLUSTER_GRANTS, only when they were granted every one of them.
+ */
+export type MayShadow = (clusters: readonly string[], route: RouteRecord) => boolean;
+
+interface Definition {
+  route: RouteRecord;
+  clusters: string[];
+  readonly stale: boolean;
+}
+
+interface Served extends Definition {
+  readonly shadowed: string[];
+  readonly droppedStale: string[];
+}
+
+/**
  * Several clusters publish the same route id when the same HTTPRoute, Ingress or annotated Service is
  * applied to each of them (ids hold no cluster name). Identical definitions (creation times aside) merge
- * into one route served from all of them, ranked by the oldest copy's creation time. Different definitions
+ * into one route served from all of them, ranked by the oldest copy's creation time. Fresh copies take the
+ * place of stale ones; when every copy is stale, those serve (fail static per route). Different definitions
  * (a rollout in progress, drift) cannot be merged rule by rule, so one wins: the definition most clusters
  * publish, ties to the one whose first cluster sorts first; the other clusters' copies are reported and add
- * no endpoints. Pass only the clusters that may serve (fresh, or all when every one is stale).
- * Deterministic whatever the input order; output sorted by id.
+ * no endpoints. A definition may only take the place of one whose hostnames its clusters could have published
+ * themselves (`mayShadow`): otherwise both are served, each under `<id>@<its clusters>`, so a cluster cannot
+ * take another's route away (nor its name) by publishing its id. Deterministic whatever the input order; output
+ * sorted by id.
  */
-export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
+export function mergeAcrossClusters(
+  published: readonly PublishedRoute[],
+  mayShadow: MayShadow = () => true,
+): {
   routes: MergedRoute[];
   conflicts: RouteConflict[];
 } {
@@ -48,40 +87,72 @@ export function mergeAcrossClusters(published: readonly PublishedRoute[]): {
     const [only] = copies;
     // The usual case, one cluster per id: nothing to compare.
     if (copies.length === 1 && only) {
-      routes.push({ route: only.route, clusters: [only.cluster] });
+      const stale = only.stale === true;
+      const publishers = [{ cluster: only.cluster, stale, serving: true }];
+      routes.push({ route: only.route, clusters: [only.cluster], failStatic: stale, publishers });
       continue;
     }
-    const definitions = new Map<string, { route: RouteRecord; clusters: string[] }>();
-    for (const { cluster, route } of copies) {
-      const key = definitionKey(route);
-      const definition = definitions.get(key);
-      if (!definition) definitions.set(key, { route, clusters: [cluster] });
-      else {
-        definition.clusters.push(cluster);
-        // The oldest copy's age ranks the merged route, whatever the order the clusters came in.
-        if (route.createdAt < definition.route.createdAt) definition.route = route;
+    const served: Served[] = [];
+    for (const definition of rankedDefinitions(copies)) {
+      const over = served.find((candidate) => mayShadow(candidate.clusters, definition.route));
+      if (!over) served.push({ ...definition, shadowed: [], droppedStale: [] });
+      else if (definition.stale && !over.stale) over.droppedStale.push(...definition.clusters);
+      else over.shadowed.push(...definition.clusters);
+    }
+    for (const definition of served) {
+      const route =
+        served.length === 1
+          ? definition.route
+          : { ...definition.route, id: `${id}@${definition.clusters.join(",")}` };
+      routes.push({
+        route,
+        clusters: definition.clusters,
+        failStatic: definition.stale,
+        publishers: [
+          ...definition.clusters.map((cluster) => ({ cluster, stale: definition.stale, serving: true })),
+          ...definition.droppedStale.map((cluster) => ({ cluster, stale: true, serving: false })),
+          ...definition.shadowed.map((cluster) => ({ cluster, stale: definition.stale, serving: false })),
+        ].sort((a, b) => byCodeUnits(a.cluster, b.cluster)),
+      });
+      if (definition.shadowed.length > 0) {
+        conflicts.push({
+          id: route.id,
+          served: definition.clusters,
+          shadowed: [...definition.shadowed].sort(byCodeUnits),
+        });
       }
     }
-    const ranked = [...definitions.values()].map((definition) => ({
-      route: definition.route,
-      clusters: [...new Set(definition.clusters)].sort(byCodeUnits),
-    }));
-    ranked.sort(
-      (a, b) =>
-        b.clusters.length - a.clusters.length || byCodeUnits(a.clusters[0] ?? "", b.clusters[0] ?? ""),
-    );
-    const [served, ...others] = ranked;
-    if (!served) continue;
-    routes.push(served);
-    if (others.length > 0) {
-      conflicts.push({
-        id,
-        served: served.clusters,
-        shadowed: others.flatMap((other) => other.clusters).sort(byCodeUnits),
-      });
+  }
+  routes.sort((a, b) => byCodeUnits(a.route.id, b.route.id));
+  return { routes, conflicts };
+}
+
+/**
+ * The copies of one id grouped by definition and freshness, best first: fresh before stale, then the
+ * definition most clusters publish, then the one whose first cluster sorts first.
+ */
+function rankedDefinitions(copies: readonly PublishedRoute[]): Definition[] {
+  const definitions = new Map<string, Definition>();
+  for (const { cluster, route, stale } of copies) {
+    const key = `${stale === true ? "stale" : "fresh"} ${definitionKey(route)}`;
+    const definition = definitions.get(key);
+    if (!definition) definitions.set(key, { route, clusters: [cluster], stale: stale === true });
+    else {
+      definition.clusters.push(cluster);
+      // The oldest copy's age ranks the merged route, whatever the order the clusters came in.
+      if (route.createdAt < definition.route.createdAt) definition.route = route;
     }
   }
-  return { routes, conflicts };
+  const ranked = [...definitions.values()].map((definition) => ({
+    ...definition,
+    clusters: [...new Set(definition.clusters)].sort(byCodeUnits),
+  }));
+  return ranked.sort(
+    (a, b) =>
+      Number(a.stale) - Number(b.stale) ||
+      b.clusters.length - a.clusters.length ||
+      byCodeUnits(a.clusters[0] ?? "", b.clusters[0] ?? ""),
+  );
 }
 
 const definitionKeys = new WeakMap<RouteRecord, string>();

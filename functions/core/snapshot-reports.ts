@@ -1,0 +1,70 @@
+import type { Logger } from "../../lib/logger.js";
+import { createWarnOnce } from "../../lib/warn-once.js";
+import type { Snapshot } from "../../store/store.js";
+import type { ClusterGrants } from "./cluster-grants.js";
+import type { GrantRefusal } from "./granted-clusters.js";
+import type { RouterMetrics } from "./metrics.js";
+import { type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
+
+const REFUSAL_MESSAGES: Record<GrantRefusal["kind"], string> = {
+  cluster: "ignoring a cluster CLUSTER_GRANTS does not list: none of its routes and services is served",
+  route: "refusing a route for hosts its cluster was not granted (CLUSTER_GRANTS)",
+  endpoints: "leaving out endpoints outside their cluster's networks (CLUSTER_GRANTS)",
+};
+
+/**
+ * snapshotRoutesOf, reporting what each new snapshot's routes hold that an operator must hear of, once while
+ * it lasts (lib/warn-once.ts): a route id published with different definitions (one of them serves,
+ * routes/clusters.ts), and each refusal of CLUSTER_GRANTS, which is counted as it is logged.
+ */
+export function reportingRoutesOf(
+  logger: Logger,
+  metrics: RouterMetrics,
+  grants: ClusterGrants | undefined,
+): (snapshot: Snapshot) => SnapshotRoutes {
+  const warnings = createWarnOnce(logger);
+  let last: SnapshotRoutes | undefined;
+  let reported = new Set<string>();
+  return (snapshot) => {
+    const routes = snapshotRoutesOf(snapshot, grants);
+    if (routes === last) return routes;
+    last = routes;
+    const now = new Set<string>();
+    for (const conflict of routes.conflicts) {
+      const key = `route conflict ${conflict.id}`;
+      now.add(key);
+      warnings.warn(
+        key,
+        `${conflict.served.join(",")} / ${conflict.shadowed.join(",")}`,
+        "clusters publish one route with different definitions; serving the one most of them publish",
+        { route: conflict.id, served: conflict.served, shadowed: conflict.shadowed },
+      );
+    }
+    for (const refusal of routes.refusals) {
+      const key = `grant ${refusal.kind} ${refusal.cluster} ${refusal.id}`;
+      now.add(key);
+      const reason = `${refusal.count} ${refusal.refused.join(",")}`;
+      const logged = warnings.warn(key, reason, REFUSAL_MESSAGES[refusal.kind], refusalFields(refusal));
+      if (logged) metrics.grantRefused(refusal.cluster, refusal.kind);
+    }
+    for (const key of reported) if (!now.has(key)) warnings.clear(key);
+    reported = now;
+    return routes;
+  };
+}
+
+function refusalFields(refusal: GrantRefusal): Record<string, unknown> {
+  switch (refusal.kind) {
+    case "cluster":
+      return { cluster: refusal.cluster, records: refusal.count };
+    case "route":
+      return { cluster: refusal.cluster, route: refusal.id, hosts: refusal.refused };
+    case "endpoints":
+      return {
+        cluster: refusal.cluster,
+        service: refusal.id,
+        addresses: refusal.refused,
+        count: refusal.count,
+      };
+  }
+}
