@@ -11,6 +11,7 @@ import {
 } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { RequestObservation } from "../core/request-observation.js";
+import { forbidsContentLength, isFinalStatus } from "../core/response-status.js";
 import { withRetries } from "../core/retry-loop.js";
 import type { Backend, Selection } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
@@ -43,6 +44,14 @@ export const MAX_REPLAYABLE_BODY_BYTES = 64 * 1024;
 class AbortReason extends Error {
   constructor(readonly kind: AbortCause) {
     super(kind);
+  }
+}
+
+/** A backend's answer with a status no final answer may have (core/response-status.ts). */
+class InvalidStatusError extends Error {
+  override readonly name = "InvalidStatusError";
+  constructor(readonly status: number) {
+    super(`backend answered with status ${status}, which no final answer has (RFC 9110 §15)`);
   }
 }
 
@@ -126,6 +135,10 @@ async function attemptOnce(
       body: stream,
       signal: attempt.signal,
     });
+    if (!isFinalStatus(response.status, request.upgrade === true)) {
+      response.body?.cancel().catch(() => undefined);
+      throw new InvalidStatusError(response.status);
+    }
     answered = true;
     clearTimeout(timer);
     noteAnswer(backend, response.status, deps);
@@ -133,6 +146,7 @@ async function attemptOnce(
     // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
     if (response.status === 101) return { ok: true, value: response };
     const headers = downstreamResponseHeaders(response.headers, request.responseHeaders);
+    if (forbidsContentLength(response.status)) headers.delete("content-length");
     if (request.observation) headers.set(REQUEST_ID_HEADER, request.observation.requestId);
     return {
       ok: true,

@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 async function get(host: string, path = "/") {
-  const response = await request(router.url, { path, headers: { host } });
+  const response = await request(`${router.url}${path}`, { headers: { host } });
   await response.body.dump();
   return response.statusCode;
 }
