@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routerAclRules, syncAclRules } from "../../store/acl.js";
-import { clusterKeys, clustersKey } from "../../store/keys.js";
+import { clusterFromHeartbeatKey, clusterKeys, clustersKey } from "../../store/keys.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
 import { type PrivateRedis, startPrivateRedis } from "../support/redis.js";
@@ -73,6 +73,32 @@ describe("redis ACL rules from store/acl.ts", () => {
     await expect(eastClient.set(west.lease, "x")).rejects.toThrow(/NOPERM/);
     await expect(eastClient.del(west.services)).rejects.toThrow(/NOPERM/);
     expect(await admin.exists(west.services, west.routes, west.changes, west.heartbeat, west.lease)).toBe(0);
+  });
+
+  it("refuses a cluster's sync user every key a router reads as another cluster's, in any database, and its own keys never read as another's", async () => {
+    const eastClient = await connectAs("sync-east");
+    const west = clusterKeys(PREFIX, "west");
+    const writes: [string, () => Promise<unknown>][] = [
+      ["services", () => eastClient.hset(west.services, "pay/web", "{}")],
+      ["routes", () => eastClient.hset(west.routes, "httproute:pay/web", "{}")],
+      ["hosts", () => eastClient.zadd(west.hosts, 0, "pay.test\x1fhttproute:pay/web\x1f")],
+      ["changes", () => eastClient.xadd(west.changes, "*", "kind", "route", "id", "x", "op", "put")],
+      ["heartbeat", () => eastClient.set(west.heartbeat, "{}")],
+      ["lease", () => eastClient.pexpire(west.lease, 1)],
+      ["writer", () => eastClient.set(west.writer, "east")],
+      ["claim", () => eastClient.set(west.claim, "east")],
+      ["a script", () => eastClient.eval("return redis.call('DEL', KEYS[1])", 1, west.lease)],
+    ];
+    for (const [what, write] of writes) await expect(write(), what).rejects.toThrow(/NOPERM|can.t access/);
+    await eastClient.select(1);
+    await expect(eastClient.set(west.lease, "east"), "in database 1").rejects.toThrow(/NOPERM/);
+    await eastClient.select(0);
+    // Keys under its own tag that mimic another cluster's are read as no cluster at all (names are DNS labels).
+    const mimic = `${PREFIX}:{east}:west}:heartbeat`;
+    await eastClient.set(mimic, "{}");
+    expect(clusterFromHeartbeatKey(PREFIX, mimic)).toBeUndefined();
+    await eastClient.del(mimic);
+    expect(await admin.exists(...Object.values(west))).toBe(0);
   });
 
   it("lets a cluster's sync user hold and hand over its writer fence, and no script reach another cluster", async () => {
