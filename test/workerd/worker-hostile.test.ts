@@ -2,6 +2,15 @@ import { createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
+import {
+  endpoint,
+  heartbeat,
+  putRoute,
+  putServiceV2,
+  routeRecord,
+  routeRule,
+  serviceRecordV2,
+} from "../e2e/support/contract-layout.js";
 import { REDIS_URL } from "../support/redis.js";
 import { at, CLUSTER, get, publish, record, workerFixture } from "./worker-fixture.js";
 
@@ -99,6 +108,75 @@ describe("the Worker bundle against hostile input", () => {
     const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
     expect((await get(mf, "http://web.example.test/")).status).toBe(200);
     expect((await get(mf, "http://bad.example.test/")).status).toBe(404);
+  });
+
+  // RFC 9110 §15: a status code is 100-599; an answer with another is invalid, so the Worker answers 502.
+  it.each(["600 Beyond", "999 Far Beyond"])("answers a backend's status %s 502", async (status) => {
+    const prefix = freshPrefix();
+    const b = await rawBackend(Buffer.from(`HTTP/1.1 ${status}\r\ncontent-length: 2\r\n\r\nhi`, "latin1"));
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
+      record("shop/web", ["web.example.test"], [at(b)]),
+    ]);
+    const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
+    const response = await get(mf, "http://web.example.test/");
+    expect([response.status, JSON.parse(response.body).error]).toEqual([502, "bad_gateway"]);
+  });
+
+  // RFC 9110 §8.6: no Content-Length in a 204.
+  it("relays a 204 without the Content-Length its backend sent", async () => {
+    const prefix = freshPrefix();
+    const b = await rawBackend(
+      Buffer.from("HTTP/1.1 204 No Content\r\ncontent-length: 5\r\nx-app: 1\r\n\r\n"),
+    );
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
+      record("shop/web", ["web.example.test"], [at(b)]),
+    ]);
+    const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
+    const response = await get(mf, "http://web.example.test/");
+    expect([response.status, response.headers.get("x-app"), response.headers.get("content-length")]).toEqual([
+      204,
+      "1",
+      null,
+    ]);
+  });
+
+  it("skips a route record whose rewrite path holds CR LF, never reaching its backend, and serves the rest", async () => {
+    const prefix = freshPrefix();
+    let reached = 0;
+    const b = await backend("127.0.0.1", (request, response) => {
+      reached++;
+      echoHeaders(request, response);
+    });
+    await heartbeat(redis(), prefix, CLUSTER, 120_000);
+    const to = [{ service: "shop/web", port: 80, weight: 1 }];
+    await putServiceV2(
+      redis(),
+      prefix,
+      serviceRecordV2({
+        cluster: CLUSTER,
+        service: "shop/web",
+        ports: [{ number: 80, ipv4: [endpoint(b.ip, b.port)] }],
+      }),
+    );
+    const bad = routeRecord("httproute:shop/bad", {
+      hostnames: ["bad.example.test"],
+      rules: [
+        routeRule(to, {
+          filters: { rewrite: { path: { type: "ReplaceFullPath", value: "/a\r\nx-injected: 1" } } },
+        }),
+      ],
+    });
+    await putRoute(redis(), prefix, CLUSTER, { id: bad.id, raw: JSON.stringify(bad) });
+    await putRoute(
+      redis(),
+      prefix,
+      CLUSTER,
+      routeRecord("httproute:shop/good", { hostnames: ["good.example.test"], rules: [routeRule(to)] }),
+    );
+    const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
+    expect((await get(mf, "http://bad.example.test/")).status).toBe(404);
+    expect(reached).toBe(0);
+    expect((await get(mf, "http://good.example.test/")).status).toBe(200);
   });
 
   it("does not charge a slow upload to the backend", async () => {
