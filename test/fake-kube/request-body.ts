@@ -18,6 +18,18 @@ export async function readObject(
   response: ServerResponse,
   path: ResourcePath,
 ): Promise<WrittenObject | undefined> {
+  const parsed = await readJson(request, response);
+  if (parsed === undefined) return undefined;
+  const problem = objectProblem(parsed, path.kind);
+  if (problem) {
+    sendJson(response, 400, statusBody(400, problem));
+    return undefined;
+  }
+  return parsed as WrittenObject;
+}
+
+/** A JSON request body; undefined once a 400 (not JSON) or 413 (too large) has been answered instead. */
+export async function readJson(request: IncomingMessage, response: ServerResponse): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -29,19 +41,12 @@ export async function readObject(
     }
     chunks.push(buffer);
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
   } catch {
     sendJson(response, 400, statusBody(400, "request body is not JSON"));
     return undefined;
   }
-  const problem = objectProblem(parsed, path.kind);
-  if (problem) {
-    sendJson(response, 400, statusBody(400, problem));
-    return undefined;
-  }
-  return parsed as WrittenObject;
 }
 
 /** What the API server's validation would refuse for the fields this fake cares about. */

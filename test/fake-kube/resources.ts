@@ -9,7 +9,13 @@ export type FakeKind =
   | "HTTPRoute"
   | "ReferenceGrant"
   | "IngressClass"
-  | "Ingress";
+  | "Ingress"
+  | "ServiceAccount"
+  | "Role"
+  | "RoleBinding"
+  | "ClusterRole"
+  | "ClusterRoleBinding"
+  | "Deployment";
 
 export interface ResourceInfo {
   readonly kind: FakeKind;
@@ -29,6 +35,8 @@ const info = (
   status = false,
 ): ResourceInfo => ({ kind, apiVersion, plural, listKind: `${kind}List`, namespaced, status });
 
+const RBAC_API_VERSION = "rbac.authorization.k8s.io/v1";
+
 export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   Service: info("Service", "v1", "services", true),
   EndpointSlice: info("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", true),
@@ -40,6 +48,14 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   ReferenceGrant: info("ReferenceGrant", "gateway.networking.k8s.io/v1", "referencegrants", true),
   IngressClass: info("IngressClass", "networking.k8s.io/v1", "ingressclasses", false),
   Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),
+  // Kept for RBAC (rbac.ts evaluates the Roles and bindings) and for deploy/'s manifests; no controller acts on
+  // them, as none runs next to an envtest apiserver either.
+  ServiceAccount: info("ServiceAccount", "v1", "serviceaccounts", true),
+  Role: info("Role", RBAC_API_VERSION, "roles", true),
+  RoleBinding: info("RoleBinding", RBAC_API_VERSION, "rolebindings", true),
+  ClusterRole: info("ClusterRole", RBAC_API_VERSION, "clusterroles", false),
+  ClusterRoleBinding: info("ClusterRoleBinding", RBAC_API_VERSION, "clusterrolebindings", false),
+  Deployment: info("Deployment", "apps/v1", "deployments", true, true),
 };
 
 /** The Gateway API's group: a fake started without it answers 404 there, as a cluster without its CRDs. */
@@ -51,6 +67,30 @@ export interface ResourcePath {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
   readonly subresource?: "status" | undefined;
+}
+
+/** The REST path of one object of `kind` (the inverse of parseResourcePath), or of its subresource. */
+export function objectPath(
+  kind: FakeKind,
+  namespace: string | undefined,
+  name: string,
+  subresource?: string,
+) {
+  const resource = RESOURCES[kind];
+  const root = resource.apiVersion.includes("/")
+    ? `/apis/${resource.apiVersion}`
+    : `/api/${resource.apiVersion}`;
+  const scope = resource.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? "default")}` : "";
+  const object = `${root}${scope}/${resource.plural}/${encodeURIComponent(name)}`;
+  return subresource === undefined ? object : `${object}/${subresource}`;
+}
+
+/** The kind a kubectl-style name stands for: the kind, lower-cased or not, or its plural. */
+export function kindNamed(name: string): FakeKind | undefined {
+  const wanted = name.toLowerCase();
+  return Object.values(RESOURCES).find(
+    (resource) => resource.kind.toLowerCase() === wanted || resource.plural === wanted,
+  )?.kind;
 }
 
 const PATH =

@@ -1,30 +1,39 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { decodeContinue, encodeContinue } from "./continue-token.js";
+import { authenticate, bootstrapPolicy, type FakeUserToken, forbiddenBody, isMaster } from "./access.js";
+import { ACCESS_REVIEW_PATH, answerAccessReview } from "./access-review.js";
 import { fakeKubeConfig } from "./kube-config.js";
-import { readObject, writableObject } from "./request-body.js";
+import { isAllowed } from "./rbac.js";
+import { readJson } from "./request-body.js";
+import { requestInfo } from "./request-info.js";
+import { RequestMetrics } from "./request-metrics.js";
 import { FailureQueue, type FailureRule, RequestCounter, type Verb, verbOf } from "./requests.js";
-import {
-  type FakeKind,
-  GATEWAY_API_VERSION,
-  parseResourcePath,
-  RESOURCES,
-  type ResourcePath,
-} from "./resources.js";
-import { notFound, sendJson } from "./responses.js";
-import { fieldFilter, labelFilter, type ObjectFilter } from "./selectors.js";
+import { type FakeKind, GATEWAY_API_VERSION, parseResourcePath, RESOURCES } from "./resources.js";
+import { sendJson } from "./responses.js";
+import { createRestHandlers } from "./rest-handlers.js";
 import { statusBody } from "./status.js";
-import { type ApplyInput, type FakeObject, namespaceFor, ObjectStore } from "./store.js";
+import { type ApplyInput, type FakeObject, ObjectStore } from "./store.js";
 import { WatchHub } from "./watches.js";
+
+export type { FakeUserToken } from "./access.js";
+
+/** The user of the default token, bound to cluster-admin. */
+const DEFAULT_USER = "fake-kube";
+const NOT_SERVED = "the server could not find the requested resource";
 
 /**
  * A fake Kubernetes API server that speaks the real HTTP protocol: LIST with a global resourceVersion (paged
  * with limit/continue), chunked WATCH streams (one JSON event a line) with replay, BOOKMARKs, 410 Gone (HTTP,
  * an ERROR event on a resumed watch, an expired continue token), Leases with optimistic concurrency, and
- * faults a test injects at runtime. Where tests against a real kube-apiserver (test/envtest) found its
- * behaviour, this one follows it: bookmarks only for a resource type with an event since the watch started,
- * 403 for a while after (re)start, open watches held silent on stop.
+ * faults a test injects at runtime. Where a real kube-apiserver was observed (../shared/envtest/README.md,
+ * test/envtest), this one follows it: bookmarks only for a resource type with an event since the watch started,
+ * 403 for a while after (re)start, open watches held silent on stop, the CRDs' kinds served a moment after the
+ * rest on restart. Each request is authenticated by its bearer token and authorised by RBAC over the Roles and
+ * bindings it holds (rbac.ts) before anything looks the resource up, and counted in `apiserver_request_total`
+ * on /metrics (request-metrics.ts); SelfSubjectAccessReviews are answered (access-review.ts). It fills in
+ * what the API server would (api-defaults.ts). It has no admission and no controllers: a namespace need not
+ * exist, no Ingress gets a default class, no clusterIP is assigned.
  *
  * What the sync sends (sync/kube/kube-api.ts, reflector.ts, leader.ts, status-writer.ts): GET
  * <collection>?limit=N[&continue=T], then GET <collection>?watch=1&resourceVersion=<rv>&allowWatchBookmarks=true
@@ -32,15 +41,23 @@ import { WatchHub } from "./watches.js";
  * the Gateway API kinds and Ingresses (the status alone changes). No PATCH. Served kinds: resources.ts.
  */
 export interface FakeKubeOptions {
-  /** Bearer token requests must carry (401 otherwise). */
+  /** The default bearer token: its user is bound to cluster-admin (an unknown token gets 401). */
   readonly token?: string;
+  /** More users by token, authorised by the RBAC objects the fake holds (rbac.ts); system:masters bypass it. */
+  readonly users?: readonly FakeUserToken[];
   /** How often an open watch that asked for bookmarks gets one. */
   readonly bookmarkIntervalMs?: number;
   /** Events kept for watch resumption; older resourceVersions get 410. */
   readonly historyLimit?: number;
-  /** For this long after it starts, every request is answered 403, as kube-apiserver's RBAC does at start-up. */
+  /**
+   * For this long after it starts, every request but system:masters' is answered 403, as kube-apiserver's RBAC
+   * does at start-up.
+   */
   readonly forbiddenForMs?: number;
-  /** false: the Gateway API kinds answer 404, as on a cluster without their CRDs (true by default). */
+  /**
+   * false: the Gateway API kinds answer 404, as on a cluster without their CRDs, until installGatewayApi()
+   * (true by default).
+   */
   readonly gatewayApi?: boolean;
 }
 
@@ -75,20 +92,32 @@ export interface FakeKube {
    * real one; 0 by default), then are cut. Objects and history are kept.
    */
   stop(options?: { holdWatchesMs?: number }): Promise<void>;
-  /** Serves again on the same URL; with `forbiddenForMs`, answering 403 that long first. */
-  restart(options?: { forbiddenForMs?: number }): Promise<void>;
+  /**
+   * Serves again on the same URL; with `forbiddenForMs`, answering 403 that long first (to all but
+   * system:masters); with `gatewayApiLateForMs`, the Gateway API kinds answer 404 that long, as a restarting
+   * kube-apiserver serves a CRD's resources only once it has read the CRD again.
+   */
+  restart(options?: { forbiddenForMs?: number; gatewayApiLateForMs?: number }): Promise<void>;
+  /** Serves the Gateway API kinds from now on, as once their CRDs are installed and Established. */
+  installGatewayApi(): void;
   readonly running: boolean;
   close(): Promise<void>;
 }
 
 export async function startFakeKube(options: FakeKubeOptions = {}): Promise<FakeKube> {
   const token = options.token ?? "fake-kube-token";
+  const users: FakeUserToken[] = [{ token, name: DEFAULT_USER }, ...(options.users ?? [])];
   const watches = new WatchHub(options.bookmarkIntervalMs ?? 60_000);
   const failures = new FailureQueue();
   const counter = new RequestCounter();
+  let metrics = new RequestMetrics();
   const store = new ObjectStore(options.historyLimit ?? 1000, (event) => watches.publish(event));
   watches.attach(store);
+  for (const object of bootstrapPolicy(DEFAULT_USER)) store.apply(object);
+  const rest = createRestHandlers(store, watches);
   let forbiddenUntil = Date.now() + (options.forbiddenForMs ?? 0);
+  let gatewayApiInstalled = options.gatewayApi !== false;
+  let gatewayApiServedFrom = 0;
   let running = true;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -98,120 +127,53 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
       return;
     }
     const url = new URL(request.url ?? "/", "http://fake-kube");
-    const path = parseResourcePath(url.pathname);
-    if (!path)
-      return sendJson(response, 404, statusBody(404, "the server could not find the requested resource"));
-    // As kube-apiserver: authentication and authorization (and their start-up 403s) come before the handler
-    // that finds no resource, so a kind whose CRD is not installed is counted, refused and faulted like others.
-    const unserved = options.gatewayApi === false && RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
-    const verb = verbOf(request.method, path, url);
+    const asked = requestInfo(request.method, url);
+    const path = asked.resourceRequest ? parseResourcePath(url.pathname) : undefined;
+    const verb = path && verbOf(request.method, path, url);
+    if (path && verb) counter.count(verb, path.kind);
+    const user = authenticate(request.headers.authorization, users);
+    if (!user) return sendJson(response, 401, statusBody(401, "Unauthorized"));
+    // As kube-apiserver: authentication and authorization (and their start-up 403s: RBAC knows no rule until
+    // its cache has synced; system:masters needs none) come before the handler that finds no resource, so a
+    // kind whose CRD is not installed is counted, refused and faulted like others.
+    const starting = Date.now() < forbiddenUntil && !isMaster(user);
+    if (starting || !isAllowed(store, user, asked))
+      return sendJson(response, 403, forbiddenBody(user, asked));
+    if (!asked.resourceRequest) return serveNonResource(response, asked.path);
+    if (url.pathname === ACCESS_REVIEW_PATH && asked.verb === "create") {
+      const review = await readJson(request, response);
+      if (review !== undefined) answerAccessReview(response, store, user, review);
+      return;
+    }
+    if (!path) return sendJson(response, 404, statusBody(404, NOT_SERVED));
     if (!verb) return sendJson(response, 405, statusBody(405, `${request.method} is not supported here`));
-    counter.count(verb, path.kind);
-    if (request.headers.authorization !== `Bearer ${token}`) {
-      return sendJson(response, 401, statusBody(401, "Unauthorized"));
-    }
-    if (Date.now() < forbiddenUntil) {
-      const plural = RESOURCES[path.kind].plural;
-      return sendJson(response, 403, statusBody(403, `${plural} is forbidden: the RBAC cache is starting`));
-    }
+    const counted = metrics;
+    response.once("close", () => counted.record(asked, response.statusCode));
     const injected = failures.take(verb, path.kind);
     if (injected !== undefined) {
       return sendJson(response, injected, statusBody(injected, `injected failure ${injected}`));
     }
-    if (unserved) {
-      return sendJson(response, 404, statusBody(404, "the server could not find the requested resource"));
+    const gatewayKind = RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
+    if (gatewayKind && !(gatewayApiInstalled && Date.now() >= gatewayApiServedFrom)) {
+      return sendJson(response, 404, statusBody(404, NOT_SERVED));
     }
-    switch (verb) {
-      case "list":
-        return serveList(response, path, url);
-      case "watch":
-        return watches.serve(request, response, path, url, filtersOf(url));
-      case "get":
-        return serveGet(response, path);
-      case "create":
-        return serveCreate(request, response, path);
-      case "update":
-        return serveUpdate(request, response, path);
-      case "status":
-        return serveStatus(request, response, path);
-    }
+    return rest.serve(verb, request, response, path, url);
   }
 
-  function filtersOf(url: URL): ObjectFilter {
-    const byLabel = labelFilter(url.searchParams.get("labelSelector"));
-    const byField = fieldFilter(url.searchParams.get("fieldSelector"));
-    return (object) => byLabel(object) && byField(object);
-  }
-
-  /** Without `limit` the whole collection; with it, pages chained by an opaque `continue` token. */
-  function serveList(response: ServerResponse, path: ResourcePath, url: URL): void {
-    const filter = filtersOf(url);
-    const resource = RESOURCES[path.kind];
-    const limit = Number(url.searchParams.get("limit") ?? "0");
-    const token = url.searchParams.get("continue");
-    const cursor = token ? decodeContinue(token) : { revision: store.currentRevision, after: 0 };
-    if (!cursor) {
-      sendJson(response, 400, statusBody(400, "invalid continue token"));
+  /** The health endpoints and /metrics; anything else outside the API groups is not found. */
+  function serveNonResource(response: ServerResponse, path: string): void {
+    if (path === "/metrics") {
+      const text = metrics.render();
+      response.writeHead(200, { "Content-Type": "text/plain; version=0.0.4", "Content-Length": text.length });
+      response.end(text);
       return;
     }
-    if (cursor.revision < store.oldestResumableRevision) {
-      const message =
-        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.";
-      sendJson(response, 410, statusBody(410, message, "Expired"));
+    if (["/healthz", "/livez", "/readyz"].includes(path)) {
+      response.writeHead(200, { "Content-Type": "text/plain", "Content-Length": 2 });
+      response.end("ok");
       return;
     }
-    const { items, next } =
-      Number.isInteger(limit) && limit > 0
-        ? store.page(path.kind, path.namespace, filter, limit, cursor.after)
-        : { items: store.list(path.kind, path.namespace).filter(filter), next: undefined };
-    const metadata: Record<string, string> = { resourceVersion: String(cursor.revision) };
-    if (next !== undefined) metadata.continue = encodeContinue({ revision: cursor.revision, after: next });
-    sendJson(response, 200, { kind: resource.listKind, apiVersion: resource.apiVersion, metadata, items });
-  }
-
-  function serveGet(response: ServerResponse, path: ResourcePath): void {
-    const found = path.name
-      ? store.get(path.kind, namespaceFor(path.kind, path.namespace), path.name)
-      : undefined;
-    if (found) sendJson(response, 200, found);
-    else sendJson(response, 404, notFound(path));
-  }
-
-  async function serveCreate(
-    request: IncomingMessage,
-    response: ServerResponse,
-    path: ResourcePath,
-  ): Promise<void> {
-    const body = await readObject(request, response, path);
-    if (!body) return;
-    const namespace = namespaceFor(path.kind, path.namespace ?? body.metadata.namespace);
-    if (store.get(path.kind, namespace, body.metadata.name)) {
-      const message = `${RESOURCES[path.kind].plural} "${body.metadata.name}" already exists`;
-      return sendJson(response, 409, statusBody(409, message, "AlreadyExists"));
-    }
-    sendJson(response, 201, store.apply({ ...body, metadata: { ...body.metadata, namespace } }));
-  }
-
-  async function serveUpdate(
-    request: IncomingMessage,
-    response: ServerResponse,
-    path: ResourcePath,
-  ): Promise<void> {
-    const write = await writableObject(request, response, path, store);
-    if (!write) return;
-    const { body, namespace, name } = write;
-    sendJson(response, 200, store.apply({ ...body, metadata: { ...body.metadata, namespace, name } }));
-  }
-
-  /** PUT .../{name}/status: only the status changes, with the same optimistic concurrency as an update. */
-  async function serveStatus(
-    request: IncomingMessage,
-    response: ServerResponse,
-    path: ResourcePath,
-  ): Promise<void> {
-    const write = await writableObject(request, response, path, store);
-    if (!write) return;
-    sendJson(response, 200, store.setStatus(path.kind, write.namespace, write.name, write.body.status));
+    sendJson(response, 404, statusBody(404, NOT_SERVED));
   }
 
   const listen = async (at: number): Promise<Server> => {
@@ -255,9 +217,15 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
       server.close();
       server.closeIdleConnections();
     },
+    installGatewayApi() {
+      gatewayApiInstalled = true;
+    },
     async restart(restartOptions = {}) {
       if (running) throw new Error("the fake API server is running");
       forbiddenUntil = Date.now() + (restartOptions.forbiddenForMs ?? 0);
+      gatewayApiServedFrom = Date.now() + (restartOptions.gatewayApiLateForMs ?? 0);
+      // A new kube-apiserver process: its counters start from zero.
+      metrics = new RequestMetrics();
       server = await listen(port);
       running = true;
     },

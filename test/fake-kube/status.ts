@@ -7,6 +7,7 @@ export interface StatusBody {
   message: string;
   reason: string;
   code: number;
+  details?: { name?: string; group?: string; kind?: string };
 }
 
 const REASONS: Record<number, string> = {
@@ -21,7 +22,12 @@ const REASONS: Record<number, string> = {
   503: "ServiceUnavailable",
 };
 
-export function statusBody(code: number, message: string, reason?: string): StatusBody {
+export function statusBody(
+  code: number,
+  message: string,
+  reason?: string,
+  details?: StatusBody["details"],
+): StatusBody {
   return {
     kind: "Status",
     apiVersion: "v1",
@@ -29,6 +35,7 @@ export function statusBody(code: number, message: string, reason?: string): Stat
     status: "Failure",
     message,
     reason: reason ?? REASONS[code] ?? "Unknown",
+    ...(details ? { details } : {}),
     code,
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { applyServerDefaults } from "./api-defaults.js";
 import { type FakeKind, RESOURCES } from "./resources.js";
 
 /** An object as the fake server keeps it: plain JSON with the metadata the API server owns filled in. */
@@ -100,7 +101,8 @@ export class ObjectStore {
   /**
    * Creates or replaces; returns the stored copy with its new resourceVersion. metadata.generation counts
    * changes of everything but metadata and status, as the API server counts spec changes; the status of a
-   * kind with a status subresource is kept when the input carries none (as `kubectl apply` leaves it).
+   * kind with a status subresource is kept when the input carries none (as `kubectl apply` leaves it), and
+   * what the API server fills in is filled in (api-defaults.ts).
    */
   apply(input: ApplyInput): FakeObject {
     const kind = asKind(input.kind);
@@ -125,6 +127,7 @@ export class ObjectStore {
       creationTimestamp:
         previous?.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     };
+    applyServerDefaults(kind, object);
     this.objects.set(key, object);
     this.record({ revision: this.revision, kind, type: previous ? "MODIFIED" : "ADDED", object });
     return structuredClone(object);
@@ -139,6 +142,7 @@ export class ObjectStore {
     const object = structuredClone(previous);
     object.status = structuredClone(status);
     object.metadata.resourceVersion = String(this.revision);
+    applyServerDefaults(kind, object);
     this.objects.set(key, object);
     this.record({ revision: this.revision, kind, type: "MODIFIED", object });
     return structuredClone(object);
