@@ -28,11 +28,19 @@ export function envtestAssets(env: NodeJS.ProcessEnv = process.env): EnvtestAsse
   return kubectl === undefined ? undefined : { dir, kubeApiserver, etcd, kubectl };
 }
 
-/** The one line printed when the envtest tests skip. */
-export const ENVTEST_SKIP_LINE =
-  "envtest tests skipped: KUBEBUILDER_ASSETS is unset or lacks kube-apiserver and etcd (or no kubectl is " +
-  "found there or on PATH); get them with `go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest " +
-  "use -p path 1.26.x` and export KUBEBUILDER_ASSETS=<the folder it prints> (CI: .ci/run uses ../shared/envtest)";
+/** The line each envtest file prints (and names a skipped test after) when it skips: what is missing, and where. */
+export const ENVTEST_SKIP_LINE = `envtest tests skipped: ${missingAsset(process.env)}; get them with \`go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use -p path 1.26.x\` and export KUBEBUILDER_ASSETS=<the folder it prints>; the same cases run against the fake API server meanwhile (test/control-plane/*.fake.test.ts)`;
+
+function missingAsset(env: NodeJS.ProcessEnv): string {
+  const folder = env.KUBEBUILDER_ASSETS;
+  if (!folder) return "KUBEBUILDER_ASSETS is unset";
+  const dir = resolve(folder);
+  const missing = ["kube-apiserver", "etcd"].filter((binary) => !executable(join(dir, binary)));
+  if (missing.length > 0) return `KUBEBUILDER_ASSETS=${folder} holds no ${missing.join(" and no ")}`;
+  return envtestAssets(env) === undefined
+    ? "no kubectl in KUBEBUILDER_ASSETS or on PATH"
+    : "nothing is missing";
+}
 
 function executable(path: string): boolean {
   try {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, request } from "undici";
+import { sumRequests } from "./apiserver-metrics.js";
 import {
   type AccessFiles,
   type Identity,
@@ -16,6 +17,7 @@ import { type Daemon, pollUntil, removeOnExit, runCommand } from "./envtest-proc
 import { type EtcdServer, startApiserverProcess, startEtcd } from "./envtest-servers.js";
 import { freePort } from "./redis.js";
 
+export { sumRequests } from "./apiserver-metrics.js";
 export type { Identity, ServiceAccountRef } from "./envtest-access.js";
 export { ENVTEST_SKIP_LINE, type EnvtestAssets, envtestAssets } from "./envtest-assets.js";
 
@@ -248,21 +250,12 @@ async function httpGet(
   return { status: response.statusCode, body: await response.body.text() };
 }
 
-/** Sums `apiserver_request_total` samples whose verb, resource (and scope, when given) labels match. */
-export function sumRequests(metricsText: string, verb: string, resource: string, scope?: string): number {
-  let total = 0;
-  for (const line of metricsText.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`)) continue;
-    if (scope !== undefined && !line.includes(`scope="${scope}"`)) continue;
-    total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
-}
-
-/** Waits until `identity` may GET `path` (RBAC objects reach the authorizer's cache a moment after apply). */
+/**
+ * Waits until `identity` may GET `path` (RBAC objects reach the authorizer's cache a moment after apply), on
+ * envtest or any control plane with the same `get` (test/control-plane/).
+ */
 export async function untilAllowed(
-  envtest: Envtest,
+  envtest: Pick<Envtest, "get">,
   path: string,
   identity: Identity = "sync",
   timeoutMs = 10_000,

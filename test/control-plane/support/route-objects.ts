@@ -1,5 +1,5 @@
 /**
- * Gateway API and Ingress objects for envtest files, as a user applies them. Backends are Services of
+ * Gateway API and Ingress objects for the control-plane cases, as a user applies them. Backends are Services of
  * objects.ts (port 80 named http, slices on 10.0.0.0/8 that nothing ever sends traffic to).
  */
 export const GATEWAY_CONTROLLER = "edgeslice.io/gateway-controller";

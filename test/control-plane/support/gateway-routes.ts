@@ -12,7 +12,7 @@ export type GatewayApiObject = {
 };
 
 /**
- * The HTTPRoutes of test/envtest/gateway-api.test.ts, all in namespace shop, attached to Gateway infra/gw
+ * The HTTPRoutes of test/control-plane/cases/gateway-api.case.ts, all in namespace shop, attached to Gateway infra/gw
  * (listeners `web` *.shop.test and `api` api.shop.test) but `theirs` (another controller's Gateway):
  * - canary: 90/10 over web-v1/web-v2; Exact + method and PathPrefix + header matches with request and
  *   response header modifiers; a RequestRedirect rule; a URLRewrite ReplacePrefixMatch rule;
@@ -94,4 +94,17 @@ export function shopRoutes(): object[] {
       rules: [{ backendRefs: [backendRef("web-v1")] }],
     }),
   ];
+}
+
+/** The canary HTTPRoute of shopRoutes() with the weights of its first rule changed: a spec change. */
+export function canaryWeighted(stable: number, canary: number): object {
+  const route = shopRoutes().find(
+    (object) => (object as { metadata: { name: string } }).metadata.name === "canary",
+  ) as { spec: { rules: object[] } };
+  const rules = route.spec.rules.map((rule, index) =>
+    index === 0
+      ? { ...rule, backendRefs: [backendRef("web-v1", stable), backendRef("web-v2", canary)] }
+      : rule,
+  );
+  return { ...route, spec: { ...route.spec, rules } };
 }

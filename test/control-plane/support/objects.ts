@@ -1,7 +1,7 @@
 /**
- * Objects tests put on the envtest apiserver. Backends use private and documentation addresses (10.0.0.0/8,
- * 192.0.2.0/24): the apiserver refuses loopback endpoint addresses, and no test ever sends traffic to these,
- * it only reads what the sync publishes.
+ * Objects the control-plane cases put on the apiserver (real or fake). Backends use private and documentation
+ * addresses (10.0.0.0/8, 192.0.2.0/24): a real apiserver refuses loopback endpoint addresses, and no test ever
+ * sends traffic to these, it only reads what the sync publishes.
  */
 export const HOSTS_ANNOTATION = "edgeslice.io/hosts";
 

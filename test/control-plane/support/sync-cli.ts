@@ -2,13 +2,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { request } from "undici";
-import type { Envtest, Identity } from "../../support/envtest.js";
 import { killOnExit, pollUntil } from "../../support/envtest-process.js";
 import { freePort, REDIS_URL } from "../../support/redis.js";
+import type { ControlPlane, Identity } from "../control-plane.js";
 
 /**
  * The sync as operators run it: `node --import tsx sync/main.ts` with environment variables, its kubeconfig
- * from the envtest apiserver (KUBECONFIG), its health port, and its JSON log lines on stderr, kept with the
+ * from the control plane (KUBECONFIG: a real kube-apiserver's or the fake's), its health port, and its JSON log lines on stderr, kept with the
  * time each arrived so a test can order them against what it observed elsewhere.
  */
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -22,7 +22,7 @@ export interface LogLine {
 }
 
 export interface SyncCliOptions {
-  readonly envtest: Envtest;
+  readonly controlPlane: Pick<ControlPlane, "kubeconfigPath" | "serviceAccount">;
   readonly cluster: string;
   readonly prefix: string;
   /** POD_NAME: the replica's identity in the Lease and the heartbeat. */
@@ -52,19 +52,19 @@ export interface SyncCli {
 }
 
 export async function startSyncCli(options: SyncCliOptions): Promise<SyncCli> {
-  const { envtest } = options;
+  const { controlPlane } = options;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    KUBECONFIG: envtest.kubeconfigPath(options.identity ?? "sync"),
+    KUBECONFIG: controlPlane.kubeconfigPath(options.identity ?? "sync"),
     CLUSTER_NAME: options.cluster,
     REDIS_URL,
     EDGESLICE_PREFIX: options.prefix,
     SYNC_PORT: String(port),
     SYNC_HOST: "127.0.0.1",
     POD_NAME: options.podName,
-    POD_NAMESPACE: envtest.serviceAccount.namespace,
+    POD_NAMESPACE: controlPlane.serviceAccount.namespace,
     LOG_LEVEL: process.env.SYNC_LOG_LEVEL ?? "info",
     ...options.env,
   };

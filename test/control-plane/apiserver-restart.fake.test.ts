@@ -1,0 +1,4 @@
+import { describeApiserverRestartContract } from "./cases/apiserver-restart.case.js";
+import { FAKE_APISERVER } from "./fake-plane.js";
+
+describeApiserverRestartContract(FAKE_APISERVER);

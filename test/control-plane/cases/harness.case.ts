@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { untilAllowed } from "../../support/envtest.js";
+import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
+import { namespaceObject, serviceObject } from "../support/objects.js";
+
+/** What the other cases rely on the control plane for: identities and RBAC, restarts, compaction, metrics. */
+export function describeHarnessContract(plane: ControlPlaneKind): void {
+  describeOn(plane, "the control plane the sync's tests drive", () => {
+    let controlPlane: ControlPlane;
+    beforeAll(async () => {
+      controlPlane = await plane.start({ watchCache: false });
+    });
+    afterAll(async () => {
+      await controlPlane?.close();
+    });
+
+    it("serves the admin, and answers the sync's ServiceAccount with a 403 Status naming it until RBAC allows it", async () => {
+      expect((await controlPlane.get("/api/v1/namespaces/default", "admin")).status).toBe(200);
+      const refused = await controlPlane.get("/api/v1/services", "sync");
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body)).toMatchObject({
+        kind: "Status",
+        reason: "Forbidden",
+        code: 403,
+        message: expect.stringContaining(controlPlane.syncUser),
+      });
+
+      // Not the built-in `view` role: it is aggregated by kube-controller-manager, which envtest does not run.
+      const { name, namespace } = controlPlane.serviceAccount;
+      await controlPlane.apply(`
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: harness-list-services }
+rules: [{ apiGroups: [""], resources: [services], verbs: [list] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: harness-list-services }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: harness-list-services }
+subjects: [{ kind: ServiceAccount, name: ${name}, namespace: ${namespace} }]
+`);
+      await untilAllowed(controlPlane, "/api/v1/services");
+      await controlPlane.remove("clusterrolebinding", undefined, "harness-list-services");
+      await controlPlane.remove("clusterrole", undefined, "harness-list-services");
+    });
+
+    it("restarts the apiserver alone on the same URL, with the objects etcd kept", async () => {
+      await controlPlane.apply([namespaceObject("restart"), serviceObject("restart", "kept", "kept.test")]);
+      await controlPlane.stopApiserver();
+      expect(controlPlane.apiserverRunning).toBe(false);
+      await expect(controlPlane.get("/readyz")).rejects.toThrow();
+
+      await controlPlane.startApiserver();
+      const kept = await controlPlane.get("/api/v1/namespaces/restart/services/kept");
+      expect(kept.status).toBe(200);
+    });
+
+    it("makes a watch resumed from before an etcd compaction end with a 410 Gone (no watch cache)", async () => {
+      await controlPlane.apply(namespaceObject("compact"));
+      const before = JSON.parse((await controlPlane.get("/api/v1/namespaces/compact/services")).body) as {
+        metadata: { resourceVersion: string };
+      };
+      await controlPlane.apply(serviceObject("compact", "later", "later.test"));
+      const revision = await controlPlane.compact();
+      expect(revision).toBeGreaterThan(Number(before.metadata.resourceVersion));
+
+      const path = `/api/v1/namespaces/compact/services?watch=true&timeoutSeconds=5&resourceVersion=${before.metadata.resourceVersion}`;
+      const watched = await controlPlane.get(path);
+      // The apiserver answers 200 and puts the 410 in an ERROR event of the stream, as for an expired cache.
+      expect(watched.status).toBe(200);
+      const events = watched.body
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { type: string; object: { code?: number; reason?: string } });
+      expect(events).toEqual([
+        { type: "ERROR", object: expect.objectContaining({ kind: "Status", code: 410, reason: "Expired" }) },
+      ]);
+    });
+
+    it("counts requests by verb and resource in the apiserver's /metrics", async () => {
+      const before = await controlPlane.requestCount("LIST", "endpointslices");
+      await controlPlane.get("/apis/discovery.k8s.io/v1/endpointslices");
+      await controlPlane.get("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices");
+      expect(await controlPlane.requestCount("LIST", "endpointslices")).toBe(before + 2);
+    });
+  });
+}
