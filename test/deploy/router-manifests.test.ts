@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { parseRouterConfig } from "../../functions/core/config.js";
 import { DEFAULT_DRAIN_MS } from "../../functions/node/server.js";
 import { routerAclRules } from "../../store/acl.js";
 import {
@@ -127,5 +128,12 @@ describe("deploy/overlays/east-router", () => {
     expect(service).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local" });
     expect(only(eastRouter, "Namespace").metadata.name).toBe("edgeslice");
     expect(eastRouter.map((object) => object.kind)).not.toContain("Secret");
+  });
+
+  it("sets an example CLUSTER_GRANTS the router accepts, granting each cluster that has a sync overlay", () => {
+    const grants = envOf(only<Deployment>(eastRouter, "Deployment")).get("CLUSTER_GRANTS")?.value;
+    const parsed = parseRouterConfig({ CLUSTER_GRANTS: grants }).clusterGrants;
+    expect([...(parsed?.keys() ?? [])]).toEqual(["east", "west"]);
+    expect(parsed?.get("east")?.hosts).toContain("web.example.com");
   });
 });
