@@ -36,17 +36,19 @@ export const HeaderValueSchema = v.pipe(
   v.maxLength(4096),
   v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value"),
 );
+/** RFC 1035 §2.3.4: a name is at most 253 characters written out; a pattern's `*.` counts too. */
+export const MAX_HOST_PATTERN_LENGTH = 253;
 const HOST_NAME = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*";
 /** A host name, or `*.` followed by one (see RouteRecord.wildcard for what the `*` covers). */
 const HostPatternSchema = v.pipe(
   v.string(),
-  v.maxLength(253),
+  v.maxLength(MAX_HOST_PATTERN_LENGTH),
   v.regex(new RegExp(`^(\\*\\.)?${HOST_NAME}$`), "host name"),
 );
 /** A host name the router sends or redirects to (Gateway API PreciseHostname): no wildcard. */
 export const PreciseHostnameSchema = v.pipe(
   v.string(),
-  v.maxLength(253),
+  v.maxLength(MAX_HOST_PATTERN_LENGTH),
   v.regex(new RegExp(`^${HOST_NAME}$`), "host name without a wildcard"),
 );
 

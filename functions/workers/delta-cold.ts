@@ -1,6 +1,6 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { ANY_HOST, clusterKeys, hostIndexRange, parseHostIndexMember } from "../../store/keys.js";
-import type { RouteRecord } from "../../store/routes.js";
+import { MAX_HOST_PATTERN_LENGTH, type RouteRecord } from "../../store/routes.js";
 import type { ClusterView } from "../../store/store.js";
 import {
   clusterView,
@@ -23,10 +23,12 @@ import type { Command, Reply } from "./delta-state.js";
 /**
  * The host index patterns that may serve `host`: itself, `*.` with each of its parent domains (a `suffix`
  * wildcard covers more than one label; each route's own rule is checked when routing) and the catch-all.
+ * None longer than a stored pattern can be: a client's Host of thousands of labels costs no more commands.
  */
 export function hostPatterns(host: string): string[] {
-  const patterns = [host];
-  for (let dot = host.indexOf("."); dot >= 0; dot = host.indexOf(".", dot + 1)) {
+  const patterns = host.length <= MAX_HOST_PATTERN_LENGTH ? [host] : [];
+  const from = Math.max(0, host.length + 1 - MAX_HOST_PATTERN_LENGTH);
+  for (let dot = host.indexOf(".", from); dot >= 0; dot = host.indexOf(".", dot + 1)) {
     patterns.push(`*${host.slice(dot)}`);
   }
   patterns.push(ANY_HOST);

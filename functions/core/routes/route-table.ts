@@ -35,6 +35,8 @@ export interface RouteTable<T> {
   readonly exact: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
   /** `*.example.com` is kept under `example.com`. */
   readonly wildcard: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
+  /** The longest key of `wildcard` (0 when none): no longer suffix of a Host is looked up. */
+  readonly longestWildcard: number;
   readonly anyHost: readonly RouteCandidate<T>[];
   /** Ids given more than once: the first entry was kept (merge clusters first, see clusters.ts). */
   readonly duplicates: readonly string[];
@@ -104,7 +106,9 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   for (const bucket of exact.values()) bucket.sort(byRank);
   for (const bucket of wildcard.values()) bucket.sort(byRank);
   anyHost.sort(byRank);
-  return { exact, wildcard, anyHost, duplicates };
+  let longestWildcard = 0;
+  for (const suffix of wildcard.keys()) longestWildcard = Math.max(longestWildcard, suffix.length);
+  return { exact, wildcard, longestWildcard, anyHost, duplicates };
 }
 
 /**
@@ -120,15 +124,17 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
   const exact = firstMatch(table.exact.get(host), path, request, false);
   if (exact) return result(exact, host);
   // IPv6 literals have no labels to strip; an IPv4 literal never matches a host pattern anyway.
-  if (!host.startsWith("[")) {
-    let dot = host.indexOf(".");
-    let depth = 1;
+  const first = host.indexOf(".");
+  if (first > 0 && table.longestWildcard > 0 && !host.startsWith("[")) {
+    // Only suffixes no longer than the longest pattern's are looked up: each lookup hashes its key, so a
+    // client's Host of thousands of labels would otherwise cost work quadratic in its length.
+    let dot = host.indexOf(".", Math.max(first, host.length - table.longestWildcard - 1));
     while (dot > 0) {
       const suffix = host.slice(dot + 1);
-      const found = firstMatch(table.wildcard.get(suffix), path, request, depth > 1);
+      // More than one label before the suffix: only patterns covering deeper hosts apply.
+      const found = firstMatch(table.wildcard.get(suffix), path, request, dot > first);
       if (found) return result(found, `*.${suffix}`);
       dot = host.indexOf(".", dot + 1);
-      depth += 1;
     }
   }
   const any = firstMatch(table.anyHost, path, request, false);

@@ -7,6 +7,7 @@ import {
   readColdRecords,
 } from "../../../functions/workers/delta-cold.js";
 import { hostIndexMembers } from "../../../store/keys.js";
+import { MAX_HOST_PATTERN_LENGTH } from "../../../store/routes.js";
 import {
   ok,
   PREFIX,
@@ -28,6 +29,14 @@ describe("the host index patterns a cold request reads", () => {
       expect(hostPatterns(host)).toEqual(patterns);
     });
   }
+
+  it("reads no wildcard longer than a stored pattern may be, however many labels a client's Host has", () => {
+    const host = `${"a.".repeat(8_000)}example.test`;
+    const patterns = hostPatterns(host);
+    expect(patterns.filter((pattern) => pattern.length > MAX_HOST_PATTERN_LENGTH)).toEqual([]);
+    expect(patterns.length).toBeLessThanOrEqual(MAX_HOST_PATTERN_LENGTH / 2 + 1);
+    expect(patterns.slice(-3)).toEqual(["*.example.test", "*.test", "*"]);
+  });
 });
 
 describe("reading the host index of a cold request", () => {
