@@ -123,6 +123,8 @@ export function mergeAcrossClusters(
       }
     }
   }
+  // Stable: a name given to a definition served apart (`<id>@<clusters>`) was pushed while its id was merged,
+  // before any published id equal to it (which sorts after `<id>`), so the route table keeps the former.
   routes.sort((a, b) => byCodeUnits(a.route.id, b.route.id));
   return { routes, conflicts };
 }

@@ -232,6 +232,23 @@ describe("a cluster's credential against another cluster's host, with and withou
     expect(answer(clusters, grantsOf(GRANTS), "a.evil.test/")).toBe(EVIL_POD);
   });
 
+  it("keeps the victim's route when the attacker also publishes a route id shaped like its served-apart name", () => {
+    const clusters = [
+      victim(),
+      evil([
+        { ...victimRoute, hostnames: ["a.evil.test"], rules: [routeRule([to("evil/web")])] },
+        {
+          ...victimRoute,
+          id: "httproute:pay/web@pay",
+          hostnames: ["b.evil.test"],
+          rules: [routeRule([to("evil/web")])],
+        },
+      ]),
+    ];
+    expect(answer(clusters, grantsOf(GRANTS), "pay.test/")).toBe(VICTIM_POD);
+    expect(answer(clusters, grantsOf(GRANTS), "a.evil.test/")).toBe(EVIL_POD);
+  });
+
   it("still settles drift between clusters granted the same hosts: the definition most of them publish wins", () => {
     const grants = grantsOf(
       `${GRANTS}; pay2=hosts:pay.test networks:10.2.0.0/16; pay3=hosts:pay.test networks:10.2.0.0/16`,
