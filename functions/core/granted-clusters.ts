@@ -111,7 +111,7 @@ function grantedView(view: ClusterView, grant: ClusterGrant | undefined): Grante
     memos.set(grant, memo);
   }
   const refusals: GrantRefusal[] = [];
-  let routes = view.routes;
+  let routes: Map<string, RouteRecord> | undefined;
   for (const [id, route] of view.routes) {
     let refused = memo.routes.get(route);
     if (!refused) {
@@ -119,11 +119,11 @@ function grantedView(view: ClusterView, grant: ClusterGrant | undefined): Grante
       memo.routes.set(route, refused);
     }
     if (refused.length === 0) continue;
-    if (routes === view.routes) routes = new Map(view.routes);
-    (routes as Map<string, RouteRecord>).delete(id);
+    routes ??= new Map(view.routes);
+    routes.delete(id);
     refusals.push({ cluster: view.name, kind: "route", id, refused, count: refused.length });
   }
-  let servicesV2 = view.servicesV2;
+  let servicesV2: Map<string, ServiceRecordV2> | undefined;
   for (const [id, record] of view.servicesV2) {
     let result = memo.services.get(record);
     if (!result) {
@@ -131,8 +131,8 @@ function grantedView(view: ClusterView, grant: ClusterGrant | undefined): Grante
       memo.services.set(record, result);
     }
     if (result.record === record) continue;
-    if (servicesV2 === view.servicesV2) servicesV2 = new Map(view.servicesV2);
-    (servicesV2 as Map<string, ServiceRecordV2>).set(id, result.record);
+    servicesV2 ??= new Map(view.servicesV2);
+    servicesV2.set(id, result.record);
     refusals.push({
       cluster: view.name,
       kind: "endpoints",
@@ -141,9 +141,12 @@ function grantedView(view: ClusterView, grant: ClusterGrant | undefined): Grante
       count: result.refused.length,
     });
   }
-  if (routes === view.routes && servicesV2 === view.servicesV2) return { view, refusals };
+  if (!routes && !servicesV2) return { view, refusals };
   // `services` (version 1 records as stored) is left as it is: routers read servicesV2, tools the stored form.
-  return { view: { ...view, routes, servicesV2 }, refusals };
+  return {
+    view: { ...view, routes: routes ?? view.routes, servicesV2: servicesV2 ?? view.servicesV2 },
+    refusals,
+  };
 }
 
 /** The record without its endpoints outside the grant's networks (draining ones included); the same record when none is. */
