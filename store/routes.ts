@@ -53,14 +53,14 @@ export const PreciseHostnameSchema = v.pipe(
 );
 
 /** HTTPRoute `matches[].path`: PathPrefix matches whole segments, Exact the whole path (query excluded). */
-export const PathMatchSchema = v.object({
+export const PathMatchSchema = v.strictObject({
   type: v.picklist(["Exact", "PathPrefix"]),
   value: PathSchema,
 });
 export type PathMatch = v.InferOutput<typeof PathMatchSchema>;
 
 /** HTTPRoute `matches[].headers` of type Exact; names are compared case-insensitively, values exactly. */
-export const HeaderMatchSchema = v.object({ name: HeaderNameSchema, value: HeaderValueSchema });
+export const HeaderMatchSchema = v.strictObject({ name: HeaderNameSchema, value: HeaderValueSchema });
 export type HeaderMatch = v.InferOutput<typeof HeaderMatchSchema>;
 
 export const HTTP_METHODS = [
@@ -75,18 +75,22 @@ export const HTTP_METHODS = [
   "PATCH",
 ] as const;
 
-/** One HTTPRoute match: every condition must hold. */
-export const RouteMatchSchema = v.object({
+/**
+ * One HTTPRoute match: every condition must hold. The match objects and filters are strict: a condition this
+ * router does not know (a query parameter match, a header match of another type) would widen the match if it
+ * were ignored, and an unknown filter "MUST NOT be skipped" (HTTPRouteFilter), so such a record is refused.
+ */
+export const RouteMatchSchema = v.strictObject({
   path: PathMatchSchema,
   headers: v.array(HeaderMatchSchema),
   method: v.optional(v.picklist(HTTP_METHODS)),
 });
 export type RouteMatch = v.InferOutput<typeof RouteMatchSchema>;
 
-const HeaderPairSchema = v.object({ name: HeaderNameSchema, value: HeaderValueSchema });
+const HeaderPairSchema = v.strictObject({ name: HeaderNameSchema, value: HeaderValueSchema });
 
 /** RequestHeaderModifier / ResponseHeaderModifier: set replaces, add appends, remove deletes. */
-export const HeaderModifierSchema = v.object({
+export const HeaderModifierSchema = v.strictObject({
   set: v.array(HeaderPairSchema),
   add: v.array(HeaderPairSchema),
   remove: v.array(HeaderNameSchema),
@@ -95,13 +99,13 @@ export type HeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
 
 /** HTTPPathModifier: the whole path, or the part the rule's PathPrefix matched. */
 export const PathModifierSchema = v.variant("type", [
-  v.object({ type: v.literal("ReplaceFullPath"), value: TargetPathSchema }),
-  v.object({ type: v.literal("ReplacePrefixMatch"), value: TargetPathSchema }),
+  v.strictObject({ type: v.literal("ReplaceFullPath"), value: TargetPathSchema }),
+  v.strictObject({ type: v.literal("ReplacePrefixMatch"), value: TargetPathSchema }),
 ]);
 export type PathModifier = v.InferOutput<typeof PathModifierSchema>;
 
 /** RequestRedirect: answered by the router itself; unset fields keep the request's own. */
-export const RedirectSchema = v.object({
+export const RedirectSchema = v.strictObject({
   scheme: v.optional(v.picklist(["http", "https"])),
   hostname: v.optional(PreciseHostnameSchema),
   port: v.optional(PortNumberSchema),
@@ -111,13 +115,13 @@ export const RedirectSchema = v.object({
 export type Redirect = v.InferOutput<typeof RedirectSchema>;
 
 /** URLRewrite: applied to the request before it is sent to the backend. */
-export const RewriteSchema = v.object({
+export const RewriteSchema = v.strictObject({
   hostname: v.optional(PreciseHostnameSchema),
   path: v.optional(PathModifierSchema),
 });
 export type Rewrite = v.InferOutput<typeof RewriteSchema>;
 
-export const RouteFiltersSchema = v.object({
+export const RouteFiltersSchema = v.strictObject({
   requestHeaders: v.optional(HeaderModifierSchema),
   responseHeaders: v.optional(HeaderModifierSchema),
   redirect: v.optional(RedirectSchema),

@@ -9,7 +9,9 @@ import { capturingLogger } from "../support/loggers.js";
  * modifier names and values) must be valid there: a record from an older or hostile sync that holds one
  * which is not is skipped at decoding, logged once, and every other route keeps serving.
  */
-function routeWith(id: string, filters: unknown, backends = true): unknown {
+const PREFIX_ROOT = { path: { type: "PathPrefix", value: "/" }, headers: [] };
+
+function routeWith(id: string, filters: unknown, backends = true, match: unknown = PREFIX_ROOT): unknown {
   return {
     v: 2,
     id,
@@ -19,7 +21,7 @@ function routeWith(id: string, filters: unknown, backends = true): unknown {
     wildcard: "suffix",
     rules: [
       {
-        matches: [{ path: { type: "PathPrefix", value: "/" }, headers: [] }],
+        matches: [match],
         filters,
         backends: backends ? [{ service: "shop/web", port: 80, weight: 1 }] : [],
       },
@@ -30,7 +32,7 @@ function routeWith(id: string, filters: unknown, backends = true): unknown {
 const good: RouteFilters = { rewrite: { path: { type: "ReplaceFullPath", value: "/ok" } } };
 
 /** Decodes a cluster holding a route with `filters` and a good one `times` times with one WarnOnce, as refreshes do. */
-function decodedWith(filters: unknown, times: number) {
+function decodedWith(filters: unknown, times: number, match: unknown = PREFIX_ROOT) {
   const redirects = typeof filters === "object" && filters !== null && "redirect" in filters;
   const { logger, lines } = capturingLogger();
   const warnings = createWarnOnce(logger);
@@ -40,7 +42,10 @@ function decodedWith(filters: unknown, times: number) {
       "east",
       [],
       [
-        ["httproute:shop/tested", JSON.stringify(routeWith("httproute:shop/tested", filters, !redirects))],
+        [
+          "httproute:shop/tested",
+          JSON.stringify(routeWith("httproute:shop/tested", filters, !redirects, match)),
+        ],
         ["httproute:shop/good", JSON.stringify(routeWith("httproute:shop/good", good))],
       ],
       warnings,
@@ -108,5 +113,32 @@ describe("route records whose filter values cannot go on the wire", () => {
     const { ids, lines } = decodedWith(filters, 1);
     expect(ids).toEqual(["httproute:shop/tested", "httproute:shop/good"]);
     expect(lines).toEqual([]);
+  });
+});
+
+/**
+ * A condition or filter this router does not know is never ignored: ignoring a match condition would widen
+ * what the rule matches, and a filter "MUST NOT be skipped" (Gateway API HTTPRouteFilter).
+ */
+describe("route records with a match condition or a filter this router does not know", () => {
+  it.each<[string, unknown, unknown]>([
+    ["a query parameter match", {}, { ...PREFIX_ROOT, queryParams: [{ name: "debug", value: "1" }] }],
+    [
+      "a RegularExpression header match",
+      {},
+      { ...PREFIX_ROOT, headers: [{ type: "RegularExpression", name: "x-a", value: ".*" }] },
+    ],
+    [
+      "a path match with a field of its own",
+      {},
+      { path: { type: "PathPrefix", value: "/", flags: "i" }, headers: [] },
+    ],
+    ["a RequestMirror filter", { mirror: { service: "shop/web", port: 80 } }, PREFIX_ROOT],
+  ])("skips a route with %s, logs it once and serves the rest", (_case, filters, match) => {
+    const { ids, lines } = decodedWith(filters, 3, match);
+    expect(ids).toEqual(["httproute:shop/good"]);
+    expect(lines.map((line) => [line.msg, line.route])).toEqual([
+      ["skipping invalid route record", "httproute:shop/tested"],
+    ]);
   });
 });
