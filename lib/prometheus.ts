@@ -21,22 +21,40 @@ export interface Sample {
   readonly suffix?: string;
 }
 
+/**
+ * Yielded among a family's samples by a producer that works between samples (summing a store's endpoints, say):
+ * it renders nothing and counts as one unit of work, so a render in slices (exposition-slices.ts) can pause there.
+ */
+export const PAUSE: unique symbol = Symbol("pause");
+
 export interface MetricFamily {
   readonly name: string;
   readonly type: MetricType;
   readonly help: string;
-  readonly samples: readonly Sample[];
+  /** Read once per render; a lazy iterable is computed as the render reaches it. */
+  readonly samples: Iterable<Sample | typeof PAUSE>;
 }
 
-export function renderFamilies(families: readonly MetricFamily[]): string {
-  const lines: string[] = [];
+/** The exposition line by line (without line ends), each PAUSE passed through where its family yielded it. */
+export function* expositionLines(families: Iterable<MetricFamily>): Generator<string | typeof PAUSE> {
   for (const family of families) {
-    lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`);
+    yield `# HELP ${family.name} ${escapeHelp(family.help)}`;
+    yield `# TYPE ${family.name} ${family.type}`;
     for (const sample of family.samples) {
+      if (sample === PAUSE) {
+        yield PAUSE;
+        continue;
+      }
       const labels = sample.labelText ?? labelText(sample.labels);
-      lines.push(`${family.name}${sample.suffix ?? ""}${labels} ${formatValue(sample.value)}`);
+      yield `${family.name}${sample.suffix ?? ""}${labels} ${formatValue(sample.value)}`;
     }
   }
+}
+
+/** The whole exposition at once: for small registries (the sync's); a router's scrape renders in slices. */
+export function renderFamilies(families: Iterable<MetricFamily>): string {
+  const lines: string[] = [];
+  for (const line of expositionLines(families)) if (line !== PAUSE) lines.push(line);
   return `${lines.join("\n")}\n`;
 }
 
@@ -191,9 +209,11 @@ export class CounterFamily extends LabelledFamily<CounterChild> {
   }
 
   family(): MetricFamily {
-    const samples: Sample[] = [];
-    for (const child of this.children()) samples.push({ labelText: child.labelText, value: child.value });
-    return { name: this.name, type: this.type, help: this.help, samples };
+    return { name: this.name, type: this.type, help: this.help, samples: lazily(() => this.#samples()) };
+  }
+
+  *#samples(): Generator<Sample> {
+    for (const child of this.children()) yield { labelText: child.labelText, value: child.value };
   }
 }
 
@@ -217,8 +237,20 @@ export class HistogramFamily extends LabelledFamily<HistogramChild> {
   }
 
   family(): MetricFamily {
-    const samples: Sample[] = [];
-    for (const child of this.children()) child.samples(samples);
-    return { name: this.name, type: "histogram", help: this.help, samples };
+    return { name: this.name, type: "histogram", help: this.help, samples: lazily(() => this.#samples()) };
   }
+
+  /** A child's samples are taken together, so its buckets, sum and count agree even if a render pauses among them. */
+  *#samples(): Generator<Sample> {
+    for (const child of this.children()) {
+      const group: Sample[] = [];
+      child.samples(group);
+      yield* group;
+    }
+  }
+}
+
+/** An iterable that starts `iterate` afresh each time it is read. */
+function lazily<T>(iterate: () => Iterator<T>): Iterable<T> {
+  return { [Symbol.iterator]: iterate };
 }

@@ -23,15 +23,18 @@ export interface ServiceBackends {
   readonly counts: StateCounts;
 }
 
+/** Whether passive ejection leaves an address out now; undefined while nothing is ejected (no address is read). */
+export type EjectedCheck = ((address: string) => boolean) | undefined;
+
 /** One family of one port's backends, by state. */
 export function familyStates(
   record: Readonly<Record<IpFamily, FamilyRecord>>,
   family: IpFamily,
-  isEjected: (address: string) => boolean,
+  isEjected: EjectedCheck,
 ): StateCounts {
   const { endpoints, fallback, draining } = record[family];
   let ejected = 0;
-  for (const endpoint of endpoints) if (isEjected(endpointAddress(endpoint))) ejected++;
+  if (isEjected) for (const endpoint of endpoints) if (isEjected(endpointAddress(endpoint))) ejected++;
   const serving = endpoints.length - ejected;
   return {
     ready: fallback ? 0 : serving,
@@ -46,12 +49,16 @@ export function familyStates(
  * still serve when every cluster is stale), summed over the Service's ports (each port's endpoints are listed
  * apart). A family with no endpoint at all is left out.
  */
-export function backendStates(
+export function backendStates(snapshot: Snapshot | undefined, isEjected: EjectedCheck): ServiceBackends[] {
+  return [...eachServiceBackends(snapshot, isEjected)];
+}
+
+/** backendStates one row at a time, cluster by cluster, computed as they are read (a scrape renders in slices). */
+export function* eachServiceBackends(
   snapshot: Snapshot | undefined,
-  isEjected: (address: string) => boolean,
-): ServiceBackends[] {
-  const rows: ServiceBackends[] = [];
-  if (!snapshot) return rows;
+  isEjected: EjectedCheck,
+): Generator<ServiceBackends> {
+  if (!snapshot) return;
   for (const cluster of snapshot.clusters) {
     for (const record of cluster.servicesV2.values()) {
       for (const family of FAMILIES) {
@@ -63,9 +70,8 @@ export function backendStates(
           const states = familyStates(port, family, isEjected);
           for (const state of BACKEND_STATES) counts[state] += states[state];
         }
-        if (listed) rows.push({ cluster: cluster.name, service: record.service, family, counts });
+        if (listed) yield { cluster: cluster.name, service: record.service, family, counts };
       }
     }
   }
-  return rows;
 }

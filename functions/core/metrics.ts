@@ -1,11 +1,15 @@
 import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
-import { BACKEND_STATES, type ServiceBackends } from "./backend-states.js";
+import { type BackendSeries, backendFamily } from "./backend-metrics.js";
+import type { ServiceBackends } from "./backend-states.js";
 import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
 import type { Selection } from "./select.js";
 
 /**
  * Counters of one router process, rendered on scrape (lib/prometheus.ts): the process-wide series, the RED
- * series per service and cluster (request-metrics.ts) and gauges computed at scrape time.
+ * series per service and cluster (request-metrics.ts) and gauges computed at scrape time. Only traffic the
+ * router proxies or answers for a route counts: its own endpoints (health probes, metrics, admin) never do, so
+ * a start-up's 503 no_snapshot probes are no 5xx. A scrape reads families() lazily, in slices
+ * (lib/exposition-slices.ts).
  */
 export type UpstreamErrorKind = "connect" | "timeout" | "transport";
 
@@ -17,8 +21,10 @@ export function attemptOutcome(failure: UpstreamErrorKind | undefined): AttemptO
 
 /** What a scrape computes from the snapshot and the ejection state; optional so older callers still render. */
 export interface ScrapeViews {
-  /** backend-states.ts: backends by service, cluster, family and state. */
-  readonly backends?: readonly ServiceBackends[];
+  /** backend-states.ts: backends by service, cluster, family and state, cluster by cluster. */
+  readonly backends?: Iterable<ServiceBackends>;
+  /** METRICS_BACKENDS: the cardinality of edgeslice_backends; default "service". */
+  readonly backendSeries?: BackendSeries;
   /** Each cluster of the snapshot and whether its lease ran out. */
   readonly clusters?: readonly { readonly name: string; readonly stale: boolean }[];
   /** Route ids clusters publish with different definitions (snapshot-routes.ts). */
@@ -80,7 +86,12 @@ export class RouterMetrics {
     else this.requests["5xx"]++;
   }
 
-  render(gauges: { inFlight: number; ejected: number; snapshot: SnapshotGauges } & ScrapeViews): string {
+  render(gauges: ScrapeGauges): string {
+    return renderFamilies(this.families(gauges));
+  }
+
+  /** Every family of a scrape; the large ones (RED, backends) compute their samples as they are read. */
+  *families(gauges: ScrapeGauges): Generator<MetricFamily> {
     const one = (value: number) => [{ value }];
     const s = gauges.snapshot;
     const families: MetricFamily[] = [
@@ -187,22 +198,11 @@ export class RouterMetrics {
         value: count,
       })),
     });
-    families.push(...this.red.families());
-    if (gauges.backends) families.push(backendFamily(gauges.backends));
-    return renderFamilies(families);
+    yield* families;
+    yield* this.red.families();
+    const backends = gauges.backends && backendFamily(gauges.backends, gauges.backendSeries ?? "service");
+    if (backends) yield backends;
   }
 }
 
-function backendFamily(rows: readonly ServiceBackends[]): MetricFamily {
-  return {
-    name: "edgeslice_backends",
-    type: "gauge",
-    help: "Endpoints the store lists by service, cluster, family and state (ready, fallback, draining, ejected).",
-    samples: rows.flatMap((row) =>
-      BACKEND_STATES.map((state) => ({
-        labels: { service: row.service, cluster: row.cluster, family: row.family, state },
-        value: row.counts[state],
-      })),
-    ),
-  };
-}
+export type ScrapeGauges = { inFlight: number; ejected: number; snapshot: SnapshotGauges } & ScrapeViews;

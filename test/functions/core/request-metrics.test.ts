@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { attemptOutcome, RouterMetrics } from "../../../functions/core/metrics.js";
 import { codeLabel, methodIndex, RequestMetrics } from "../../../functions/core/request-metrics.js";
+import { renderFamilies } from "../../../lib/prometheus.js";
 import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 /** A two-cluster route: east serves demo/web over IPv4, west serves it over IPv6. */
@@ -129,10 +130,7 @@ describe("label values from fixed sets", () => {
   it("labels a non-standard method OTHER", () => {
     const red = new RequestMetrics();
     red.unrouted.observe("PROPFIND", 207, 0.1);
-    const text = red
-      .families()[0]
-      ?.samples.map((s) => s.labelText)
-      .join("\n");
+    const text = renderFamilies(red.families());
     expect(text).toContain('method="OTHER",code="207"');
   });
 
