@@ -42,6 +42,12 @@ export interface ControlPlane {
   writeStatus(kind: string, namespace: string, name: string, status: object): Promise<void>;
   /** GET `path` with `identity`'s token. */
   get(path: string, identity?: Identity): Promise<{ status: number; body: string }>;
+  /** One request with a JSON body (or none) and `identity`'s token (admin by default). */
+  send(
+    method: "GET" | "POST" | "PUT",
+    path: string,
+    options?: { identity?: Identity; body?: unknown },
+  ): Promise<{ status: number; body: string }>;
   /** A SelfSubjectAccessReview as `identity`: may it do that? */
   may(identity: Identity, question: AccessQuestion): Promise<boolean>;
   /** Kills the apiserver (connections cut, watches too); the objects are kept. */

@@ -41,6 +41,7 @@ export function envtestPlane(envtest: Envtest): ControlPlane {
       ]);
     },
     get: (path, identity) => envtest.get(path, identity),
+    send: (method, path, options) => envtest.send(method, path, options),
     // A SelfSubjectAccessReview, not `kubectl auth can-i`: that one maps resources through discovery, which
     // knows no kind whose CRD is not installed.
     async may(identity, question) {

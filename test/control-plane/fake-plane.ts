@@ -96,6 +96,7 @@ async function startFakePlane(serviceAccount: ServiceAccountRef): Promise<Contro
       if (written.status !== 200) throw new Error(`PUT ${path}: ${written.status} ${written.body}`);
     },
     get: (path, identity = "admin") => send("GET", path, identity),
+    send: (method, path, options = {}) => send(method, path, options.identity ?? "admin", options.body),
     async may(identity, question) {
       const review = {
         apiVersion: "authorization.k8s.io/v1",

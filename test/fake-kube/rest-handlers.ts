@@ -20,7 +20,10 @@ export function createRestHandlers(store: ObjectStore, watches: WatchHub) {
     return (object) => byLabel(object) && byField(object);
   }
 
-  /** Without `limit` the whole collection; with it, pages chained by an opaque `continue` token. */
+  /**
+   * Without `limit` the whole collection; with it, pages chained by an opaque `continue` token, every page at the
+   * first page's revision.
+   */
   function serveList(response: ServerResponse, path: ResourcePath, url: URL): void {
     const filter = filtersOf(url);
     const resource = RESOURCES[path.kind];
@@ -39,7 +42,7 @@ export function createRestHandlers(store: ObjectStore, watches: WatchHub) {
     }
     const { items, next } =
       Number.isInteger(limit) && limit > 0
-        ? store.page(path.kind, path.namespace, filter, limit, cursor.after)
+        ? store.page(path.kind, path.namespace, filter, limit, cursor.after, cursor.revision)
         : { items: store.list(path.kind, path.namespace).filter(filter), next: undefined };
     const metadata: Record<string, string> = { resourceVersion: String(cursor.revision) };
     if (next !== undefined) metadata.continue = encodeContinue({ revision: cursor.revision, after: next });

@@ -27,20 +27,24 @@ describe("the fake API server's pages, start-up refusals and shutdown, as kube-a
     items: { metadata: { name: string } }[];
   }
 
-  it("pages a LIST with limit and continue at the first page's resourceVersion", async () => {
+  it("pages a LIST with limit and continue, every page as the collection was at the first page's resourceVersion", async () => {
     kube = await startFakeKube();
     for (const name of ["a", "b", "c", "d", "e"]) kube.apply(sliceObject("shop", name, "web", ["10.0.0.1"]));
     const listed = kube.resourceVersion;
     const first = (await (await get(`${SLICES}?limit=2`)).json()) as Page;
     expect(first.items.map((item) => item.metadata.name)).toEqual(["a", "b"]);
+    // Changed between pages: an addition, a deletion and an update, which no page shows.
     kube.apply(sliceObject("shop", "f", "web", ["10.0.0.1"]));
+    kube.remove("EndpointSlice", "shop", "d");
+    kube.apply(sliceObject("shop", "c", "web", ["10.0.0.9"]));
     const second = (await (
       await get(`${SLICES}?limit=2&continue=${first.metadata.continue}`)
     ).json()) as Page;
     const third = (await (
       await get(`${SLICES}?limit=2&continue=${second.metadata.continue}`)
     ).json()) as Page;
-    expect([...second.items, ...third.items].map((item) => item.metadata.name)).toEqual(["c", "d", "e", "f"]);
+    expect([...second.items, ...third.items].map((item) => item.metadata.name)).toEqual(["c", "d", "e"]);
+    expect(JSON.stringify(second.items[0])).toContain("10.0.0.1");
     expect([first, second, third].map((page) => page.metadata.resourceVersion)).toEqual([
       listed,
       listed,

@@ -24,6 +24,8 @@ export interface StoredEvent {
   readonly kind: FakeKind;
   readonly type: WatchEventType;
   readonly object: FakeObject;
+  /** The object as it was before this event (undefined for ADDED): what a read at an older revision sees. */
+  readonly previous: FakeObject | undefined;
 }
 
 export type ApplyInput = {
@@ -69,16 +71,14 @@ export class ObjectStore {
   }
 
   list(kind: FakeKind, namespace?: string): FakeObject[] {
-    const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
-    const items: FakeObject[] = [];
-    for (const [key, object] of this.objects) if (key.startsWith(prefix)) items.push(structuredClone(object));
-    return items.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+    return sortedCopies(this.objects, kind, namespace);
   }
 
   /**
-   * One page of a LIST in resourceVersion order: up to `limit` items newer than `after`, and the
-   * revision to continue after when more remain. An object changed between pages moves behind the cursor
-   * (listed again, never skipped); the watch from the first page's revision replays every change anyway.
+   * One page of a LIST as it was at `revision` (etcd serves every page of a list at its first page's revision,
+   * so a change made between pages shows in none of them): in resourceVersion order, up to `limit` items newer
+   * than `after`, and the resourceVersion to continue after when more remain. Callers answer 410 first when
+   * `revision` is older than the history kept.
    */
   page(
     kind: FakeKind,
@@ -86,8 +86,9 @@ export class ObjectStore {
     filter: (object: FakeObject) => boolean,
     limit: number,
     after: number,
+    revision = this.revision,
   ): { items: FakeObject[]; next: number | undefined } {
-    const all = this.list(kind, namespace).filter(
+    const all = sortedCopies(this.objectsAt(revision), kind, namespace).filter(
       (object) => Number(object.metadata.resourceVersion) > after && filter(object),
     );
     const items = all.slice(0, limit);
@@ -96,6 +97,20 @@ export class ObjectStore {
       items,
       next: all.length > limit && last ? Number(last.metadata.resourceVersion) : undefined,
     };
+  }
+
+  /** Every object as it was at `revision`: today's, with each later event undone, newest first. */
+  private objectsAt(revision: number): Map<string, FakeObject> {
+    if (revision >= this.revision) return this.objects;
+    const objects = new Map(this.objects);
+    for (const event of [...this.history].reverse()) {
+      if (event.revision <= revision) break;
+      const { namespace, name } = event.object.metadata;
+      const key = objectKey(event.kind, namespaceFor(event.kind, namespace), name);
+      if (event.previous) objects.set(key, event.previous);
+      else objects.delete(key);
+    }
+    return objects;
   }
 
   /**
@@ -129,7 +144,7 @@ export class ObjectStore {
     };
     applyServerDefaults(kind, object);
     this.objects.set(key, object);
-    this.record({ revision: this.revision, kind, type: previous ? "MODIFIED" : "ADDED", object });
+    this.record({ revision: this.revision, kind, type: previous ? "MODIFIED" : "ADDED", object, previous });
     return structuredClone(object);
   }
 
@@ -144,7 +159,7 @@ export class ObjectStore {
     object.metadata.resourceVersion = String(this.revision);
     applyServerDefaults(kind, object);
     this.objects.set(key, object);
-    this.record({ revision: this.revision, kind, type: "MODIFIED", object });
+    this.record({ revision: this.revision, kind, type: "MODIFIED", object, previous });
     return structuredClone(object);
   }
 
@@ -157,7 +172,7 @@ export class ObjectStore {
     this.revision += 1;
     const object = structuredClone(previous);
     object.metadata.resourceVersion = String(this.revision);
-    this.record({ revision: this.revision, kind, type: "DELETED", object });
+    this.record({ revision: this.revision, kind, type: "DELETED", object, previous });
     return true;
   }
 
@@ -182,6 +197,18 @@ export class ObjectStore {
     }
     this.onEvent(event);
   }
+}
+
+/** Copies of the objects of `kind` (in `namespace`, or all) in resourceVersion order. */
+function sortedCopies(
+  objects: ReadonlyMap<string, FakeObject>,
+  kind: FakeKind,
+  namespace?: string,
+): FakeObject[] {
+  const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+  const items: FakeObject[] = [];
+  for (const [key, object] of objects) if (key.startsWith(prefix)) items.push(structuredClone(object));
+  return items.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
 }
 
 export function objectKey(kind: FakeKind, namespace: string, name: string): string {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import { sumRequests } from "./apiserver-metrics.js";
 import {
   type AccessFiles,
@@ -13,6 +13,7 @@ import {
   writeKubeconfig,
 } from "./envtest-access.js";
 import { ENVTEST_SKIP_LINE, envtestAssets } from "./envtest-assets.js";
+import { httpSend } from "./envtest-http.js";
 import { type Daemon, pollUntil, removeOnExit, runCommand } from "./envtest-process.js";
 import { type EtcdServer, startApiserverProcess, startEtcd } from "./envtest-servers.js";
 import { freePort } from "./redis.js";
@@ -48,6 +49,12 @@ export interface Envtest {
   kubectl(args: readonly string[], options?: { input?: string; identity?: Identity }): Promise<string>;
   /** GET `path` on the apiserver with `identity`'s token. */
   get(path: string, identity?: Identity): Promise<{ status: number; body: string }>;
+  /** One request with a JSON body (or none) on the apiserver with `identity`'s token (admin by default). */
+  send(
+    method: "GET" | "POST" | "PUT",
+    path: string,
+    options?: { identity?: Identity; body?: unknown },
+  ): Promise<{ status: number; body: string }>;
   /**
    * Stops the apiserver alone (etcd keeps running). On SIGTERM (the default) it refuses new connections at
    * once but holds open watches for up to 60 s before it exits; this waits for the exit. SIGKILL is instant.
@@ -146,8 +153,15 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     }
     const url = `https://127.0.0.1:${port}`;
     const kubeconfigs = writeKubeconfigs(dir, url, access);
-    const get = (path: string, identity: Identity = "admin") =>
-      httpGet(dispatcher, `${url}${path}`, access.tokens[identity]);
+    const send: Envtest["send"] = (method, path, sendOptions = {}) =>
+      httpSend(
+        dispatcher,
+        method,
+        `${url}${path}`,
+        access.tokens[sendOptions.identity ?? "admin"],
+        sendOptions.body,
+      );
+    const get = (path: string, identity: Identity = "admin") => send("GET", path, { identity });
     // /readyz answers 200 before the apiserver's own controller has created the `default` namespace.
     await pollUntil(async () => (await get("/api/v1/namespaces/default")).status === 200, {
       timeoutMs: 30_000,
@@ -175,6 +189,7 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       apply: (input) => kubectl(["apply", "-f", "-"], { input: manifestText(input) }),
       kubectl,
       get,
+      send,
       async stopApiserver(stopOptions = {}) {
         await apiserver?.stop(stopOptions.signal ?? "SIGTERM", 90_000);
         apiserver = undefined;
@@ -239,15 +254,6 @@ function manifestText(input: string | object | readonly object[]): string {
   if (typeof input === "string") return input;
   const items = Array.isArray(input) ? input : [input];
   return JSON.stringify({ apiVersion: "v1", kind: "List", items });
-}
-
-async function httpGet(
-  dispatcher: Agent,
-  url: string,
-  token: string,
-): Promise<{ status: number; body: string }> {
-  const response = await request(url, { dispatcher, headers: { authorization: `Bearer ${token}` } });
-  return { status: response.statusCode, body: await response.body.text() };
 }
 
 /**

@@ -2,8 +2,23 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { untilAllowed } from "../../support/envtest.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
 import { namespaceObject, serviceObject } from "../support/objects.js";
+import { ingressBackend, ingressObject } from "../support/route-objects.js";
 
-/** What the other cases rely on the control plane for: identities and RBAC, restarts, compaction, metrics. */
+interface Page {
+  metadata: { resourceVersion: string; continue?: string };
+  items: { metadata: { name: string } }[];
+}
+
+/** An object as read back, to write again. */
+interface Written {
+  metadata: { resourceVersion: string };
+  spec?: Record<string, unknown>;
+}
+
+/**
+ * What the other cases rely on the control plane for: identities and RBAC, restarts, compaction and 410s,
+ * paging, optimistic concurrency, metrics.
+ */
 export function describeHarnessContract(plane: ControlPlaneKind): void {
   describeOn(plane, "the control plane the sync's tests drive", () => {
     let controlPlane: ControlPlane;
@@ -75,6 +90,71 @@ subjects: [{ kind: ServiceAccount, name: ${name}, namespace: ${namespace} }]
       expect(events).toEqual([
         { type: "ERROR", object: expect.objectContaining({ kind: "Status", code: 410, reason: "Expired" }) },
       ]);
+    });
+
+    it("pages a LIST with limit and continue, every page at the first page's resourceVersion", async () => {
+      const names = ["a", "b", "c", "d", "e"];
+      await controlPlane.apply([
+        namespaceObject("paged"),
+        ...names.map((name) => serviceObject("paged", name, undefined)),
+      ]);
+      const pages: Page[] = [];
+      let token: string | undefined;
+      do {
+        const query = `limit=2${token === undefined ? "" : `&continue=${encodeURIComponent(token)}`}`;
+        const page = JSON.parse(
+          (await controlPlane.get(`/api/v1/namespaces/paged/services?${query}`)).body,
+        ) as Page;
+        pages.push(page);
+        token = page.metadata.continue || undefined;
+        // A change between pages: the list stays the one at the first page's resourceVersion.
+        if (pages.length === 1) await controlPlane.apply(serviceObject("paged", "f", undefined));
+      } while (token !== undefined);
+
+      expect(pages.map((page) => page.items.length)).toEqual([2, 2, 1]);
+      expect(pages.flatMap((page) => page.items.map((item) => item.metadata.name)).sort()).toEqual(names);
+      expect(new Set(pages.map((page) => page.metadata.resourceVersion)).size).toBe(1);
+    });
+
+    it("answers a continue token from before a compaction with 410 Expired", async () => {
+      await controlPlane.apply([
+        namespaceObject("expired"),
+        ...["a", "b"].map((name) => serviceObject("expired", name, undefined)),
+      ]);
+      const first = JSON.parse(
+        (await controlPlane.get("/api/v1/namespaces/expired/services?limit=1")).body,
+      ) as Page;
+      await controlPlane.apply(serviceObject("expired", "c", undefined));
+      await controlPlane.compact();
+      const token = encodeURIComponent(first.metadata.continue ?? "");
+      const expired = await controlPlane.get(`/api/v1/namespaces/expired/services?limit=1&continue=${token}`);
+      expect(expired.status).toBe(410);
+      expect(JSON.parse(expired.body)).toMatchObject({ kind: "Status", code: 410, reason: "Expired" });
+    });
+
+    it("answers a write carrying a stale resourceVersion with 409 Conflict, on an object and on its status", async () => {
+      const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+      await controlPlane.apply({
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: "contended", namespace: "default" },
+        spec: { holderIdentity: "a", leaseDurationSeconds: 10 },
+      });
+      const lease = JSON.parse((await controlPlane.get(`${leases}/contended`)).body) as Written;
+      const taken = { ...lease, spec: { ...lease.spec, holderIdentity: "b" } };
+      expect((await controlPlane.send("PUT", `${leases}/contended`, { body: taken })).status).toBe(200);
+      const stale = await controlPlane.send("PUT", `${leases}/contended`, { body: taken });
+      expect([stale.status, JSON.parse(stale.body).reason]).toEqual([409, "Conflict"]);
+
+      const ingresses = "/apis/networking.k8s.io/v1/namespaces/default/ingresses";
+      await controlPlane.apply(ingressObject("default", "site", { defaultBackend: ingressBackend("web") }));
+      const site = JSON.parse((await controlPlane.get(`${ingresses}/site`)).body) as Written;
+      const addressed = { ...site, status: { loadBalancer: { ingress: [{ ip: "192.0.2.7" }] } } };
+      const first = await controlPlane.send("PUT", `${ingresses}/site/status`, { body: addressed });
+      expect(first.status).toBe(200);
+      const again = await controlPlane.send("PUT", `${ingresses}/site/status`, { body: addressed });
+      expect([again.status, JSON.parse(again.body).reason]).toEqual([409, "Conflict"]);
+      expect(JSON.parse((await controlPlane.get(`${ingresses}/site`)).body).status).toEqual(addressed.status);
     });
 
     it("counts requests by verb and resource in the apiserver's /metrics", async () => {
