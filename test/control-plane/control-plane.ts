@@ -116,3 +116,12 @@ export function requiring(plane: ControlPlaneKind, capable: boolean, reason: str
   if (capable || plane.unavailable !== undefined) return plane;
   return { ...plane, unavailable: `${plane.name} tests skipped: ${reason}` };
 }
+
+/** `plane`, or unavailable when the Gateway API CRDs cannot be installed on it. */
+export function requiringGatewayApi(plane: ControlPlaneKind): ControlPlaneKind {
+  return requiring(
+    plane,
+    plane.gatewayApi,
+    "the Gateway API v1.6.1 CRDs are not in crds/ next to the envtest assets",
+  );
+}

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { kindNamed, objectPath } from "../fake-kube/resources.js";
 import { startFakeKube } from "../fake-kube/server.js";
+import { namespaceFor } from "../fake-kube/store.js";
 import { sumRequests } from "../support/apiserver-metrics.js";
 import { writeKubeconfig } from "../support/envtest-access.js";
 import type { ControlPlane, ControlPlaneKind, Identity, ServiceAccountRef } from "./control-plane.js";
@@ -67,13 +68,17 @@ async function startFakePlane(serviceAccount: ServiceAccountRef): Promise<Contro
     return { status: response.statusCode, body: await response.body.text() };
   };
 
-  const apply = async (input: Parameters<ControlPlane["apply"]>[0]) => {
+  // Writes go to the store directly; the peer's always can, this apiserver's only while it serves (as kubectl).
+  const serving = () => {
+    if (!kube.running) throw new Error("connection refused: the apiserver is stopped");
+  };
+  const applyToStore = async (input: Parameters<ControlPlane["apply"]>[0]) => {
     for (const object of manifestObjects(input)) kube.apply(object);
   };
-  const remove = async (kind: string, namespace: string | undefined, name: string) => {
+  const removeFromStore = async (kind: string, namespace: string | undefined, name: string) => {
     const fakeKind = kindNamed(kind);
     if (!fakeKind) throw new Error(`the fake API server does not serve ${kind}`);
-    if (!kube.remove(fakeKind, namespace ?? "", name))
+    if (!kube.remove(fakeKind, namespaceFor(fakeKind, namespace), name))
       throw new Error(`${kind} ${namespace}/${name} not found`);
   };
 
@@ -82,8 +87,14 @@ async function startFakePlane(serviceAccount: ServiceAccountRef): Promise<Contro
     serviceAccount,
     syncUser,
     kubeconfigPath: (identity = "admin") => kubeconfigs[identity],
-    apply,
-    remove,
+    async apply(input) {
+      serving();
+      await applyToStore(input);
+    },
+    async remove(kind, namespace, name) {
+      serving();
+      await removeFromStore(kind, namespace, name);
+    },
     async writeStatus(kind, namespace, name, status) {
       const fakeKind = kindNamed(kind);
       const current = fakeKind && kube.get(fakeKind, namespace, name);
@@ -122,7 +133,7 @@ async function startFakePlane(serviceAccount: ServiceAccountRef): Promise<Contro
       return kube.running;
     },
     // Another apiserver on the same etcd writes where this one would: the fake's own store.
-    startPeer: async () => ({ apply, remove, stop: async () => {} }),
+    startPeer: async () => ({ apply: applyToStore, remove: removeFromStore, stop: async () => {} }),
     async compact() {
       kube.expireHistory();
       return Number(kube.resourceVersion);

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeOn } from "../control-plane/control-plane.js";
+import { describeOn, requiringGatewayApi } from "../control-plane/control-plane.js";
 import { KUBE_APISERVER } from "../control-plane/envtest-plane.js";
 import { installGatewayApi } from "../envtest/support/crds.js";
 import { type Envtest, startEnvtest } from "../support/envtest.js";
@@ -33,7 +33,7 @@ function serverSideApply(envtest: Envtest, objects: readonly KubeObject[], dryRu
  * by the v1.6.1 CRDs' own validation (CEL rules included). What deploy/'s RBAC grants the sync is checked against
  * both the real one and the fake (test/control-plane/cases/rbac.case.ts).
  */
-describeOn(KUBE_APISERVER, "deploy/ accepted by server-side apply", () => {
+describeOn(requiringGatewayApi(KUBE_APISERVER), "deploy/ accepted by server-side apply", () => {
   let envtest: Envtest;
 
   beforeAll(async () => {

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
-import { type ControlPlane, type ControlPlaneKind, describeOn, requiring } from "../control-plane.js";
+import {
+  type ControlPlane,
+  type ControlPlaneKind,
+  describeOn,
+  requiringGatewayApi,
+} from "../control-plane.js";
 import { renderDeploy } from "../support/deploy.js";
 import { namespaceObject, serviceObject, sliceObject } from "../support/objects.js";
 import {
@@ -33,11 +38,7 @@ function webRoute(hostname: string): object {
  * Gateway API as uninstalled and unpublishing every HTTPRoute.
  */
 export function describeCrdRestartContract(plane: ControlPlaneKind): void {
-  const runnable = requiring(
-    plane,
-    plane.gatewayApi,
-    "the Gateway API v1.6.1 CRDs are not in crds/ next to the envtest assets",
-  );
+  const runnable = requiringGatewayApi(plane);
   describeOn(runnable, "the Gateway API's kinds through an apiserver restart", () => {
     let controlPlane: ControlPlane;
     let sync: SyncCli | undefined;

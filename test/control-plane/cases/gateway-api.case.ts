@@ -4,7 +4,12 @@ import type { RouteRecord } from "../../../store/routes.js";
 import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
-import { type ControlPlane, type ControlPlaneKind, describeOn, requiring } from "../control-plane.js";
+import {
+  type ControlPlane,
+  type ControlPlaneKind,
+  describeOn,
+  requiringGatewayApi,
+} from "../control-plane.js";
 import { renderDeploy } from "../support/deploy.js";
 import { canaryWeighted, shopRoutes } from "../support/gateway-routes.js";
 import { GATEWAYS, gatewayStatus, ROUTES } from "../support/gateway-status.js";
@@ -16,11 +21,7 @@ import { type SyncCli, startSyncCli, untilLeader, untilReady } from "../support/
 /** HTTPRoutes through two sync replicas: published records, status conditions written by the leader only. */
 export function describeGatewayApiContract(plane: ControlPlaneKind): void {
   describeOn(
-    requiring(
-      plane,
-      plane.gatewayApi,
-      "the Gateway API v1.6.1 CRDs are not in crds/ next to the envtest assets",
-    ),
+    requiringGatewayApi(plane),
     "Gateway API HTTPRoutes with the v1.6.1 CRDs, two sync replicas with deploy/'s RBAC",
     () => {
       let controlPlane: ControlPlane;
