@@ -3,6 +3,8 @@ import {
   formatConvergenceReport,
   runConvergenceBench,
 } from "./convergence/convergence-bench.js";
+import { type MetricsBenchOptions, runMetricsBench } from "./metrics/metrics-bench.js";
+import { formatMetricsReport } from "./metrics/report.js";
 import { routerRunnerFromEnv } from "./proxy/built-router.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
 import { formatWorkersReport } from "./workers/report.js";
@@ -11,7 +13,7 @@ import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./wo
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence|workers` runs one part.
+ * everything works, not figures to quote). `--only proxy|convergence|workers|metrics` runs one part.
  */
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
@@ -87,6 +89,29 @@ const workersOptions: WorkersBenchOptions = smoke
   ? { sizes: [10, 50], endpointsPerService: 20, cpuRuns: 3, readers: WORKERS_READERS }
   : { sizes: [100, 1000], endpointsPerService: 20, cpuRuns: 15, readers: WORKERS_READERS };
 
+/**
+ * The issue's sizes up to 10 clusters of 5,000 Services of 20 endpoints (1,000,000 endpoints), and the cardinality
+ * settings at the largest; the smoke run only checks the harness.
+ */
+const metricsOptions: MetricsBenchOptions = smoke
+  ? {
+      sizes: [
+        { clusters: 1, services: 50, endpoints: 20 },
+        { clusters: 2, services: 100, endpoints: 20 },
+      ],
+      settingsAtLargest: ["cluster", "none"],
+      scrapes: 1,
+    }
+  : {
+      sizes: [
+        { clusters: 1, services: 1000, endpoints: 20 },
+        { clusters: 10, services: 1000, endpoints: 20 },
+        { clusters: 10, services: 5000, endpoints: 20 },
+      ],
+      settingsAtLargest: ["cluster", "none"],
+      scrapes: 3,
+    };
+
 /** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   const duration = Number(flagValue("--duration") ?? options.durationSeconds);
@@ -124,6 +149,12 @@ async function main(): Promise<void> {
     log("workers bench ...");
     const results = await runWorkersBench(workersOptions, log);
     console.log(formatWorkersReport(results));
+    console.log("");
+  }
+  if (only === undefined || only === "metrics") {
+    log("metrics bench ...");
+    const results = await runMetricsBench(metricsOptions, log);
+    console.log(formatMetricsReport(results));
     console.log("");
   }
 }

@@ -7,7 +7,7 @@ import { expositionLines, type MetricFamily, PAUSE } from "./prometheus.js";
  * each slice after the first. Nothing is rendered ahead of the reader, so a slow scraper holds one slice at most.
  */
 
-/** Lines per slice: about 100 KB and 1-2 ms of rendering on the bench machine (bench/metrics/). */
+/** Lines per slice: about 100 KB, rendered in well under a millisecond on average (bench/metrics/). */
 export const LINES_PER_SLICE = 1_000;
 
 /** Slices of the exposition, each of up to `unitsPerSlice` lines and PAUSEs; a slice of PAUSEs alone is "". */
