@@ -1,4 +1,5 @@
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
+import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
 import {
   hasPathPrefix,
@@ -38,6 +39,8 @@ export interface RouteTable<T> {
   /** The longest key of `wildcard` (0 when none): no longer suffix of a Host is looked up. */
   readonly longestWildcard: number;
   readonly anyHost: readonly RouteCandidate<T>[];
+  /** The path index of each bucket of at least INDEXED_BUCKET_SIZE candidates (path-index.ts). */
+  readonly indexes: ReadonlyMap<readonly RouteCandidate<T>[], PathIndex<RouteCandidate<T>>>;
   /** Ids given more than once: the first entry was kept (merge clusters first, see clusters.ts). */
   readonly duplicates: readonly string[];
 }
@@ -108,7 +111,11 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   anyHost.sort(byRank);
   let longestWildcard = 0;
   for (const suffix of wildcard.keys()) longestWildcard = Math.max(longestWildcard, suffix.length);
-  return { exact, wildcard, longestWildcard, anyHost, duplicates };
+  const indexes = new Map<readonly RouteCandidate<T>[], PathIndex<RouteCandidate<T>>>();
+  for (const bucket of [...exact.values(), ...wildcard.values(), anyHost]) {
+    if (bucket.length >= INDEXED_BUCKET_SIZE) indexes.set(bucket, buildPathIndex(bucket));
+  }
+  return { exact, wildcard, longestWildcard, anyHost, indexes, duplicates };
 }
 
 /**
@@ -121,7 +128,7 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
   request: RequestFacts,
 ): RouteMatchResult<T> | undefined {
   const path = pathOf(request.path);
-  const exact = firstMatch(table.exact.get(host), path, request, false);
+  const exact = firstMatch(table, table.exact.get(host), path, request, false);
   if (exact) return result(exact, host);
   // IPv6 literals have no labels to strip; an IPv4 literal never matches a host pattern anyway.
   const first = host.indexOf(".");
@@ -132,22 +139,38 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
     while (dot > 0) {
       const suffix = host.slice(dot + 1);
       // More than one label before the suffix: only patterns covering deeper hosts apply.
-      const found = firstMatch(table.wildcard.get(suffix), path, request, dot > first);
+      const found = firstMatch(table, table.wildcard.get(suffix), path, request, dot > first);
       if (found) return result(found, `*.${suffix}`);
       dot = host.indexOf(".", dot + 1);
     }
   }
-  const any = firstMatch(table.anyHost, path, request, false);
+  const any = firstMatch(table, table.anyHost, path, request, false);
   return any ? result(any, undefined) : undefined;
 }
 
 function firstMatch<T>(
+  table: RouteTable<T>,
   bucket: readonly RouteCandidate<T>[] | undefined,
   path: string,
   request: RequestFacts,
   deepOnly: boolean,
 ): RouteCandidate<T> | undefined {
   if (!bucket) return undefined;
+  const index = bucket.length >= INDEXED_BUCKET_SIZE ? table.indexes.get(bucket) : undefined;
+  if (!index) return scan(bucket, path, request, deepOnly);
+  for (const candidates of pathCandidates(index, path)) {
+    const found = scan(candidates, path, request, deepOnly);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function scan<T>(
+  bucket: readonly RouteCandidate<T>[],
+  path: string,
+  request: RequestFacts,
+  deepOnly: boolean,
+): RouteCandidate<T> | undefined {
   for (const candidate of bucket) {
     if (deepOnly && !candidate.deep) continue;
     // requestMatches, with the prefix normalised when the table was built: this runs on every request.
