@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { ConfigurationError } from "./configuration-error.js";
 
 /**
  * valibot pieces for reading environment variables, shared by the router and the sync worker so both read
@@ -39,7 +40,7 @@ export const optionalText = v.pipe(
 
 /**
  * Validates the schema's own variables (string values only; the rest of the environment is not looked at)
- * and throws one error that lists every bad variable, so an operator fixes them all in one go.
+ * and throws one ConfigurationError that lists every bad variable, so an operator fixes them all in one go.
  */
 export function parseEnv<TSchema extends v.ObjectSchema<v.ObjectEntries, undefined>>(
   schema: TSchema,
@@ -52,5 +53,5 @@ export function parseEnv<TSchema extends v.ObjectSchema<v.ObjectEntries, undefin
   const result = v.safeParse(schema, picked, { abortPipeEarly: true });
   if (result.success) return result.output;
   const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "env"}: ${issue.message}`);
-  throw new Error(`invalid ${what} configuration: ${problems.join("; ")}`);
+  throw new ConfigurationError(`invalid ${what} configuration: ${problems.join("; ")}`);
 }

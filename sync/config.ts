@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import * as v from "valibot";
+import { ConfigurationError } from "../lib/configuration-error.js";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
 import { ipBytes } from "../lib/ip.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
@@ -145,7 +146,7 @@ export interface SyncConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
-/** Validates the environment; throws one error listing every bad variable. */
+/** Validates the environment; throws one ConfigurationError listing every bad variable. */
 export function parseSyncConfig(
   env: Record<string, unknown>,
   fallbackIdentity: () => string = hostname,
@@ -234,5 +235,5 @@ function checkLeaseTimings(leaseMs: number, heartbeatMs: number, leaderLeaseMs: 
         "the writer fence each heartbeat renews, so one lost beat does not drop the fence",
     );
   }
-  if (problems.length > 0) throw new Error(`invalid sync configuration: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new ConfigurationError(`invalid sync configuration: ${problems.join("; ")}`);
 }

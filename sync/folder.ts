@@ -1,13 +1,13 @@
+import { EXIT_CODES } from "../lib/exit-codes.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
-import { untilReady } from "../store/redis/client.js";
 import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
 import { printLines, printRoutes } from "./print.js";
 import { createPublishPipeline } from "./publish/pipeline.js";
-import { closeRedis, connectRedis } from "./redis-connection.js";
+import { closeRedis, connectRedis, untilRedisReady } from "./redis-connection.js";
 import type { RouteSettings } from "./translate/desired-routes.js";
 
 /**
@@ -50,7 +50,8 @@ export async function publishFromFolder(
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
   try {
-    if (!(await untilReady(redis, 10_000))) throw new Error("redis not ready within 10000 ms");
+    const problem = await untilRedisReady(redis, config.redis, 10_000, logger);
+    if (problem) return problem.configuration ? EXIT_CODES.configuration : EXIT_CODES.failure;
     const writer = createRedisWriter(redis, {
       prefix: config.prefix,
       cluster: config.cluster,

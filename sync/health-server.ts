@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { listenOn } from "../lib/listen.js";
 import { PROMETHEUS_CONTENT_TYPE } from "../lib/prometheus.js";
 import type { SyncMetrics } from "./metrics.js";
 
@@ -66,13 +67,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   });
   // Probes are one-shot requests: keep-alive sockets would only delay close().
   server.keepAliveTimeout = 1_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options, { port: "SYNC_PORT", host: "SYNC_HOST" });
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("health server has no TCP address");
   return {

@@ -1,4 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
+import { ConfigurationError } from "../lib/configuration-error.js";
+import { EXIT_CODES } from "../lib/exit-codes.js";
 import type { Logger } from "../lib/logger.js";
 import { shutdownSignal } from "../lib/signals.js";
 import type { SyncConfig } from "./config.js";
@@ -160,7 +162,10 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   };
 }
 
-/** `npm run sync` live mode: runs until SIGTERM/SIGINT, then stops gracefully. Resolves the exit code. */
+/**
+ * `npm run sync` live mode: runs until SIGTERM/SIGINT, then stops gracefully. Resolves the exit code; after a
+ * failed start the caller ends the process, since the Redis client started first keeps it alive.
+ */
 export async function runLive(config: SyncConfig, options: LiveOptions): Promise<number> {
   // Listening for the signal first: a SIGTERM while it starts stops it once started, not the default way.
   const stopping = shutdownSignal(options.logger);
@@ -168,8 +173,12 @@ export async function runLive(config: SyncConfig, options: LiveOptions): Promise
   try {
     live = await startLive(config, options);
   } catch (error) {
+    if (error instanceof ConfigurationError) {
+      options.logger.error(error.message);
+      return EXIT_CODES.configuration;
+    }
     options.logger.error("sync failed to start", { error });
-    return 1;
+    return EXIT_CODES.failure;
   }
   options.logger.info("sync started", {
     cluster: config.cluster,

@@ -1,3 +1,5 @@
+import { ConfigurationError } from "../../lib/configuration-error.js";
+
 /** Where the store lives: one Redis endpoint (standalone or a primary), or the seed nodes of a Redis Cluster. */
 export type RedisTarget = StandaloneTarget | ClusterTarget;
 
@@ -17,30 +19,39 @@ export interface ClusterTarget {
 
 const DEFAULT_PORT = 6379;
 
+/** The forms REDIS_URL takes, for the errors that tell what to write instead. */
+const URL_FORM =
+  "redis://user:password@host:6379 (rediss:// for TLS; characters such as / @ : % in the password percent-encoded)";
+
 /**
- * Reads `REDIS_URL` (and `REDIS_CLUSTER`). Standalone: the value is handed to ioredis untouched, so every form
- * it accepts keeps working and a password may hold any character. Cluster: a comma list of seed node URLs
- * (a comma inside a password is written `%2C`); credentials and TLS are the first URL's, since every node of
- * a Redis Cluster shares them (ACL users must exist on each node). Errors name the node's position, never
- * the text: the value is a secret.
+ * Reads `REDIS_URL` (and `REDIS_CLUSTER`). Standalone: a redis:// or rediss:// URL, or the path of a Unix
+ * socket; checked here, then handed to ioredis as written (a comma in the password stays as it is). A bare
+ * host name is refused rather than taken as one, so a value that is no URL fails at start, not in endless
+ * reconnects. Cluster: a comma list of seed node URLs (a comma inside a password is written `%2C`);
+ * credentials and TLS are the first URL's, since every node of a Redis Cluster shares them (ACL users must
+ * exist on each node). Errors (ConfigurationError) name the node's position, never the text: it is a secret.
  */
 export function redisTarget(url: string, cluster: boolean): RedisTarget {
   if (!cluster) {
-    if (url.trim() === "") throw new Error("REDIS_URL is empty");
-    return { kind: "standalone", url: url.trim() };
+    const text = url.trim();
+    if (text === "") throw new ConfigurationError(`REDIS_URL is empty: set it to ${URL_FORM}`);
+    if (!text.startsWith("/")) parseRedisUrl(text, "REDIS_URL");
+    return { kind: "standalone", url: text };
   }
   const parts = url
     .split(",")
     .map((part) => part.trim())
     .filter((part) => part !== "");
-  if (parts.length === 0) throw new Error("REDIS_URL is empty");
+  if (parts.length === 0) throw new ConfigurationError(`REDIS_URL is empty: set it to ${URL_FORM}`);
   const parsed = parts.map((part, index) =>
     parseRedisUrl(part, `REDIS_URL node ${index + 1} of ${parts.length}`),
   );
   const first = parsed[0];
-  if (!first) throw new Error("REDIS_URL is empty");
+  if (!first) throw new ConfigurationError(`REDIS_URL is empty: set it to ${URL_FORM}`);
   if (parsed.some((node) => node.database !== 0))
-    throw new Error("REDIS_URL: Redis Cluster has only database 0");
+    throw new ConfigurationError(
+      "REDIS_URL: Redis Cluster has only database 0: drop the /database from the URLs",
+    );
   return {
     kind: "cluster",
     nodes: parsed.map(({ host, port }) => ({ host, port })),
@@ -55,7 +66,7 @@ export function redisTargetOrThrow(url: string, cluster: boolean, what: string):
   try {
     return redisTarget(url, cluster);
   } catch (error) {
-    throw new Error(`invalid ${what} configuration: ${(error as Error).message}`);
+    throw new ConfigurationError(`invalid ${what} configuration: ${(error as Error).message}`);
   }
 }
 
@@ -89,15 +100,17 @@ function parseRedisUrl(text: string, which: string): ParsedRedisUrl {
   try {
     url = new URL(text);
   } catch {
-    throw new Error(`${which} is not a URL`);
+    throw new ConfigurationError(`${which} is not a URL: write ${URL_FORM}`);
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-    throw new Error(`${which} must start with redis:// or rediss://`);
+    throw new ConfigurationError(`${which} must start with redis:// or rediss://: write ${URL_FORM}`);
   }
-  if (url.hostname === "") throw new Error(`${which} has no host`);
+  if (url.hostname === "") throw new ConfigurationError(`${which} has no host: write ${URL_FORM}`);
   const database = url.pathname.replace(/^\//, "");
   if (database !== "" && !/^\d+$/.test(database))
-    throw new Error(`${which} has a database that is not a number`);
+    throw new ConfigurationError(
+      `${which} has a database that is not a number: end it with /0, /1, ... or nothing`,
+    );
   return {
     host: url.hostname.replace(/^\[|\]$/g, ""),
     port: url.port === "" ? DEFAULT_PORT : Number(url.port),
@@ -112,6 +125,8 @@ function decoded(text: string, which: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new Error(`${which} has a malformed percent-escape in its credentials`);
+    throw new ConfigurationError(
+      `${which} has a malformed percent-escape in its credentials: write % itself as %25`,
+    );
   }
 }

@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { errorLines, ROOT, runSync } from "./run-sync-cli.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/fixtures/manifests");
 /**
  * HTTPRoutes and an Ingress with their Services: two objects that do not validate (skipped), a rule with an
@@ -63,30 +61,6 @@ items:
               - { path: /about, pathType: Exact, backend: { service: { name: missing, port: { number: 80 } } } }
   - { apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: { name: garbled, namespace: shop }, spec: { rules: 5 } }
 `;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the sync CLI as users do, bounded so a hang fails the test instead of the run. */
-function runSync(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  return new Promise((resolve) => {
-    const childEnv = { ...process.env, ...env };
-    for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
-    // node with tsx as a loader: what `npm run sync` runs, without npx's own start-up on every call.
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "sync/main.ts", ...args],
-      { cwd: ROOT, env: childEnv, timeout: 20_000, killSignal: "SIGKILL" },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const EMPTY = { endpoints: [], fallback: false, draining: [] };
 
@@ -275,18 +249,22 @@ describe("npm run sync -- --from DIR --print", () => {
     });
   });
 
-  it("exits 2 with usage for an unknown flag", async () => {
+  it("exits 2 with one error line naming an unknown flag and pointing at --help", async () => {
     const run = await runSync(["--frm", FIXTURE], {});
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("Unknown option");
-    expect(run.stderr).toContain("Usage:");
+    expect(errorLines(run.stderr).map((line) => line.msg)).toEqual([
+      "Unknown option '--frm': run `node dist/sync.js --help` for the options it takes",
+    ]);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
   });
 
-  it("exits 2 for an invalid CLUSTER_NAME", async () => {
+  it("exits 78 (a bad setting) with one error line for an invalid CLUSTER_NAME", async () => {
     const run = await runSync(["--from", FIXTURE, "--print"], { CLUSTER_NAME: "East_1" });
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(78);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain("CLUSTER_NAME");
+    expect(errorLines(run.stderr)).toEqual([
+      expect.objectContaining({ msg: "CLUSTER_NAME must be a DNS-1123 label (a-z, 0-9, '-')" }),
+    ]);
   });
 
   it("prints usage with --help", async () => {

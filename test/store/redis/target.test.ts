@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../lib/configuration-error.js";
 import { describeRedisTarget, type RedisTarget, redisTarget } from "../../../store/redis/target.js";
 
 describe("redisTarget", () => {
@@ -40,14 +41,31 @@ describe("redisTarget", () => {
     expect(redisTarget(url, cluster)).toEqual(expected);
   });
 
-  it("hands a standalone value to ioredis untouched, commas and slashes in the password included", () => {
+  it("hands a standalone value to ioredis untouched, a comma or an escaped slash in the password included", () => {
     for (const url of [
       "redis://user:ab,cd@10.0.0.5:6379",
-      "rediss://u:s3cr/et@host:6380/2",
+      "rediss://u:s3cr%2Fet@host:6380/2",
       "/run/redis.sock",
     ]) {
       expect(redisTarget(url, false)).toEqual({ kind: "standalone", url });
     }
+  });
+
+  it.each<[string, string, RegExp]>([
+    [
+      "a bare word, which ioredis would take for a host name",
+      "hunter2",
+      /^REDIS_URL is not a URL: write redis:\/\//,
+    ],
+    ["host:port without a scheme", "hunter2:6379", /^REDIS_URL must start with redis:\/\/ or rediss:\/\//],
+    ["another scheme", "http://u:hunter2@host:6379", /^REDIS_URL must start with redis:\/\//],
+    ["a slash in the password, which no URL parser reads", "rediss://u:hunter2/x@host:6380", /is not a URL/],
+    ["a database that is not a number", "redis://u:hunter2@host:6379/x", /database that is not a number/],
+    ["an empty value", "  ", /^REDIS_URL is empty: set it to redis:\/\//],
+  ])("rejects as a standalone REDIS_URL %s, without echoing the value", (_label, url, message) => {
+    expect(() => redisTarget(url, false)).toThrow(message);
+    expect(() => redisTarget(url, false)).toThrow(ConfigurationError);
+    expect(() => redisTarget(url, false)).not.toThrow(/hunter2/);
   });
 
   it.each<[string, string, RegExp]>([
@@ -73,7 +91,7 @@ describe("redisTarget", () => {
 
   it("describes a target without its credentials", () => {
     expect(describeRedisTarget(redisTarget("redis://u:secret@10.0.0.5:6380", false))).toBe("10.0.0.5:6380");
-    expect(describeRedisTarget(redisTarget("u:secret@host:6379", false))).toBe("REDIS_URL");
+    expect(describeRedisTarget(redisTarget("/run/redis.sock?password=secret", false))).toBe("REDIS_URL");
     expect(describeRedisTarget(redisTarget("redis://u:secret@a:7000,redis://[fd00::1]:7001", true))).toBe(
       "cluster a:7000,[fd00::1]:7001",
     );
