@@ -1,3 +1,4 @@
+import { readBenchFlags } from "./bench-flags.js";
 import {
   type ConvergenceOptions,
   formatConvergenceReport,
@@ -13,22 +14,19 @@ import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./wo
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence|workers|metrics` runs one part.
+ * everything works, not figures to quote). `--only proxy|convergence|workers|metrics` runs one part;
+ * `--help` lists every flag (bench-flags.ts).
  */
-const args = process.argv.slice(2);
-const smoke = args.includes("--smoke");
-const only = flagValue("--only");
+const read = readBenchFlags(process.argv.slice(2));
+if ("exitCode" in read) process.exit(read.exitCode);
+const flags = read;
+const { smoke, only } = flags;
 const log = (line: string) => console.error(line);
 
-function flagValue(flag: string): string | undefined {
-  const index = args.indexOf(flag);
-  return index >= 0 ? args[index + 1] : undefined;
-}
-
 /** `--access-log` adds the edgeslice router with ACCESS_LOG=true as a target of its own. */
-const proxies: ProxyBenchOptions["proxies"] = args.includes("--minimal-only")
+const proxies: ProxyBenchOptions["proxies"] = flags.minimalOnly
   ? ["minimal"]
-  : ["minimal", "edgeslice", ...(args.includes("--access-log") ? (["edgeslice-log"] as const) : [])];
+  : ["minimal", "edgeslice", ...(flags.accessLog ? (["edgeslice-log"] as const) : [])];
 
 const proxyOptions: ProxyBenchOptions = smoke
   ? {
@@ -41,7 +39,7 @@ const proxyOptions: ProxyBenchOptions = smoke
       proxies,
       profile: false,
       rounds: 1,
-      pin: !args.includes("--no-pin"),
+      pin: flags.pin,
       runner: routerRunnerFromEnv(),
     }
   : {
@@ -52,9 +50,9 @@ const proxyOptions: ProxyBenchOptions = smoke
       moderateConnections: 8,
       payloads: ["small", "large"],
       proxies,
-      profile: !args.includes("--no-profile"),
+      profile: flags.profile,
       rounds: 5,
-      pin: !args.includes("--no-pin"),
+      pin: flags.pin,
       runner: routerRunnerFromEnv(),
     };
 
@@ -112,12 +110,14 @@ const metricsOptions: MetricsBenchOptions = smoke
       scrapes: 3,
     };
 
-/** `--duration S` and `--warmup S` override the run lengths (e.g. for a quick profile). */
+/** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
-  const duration = Number(flagValue("--duration") ?? options.durationSeconds);
-  const warmup = Number(flagValue("--warmup") ?? options.warmupSeconds);
-  const rounds = Number(flagValue("--rounds") ?? options.rounds);
-  return { ...options, durationSeconds: duration, warmupSeconds: warmup, rounds };
+  return {
+    ...options,
+    durationSeconds: flags.durationSeconds ?? options.durationSeconds,
+    warmupSeconds: flags.warmupSeconds ?? options.warmupSeconds,
+    rounds: flags.rounds ?? options.rounds,
+  };
 }
 
 async function main(): Promise<void> {

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
-export interface SyncRun {
+export interface CliRun {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
@@ -14,7 +14,7 @@ export interface SyncRun {
  * Runs the sync CLI as `npm run sync` does (node with tsx as a loader, without npx's own start-up on every
  * call), bounded so a hang fails the test instead of the run. `undefined` removes a variable.
  */
-export function runSync(args: readonly string[], env: Record<string, string | undefined>): Promise<SyncRun> {
+export function runSync(args: readonly string[], env: Record<string, string | undefined>): Promise<CliRun> {
   return new Promise((resolve) => {
     const childEnv = { ...process.env, ...env };
     for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
