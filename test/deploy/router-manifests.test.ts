@@ -34,14 +34,24 @@ function drainBoundSeconds(): number {
 const STOP_AFTER_DRAIN_SECONDS = 5;
 
 describe("deploy/router", () => {
-  it("probes /_edgeslice/healthz on the container port the router listens on (PORT)", () => {
+  it("probes liveness on /_edgeslice/livez, which no Redis outage fails, and readiness on /_edgeslice/healthz, on PORT", () => {
     const deployment = only<Deployment>(base, "Deployment");
     const main = container(deployment);
     const port = main.ports?.find((p) => p.name === "http");
 
     expect(port?.containerPort).toBe(Number(envOf(deployment).get("PORT")?.value));
-    for (const probe of [main.startupProbe, main.readinessProbe, main.livenessProbe]) {
-      expect(probe?.httpGet).toEqual({ path: "/_edgeslice/healthz", port: "http" });
+    expect(main.startupProbe?.httpGet).toEqual({ path: "/_edgeslice/livez", port: "http" });
+    expect(main.livenessProbe?.httpGet).toEqual({ path: "/_edgeslice/livez", port: "http" });
+    expect(main.readinessProbe?.httpGet).toEqual({ path: "/_edgeslice/healthz", port: "http" });
+  });
+
+  it("leaves the number of routers to the HorizontalPodAutoscaler: no replicas an apply would reset", () => {
+    for (const objects of [base, eastRouter]) {
+      const deployment = only<Deployment>(objects, "Deployment");
+      expect(deployment.spec).not.toHaveProperty("replicas");
+      expect(only(objects, "HorizontalPodAutoscaler").spec).toMatchObject({
+        scaleTargetRef: { kind: "Deployment", name: deployment.metadata.name },
+      });
     }
   });
 

@@ -108,6 +108,18 @@ describe("deploy/sync", () => {
     expect(envOf(deployment).get("POD_NAMESPACE")).toBeDefined();
   });
 
+  it("keeps a replica through voluntary disruptions: a PodDisruptionBudget lets drains take one at a time", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const pdb = only(base, "PodDisruptionBudget");
+    const spec = pdb.spec as { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+
+    expect(spec.maxUnavailable).toBe(1);
+    expect((deployment.spec as { replicas?: number }).replicas).toBeGreaterThan(spec.maxUnavailable);
+    expect(spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    for (const cluster of CLUSTERS)
+      expect(only(overlay(cluster), "PodDisruptionBudget").metadata.name).toBe(pdb.metadata.name);
+  });
+
   it("leaves CLUSTER_NAME empty, which the sync refuses at start, for an overlay to set", () => {
     const name = envOf(only<Deployment>(base, "Deployment")).get("CLUSTER_NAME")?.value;
 
