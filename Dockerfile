@@ -4,7 +4,9 @@
 #   node dist/sync.js [--from DIR] [--once] [--print]  the sync of one Kubernetes cluster
 # Every step is a command test/build runs: `npm run build`, `npm ci --omit=dev --omit=optional --ignore-scripts`,
 # `node dist/...`.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 "Krypton", the active LTS (Node 20 is out of support); the code also runs on Node 20.19+ (package.json
+# engines), where the tests run.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # Build: dev dependencies (esbuild), then bundle our TypeScript into dist/. No install script is needed:
 # esbuild finds its platform binary in its optional dependency package.

@@ -17,8 +17,12 @@
 // tree-shaken (client-node's files marked free of side effects, so its generated API models and clients drop
 // out) into the top of dist/sync.bundle.js, ahead of the mapped code: about 0.5 MB instead of the ~15 MB of
 // modules the package loads, which at 1,000 Services / 20,000 endpoints is the difference between ~160 and
-// ~145 MiB RSS and starts the sync sooner. The build fails if a bundle imports a package that is not in
-// package.json "dependencies", because a production install would not have it.
+// ~145 MiB RSS and starts the sync sooner. So client-node is a devDependency: nothing of it is loaded from
+// node_modules at run time. Its URL parser requires Node's deprecated `punycode` module, which Node 22 and
+// later warn about on stderr at every start; the vendored build takes the `punycode` package instead.
+// The build fails if a bundle imports a package that is not in package.json "dependencies", because a
+// production install would not have it, and if "dependencies" lists a package no bundle imports, because a
+// production install would carry it for nothing.
 
 import { readFile, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
@@ -63,7 +67,7 @@ async function vendorKubeConfig() {
     legalComments: "none",
     write: false,
     logLevel: "warning",
-    plugins: [clientNodeWithoutSideEffects()],
+    plugins: [clientNodeWithoutSideEffects(), userlandPunycode()],
   }).catch(failed);
   // The vendored CommonJS parts (node-fetch, js-yaml...) call require(), which an ES module lacks.
   return `import { createRequire as __edgesliceRequire } from "node:module";
@@ -90,6 +94,18 @@ function clientNodeWithoutSideEffects() {
         if (resolved.errors.length > 0 || !resolved.path.includes(`/node_modules/${KUBE}/`)) return undefined;
         return { path: resolved.path, sideEffects: false };
       });
+    },
+  };
+}
+
+/** Node's `punycode` module, deprecated, replaced by the npm package of the same code. */
+function userlandPunycode() {
+  return {
+    name: "userland-punycode",
+    setup(builder) {
+      builder.onResolve({ filter: /^(node:)?punycode$/ }, () => ({
+        path: fileURLToPath(import.meta.resolve("punycode/punycode.js")),
+      }));
     },
   };
 }
@@ -145,15 +161,24 @@ for (const output of Object.values(outputs)) {
   for (const imported of output.imports) if (imported.external) external.add(imported.path);
 }
 const isBuiltin = (path) => path.startsWith("node:") || builtins.has(path);
-const missing = [...external].filter((path) => {
-  if (isBuiltin(path)) return false;
-  const parts = path.split("/");
-  const name = path.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
-  return !dependencies.has(name);
-});
+/** `@hono/node-server/utils/response` → `@hono/node-server`. */
+const packageOf = (path) =>
+  path
+    .split("/")
+    .slice(0, path.startsWith("@") ? 2 : 1)
+    .join("/");
+const missing = [...external].filter((path) => !isBuiltin(path) && !dependencies.has(packageOf(path)));
 if (missing.length > 0) {
   console.error(
     `the bundles import packages missing from package.json "dependencies": ${missing.join(", ")}`,
+  );
+  process.exit(1);
+}
+const imported = new Set([...external].filter((path) => !isBuiltin(path)).map(packageOf));
+const unused = [...dependencies].filter((name) => !imported.has(name));
+if (unused.length > 0) {
+  console.error(
+    `package.json "dependencies" lists packages no bundle imports (move them to "devDependencies"): ${unused.join(", ")}`,
   );
   process.exit(1);
 }

@@ -71,6 +71,27 @@ describe("npm run build", () => {
     }
   });
 
+  it("lists as production dependencies exactly the packages the launchers import, nothing built in", async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const imported = new Set<string>();
+    for (const name of ["sync", "router"]) {
+      const launcher = await readFile(join(outdir, `${name}.js`), "utf8");
+      for (const [, path] of launcher.matchAll(/^await import\("([^".][^"]*)"\);$/gm)) {
+        imported.add(path?.match(/^(@[^/]+\/)?[^/]+/)?.[0] ?? "");
+      }
+    }
+
+    expect(Object.keys(manifest.dependencies).sort()).toEqual([...imported].sort());
+  });
+
+  it("vendors no Node module that Node 22 and later deprecate at run time (punycode)", async () => {
+    const sync = await readFile(join(outdir, "sync.bundle.js"), "utf8");
+
+    expect(sync).not.toMatch(/\("(node:)?punycode"\)/);
+  });
+
   it("maps only our own TypeScript, vendors client-node's KubeConfig alone into the sync, and leaves every other package to node_modules", async () => {
     const sources = await bundledSources();
 
@@ -88,6 +109,25 @@ describe("npm run build", () => {
 });
 
 describe("the Dockerfile", () => {
+  it("builds and runs on a Node LTS line still supported (22 or 24), which package.json's engines admit", async () => {
+    const image = /^ARG NODE_IMAGE=node:(\d+)-[\w-]+$/m.exec(dockerfile);
+    const major = Number(image?.[1]);
+    const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      engines: { node: string };
+    };
+    const [minimumMajor, minimumMinor] = (/^>=(\d+)\.(\d+)$/.exec(manifest.engines.node) ?? [])
+      .slice(1)
+      .map(Number);
+    const [runningMajor, runningMinor] = process.versions.node.split(".").map(Number);
+
+    expect([22, 24]).toContain(major);
+    expect(minimumMajor).toBeLessThanOrEqual(major);
+    // The Node these tests run on is one the engines field admits, so the code runs on both.
+    expect((runningMajor ?? 0) * 1000 + (runningMinor ?? 0)).toBeGreaterThanOrEqual(
+      (minimumMajor ?? Number.POSITIVE_INFINITY) * 1000 + (minimumMinor ?? 0),
+    );
+  });
+
   it("builds with the dev dependencies and `npm run build`, from only the folders the bundles come from", async () => {
     const build = stage("build");
     const copied = build.filter((line) => line.startsWith("COPY ")).map((line) => line.split(" ")[1]);

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -49,13 +49,40 @@ function get(port: number, path: string, host: string): Promise<{ status: number
 }
 
 describe("the production install (npm run build + npm ci --omit=dev --omit=optional)", () => {
-  it("holds the production dependencies and none of the build tools", () => {
-    for (const name of ["ioredis", "@kubernetes/client-node", "hono", "undici", "valibot", "yaml"]) {
+  it("holds the production dependencies and none of the build tools, nor client-node (vendored into the sync)", () => {
+    for (const name of ["ioredis", "hono", "undici", "valibot", "yaml"]) {
       expect(existsSync(join(dir, "node_modules", name, "package.json")), name).toBe(true);
     }
-    for (const name of ["tsx", "esbuild", "typescript", "vitest"]) {
+    for (const name of ["tsx", "esbuild", "typescript", "vitest", "@kubernetes/client-node", "punycode"]) {
       expect(existsSync(join(dir, "node_modules", name)), name).toBe(false);
     }
+  });
+
+  it("starts the built sync without a deprecation warning, as Node 22 and later would print for punycode", async () => {
+    const help = await runNode(dir, ["--pending-deprecation", "dist/sync.js", "--help"]);
+
+    expect(help.code).toBe(0);
+    expect(help.stderr).toBe("");
+  });
+
+  it("ends the built sync on a garbage KUBECONFIG with one error line naming it, exit 78", async () => {
+    const garbage = join(dir, "garbage-kubeconfig");
+    await writeFile(garbage, "clusters: [unclosed\n");
+
+    const run = await runNode(dir, ["dist/sync.js"], { CLUSTER_NAME: "built", KUBECONFIG: garbage });
+
+    expect(run.code).toBe(78);
+    expect(
+      run.stderr
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { level: string; msg: string }),
+    ).toEqual([
+      expect.objectContaining({
+        level: "error",
+        msg: expect.stringMatching(new RegExp(`^KUBECONFIG: ${garbage} is not valid YAML \\(`)),
+      }),
+    ]);
   });
 
   it("runs `node dist/sync.js --help` with plain node", async () => {
