@@ -27,21 +27,6 @@ export function requestIdOf(incoming: string | null | undefined, generate: () =>
   return incoming !== null && incoming !== undefined && isValidRequestId(incoming) ? incoming : generate();
 }
 
-/**
- * The one `X-Request-Id` of Node's `rawHeaders` (name, value, ...), or undefined when absent or sent more
- * than once (then which one is meant is unclear, and a new id is better than a guess).
- */
-export function requestIdFromRawHeaders(rawHeaders: readonly string[]): string | undefined {
-  let found: string | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string;
-    if (name.length !== 12 || name.toLowerCase() !== REQUEST_ID_HEADER) continue;
-    if (found !== undefined) return undefined;
-    found = rawHeaders[i + 1];
-  }
-  return found;
-}
-
 /** The contract's error answer with the request id in the body and in `X-Request-Id`. */
 export function errorAnswerWithRequestId(error: RouterError, requestId: string): ErrorAnswer {
   const answer = errorAnswer(error);

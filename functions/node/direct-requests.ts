@@ -5,12 +5,12 @@ import type { AccessLog } from "../core/access-log.js";
 import type { RouterError } from "../core/errors.js";
 import type { ForwardingInfo } from "../core/headers.js";
 import type { ProxyResult } from "../core/proxy-policy.js";
-import { REQUEST_ID_HEADER, requestIdFromRawHeaders, requestIdOf } from "../core/request-id.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX, type Routing, type RoutingOutcome } from "../core/routing.js";
 import { drainUnreadBody } from "./drain.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
-import { rawHeaderLookup } from "./request-head.js";
+import type { RequestHead } from "./request-head.js";
 
 /**
  * Proxied requests straight from Node's request listener, without the Hono app: the web Request, Context and
@@ -34,28 +34,22 @@ export interface DirectRequestDeps {
   readonly newRequestId: () => string;
 }
 
-/** A request listener that takes the requests it can proxy directly (true) and leaves the rest (false). */
+/**
+ * A request listener that takes the requests it can proxy directly (true) and leaves the rest (false); `head`
+ * is the request's head as the server read it, already found acceptable (request-head.ts).
+ */
 export function createDirectRequests(
   deps: DirectRequestDeps,
-): (incoming: IncomingMessage, outgoing: ServerResponse) => boolean {
-  return (incoming, outgoing) => {
+): (incoming: IncomingMessage, outgoing: ServerResponse, head: RequestHead) => boolean {
+  return (incoming, outgoing, head) => {
     const target = incoming.url;
     if (incoming.method === "HEAD" || target === undefined || target.startsWith(ADMIN_PREFIX)) return false;
     if (!PLAIN_TARGET.test(target) || DOT_SEGMENT.test(target)) return false;
-    const host = hostOf(incoming.rawHeaders);
+    const host = head.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
-    new DirectRequest(deps, incoming, outgoing, host, target).run();
+    new DirectRequest(deps, incoming, outgoing, head, target).run();
     return true;
   };
-}
-
-/** The one Host field (request-head.ts refused two), as Node's `headers.host` has it; undefined when empty. */
-function hostOf(rawHeaders: readonly string[]): string | undefined {
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string;
-    if (name.length === 4 && name.toLowerCase() === "host") return rawHeaders[i + 1] || undefined;
-  }
-  return undefined;
 }
 
 /** One request on the direct path: the app's catch-all, as an object rather than closures per request. */
@@ -63,6 +57,7 @@ class DirectRequest implements ExchangeEnd {
   readonly #deps: DirectRequestDeps;
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
+  readonly #head: RequestHead;
   readonly #url: string;
   readonly #proto: "http" | "https";
   readonly #observation: RequestObservation;
@@ -71,16 +66,17 @@ class DirectRequest implements ExchangeEnd {
     deps: DirectRequestDeps,
     incoming: IncomingMessage,
     outgoing: ServerResponse,
-    host: string,
+    head: RequestHead,
     target: string,
   ) {
     this.#deps = deps;
     this.#incoming = incoming;
     this.#outgoing = outgoing;
+    this.#head = head;
     this.#proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
-    this.#url = `${this.#proto}://${host}${target}`;
+    this.#url = `${this.#proto}://${head.host}${target}`;
     this.#observation = new RequestObservation(
-      requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), deps.newRequestId),
+      requestIdOf(head.requestId, deps.newRequestId),
       incoming.method ?? "GET",
       performance.now(),
       deps.accessLog?.sampled() === true,
@@ -94,8 +90,7 @@ class DirectRequest implements ExchangeEnd {
       const method = this.#observation.method;
       // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
       if (method !== "GET") this.#outgoing.once("close", () => drainUnreadBody(this.#incoming));
-      const headers = rawHeaderLookup(this.#incoming.rawHeaders);
-      const routed = routing.routeNow(this.#url, { method, headers, proto: this.#proto });
+      const routed = routing.routeNow(this.#url, { method, headers: this.#head, proto: this.#proto });
       if (routed instanceof Promise) {
         // A throw while serving the routed request is answered too, as on the synchronous path.
         routed.then((outcome) => this.#serve(outcome)).catch((error: unknown) => this.failed(error));
@@ -146,6 +141,7 @@ class DirectRequest implements ExchangeEnd {
       requestId: observation.requestId,
       upstreamHost: routed.upstreamHost,
       modifier: routed.plan.requestHeaders,
+      connection: this.#head.connection ?? null,
     };
     const route: NativeRoute = {
       selection: routed.selection,
@@ -207,6 +203,10 @@ function failed(outgoing: ServerResponse, error: unknown): void {
     return;
   }
   const body = "Internal Server Error";
-  outgoing.writeHead(500, { "content-type": "text/plain; charset=UTF-8", "Content-Length": body.length });
+  // The reason given: a writeHead that threw (a field value Node refuses) left its own reason phrase behind.
+  outgoing.writeHead(500, body, {
+    "content-type": "text/plain; charset=UTF-8",
+    "Content-Length": body.length,
+  });
   outgoing.end(body);
 }

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from "node:http";
 import type { RouterError } from "../core/errors.js";
+import { REQUEST_ID_HEADER } from "../core/request-id.js";
 
 /**
  * Header fields the Node router reads per request; one more makes the request 431. http.Server keeps only
@@ -13,37 +15,95 @@ export const MAX_REQUEST_HEADERS = 2_000;
 export const SERVER_MAX_HEADERS_COUNT = MAX_REQUEST_HEADERS + 1;
 
 /**
- * Why a request head must be refused before routing, from Node's `rawHeaders`; undefined when it may go on.
- * RFC 9112 §3.2: more than one Host field line is a 400 (Node's `headers.host` keeps the first and drops the
- * others, so the router and a backend reading the last could disagree on the host).
+ * A request head as Node gives it (`rawHeaders`: name, value, name, value ..., names as the client spelt them),
+ * read in one pass for every fact the router takes from it before routing, and the header lookup route matching
+ * reads (core/routes/request-match.ts). The lookup is indexed by lower-case name the first time a route asks
+ * for a header, so a request costs one more pass over its fields however many header matches it meets, and
+ * nothing when no route matches on headers. Repeated fields are joined by ", ", as a fetch Headers joins them.
  */
-export function requestHeadProblem(rawHeaders: readonly string[]): RouterError | undefined {
-  if (rawHeaders.length > 2 * MAX_REQUEST_HEADERS) return "too_many_headers";
-  let hosts = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name !== undefined && name.length === 4 && name.toLowerCase() === "host" && ++hosts > 1) {
-      return "bad_request";
+export class RequestHead {
+  readonly rawHeaders: readonly string[];
+  /** Why the head is refused before routing; undefined when it may go on. */
+  readonly problem: RouterError | undefined;
+  /** The first Host field's value (`problem` refuses a second); undefined when absent or empty. */
+  readonly host: string | undefined;
+  /**
+   * The one X-Request-Id (core/request-id.ts decides whether it is kept); undefined when absent or sent more
+   * than once (then which one is meant is unclear, and a new id is better than a guess).
+   */
+  readonly requestId: string | undefined;
+  /** Every Connection field's value joined by ", " (core/hop-by-hop.ts reads it); undefined when none. */
+  readonly connection: string | undefined;
+  #byName: Map<string, string> | undefined;
+
+  constructor(rawHeaders: readonly string[]) {
+    this.rawHeaders = rawHeaders;
+    let hosts = 0;
+    let host: string | undefined;
+    let requestIds = 0;
+    let requestId: string | undefined;
+    let connection: string | undefined;
+    // Names are compared by length first: only a field of the right length is lower-cased.
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i] as string;
+      const length = name.length;
+      if (length === 4) {
+        if (name.toLowerCase() === "host" && ++hosts === 1) host = rawHeaders[i + 1] || undefined;
+      } else if (length === 10) {
+        if (name.toLowerCase() === "connection") {
+          const value = rawHeaders[i + 1] ?? "";
+          connection = connection === undefined ? value : `${connection}, ${value}`;
+        }
+      } else if (length === 12 && name.toLowerCase() === REQUEST_ID_HEADER && ++requestIds === 1) {
+        requestId = rawHeaders[i + 1];
+      }
     }
+    this.problem = headProblem(rawHeaders.length / 2, hosts);
+    this.host = host;
+    this.requestId = requestIds === 1 ? requestId : undefined;
+    this.connection = connection;
   }
-  return undefined;
+
+  /** The value of the fields named `name` (lower case), joined; null when there is none. */
+  get(name: string): string | null {
+    this.#byName ??= indexByName(this.rawHeaders);
+    return this.#byName.get(name) ?? null;
+  }
 }
 
 /**
- * A header lookup over Node's `rawHeaders` for route matching, read only when a route matches on headers (no
- * header object is built per request): repeated fields joined by ", ", as a fetch Headers joins them.
+ * Why a request head must be refused before routing. RFC 9112 §3.2: more than one Host field line is a 400
+ * (Node's `headers.host` keeps the first and drops the others, so the router and a backend reading the last
+ * could disagree on the host).
  */
-export function rawHeaderLookup(rawHeaders: readonly string[]): { get(name: string): string | null } {
-  return {
-    get(name) {
-      let value: string | null = null;
-      for (let i = 0; i < rawHeaders.length; i += 2) {
-        const field = rawHeaders[i];
-        if (field === undefined || field.length !== name.length || field.toLowerCase() !== name) continue;
-        const item = rawHeaders[i + 1] ?? "";
-        value = value === null ? item : `${value}, ${item}`;
-      }
-      return value;
-    },
-  };
+function headProblem(fields: number, hosts: number): RouterError | undefined {
+  if (fields > MAX_REQUEST_HEADERS) return "too_many_headers";
+  return hosts > 1 ? "bad_request" : undefined;
+}
+
+function indexByName(rawHeaders: readonly string[]): Map<string, string> {
+  const byName = new Map<string, string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    const value = rawHeaders[i + 1] ?? "";
+    const before = byName.get(name);
+    byName.set(name, before === undefined ? value : `${before}, ${value}`);
+  }
+  return byName;
+}
+
+const HEAD = Symbol("edgeslice.requestHead");
+type CarriesHead = IncomingMessage & { [HEAD]?: RequestHead };
+
+/** The request with the head the server already read, for the app's lookups (requestHeadOf). */
+export function withRequestHead(incoming: IncomingMessage, head: RequestHead): IncomingMessage {
+  (incoming as CarriesHead)[HEAD] = head;
+  return incoming;
+}
+
+/** The head the server read for this request, or a new reading when none came with it. */
+export function requestHeadOf(incoming: IncomingMessage): RequestHead {
+  const carrier = incoming as CarriesHead;
+  carrier[HEAD] ??= new RequestHead(incoming.rawHeaders);
+  return carrier[HEAD];
 }

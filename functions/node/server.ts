@@ -14,19 +14,14 @@ import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import {
-  createRequestIds,
-  errorAnswerWithRequestId,
-  requestIdFromRawHeaders,
-  requestIdOf,
-} from "../core/request-id.js";
+import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
 import { createDirectRequests } from "./direct-requests.js";
 import { createNodeProxy } from "./proxy.js";
-import { rawHeaderLookup, requestHeadProblem, SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
+import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -126,13 +121,11 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
     requestHeaders: (c) => {
       const incoming = (c.env as HttpBindings | undefined)?.incoming;
-      return incoming
-        ? rawHeaderLookup(incoming.rawHeaders)
-        : { get: (name: string) => c.req.header(name) ?? null };
+      return incoming ? requestHeadOf(incoming) : { get: (name: string) => c.req.header(name) ?? null };
     },
     incomingRequestId: (c) => {
       const incoming = (c.env as HttpBindings | undefined)?.incoming;
-      return incoming ? requestIdFromRawHeaders(incoming.rawHeaders) : c.req.header("x-request-id");
+      return incoming ? requestHeadOf(incoming).requestId : c.req.header("x-request-id");
     },
     accessLog: createAccessLog(
       config.accessLog,
@@ -166,12 +159,13 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       })
     : undefined;
   const server = createServer((incoming, outgoing) => {
-    const problem = requestHeadProblem(incoming.rawHeaders);
+    const head = new RequestHead(incoming.rawHeaders);
+    const { problem } = head;
     if (problem === undefined) {
-      if (direct?.(incoming, outgoing)) return;
-      return listener(incoming, outgoing);
+      if (direct?.(incoming, outgoing, head)) return;
+      return listener(withRequestHead(incoming, head), outgoing);
     }
-    const requestId = requestIdOf(requestIdFromRawHeaders(incoming.rawHeaders), newRequestId);
+    const requestId = requestIdOf(head.requestId, newRequestId);
     const answer = errorAnswerWithRequestId(problem, requestId);
     // Refused before any routing: no service, and no time worth measuring.
     metrics.respond(metrics.red.unrouted, incoming.method ?? "GET", answer.status, 0);

@@ -11,18 +11,13 @@ import {
   upgradeResponseHeaderList,
   upstreamUpgradeHeaderList,
 } from "../core/headers.js";
-import {
-  errorAnswerWithRequestId,
-  REQUEST_ID_HEADER,
-  requestIdFromRawHeaders,
-  requestIdOf,
-} from "../core/request-id.js";
+import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { withRetries } from "../core/retry-loop.js";
 import type { Routing } from "../core/routing.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
-import { rawHeaderLookup, requestHeadProblem } from "./request-head.js";
+import { RequestHead } from "./request-head.js";
 import { endThenDestroy, joinSockets } from "./tunnel.js";
 
 /**
@@ -105,21 +100,21 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
   const handle = async (request: IncomingMessage, client: Socket, clientHead: Buffer) => {
     // An upgrade carries no content here: its bytes after the head belong to the new protocol. One that
     // declares a body (an h2c POST) is not proxied.
+    const requestHead = new RequestHead(request.rawHeaders);
     const observation = new RequestObservation(
-      requestIdOf(requestIdFromRawHeaders(request.rawHeaders), () => crypto.randomUUID()),
+      requestIdOf(requestHead.requestId, () => crypto.randomUUID()),
       request.method ?? "GET",
       performance.now(),
       accessLog?.sampled() === true,
     );
     if (hasBody(request.rawHeaders)) return refuse(client, "bad_request", observation, request);
-    const problem = requestHeadProblem(request.rawHeaders);
-    if (problem !== undefined) return refuse(client, problem, observation, request);
+    if (requestHead.problem !== undefined) return refuse(client, requestHead.problem, observation, request);
     const url = incomingUrl(request);
     if (url === undefined) return refuse(client, "bad_request", observation, request);
     const proto = (client as Partial<TLSSocket>).encrypted ? "https" : "http";
     const routed = await routing.route(url, {
       method: request.method ?? "GET",
-      headers: rawHeaderLookup(request.rawHeaders),
+      headers: requestHead,
       proto,
     });
     if (typeof routed === "string") return refuse(client, routed, observation, request);
@@ -141,6 +136,7 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       requestId: observation.requestId,
       upstreamHost: routed.upstreamHost,
       modifier: routed.plan.requestHeaders,
+      connection: requestHead.connection ?? null,
     };
     const handshake = new Handshake(
       client,

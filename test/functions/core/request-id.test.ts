@@ -7,7 +7,6 @@ import {
   errorResponseWithRequestId,
   isValidRequestId,
   MAX_REQUEST_ID_LENGTH,
-  requestIdFromRawHeaders,
   requestIdOf,
 } from "../../../functions/core/request-id.js";
 
@@ -49,16 +48,6 @@ describe("requestIdOf", () => {
     const id = requestIdOf(undefined, () => crypto.randomUUID());
     expect(isValidRequestId(id)).toBe(true);
     expect(id).not.toBe(requestIdOf(undefined, () => crypto.randomUUID()));
-  });
-});
-
-describe("requestIdFromRawHeaders", () => {
-  it.each<[string, string[], string | undefined]>([
-    ["finds the header whatever its case", ["Host", "a", "X-Request-ID", "abc"], "abc"],
-    ["is undefined without it", ["Host", "a", "X-Request", "abc"], undefined],
-    ["is undefined when it came twice", ["x-request-id", "a", "X-Request-Id", "b"], undefined],
-  ])("%s", (_name, raw, expected) => {
-    expect(requestIdFromRawHeaders(raw)).toBe(expected);
   });
 });
 

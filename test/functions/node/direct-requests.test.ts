@@ -2,8 +2,9 @@ import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../../store/memory-store.js";
 import type { SnapshotSource } from "../../../store/store.js";
+import { routeRecord, routeRule } from "../../e2e/support/contract-layout.js";
 import { freePort } from "../../support/redis.js";
-import { publish, serviceRecord } from "../fixtures.js";
+import { publish, serviceRecord, snapshotOf } from "../fixtures.js";
 import { closeAfterEach, type Router, startBackend, startNodeRouterOver } from "../harness.js";
 import { rawBackend, rawExchange, statusLineOf } from "./hostile-kit.js";
 
@@ -76,6 +77,32 @@ describe("node direct path", () => {
       expect(fields).toEqual(["set-cookie: a=1", "x-trace: t", "set-cookie: b=2", "x-request-id: id-1"]);
       expect(lines.at(-1)).toBe("ok");
     }
+  });
+
+  it("answers 500 Internal Server Error, not the redirect's reason phrase, when it cannot write a redirect's Location", async () => {
+    // Only a source that skips record decoding (store/routes.ts refuses such a path) can hold this route.
+    const snapshot = snapshotOf([
+      {
+        name: "a",
+        routes: [
+          routeRecord("httproute:shop/bad", {
+            hostnames: ["app.example"],
+            rules: [
+              routeRule([], {
+                filters: {
+                  redirect: { statusCode: 302, path: { type: "ReplaceFullPath", value: "/a\r\nx: 1" } },
+                },
+              }),
+            ],
+          }),
+        ],
+      },
+    ]);
+    const r = await closing(
+      startNodeRouterOver({ source: { current: () => snapshot }, config: { retries: 0 } }),
+    );
+    const reply = await rawExchange(r.port, requestTo("app.example"));
+    expect(statusLineOf(reply)).toBe("HTTP/1.1 500 Internal Server Error");
   });
 
   it("closes the connection of a client that never finishes a body the router answered without reading", async () => {
