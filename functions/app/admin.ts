@@ -9,6 +9,7 @@ import { ADMIN_PREFIX } from "../core/routing.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
 import { describeRoute, explainRequest } from "./admin-routes.js";
+import { bearerToken } from "./bearer-token.js";
 import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
 
@@ -157,9 +158,8 @@ const NO_STORE = { "cache-control": "no-store" };
 
 function authorise(c: Context, token: string | undefined): Response | undefined {
   if (token === undefined) return c.json({ error: "no_route" }, 404);
-  const header = c.req.header("authorization") ?? "";
-  const presented = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
-  if (presented !== "" && constantTimeEqual(presented, token)) return undefined;
+  const presented = bearerToken(c.req.header("authorization"));
+  if (presented !== undefined && constantTimeEqual(presented, token)) return undefined;
   return c.json({ error: "unauthorized" }, 401, { "www-authenticate": 'Bearer realm="edgeslice"' });
 }
 

@@ -81,6 +81,17 @@ describe("admin endpoints", () => {
     },
   );
 
+  it("takes the token whatever the case of the Bearer scheme (RFC 9110 §11.1)", async () => {
+    const app = appWith(await loadedStore());
+    const statuses = [];
+    for (const authorization of ["bearer secret-token", "BEARER  secret-token", "Basic secret-token"]) {
+      statuses.push(
+        (await app.request("http://router/_edgeslice/routes", { headers: { authorization } })).status,
+      );
+    }
+    expect(statuses).toEqual([200, 200, 401]);
+  });
+
   it("answers 404 for protected endpoints when ADMIN_TOKEN is unset", async () => {
     const res = await appWith(await loadedStore(), null).request("http://router/_edgeslice/routes", {
       headers: { authorization: "Bearer " },
