@@ -15,7 +15,7 @@ import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
 
 export interface AdminDeps {
   readonly source: SnapshotSource;
-  /** ADMIN_TOKEN; when unset, every admin endpoint but healthz answers 404, as if it did not exist. */
+  /** ADMIN_TOKEN; unset, every admin endpoint but livez and healthz answers 404, as if it did not exist. */
   readonly adminToken: string | undefined;
   /** The snapshot's routes, as the router serves them (routing.ts routesOf). */
   readonly routesOf: (snapshot: Snapshot) => SnapshotRoutes;
@@ -28,13 +28,18 @@ export interface AdminDeps {
 }
 
 /**
- * `/_edgeslice/healthz` (public), `/_edgeslice/routes`, `/_edgeslice/explain?host=&path=&method=` (and
- * `header=name:value`, repeated),
+ * `/_edgeslice/livez` and `/_edgeslice/healthz` (public), `/_edgeslice/routes`,
+ * `/_edgeslice/explain?host=&path=&method=` (and `header=name:value`, repeated),
  * `/_edgeslice/metrics` and `/_edgeslice/dashboard` (Bearer ADMIN_TOKEN), and `/_edgeslice/ui`, the page
  * that shows the dashboard's data (the page is public and holds no data; it exists only with ADMIN_TOKEN
  * set). The whole prefix is reserved: nothing under it is proxied.
  */
 export function registerAdmin(app: Hono, deps: AdminDeps): void {
+  // Liveness: the process answers, and nothing else is asked. Not the store, not the snapshot: an outage of
+  // Redis must not get a router restarted that serves, or will serve, its last records (deploy/router).
+  app.get(`${ADMIN_PREFIX}/livez`, (c) => c.json({ status: "alive" }, 200, NO_STORE));
+
+  // Readiness: 200 while the router holds records it can serve from, even with the store unreachable.
   app.get(`${ADMIN_PREFIX}/healthz`, async (c) => {
     const snapshot = await deps.source.current();
     const store = deps.source.status?.();

@@ -5,9 +5,11 @@ import type { TLSSocket } from "node:tls";
 import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import { settlesWithin } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
+import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { endpointAddress } from "../../store/records.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
+import { reportRedisConnection } from "../../store/redis/connection-report.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
@@ -91,8 +93,10 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       lazyConnect: true,
     });
     logger.info("redis target", { redis: describeRedisTarget(target) });
-    redis.on("error", (error) => logger.debug("redis connection error", { error }));
-    redis.connect().catch((error) => logger.warn("redis not reachable yet; will retry", { error }));
+    reportRedisConnection(redis, describeRedisTarget(target), logger);
+    redis.connect().catch(() => {
+      // Logged by reportRedisConnection, with the cause and the fix; the client keeps reconnecting.
+    });
     redisSource = createRedisSnapshotSource({
       redis,
       prefix: config.prefix,
@@ -176,13 +180,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${endpointAddress({ ip: host, port })}`;
   logger.info("router listening", { url });

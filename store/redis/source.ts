@@ -190,8 +190,8 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         if (!refreshHealthy) logger.info("store refresh recovered");
         refreshHealthy = true;
       } catch (error) {
-        if (refreshHealthy || !snapshot)
-          logger.warn("store refresh failed; serving the last snapshot", { error });
+        // Once per outage: the Redis client's own report says why, at error level (connection-report.ts).
+        if (refreshHealthy) logger.warn("store refresh failed; serving the last snapshot", { error });
         refreshHealthy = false;
       }
       scheduleRefresh();
