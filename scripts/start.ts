@@ -4,9 +4,12 @@ import { fileURLToPath } from "node:url";
 import { parseRouterConfig } from "../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../functions/node/server.js";
 import { exponentialDelay } from "../lib/backoff.js";
+import { ConfigurationError } from "../lib/configuration-error.js";
+import { EXIT_CODES } from "../lib/exit-codes.js";
 import { createJsonLogger, type LogLevel } from "../lib/logger.js";
 import { MemoryStore } from "../store/memory-store.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../store/redis/client.js";
+import { reportRedisConnection } from "../store/redis/connection-report.js";
 import { describeRedisTarget } from "../store/redis/target.js";
 import { createRedisWriter } from "../store/redis/writer.js";
 import type { ClusterWriter } from "../store/store.js";
@@ -22,7 +25,8 @@ import { banner, exposedHosts } from "./start-banner.js";
 /**
  * `npm start`: the local all-in-one. Demo backends on the loopback addresses the examples/ slices list, the
  * real translation and reconciler publishing examples/ into a MemoryStore (or Redis when REDIS_URL is set),
- * and the Node router on PORT (8080). SIGINT/SIGTERM stop everything and exit 0.
+ * and the Node router on PORT (8080). SIGINT/SIGTERM stop everything and exit 0; a failure to start is one error
+ * line, exit 78 for a setting (PORT taken, a bad variable), else 1.
  */
 
 const CLUSTER = "local";
@@ -38,10 +42,12 @@ interface Running {
 }
 
 const running: Running = { backends: [] };
+const logger = createJsonLogger({
+  level: logLevelOf(process.env.LOG_LEVEL),
+  write: (line) => process.stderr.write(`${line}\n`),
+});
 
 async function main(): Promise<void> {
-  const level = logLevelOf(process.env.LOG_LEVEL);
-  const logger = createJsonLogger({ level, write: (line) => process.stderr.write(`${line}\n`) });
   const examplesDir = resolve(process.env.EXAMPLES_DIR ?? join(projectRoot(), "examples"));
 
   const loaded = await loadManifests(examplesDir);
@@ -74,7 +80,7 @@ async function main(): Promise<void> {
       connectionName: "edgeslice-start",
       retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
     });
-    redis.on("error", (error) => logger.warn("redis error", { error }));
+    reportRedisConnection(redis, describeRedisTarget(config.redis), logger);
     running.redis = redis;
     writer = createRedisWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
   }
@@ -139,7 +145,7 @@ function demoTargets(slices: readonly KubeEndpointSlice[]): { service: string; i
   return [...targets.values()];
 }
 
-async function shutdown(signal: string, failed = false): Promise<void> {
+async function shutdown(signal: string, exitCode: number = EXIT_CODES.ok): Promise<void> {
   const errors: unknown[] = [];
   const attempt = async (step: () => Promise<void> | undefined) => {
     try {
@@ -156,7 +162,7 @@ async function shutdown(signal: string, failed = false): Promise<void> {
   await Promise.all(running.backends.map((backend) => attempt(() => backend.close())));
   for (const error of errors) process.stderr.write(`error while stopping: ${String(error)}\n`);
   process.stdout.write(`stopped (${signal})\n`);
-  process.exit(failed || errors.length > 0 ? 1 : 0);
+  process.exit(errors.length > 0 && exitCode === EXIT_CODES.ok ? EXIT_CODES.failure : exitCode);
 }
 
 function projectRoot(): string {
@@ -177,7 +183,12 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  const configuration = error instanceof ConfigurationError;
+  logger.error(
+    configuration
+      ? error.message
+      : `npm start failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
   stopping = true;
-  await shutdown("error", true);
+  await shutdown("error", configuration ? EXIT_CODES.configuration : EXIT_CODES.failure);
 });
