@@ -1,7 +1,5 @@
 import type { Context, Hono } from "hono";
-import { PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
-import { backendStates } from "../core/backend-states.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
@@ -12,8 +10,9 @@ import { describeRoute, explainRequest } from "./admin-routes.js";
 import { bearerToken } from "./bearer-token.js";
 import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
+import { type MetricsEndpointDeps, metricsResponse } from "./metrics-endpoint.js";
 
-export interface AdminDeps {
+export interface AdminDeps extends MetricsEndpointDeps {
   readonly source: SnapshotSource;
   /** ADMIN_TOKEN; unset, every admin endpoint but livez and healthz answers 404, as if it did not exist. */
   readonly adminToken: string | undefined;
@@ -113,24 +112,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
   app.get(`${ADMIN_PREFIX}/metrics`, async (c) => {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
-    const snapshot = await deps.source.current();
-    const isEjected = (address: string) => deps.ejection.isEjected(address);
-    const text = deps.metrics.render({
-      backends: backendStates(snapshot, isEjected),
-      clusters: snapshot?.clusters ?? [],
-      routeConflicts: snapshot ? deps.routesOf(snapshot).conflicts.length : 0,
-      inFlight: deps.balancer.totalInFlight(),
-      ejected: deps.ejection.ejectedCount(),
-      snapshot: {
-        loaded: snapshot !== undefined,
-        version: snapshot?.version ?? 0,
-        ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : 0,
-        clusters: snapshot?.clusters.length ?? 0,
-        staleClusters: snapshot?.clusters.filter((cluster) => cluster.stale).length ?? 0,
-        storeConnected: deps.source.status?.().connected,
-      },
-    });
-    return c.body(text, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, ...NO_STORE });
+    return metricsResponse(deps);
   });
 
   app.get(`${ADMIN_PREFIX}/dashboard`, async (c) => {

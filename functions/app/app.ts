@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { nextTimerTurn } from "../../lib/exposition-slices.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import type { RouterError } from "../core/errors.js";
@@ -13,7 +14,6 @@ import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import {
-  ADMIN_PREFIX,
   createRouting,
   type Redirected,
   type Routing,
@@ -27,8 +27,10 @@ import { type ProxyDeps, proxy } from "./web-proxy.js";
 
 export interface AppDeps extends RoutingDeps {
   readonly upstream: Upstream;
-  /** Only the routing fields are read: cluster, zone, ipFamily, adminToken, timeouts, retries. */
-  readonly config: RoutingDeps["config"] & Pick<RouterConfig, "adminToken">;
+  /** Only the routing fields are read: cluster, zone, ipFamily, adminToken, timeouts, retries, metricsBackends. */
+  readonly config: RoutingDeps["config"] &
+    Pick<RouterConfig, "adminToken"> &
+    Partial<Pick<RouterConfig, "metricsBackends">>;
   /** The client's IP as the runtime knows it (Node: socket peer; Workers: CF-Connecting-IP). */
   readonly clientAddress?: (c: Context) => string | undefined;
   /**
@@ -47,6 +49,8 @@ export interface AppDeps extends RoutingDeps {
   readonly newRequestId?: () => string;
   /** core/access-log.ts; undefined when ACCESS_LOG is off. */
   readonly accessLog?: AccessLog;
+  /** A turn of the event loop between slices of a metrics scrape; default a 0 ms timer (Node: setImmediate). */
+  readonly yieldToLoop?: () => Promise<void>;
 }
 
 /** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
@@ -90,10 +94,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     deps.requestHeaders ?? ((c: Context) => ({ get: (name: string) => c.req.header(name) }));
 
   const app = new Hono();
-  app.use(`${ADMIN_PREFIX}/*`, async (c, next) => {
-    await next();
-    metrics.countResponse(c.res.status);
-  });
+  // The router's own endpoints are no traffic: they count in no request series (core/metrics.ts).
   registerAdmin(app, {
     source: deps.source,
     adminToken: deps.config.adminToken,
@@ -103,6 +104,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     ejection: policy.ejection,
     metrics,
     snapshotAgeSeconds: routing.snapshotAgeSeconds,
+    backendSeries: deps.config.metricsBackends ?? "service",
+    yieldToLoop: deps.yieldToLoop ?? nextTimerTurn,
   });
 
   // node/direct-requests.ts is this handler on Node's objects (the Node router's plain requests never reach

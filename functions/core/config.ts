@@ -3,6 +3,7 @@ import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
 import type { AccessLogSettings } from "./access-log.js";
+import { BACKEND_SERIES, type BackendSeries } from "./backend-metrics.js";
 import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
@@ -47,6 +48,18 @@ export const RouterEnvSchema = v.object({
    * past it the client gets 408 and the backend is not blamed.
    */
   CLIENT_BODY_IDLE_TIMEOUT_MS: integerFromEnv(60_000, 1, 3_600_000),
+  /**
+   * Node only: how long an idle client connection stays open for its next request. Longer than the idle timeout
+   * of a load balancer in front (60 s on AWS ALB, GCP and Azure by default), so the balancer, which reuses its
+   * idle connections, always closes first: a router closing first races a reuse, and that request is reset.
+   */
+  CLIENT_KEEP_ALIVE_TIMEOUT_MS: integerFromEnv(65_000, 1, 3_600_000),
+  /**
+   * Node only: longest wait for a request's whole head, from its first byte or, on a new connection, from the
+   * connect. Above the keep-alive timeout, so a connection a balancer opened ahead and left unused is not cut first.
+   * At most Node's request timeout (300 s), which bounds a request's head anyway.
+   */
+  CLIENT_HEADERS_TIMEOUT_MS: integerFromEnv(66_000, 1, 300_000),
   /** Further attempts on other backends (connect failures, or idempotent methods). */
   UPSTREAM_RETRIES: integerFromEnv(2, 0, 10),
   /** Workers: how long decoded records are served from isolate memory before a background refresh. */
@@ -56,6 +69,11 @@ export const RouterEnvSchema = v.object({
   ACCESS_LOG: booleanFromEnv(false),
   /** The fraction of requests the access log writes, 0 to 1. */
   ACCESS_LOG_SAMPLE: fractionFromEnv(1),
+  /** edgeslice_backends per `service` (and cluster), per `cluster` only, or `none` (core/backend-metrics.ts). */
+  METRICS_BACKENDS: v.optional(
+    v.picklist(BACKEND_SERIES, `METRICS_BACKENDS must be one of ${BACKEND_SERIES.join(", ")}`),
+    "service",
+  ),
 });
 
 export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
@@ -76,10 +94,13 @@ export interface RouterConfig {
   readonly tryTimeoutMs: number;
   readonly totalTimeoutMs: number;
   readonly clientBodyIdleTimeoutMs: number;
+  readonly clientKeepAliveTimeoutMs: number;
+  readonly clientHeadersTimeoutMs: number;
   readonly retries: number;
   readonly cacheTtlMs: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly accessLog: AccessLogSettings;
+  readonly metricsBackends: BackendSeries;
 }
 
 /** Validates the environment; throws one error listing every bad variable. */
@@ -99,9 +120,12 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
     totalTimeoutMs: e.UPSTREAM_TOTAL_TIMEOUT_MS,
     clientBodyIdleTimeoutMs: e.CLIENT_BODY_IDLE_TIMEOUT_MS,
+    clientKeepAliveTimeoutMs: e.CLIENT_KEEP_ALIVE_TIMEOUT_MS,
+    clientHeadersTimeoutMs: e.CLIENT_HEADERS_TIMEOUT_MS,
     retries: e.UPSTREAM_RETRIES,
     cacheTtlMs: e.CACHE_TTL_MS,
     logLevel: e.LOG_LEVEL,
     accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },
+    metricsBackends: e.METRICS_BACKENDS,
   };
 }

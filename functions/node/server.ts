@@ -94,7 +94,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     });
     logger.info("redis target", { redis: describeRedisTarget(target) });
     reportRedisConnection(redis, describeRedisTarget(target), logger);
-    redis.connect().catch(() => {
+    const connected = redis.connect().catch(() => {
       // Logged by reportRedisConnection, with the cause and the fix; the client keeps reconnecting.
     });
     redisSource = createRedisSnapshotSource({
@@ -104,7 +104,12 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       now,
       refreshIntervalMs: deps.refreshIntervalMs,
     });
-    redisSource.start().catch((error) => logger.error("store reader failed to start", { error }));
+    // The first load waits for the connection (or its first failure): sent before, it met a client that was not
+    // ready, which refuses commands at once without an offline queue, and every start logged a failed load.
+    const starting = redisSource;
+    void connected
+      .then(() => starting.start())
+      .catch((error) => logger.error("store reader failed to start", { error }));
     source = redisSource;
   }
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
@@ -144,6 +149,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
     ...(client ? { native: createNodeProxy(client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
+    // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
+    yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),
   };
   // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
   const routing = createRouting(appDeps);
@@ -177,6 +184,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     outgoing.end(answer.body);
   });
   server.maxHeadersCount = SERVER_MAX_HEADERS_COUNT;
+  // Both above a load balancer's idle timeout, so it closes an idle connection before the router does (config.ts).
+  server.keepAliveTimeout = config.clientKeepAliveTimeoutMs;
+  server.headersTimeout = config.clientHeadersTimeoutMs;
   const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";

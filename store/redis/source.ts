@@ -275,6 +275,8 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       version: snapshot?.version ?? 0,
     }),
     async start() {
+      // Closed before it started (the Node router starts it once Redis answers, which may be never).
+      if (closing.signal.aborted) return;
       try {
         await exclusive(reloadAll);
         refreshHealthy = true;

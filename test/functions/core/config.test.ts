@@ -43,3 +43,46 @@ describe("parseRouterConfig: the access log", () => {
     );
   });
 });
+
+describe("parseRouterConfig: client connections", () => {
+  /** AWS ALB, GCP and Azure load balancers close idle connections after 60 s by default. */
+  const BALANCER_IDLE_MS = 60_000;
+
+  it("keeps an idle client connection, and waits for a request head, longer than a balancer's idle timeout by default", () => {
+    const { clientKeepAliveTimeoutMs, clientHeadersTimeoutMs } = parseRouterConfig({});
+    expect(clientKeepAliveTimeoutMs).toBeGreaterThan(BALANCER_IDLE_MS);
+    expect(clientHeadersTimeoutMs).toBeGreaterThan(clientKeepAliveTimeoutMs);
+    expect([clientKeepAliveTimeoutMs, clientHeadersTimeoutMs]).toEqual([65_000, 66_000]);
+  });
+
+  it("reads CLIENT_KEEP_ALIVE_TIMEOUT_MS and CLIENT_HEADERS_TIMEOUT_MS", () => {
+    const config = parseRouterConfig({
+      CLIENT_KEEP_ALIVE_TIMEOUT_MS: "350000",
+      CLIENT_HEADERS_TIMEOUT_MS: "20000",
+    });
+    expect([config.clientKeepAliveTimeoutMs, config.clientHeadersTimeoutMs]).toEqual([350_000, 20_000]);
+  });
+
+  it.each([
+    [{ CLIENT_KEEP_ALIVE_TIMEOUT_MS: "0" }, /CLIENT_KEEP_ALIVE_TIMEOUT_MS/],
+    [{ CLIENT_HEADERS_TIMEOUT_MS: "300001" }, /CLIENT_HEADERS_TIMEOUT_MS/],
+  ])("refuses %j", (env, message) => {
+    expect(() => parseRouterConfig(env)).toThrow(message);
+  });
+});
+
+describe("parseRouterConfig: METRICS_BACKENDS", () => {
+  it("is a series per Service by default", () => {
+    expect(parseRouterConfig({}).metricsBackends).toBe("service");
+  });
+
+  it.each(["service", "cluster", "none"] as const)("reads %s", (value) => {
+    expect(parseRouterConfig({ METRICS_BACKENDS: value }).metricsBackends).toBe(value);
+  });
+
+  it("refuses anything else, naming the choices", () => {
+    expect(() => parseRouterConfig({ METRICS_BACKENDS: "pod" })).toThrow(
+      /METRICS_BACKENDS must be one of service, cluster, none/,
+    );
+  });
+});
