@@ -4,8 +4,10 @@ import { ConfigurationError } from "../lib/configuration-error.js";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
 import { ipBytes } from "../lib/ip.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
+import { type ClusterPlace, parseGeoPoint, RegionSchema } from "../store/places.js";
 import { type RedisTarget, redisTargetOrThrow } from "../store/redis/target.js";
 import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "./translate/desired-routes.js";
+import { parseGatewayAddresses } from "./translate/gateway/addresses.js";
 import { parseHostClaims } from "./translate/host-claims.js";
 import type { LoadBalancerIngress } from "./translate/ingress/translate.js";
 
@@ -103,6 +105,33 @@ export const SyncEnvSchema = v.object({
       "INGRESS_STATUS_ADDRESSES must list IP addresses and DNS names",
     ),
   ),
+  /**
+   * Where clients reach the routers, written into our Gateways' status.addresses: a comma list for every
+   * Gateway, or `class=...;namespace/gateway=...` entries (translate/gateway/addresses.ts).
+   */
+  GATEWAY_ADDRESSES: v.pipe(
+    optionalText,
+    v.check(
+      (text) => parseGatewayAddresses(text).ok,
+      (issue) => {
+        const parsed = parseGatewayAddresses(issue.input as string | undefined);
+        return `GATEWAY_ADDRESSES must be addresses, or class=addresses;namespace/gateway=addresses: ${parsed.ok ? "" : parsed.error}`;
+      },
+    ),
+  ),
+  /** Where the cluster runs, published in its heartbeat for proximity steering: a free-form region name. */
+  CLUSTER_REGION: v.pipe(optionalText, v.optional(RegionSchema)),
+  /** `lat,long` of the cluster in decimal degrees (store/places.ts). */
+  CLUSTER_LOCATION: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseGeoPoint(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({ message: `CLUSTER_LOCATION must be lat,long in decimal degrees: ${parsed.error}` });
+      return NEVER;
+    }),
+  ),
   /** How often a kind the API server does not serve (the Gateway API CRDs missing) is listed again. */
   MISSING_KIND_RETRY_MS: integerFromEnv(30_000, 100, 3_600_000),
   POD_NAME: optionalText,
@@ -143,6 +172,8 @@ export interface SyncConfig {
   readonly missingKindRetryMs: number;
   /** This replica's identity in the Lease and the heartbeat. */
   readonly identity: string;
+  /** CLUSTER_REGION and CLUSTER_LOCATION, written into every heartbeat record. */
+  readonly place: ClusterPlace;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -180,11 +211,18 @@ export function parseSyncConfig(
       loadBalancer: e.INGRESS_STATUS_ADDRESSES.map(
         (item): LoadBalancerIngress => (ipBytes(item) !== undefined ? { ip: item } : { hostname: item }),
       ),
+      gatewayAddresses: gatewayAddressesOf(e.GATEWAY_ADDRESSES),
     },
     missingKindRetryMs: e.MISSING_KIND_RETRY_MS,
     identity: e.POD_NAME ?? e.HOSTNAME ?? fallbackIdentity(),
+    place: { region: e.CLUSTER_REGION, location: e.CLUSTER_LOCATION },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+function gatewayAddressesOf(text: string | undefined): RouteSettings["gatewayAddresses"] {
+  const parsed = parseGatewayAddresses(text);
+  return parsed.ok ? parsed.value : DEFAULT_ROUTE_SETTINGS.gatewayAddresses;
 }
 
 function hostClaimsOf(text: string | undefined): RouteSettings["hostClaims"] {

@@ -3,6 +3,7 @@ import { serviceId } from "../../store/names.js";
 import { SCHEMA_VERSION } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";
 import { exposeAnnotations } from "./exposure.js";
+import { type GatewayAddressSettings, NO_GATEWAY_ADDRESSES } from "./gateway/addresses.js";
 import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
 import { byCodeUnits, creationTimeOf } from "./gateway/objects.js";
 import { type GatewayApiTranslation, type Problem, translateGatewayApi } from "./gateway/translate.js";
@@ -33,6 +34,8 @@ export interface RouteSettings {
   readonly hostClaims: HostClaims | undefined;
   /** Written into our Ingresses' status.loadBalancer.ingress; empty by default. */
   readonly loadBalancer: readonly LoadBalancerIngress[];
+  /** GATEWAY_ADDRESSES: written into our Gateways' status.addresses; none by default. */
+  readonly gatewayAddresses: GatewayAddressSettings;
 }
 
 export const DEFAULT_ROUTE_SETTINGS: RouteSettings = {
@@ -40,6 +43,7 @@ export const DEFAULT_ROUTE_SETTINGS: RouteSettings = {
   ingressController: INGRESS_CONTROLLER,
   hostClaims: undefined,
   loadBalancer: [],
+  gatewayAddresses: NO_GATEWAY_ADDRESSES,
 };
 
 export type AnnotationRouteResult =
@@ -106,6 +110,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     referenceGrants: objects.referenceGrants,
     namespaces: objects.namespaces,
     services: input.services,
+    addresses: settings.gatewayAddresses,
   });
   const ingress = translateIngresses({
     controllerName: settings.ingressController,

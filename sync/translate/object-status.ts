@@ -36,14 +36,21 @@ export function gatewayClassStatus(
   };
 }
 
-/** Gateway conditions merged; `listeners` are ours entirely (one entry per listener of the spec). */
+/**
+ * Gateway conditions merged; `addresses` and `listeners` are ours entirely (one entry per listener of the
+ * spec); no address known leaves `addresses` out.
+ */
 export function gatewayStatus(object: unknown, desired: GatewayStatus, now: string): Status {
   const current = statusOf(object);
   const listeners = Array.isArray(current.listeners)
     ? (current.listeners as { name?: unknown; conditions?: unknown }[])
     : [];
+  const { addresses: _dropped, ...rest } = current;
   return {
-    ...current,
+    ...rest,
+    ...(desired.addresses.length > 0
+      ? { addresses: desired.addresses.map((item) => ({ type: item.type, value: item.value })) }
+      : {}),
     conditions: mergeConditions(conditionsOf(current.conditions), desired.conditions, now),
     listeners: desired.listeners.map((listener) => ({
       name: listener.name,

@@ -44,7 +44,12 @@ beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), "edgeslice-gw-"));
   for (const [file, text] of files) await writeFile(join(folder, file), text);
 
-  cluster = await startKubeCluster({ name: "east", prefix, redisUrl: REDIS_URL });
+  cluster = await startKubeCluster({
+    name: "east",
+    prefix,
+    redisUrl: REDIS_URL,
+    env: { GATEWAY_ADDRESSES: "127.0.0.1" },
+  });
   for (const text of files.values()) for (const object of manifestObjects(text)) cluster.kube.apply(object);
   const config = parseRouterConfig({
     REDIS_URL,
@@ -181,8 +186,9 @@ describe("HTTPRoutes through the sync and the Node router", () => {
       ]),
     );
     const gateway = cluster.kube.get("Gateway", "shop", "edge")?.status as
-      | { conditions?: { type: string; status: string }[] }
+      | { addresses?: unknown; conditions?: { type: string; status: string }[] }
       | undefined;
+    expect(gateway?.addresses).toEqual([{ type: "IPAddress", value: "127.0.0.1" }]);
     expect(gateway?.conditions).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: "Programmed", status: "True" })]),
     );

@@ -1,3 +1,4 @@
+import type { GatewayAddress } from "./addresses.js";
 import { type Condition, condition } from "./conditions.js";
 import { selectorMatches, selectorProblem } from "./label-selector.js";
 import {
@@ -38,6 +39,8 @@ export interface GatewayView {
   readonly key: string;
   readonly namespace: string;
   readonly accepted: boolean;
+  /** Where its routers are reached (GATEWAY_ADDRESSES), for status.addresses. */
+  readonly addresses: readonly GatewayAddress[];
   readonly conditions: readonly Condition[];
   readonly listeners: readonly ListenerView[];
 }
@@ -45,10 +48,16 @@ export interface GatewayView {
 /**
  * Gateway and listener conditions (gateway.networking.k8s.io/v1 GatewayConditionType and
  * ListenerConditionType). edgeslice assigns no addresses: a Gateway that asks for some is not accepted
- * (UnsupportedAddress). A listener with a protocol other than HTTP or HTTPS is not accepted
+ * (UnsupportedAddress), and one whose routers' address the operator did not state (GATEWAY_ADDRESSES) is
+ * accepted but not Programmed (AddressNotAssigned: "none of the requested addresses have been assigned"), so
+ * tools waiting for status.addresses are told why. A listener with a protocol other than HTTP or HTTPS is not accepted
  * (UnsupportedProtocol); listeners sharing a port with different protocols conflict (ProtocolConflict).
  */
-export function evaluateGateway(gateway: Gateway, classProblem: string | undefined): GatewayView {
+export function evaluateGateway(
+  gateway: Gateway,
+  classProblem: string | undefined,
+  addresses: readonly GatewayAddress[],
+): GatewayView {
   const generation = gateway.metadata.generation;
   const protocolsByPort = new Map<number, Set<string>>();
   for (const listener of gateway.spec.listeners) {
@@ -56,10 +65,10 @@ export function evaluateGateway(gateway: Gateway, classProblem: string | undefin
     protocols.add(listener.protocol);
     protocolsByPort.set(listener.port, protocols);
   }
-  const addresses = gateway.spec.addresses ?? [];
+  const requested = gateway.spec.addresses ?? [];
   const gatewayProblem =
     classProblem ??
-    (addresses.length > 0
+    (requested.length > 0
       ? "edgeslice does not assign Gateway addresses; leave spec.addresses empty"
       : undefined);
 
@@ -83,17 +92,23 @@ export function evaluateGateway(gateway: Gateway, classProblem: string | undefin
     accepted = condition("Accepted", valid > 0, "ListenersNotValid", message, generation);
   }
   const isAccepted = accepted.status === "True";
-  const programmed = isAccepted
-    ? condition("Programmed", true, "Programmed", "Gateway programmed", generation)
-    : condition("Programmed", false, "Invalid", accepted.message, generation);
+  const programmed = !isAccepted
+    ? condition("Programmed", false, "Invalid", accepted.message, generation)
+    : addresses.length === 0
+      ? condition("Programmed", false, "AddressNotAssigned", NO_ADDRESS_MESSAGE, generation)
+      : condition("Programmed", true, "Programmed", "Gateway programmed", generation);
   return {
     key: keyOf(gateway),
     namespace: namespaceOf(gateway),
     accepted: isAccepted,
+    addresses: isAccepted ? addresses : [],
     conditions: [accepted, programmed],
     listeners: evaluated.map((item) => item.view),
   };
 }
+
+const NO_ADDRESS_MESSAGE =
+  "Routes are served, but no address is known for this Gateway's routers: set GATEWAY_ADDRESSES on the sync";
 
 function evaluateListener(
   listener: Listener,

@@ -1,5 +1,6 @@
 import type { RouteRecord } from "../../../store/routes.js";
 import type { KubeService } from "../kube-objects.js";
+import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
 import { serviceMap } from "./backends.js";
 import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
 import { translateHttpRoute } from "./http-route.js";
@@ -25,6 +26,8 @@ export interface GatewayApiInput {
   readonly services: readonly KubeService[];
   /** Namespaces with their labels, for `allowedRoutes.namespaces.from: Selector`; without them it admits none. */
   readonly namespaces?: readonly Namespace[];
+  /** GATEWAY_ADDRESSES: written into status.addresses; a Gateway without any is not Programmed. */
+  readonly addresses?: GatewayAddressSettings;
   /** When given (ms), every condition gets this lastTransitionTime; leave it out and let the writer merge. */
   readonly now?: number;
 }
@@ -37,6 +40,7 @@ export interface ListenerStatus {
 }
 
 export interface GatewayStatus {
+  readonly addresses: readonly GatewayAddress[];
   readonly conditions: readonly Condition[];
   readonly listeners: readonly ListenerStatus[];
 }
@@ -95,7 +99,8 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     if (!classProblems.has(className)) continue;
     const classProblem = classProblems.get(className);
     const problem = classProblem ? `GatewayClass ${className} is not accepted: ${classProblem}` : undefined;
-    gateways.set(keyOf(gateway), evaluateGateway(gateway, problem));
+    const addresses = input.addresses ? addressesOf(input.addresses, keyOf(gateway), className) : [];
+    gateways.set(keyOf(gateway), evaluateGateway(gateway, problem, addresses));
   }
 
   const context = {
@@ -131,6 +136,7 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   const gatewayStatuses = new Map<string, GatewayStatus>();
   for (const [key, gateway] of gateways) {
     gatewayStatuses.set(key, {
+      addresses: gateway.addresses,
       conditions: stamped(gateway.conditions, input.now),
       listeners: gateway.listeners.map((listener) => ({
         name: listener.name,

@@ -66,7 +66,12 @@ export function describeGatewayApiContract(plane: ControlPlaneKind): void {
         ]);
         await untilAllowed(controlPlane, `${GATEWAYS}/httproutes`);
         // Short resyncs: a resync that rewrote an unchanged status would show in the resourceVersions below.
-        const env = { RESYNC_INTERVAL_MS: "700", LEADER_LEASE_MS: "3000", LEASE_MS: "6000" };
+        const env = {
+          RESYNC_INTERVAL_MS: "700",
+          LEADER_LEASE_MS: "3000",
+          LEASE_MS: "6000",
+          GATEWAY_ADDRESSES: "edgeslice=127.0.0.1,gateway.shop.test",
+        };
         const starting = Promise.all(
           ["a", "b"].map((name) =>
             startSyncCli({ controlPlane, cluster, prefix, podName: `${name}-0`, env }),
@@ -166,6 +171,10 @@ export function describeGatewayApiContract(plane: ControlPlaneKind): void {
         const gatewayConditions = new Map(gateway.status?.conditions?.map((item) => [item.type, item]));
         expect(gatewayConditions.get("Accepted")).toMatchObject({ status: "True", reason: "Accepted" });
         expect(gatewayConditions.get("Programmed")).toMatchObject({ status: "True", reason: "Programmed" });
+        expect(gateway.status?.addresses).toEqual([
+          { type: "IPAddress", value: "127.0.0.1" },
+          { type: "Hostname", value: "gateway.shop.test" },
+        ]);
         // All but elsewhere (no listener's hostname) and theirs attach to `web` (*.shop.test).
         expect(gateway.status?.listeners?.find((item) => item.name === "web")?.attachedRoutes).toBe(5);
         expect(gateway.status?.listeners?.find((item) => item.name === "api")?.attachedRoutes).toBe(0);

@@ -5,6 +5,7 @@ export type StatusCondition = { type: string; status: string; reason: string; ob
 export type GatewayApiObject = {
   metadata: { resourceVersion: string; generation?: number };
   status?: {
+    addresses?: { type: string; value: string }[];
     conditions?: StatusCondition[];
     listeners?: { name: string; attachedRoutes: number }[];
     parents?: { controllerName: string; parentRef: { name: string }; conditions: StatusCondition[] }[];

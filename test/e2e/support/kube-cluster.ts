@@ -21,6 +21,8 @@ export async function startKubeCluster(options: {
   redisUrl: string;
   leaseMs?: number;
   logger?: Logger;
+  /** More sync settings (e.g. GATEWAY_ADDRESSES). */
+  env?: Readonly<Record<string, string>>;
 }): Promise<KubeCluster> {
   const kube = await startFakeKube();
   const sync = await startLiveOn(
@@ -35,6 +37,7 @@ export async function startKubeCluster(options: {
       // Scale-downs are the point of these tests: no safety-valve hold.
       VALVE_HOLD_MS: "0",
       POD_NAME: `sync-${options.name}`,
+      ...options.env,
     },
     options.logger,
   );

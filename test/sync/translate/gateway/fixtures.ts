@@ -1,4 +1,5 @@
 import type { Result } from "../../../../lib/result.js";
+import type { GatewayAddressSettings } from "../../../../sync/translate/gateway/addresses.js";
 import {
   parseGateway,
   parseGatewayClass,
@@ -106,10 +107,21 @@ export const SERVICES = ["infra-backend-v1", "infra-backend-v2", "infra-backend-
   service(name),
 );
 
-/** translateGatewayApi over our class, one default Gateway and the infra Services unless told otherwise. */
+/** GATEWAY_ADDRESSES of the tables: every Gateway is reached at the loopback address. */
+export const LOOPBACK_ADDRESSES: GatewayAddressSettings = {
+  byGateway: new Map(),
+  byClass: new Map(),
+  fallback: [{ type: "IPAddress", value: "127.0.0.1" }],
+};
+
+/**
+ * translateGatewayApi over our class, one default Gateway, the infra Services and LOOPBACK_ADDRESSES unless
+ * told otherwise.
+ */
 export function translate(input: Partial<GatewayApiInput>) {
   return translateGatewayApi({
     controllerName: CONTROLLER,
+    addresses: LOOPBACK_ADDRESSES,
     gatewayClasses: [gatewayClass()],
     gateways: [gateway()],
     httpRoutes: [],
