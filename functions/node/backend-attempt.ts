@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { ExchangeHandler, RequestControl } from "../../lib/http1/exchange-handler.js";
+import type { ResponseHead } from "../../lib/http1/response-head.js";
 import type { NativeRoute } from "../app/app.js";
 import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
 import { type AbortCause, type AttemptResult, noteAnswer, type PolicyDeps } from "../core/proxy-policy.js";
@@ -7,6 +8,7 @@ import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/select.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
+import { relayFraming } from "./relayed-framing.js";
 import type { BodyAttempt } from "./request-body.js";
 
 /**
@@ -27,6 +29,8 @@ export interface AttemptOwner {
   readonly outgoing: ServerResponse;
   /** The client went away: a response head that arrives now is no longer wanted. */
   readonly clientGone: boolean;
+  /** The client's request said HTTP/1.1 (or later): a response to it may carry transfer codings. */
+  readonly clientSpeaks11: boolean;
   /** The attempt's outcome (a response head or a failure), told once. */
   settled(backend: Backend, result: AttemptResult<number>): void;
   /** The whole request body went to `attempt`'s backend: the backend's time starts. */
@@ -81,25 +85,28 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
     if (this.#cause !== undefined) control.abort(new Error(`upstream attempt cut: ${this.#cause}`));
   }
 
-  onHead(statusCode: number, statusText: string, fields: string[]): void {
+  onHead(response: ResponseHead): void {
     const exchange = this.#exchange;
     if (!this.#pending || exchange.clientGone) {
       this.#control?.abort(new Error("upstream response no longer wanted"));
       return;
     }
     const route = exchange.route;
-    const head = downstreamResponseHeaderList(fields, route.responseHeaders, [
+    const statusCode = response.status;
+    const head = downstreamResponseHeaderList(response.fields, route.responseHeaders, [
       REQUEST_ID_HEADER,
       route.observation.requestId,
     ]);
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
-    const reason = reasonPhrase(statusText);
+    const reason = reasonPhrase(response.reason);
     try {
+      const unrelayable = relayFraming(response, head, exchange.clientSpeaks11);
+      if (unrelayable) throw unrelayable;
       if (reason) exchange.outgoing.writeHead(statusCode, reason, head);
       else exchange.outgoing.writeHead(statusCode, head);
     } catch (error) {
-      // A head Node refuses to write: the backend's answer cannot be relayed (502), and the attempt settles
-      // like any other, so nothing stays counted in flight.
+      // A head that cannot be relayed as it came, or that Node refuses to write: the backend's answer cannot be
+      // passed on (502), and the attempt settles like any other, so nothing stays counted in flight.
       this.#done = true;
       this.#settle(failedAttempt(this.#backend, undefined, error, exchange.deps));
       this.#control?.abort(error as Error);

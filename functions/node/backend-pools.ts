@@ -22,6 +22,7 @@ export function createBackendPools(options: UpstreamPoolOptions = {}): BackendPo
     connections: options.connectionsPerBackend ?? 128,
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 4_000,
+    responseHeadTimeoutMs: options.responseHeadTimeoutMs ?? 300_000,
     bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
   };
   const pools = new PoolsByTarget<OriginPool>(

@@ -2,8 +2,9 @@ import { type IncomingMessage, ServerResponse } from "node:http";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { ExchangeDispatcher } from "../../lib/http1/exchange-handler.js";
+import { type RequestContent, requestContentOf } from "../../lib/http1/request-content.js";
 import type { NativeProxy, NativeRoute } from "../app/app.js";
-import { hasBody, upstreamRequestHeaderList } from "../core/headers.js";
+import { upstreamRequestHeaderList } from "../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { RetryLoop } from "../core/retry-loop.js";
 import type { Backend } from "../core/select.js";
@@ -68,6 +69,8 @@ export interface ExchangeEnd {
   failed(error: unknown): void;
 }
 
+const FRAMING_REFUSED: ProxyResult<number> = { ok: false, error: "bad_request" };
+
 /** The Exchange a response belongs to, so one shared 'close' listener serves every request (no closure each). */
 const EXCHANGE = Symbol("edgeslice.exchange");
 type ExchangeResponse = ServerResponse & { [EXCHANGE]?: Exchange };
@@ -87,7 +90,10 @@ export class Exchange implements AttemptOwner {
   readonly deps: PolicyDeps;
   readonly method: string;
   readonly headers: string[];
+  /** How the request's content is framed (undefined: it has none), sent on as it came. */
+  readonly content: RequestContent | undefined;
   readonly body: RequestBody | undefined;
+  readonly clientSpeaks11: boolean;
   /**
    * When the request must have its response head, across attempts. Envoy's model: the clock starts once the
    * whole request was sent upstream, so with a body it is set when the body went (a client slow to upload
@@ -96,6 +102,8 @@ export class Exchange implements AttemptOwner {
   deadline: number | undefined;
   current: BackendAttempt | undefined;
   clientGone = false;
+  /** The request's framing cannot be read reliably (RFC 9112 §6.3): it is refused before any attempt. */
+  readonly #framingRefused: boolean;
   readonly #loop: RetryLoop;
   readonly #end: ExchangeEnd;
 
@@ -113,7 +121,18 @@ export class Exchange implements AttemptOwner {
     this.deps = deps;
     this.method = incoming.method ?? "GET";
     this.headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
-    this.body = hasBody(incoming.rawHeaders) ? new RequestBody(incoming, deps.settings) : undefined;
+    let content: RequestContent | undefined;
+    let framingRefused = false;
+    try {
+      content = requestContentOf(incoming.rawHeaders);
+    } catch {
+      // Node's parser refuses such heads before they get here; the proxy would not guess either.
+      framingRefused = true;
+    }
+    this.#framingRefused = framingRefused;
+    this.content = content;
+    this.body = content && content.length !== 0 ? new RequestBody(incoming, deps.settings) : undefined;
+    this.clientSpeaks11 = incoming.httpVersionMajor > 1 || incoming.httpVersionMinor >= 1;
     this.deadline = this.body ? undefined : Date.now() + deps.settings.totalTimeoutMs;
     this.#loop = new RetryLoop(route.selection, this.method, deps, route.observation);
     this.#end = end;
@@ -121,6 +140,10 @@ export class Exchange implements AttemptOwner {
 
   /** Starts the first attempt; the end is told the status sent, or the error once no attempt produced a response. */
   run(): void {
+    if (this.#framingRefused) {
+      this.#end.ended(FRAMING_REFUSED);
+      return;
+    }
     (this.outgoing as ExchangeResponse)[EXCHANGE] = this;
     this.outgoing.on("close", onResponseClose);
     this.#next();
@@ -190,6 +213,8 @@ export class Exchange implements AttemptOwner {
         path: this.route.path,
         headers: this.headers,
         body: this.body ? this.body.forAttempt(attempt) : null,
+        contentLength: this.content?.length,
+        transferCodings: this.content?.transferCodings,
       },
       attempt,
     );

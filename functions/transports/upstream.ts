@@ -23,6 +23,11 @@ export interface UpstreamPoolOptions {
   readonly connectTimeoutMs?: number;
   /** Idle keep-alive connections are closed after this (a server's `Keep-Alive: timeout` hint wins if shorter). */
   readonly keepAliveTimeoutMs?: number;
+  /**
+   * Longest wait for a response head once the whole request was sent (the native proxy's own client; the core's
+   * per-try timeout is shorter and bounds the attempt first).
+   */
+  readonly responseHeadTimeoutMs?: number;
   /** Longest gap between response body chunks before the response fails. */
   readonly bodyTimeoutMs?: number;
 }

@@ -1,38 +1,25 @@
 import { connect, type Socket } from "node:net";
-import { DeadlineEntry, Deadlines } from "../deadlines.js";
 import { BodyUpload } from "./body-upload.js";
-import { framingOf, requestHead } from "./outgoing-request-head.js";
+import { LocalAbortError, timeoutError } from "./client-errors.js";
+import {
+  ConnectionTimer,
+  type ConnectionWait,
+  idleLimitMs,
+  type TimedConnection,
+} from "./connection-timer.js";
+import { requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
+import type { ResponseHead } from "./response-head.js";
 import { ResponseParser, type ResponseSink, ServerClosedError } from "./response-parser.js";
-
-/** Connection-level waits (connect, keep-alive idleness, gaps in a response body) fire at most this late. */
-const CONNECTION_TICK_MS = 100;
-const connectionDeadlines = new Deadlines(CONNECTION_TICK_MS);
-
-export interface ConnectionSettings {
-  readonly connectTimeoutMs: number;
-  readonly keepAliveTimeoutMs: number;
-  readonly bodyTimeoutMs: number;
-}
+import type { ConnectionSettings } from "./settings.js";
 
 /** The pool a connection belongs to (origin-pool.ts). */
 export interface ConnectionOwner {
   readonly settings: ConnectionSettings;
   /** The connection finished a response and may carry another request. */
   released(connection: ClientConnection): void;
-  /** The connection is gone (closed by either side). */
-  closed(connection: ClientConnection): void;
-}
-
-/** What a connection waits for besides its response: the connect, the next request, the next body bytes. */
-class ConnectionTimer extends DeadlineEntry {
-  reason: "connect" | "idle" | "body" = "connect";
-  constructor(readonly connection: ClientConnection) {
-    super();
-  }
-  expire(): void {
-    this.connection.timedOut(this.reason);
-  }
+  /** The connection is gone (closed by either side); `replay`: a request to send again on a fresh one (#lost). */
+  closed(connection: ClientConnection, replay: PendingRequest | undefined): void;
 }
 
 /**
@@ -40,7 +27,7 @@ class ConnectionTimer extends DeadlineEntry {
  * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
  * handed on as it arrives, reading paused while the handler cannot take more.
  */
-export class ClientConnection implements ResponseSink, RequestCarrier {
+export class ClientConnection implements ResponseSink, RequestCarrier, TimedConnection {
   readonly #owner: ConnectionOwner;
   readonly #socket: Socket;
   readonly #parser = new ResponseParser(this);
@@ -54,8 +41,12 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
   #watchingBody = false;
   /** The server closed while reading was paused: the end is due once the held bytes are read (resumeResponse). */
   #endedWhilePaused = false;
-  /** Whether this connection carried a request before the current one (for the error a close reports). */
+  /** This connection carried a request before the current one. */
   #reused = false;
+  /** Bytes of the current request's response arrived. */
+  #answering = false;
+  /** The request to send again on a fresh connection once this one is closed (see #lost). */
+  #replay: PendingRequest | undefined;
 
   constructor(owner: ConnectionOwner, host: string, port: number) {
     this.#owner = owner;
@@ -66,7 +57,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
     this.#socket.on("end", this.#onEnd);
     this.#socket.on("error", this.#onError);
     this.#socket.on("close", this.#onClose);
-    this.#arm("connect", owner.settings.connectTimeoutMs);
+    this.#timer.arm("connect", owner.settings.connectTimeoutMs);
   }
 
   get idle(): boolean {
@@ -76,10 +67,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
   assign(pending: PendingRequest): void {
     this.#request = pending;
     pending.connection = this;
-    if (this.#connected) {
-      this.#disarm();
-      this.#send(pending);
-    }
+    if (this.#connected) this.#send(pending);
   }
 
   /** Ends `pending` with `error` and closes the connection (what it carried is no longer in step). */
@@ -89,28 +77,25 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
     pending.fail(error);
   }
 
-  destroy(): void {
+  /** Closes the connection from this side; a request under way fails with `reason`, a local abort. */
+  destroy(reason?: Error): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    connectionDeadlines.cancel(this.#timer);
+    this.#timer.cancel();
     this.#upload?.stop();
     this.#upload = undefined;
     this.#socket.destroy();
+    const pending = this.#request;
+    if (pending !== undefined) {
+      this.#request = undefined;
+      pending.fail(reason ?? new LocalAbortError("connection closed on this side before the response ended"));
+    }
   }
 
-  timedOut(reason: ConnectionTimer["reason"]): void {
+  timedOut(wait: ConnectionWait): void {
     const pending = this.#request;
-    if (reason === "idle" || pending === undefined) {
-      this.destroy();
-      return;
-    }
-    const error =
-      reason === "connect"
-        ? Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT", syscall: "connect" })
-        : Object.assign(new Error("backend stopped sending the response body"), {
-            code: "UPSTREAM_BODY_TIMEOUT",
-          });
-    this.fail(pending, error);
+    if (wait === "idle" || pending === undefined) this.destroy();
+    else this.fail(pending, timeoutError(wait));
   }
 
   resumeResponse(pending: PendingRequest): void {
@@ -131,11 +116,11 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
     }
   }
 
-  onResponseHead(status: number, reason: string, fields: string[]): void {
+  onResponseHead(head: ResponseHead): void {
     const pending = this.#request;
     if (pending === undefined) return;
     this.#watchBody();
-    pending.handler.onHead(status, reason, fields);
+    pending.handler.onHead(head);
   }
 
   onResponseData(chunk: Buffer): boolean {
@@ -164,71 +149,89 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
       this.#socket.resume();
     }
     pending.handler.onComplete();
-    if (!keep) {
+    const keepAliveMs = idleLimitMs(this.#owner.settings.keepAliveTimeoutMs, this.#parser.keepAliveHintMs);
+    if (!keep || keepAliveMs <= 0) {
       this.destroy();
       return;
     }
     this.#reused = true;
-    const hint = this.#parser.keepAliveHintMs;
-    const keepAliveMs = Math.min(
-      this.#owner.settings.keepAliveTimeoutMs,
-      hint === undefined ? Infinity : hint - 1_000,
-    );
-    if (keepAliveMs <= 0) {
-      this.destroy();
-      return;
-    }
-    this.#arm("idle", keepAliveMs);
+    this.#timer.arm("idle", keepAliveMs);
     this.#owner.released(this);
-  }
-
-  #arm(reason: ConnectionTimer["reason"], delayMs: number): void {
-    this.#timer.reason = reason;
-    connectionDeadlines.add(this.#timer, delayMs);
   }
 
   #watchBody(): void {
     this.#watchingBody = true;
-    this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
   }
 
   #disarm(): void {
     this.#watchingBody = false;
-    connectionDeadlines.cancel(this.#timer);
+    this.#timer.cancel();
+  }
+
+  /** The whole request is on its way: the server's answer is awaited from now on. */
+  #requestSent(): void {
+    if (this.#parser.awaitingHead) this.#timer.arm("head", this.#owner.settings.responseHeadTimeoutMs);
   }
 
   #send(pending: PendingRequest): void {
-    const { method, path, headers, body } = pending.request;
-    const framing = framingOf(method, headers, body !== null);
+    const request = pending.request;
+    const body = request.body;
     let head: string;
     try {
-      head = requestHead(method, path, headers, framing);
+      head = requestHead(request);
     } catch (error) {
       // Nothing was written: the connection stays good for the next request.
       this.#request = undefined;
       pending.fail(error as Error);
-      this.#arm("idle", this.#owner.settings.keepAliveTimeoutMs);
+      this.#timer.arm("idle", this.#owner.settings.keepAliveTimeoutMs);
       this.#owner.released(this);
       return;
     }
-    this.#parser.expect(method === "HEAD");
+    this.#parser.expect(request.method === "HEAD");
+    this.#answering = false;
     this.#socket.write(head, "latin1");
-    if (body !== null) {
-      this.#upload = new BodyUpload(this.#socket, body, framing === "chunked", {
-        sent: () => {
-          this.#upload = undefined;
-        },
-        failed: (error) => {
-          if (this.#request === pending) this.fail(pending, error);
-        },
-      });
+    // The idle wait ends here: the head's wait replaces it, or none runs while the body goes.
+    if (body === null) {
+      this.#requestSent();
+      return;
     }
+    this.#timer.cancel();
+    this.#upload = new BodyUpload(this.#socket, body, request.contentLength, {
+      sent: () => {
+        this.#upload = undefined;
+        if (this.#request === pending) this.#requestSent();
+      },
+      failed: (error) => {
+        if (this.#request === pending) this.fail(pending, error);
+      },
+    });
+  }
+
+  /**
+   * The server closed or reset the connection under `pending`. On a kept-alive connection, before any byte of
+   * the answer, it most likely closed it as idle just as the request went out (its keep-alive timeout shorter
+   * than ours, unsaid): a request that may be sent again goes once more, on a fresh connection (RFC 9112
+   * §9.3.1), so the server's idle close never fails it. Anything else fails.
+   */
+  #lost(pending: PendingRequest, error: Error): void {
+    if (!this.#replayable(pending)) {
+      this.fail(pending, error);
+      return;
+    }
+    this.#request = undefined;
+    this.#replay = pending;
+    this.destroy();
+  }
+
+  #replayable(pending: PendingRequest): boolean {
+    return this.#reused && !this.#answering && pending.replayable;
   }
 
   readonly #onConnect = (): void => {
     this.#connected = true;
-    connectionDeadlines.cancel(this.#timer);
-    if (this.#request !== undefined) this.#send(this.#request);
+    this.#timer.cancel();
+    if (this.#request) this.#send(this.#request);
   };
 
   readonly #onData = (chunk: Buffer): void => {
@@ -238,7 +241,8 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
       this.destroy();
       return;
     }
-    if (this.#watchingBody) this.#arm("body", this.#owner.settings.bodyTimeoutMs);
+    this.#answering = true;
+    if (this.#watchingBody) this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
     try {
       this.#parser.execute(chunk);
     } catch (error) {
@@ -259,35 +263,35 @@ export class ClientConnection implements ResponseSink, RequestCarrier {
       this.#parser.closed();
     } catch (error) {
       if (pending !== undefined && this.#request === pending) {
-        this.fail(pending, error as Error);
+        if (error instanceof ServerClosedError) this.#lost(pending, error);
+        else this.fail(pending, error as Error);
         return;
       }
     }
     this.destroy();
   };
 
+  /** A reset (or a failed write) is never a response's end, not even of one delimited by the close. */
   readonly #onError = (error: Error): void => {
     const pending = this.#request;
-    if (pending === undefined) {
-      this.destroy();
-      return;
-    }
-    // A body that runs until the close cannot tell a reset from its end: ended.
-    if (this.#parser.readsUntilClose && !this.#parser.paused) this.#onEnd();
+    if (pending === undefined) this.destroy();
+    else if (this.#parser.awaitingHead) this.#lost(pending, error);
     else this.fail(pending, error);
   };
 
   readonly #onClose = (): void => {
     this.#destroyed = true;
-    connectionDeadlines.cancel(this.#timer);
+    this.#timer.cancel();
     this.#upload?.stop();
     this.#upload = undefined;
     const pending = this.#request;
     if (pending !== undefined && !this.#endedWhilePaused) {
       this.#request = undefined;
-      const closedBy = this.#reused ? "a kept-alive connection" : "the connection";
-      pending.fail(new ServerClosedError(`backend closed ${closedBy} before the response ended`));
+      if (this.#replayable(pending)) this.#replay = pending;
+      else pending.fail(new ServerClosedError("backend closed the connection before the response ended"));
     }
-    this.#owner.closed(this);
+    const replay = this.#replay;
+    this.#replay = undefined;
+    this.#owner.closed(this, replay);
   };
 }

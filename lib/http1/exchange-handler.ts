@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import type { ResponseHead } from "./response-head.js";
 
 /**
  * The seam between this HTTP/1.1 client and its user: one request out, its response's head, body and end (or a
@@ -10,8 +11,15 @@ export interface OutgoingRequest {
   readonly path: string;
   /** Flat field list (name, value, ...), hop-by-hop fields already removed by the caller. */
   readonly headers: readonly string[];
-  /** Read only once a connection is ready for it; framed by the list's Content-Length, else chunked. */
+  /** Read only once a connection is ready for it, and read once: a request with a body is never sent again. */
   readonly body: Readable | null;
+  /**
+   * The body's length, sent as Content-Length, and no byte more; undefined: the body is sent chunked. Fields
+   * named Content-Length or Transfer-Encoding in `headers` are left out: the framing is this client's to write.
+   */
+  readonly contentLength: number | undefined;
+  /** Transfer codings already applied to the body (e.g. `gzip`), sent before the chunked this client applies. */
+  readonly transferCodings: string | undefined;
 }
 
 /** What the handler may do to its request while it runs. */
@@ -26,11 +34,11 @@ export interface RequestControl {
 export interface ExchangeHandler {
   onStart(control: RequestControl): void;
   /** The final response head; field names lower-case, values as Latin-1. Interim (1xx) heads are skipped. */
-  onHead(status: number, reason: string, fields: string[]): void;
+  onHead(head: ResponseHead): void;
   /** A piece of the body; false pauses reading from the server until `control.resume()`. */
   onData(chunk: Buffer): boolean;
   onComplete(): void;
-  /** Connect failures carry `syscall: "connect"` (transports/connect-errors.ts tells them apart). */
+  /** Connect failures carry `syscall: "connect"`: nothing of the request was sent. */
   onError(error: Error): void;
 }
 

@@ -1,11 +1,10 @@
-import { ClientConnection, type ConnectionOwner, type ConnectionSettings } from "./client-connection.js";
+import { ClientConnection, type ConnectionOwner } from "./client-connection.js";
+import { LocalAbortError } from "./client-errors.js";
 import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "./exchange-handler.js";
 import { PendingRequest } from "./pending-request.js";
+import type { PoolSettings } from "./settings.js";
 
-export interface PoolSettings extends ConnectionSettings {
-  /** Connections open at most to the server; requests past them wait for one to be free. */
-  readonly connections: number;
-}
+export type { PoolSettings } from "./settings.js";
 
 /**
  * The keep-alive connections to one origin server: a request takes the most recently used idle connection (the
@@ -20,6 +19,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   readonly #idle: ClientConnection[] = [];
   readonly #waiting: PendingRequest[] = [];
   #closing: (() => void) | undefined;
+  #destroyed = false;
 
   constructor(host: string, port: number, settings: PoolSettings) {
     this.#host = host;
@@ -59,11 +59,13 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     this.#idle.push(connection);
   }
 
-  closed(connection: ClientConnection): void {
+  closed(connection: ClientConnection, replay: PendingRequest | undefined): void {
     this.#connections.delete(connection);
     const at = this.#idle.indexOf(connection);
     if (at >= 0) this.#idle.splice(at, 1);
-    const next = this.#waiting.shift();
+    // A request to send again was under way already: it goes before the ones waiting.
+    if (this.#destroyed) replay?.fail(new LocalAbortError("connection pool destroyed"));
+    const next = replay !== undefined && !replay.done ? replay : this.#waiting.shift();
     if (next !== undefined) this.#open().assign(next);
     else if (this.#closing && this.#connections.size === 0) this.#closing();
   }
@@ -80,8 +82,10 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   /** Closes every connection now, failing what they carry and what waits. */
   destroy(): void {
     this.#closing ??= () => undefined;
-    for (const pending of this.#waiting.splice(0)) pending.fail(new Error("connection pool destroyed"));
-    for (const connection of [...this.#connections]) connection.destroy();
+    this.#destroyed = true;
+    const reason = new LocalAbortError("connection pool destroyed");
+    for (const pending of this.#waiting.splice(0)) pending.fail(reason);
+    for (const connection of [...this.#connections]) connection.destroy(reason);
   }
 
   /** The most recently used idle connection; one destroyed since it went idle waits only for its 'close'. */

@@ -1,3 +1,5 @@
+import type { OutgoingRequest } from "./exchange-handler.js";
+
 /**
  * The request head this client writes (RFC 9112 §3, §5). Its fields come validated from their boundary
  * (the caller's job); the whole head is still checked here with one pass, so no field can smuggle a line break
@@ -16,52 +18,52 @@ export class InvalidRequestHeadError extends Error {
   override readonly name = "InvalidRequestHeadError";
 }
 
-/** How a request's content is framed on the wire (RFC 9112 §6). */
-export type Framing = "declared" | "chunked" | "empty" | "none";
-
 /** RFC 9110 §8.6: a user agent should send Content-Length: 0 for these methods when there is no content. */
 const PAYLOAD_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"]);
 
 /**
- * The request states its own Content-Length (declared); else a body is sent chunked; else a method that
- * expects content says it has none (empty); anything else sends no framing field.
+ * The head of `request` as a Latin-1 string. The framing fields are this client's to write, from the request's
+ * own description of its content (the fields of those names in `headers` are left out): its Content-Length,
+ * else its transfer codings with chunked last (RFC 9112 §6.1); a request without content says so only when its
+ * method expects content.
  */
-export function framingOf(method: string, fields: readonly string[], hasBody: boolean): Framing {
+export function requestHead(request: OutgoingRequest): string {
+  const { method, path, headers: fields, contentLength } = request;
+  let lines = "";
+  let count = 0;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
-    if (name.length === 14 && name.toLowerCase() === "content-length") return "declared";
+    if ((name.length === 14 || name.length === 17) && isFramingField(name)) continue;
+    lines += `${name}: ${fields[i + 1]}\r\n`;
+    count++;
   }
-  if (hasBody) return "chunked";
-  return PAYLOAD_METHODS.has(method) ? "empty" : "none";
-}
-
-const FRAMING_LINE: Readonly<Record<Framing, string>> = {
-  declared: "",
-  none: "",
-  chunked: "transfer-encoding: chunked\r\n",
-  empty: "content-length: 0\r\n",
-};
-
-/** The head as a Latin-1 string, with the framing field `framing` calls for. */
-export function requestHead(
-  method: string,
-  path: string,
-  fields: readonly string[],
-  framing: Framing,
-): string {
-  let lines = "";
-  for (let i = 0; i < fields.length; i += 2) lines += `${fields[i]}: ${fields[i + 1]}\r\n`;
-  const framingLine = FRAMING_LINE[framing];
-  lines += framingLine;
+  if (contentLength !== undefined) {
+    if (contentLength > 0 && request.body === null) {
+      throw new InvalidRequestHeadError("a Content-Length with no body to send");
+    }
+    lines += `content-length: ${contentLength}\r\n`;
+    count++;
+  } else if (request.body !== null) {
+    const codings = request.transferCodings;
+    lines += `transfer-encoding: ${codings === undefined ? "" : `${codings}, `}chunked\r\n`;
+    count++;
+  } else if (PAYLOAD_METHODS.has(method)) {
+    lines += "content-length: 0\r\n";
+    count++;
+  }
   if (!METHOD.test(method)) throw new InvalidRequestHeadError("invalid request method");
   if (!TARGET.test(path)) throw new InvalidRequestHeadError("invalid request path");
   // Every line is a valid field line, and there are as many lines as fields: no value held a line break that
   // would have made its own line (`1\r\nx-injected: 1` passes the line check, not the count).
-  const count = fields.length / 2 + (framingLine === "" ? 0 : 1);
   if (!FIELD_LINES.test(lines) || lineCount(lines) !== count) {
     throw new InvalidRequestHeadError("invalid request header field");
   }
   return `${method} ${path} HTTP/1.1\r\n${lines}\r\n`;
+}
+
+function isFramingField(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === "content-length" || lower === "transfer-encoding";
 }
 
 function lineCount(lines: string): number {

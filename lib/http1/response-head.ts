@@ -1,9 +1,14 @@
+import { readFieldLine } from "./field-lines.js";
+import { transferCodingsOf } from "./transfer-codings.js";
+
 /**
  * A response head as this client reads it (RFC 9112 §4, §5), strict where leniency lets a server and
  * whoever relays its answer disagree on the framing: only CRLF line ends, no obs-fold (§5.2), no whitespace
- * before a field's colon (§5.1), a Content-Length that is digits and agrees with any repetition (RFC 9110
- * §8.6), and no Content-Length next to a Transfer-Encoding (RFC 9112 §6.1: the request-smuggling pattern).
- * Field values are kept byte for byte as Latin-1, names lower-cased.
+ * before a field's colon (§5.1), one Content-Length of digits (RFC 9110 §8.6 lets a recipient refuse a
+ * repeated one, and a client relayed two would refuse them), no Content-Length next to a Transfer-Encoding
+ * (RFC 9112 §6.1: the request-smuggling pattern), and a status code of 100-599 (RFC 9110 §15). Field lines
+ * are read in time linear in their length (field-lines.ts). Values are kept byte for byte as Latin-1, names
+ * lower-cased.
  */
 
 /** The server's bytes are not an HTTP/1.1 response this client accepts. */
@@ -19,17 +24,21 @@ export interface ResponseHead {
   /** Name (lower-case), value, name, value ... in the server's order. */
   readonly fields: string[];
   readonly contentLength: number | undefined;
-  /** Every Transfer-Encoding field's codings, joined. */
-  readonly transferEncoding: string | undefined;
+  /** The body is chunked: a Transfer-Encoding's last coding is chunked (RFC 9112 §6.3). */
+  readonly chunked: boolean;
+  /**
+   * The transfer codings still applied to the body as this client hands it on (all but a final chunked, which
+   * it removes), e.g. `gzip`; undefined when none are. A Transfer-Encoding that does not end in chunked makes
+   * the body run until the connection closes (§6.3).
+   */
+  readonly transferCodings: string | undefined;
   /** RFC 9112 §9.3: HTTP/1.1 persists unless it says close; HTTP/1.0 only when it says keep-alive. */
   readonly persistent: boolean;
   /** The Keep-Alive `timeout` hint, in ms (RFC 2068 §19.7.1.1; still sent by Node and others). */
   readonly keepAliveHintMs: number | undefined;
 }
 
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
-/** RFC 9110 §5.6.2 token, a colon, optional whitespace, field-value characters (§5.5), CRLF. */
-export const FIELD_LINE = /([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*\r\n/y;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
 const CONTENT_LENGTH = /^\d{1,15}$/;
 
 /**
@@ -46,44 +55,78 @@ export function parseResponseHead(text: string): ResponseHead | undefined {
   let transferEncoding: string | undefined;
   let connection = "";
   let keepAliveHintMs: number | undefined;
-  FIELD_LINE.lastIndex = lineEnd + 2;
-  while (FIELD_LINE.lastIndex < text.length) {
-    const field = FIELD_LINE.exec(text);
-    if (field === null) throw new MalformedResponseError("malformed header field");
-    const name = (field[1] as string).toLowerCase();
-    const value = field[2] as string;
-    fields.push(name, value);
+  for (let at = lineEnd + 2; at < text.length; ) {
+    const line = at;
+    at = readFieldLine(text, at, fields);
+    if (at < 0) throw new MalformedResponseError("malformed header field");
+    const name = fields[fields.length - 2] as string;
+    const value = fields[fields.length - 1] as string;
     if (name === "content-length") {
-      if (!CONTENT_LENGTH.test(value) || (contentLength !== undefined && contentLength !== value)) {
+      if (!CONTENT_LENGTH.test(value) || contentLength !== undefined || hasTab(text, line, at, name, value)) {
         throw new MalformedResponseError("invalid Content-Length");
       }
       contentLength = value;
     } else if (name === "transfer-encoding") {
+      if (hasTab(text, line, at, name, value)) throw new MalformedResponseError("a tab in Transfer-Encoding");
       transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
     } else if (name === "connection") connection += `,${value.toLowerCase()}`;
     else if (name === "keep-alive") keepAliveHintMs = keepAliveHint(value);
   }
   if (status < 200) {
-    // This client never asks to switch protocols.
+    // This client never asks to switch protocols; 1xx answers are HTTP/1.1's (RFC 9110 §15.2), and after an
+    // HTTP/1.0 one Node's own parser takes the connection as closed.
     if (status === 101) throw new MalformedResponseError("unrequested protocol switch");
+    if (statusLine[1] === "0") throw new MalformedResponseError("an interim answer in HTTP/1.0");
     return undefined;
   }
   if (contentLength !== undefined && transferEncoding !== undefined) {
     throw new MalformedResponseError("both Content-Length and Transfer-Encoding");
+  }
+  const codings = transferEncoding === undefined ? undefined : transferCodingsOf(transferEncoding);
+  if (transferEncoding !== undefined && codings === undefined) {
+    throw new MalformedResponseError("a Transfer-Encoding with no coding or an empty one");
   }
   return {
     status,
     reason: reasonOf(statusLine[3]),
     fields,
     contentLength: contentLength === undefined ? undefined : Number(contentLength),
-    transferEncoding,
-    persistent:
-      statusLine[1] === "1"
-        ? !/\bclose\b/.test(connection)
-        : // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the connection is closed after it.
-          /\bkeep-alive\b/.test(connection) && transferEncoding === undefined,
+    chunked: codings?.chunked ?? false,
+    transferCodings: codings?.others,
+    persistent: persists(statusLine[1] === "1", connection, transferEncoding !== undefined),
     keepAliveHintMs,
   };
+}
+
+/**
+ * A tab in a framing field: RFC 9110 §5.6.3 makes it whitespace as a space is, but Node's own parser reads
+ * `chunked<HTAB>` as another coding and refuses a Content-Length with one; such a field is refused, so that no
+ * response is framed here one way and by a Node client another.
+ */
+function hasTab(text: string, from: number, to: number, name: string, value: string): boolean {
+  // `name: value` or `name:\tvalue` leaves no room for another: only a longer line is searched.
+  if (to - from - name.length - value.length <= 4 && text.charCodeAt(to - 3) !== 0x09) return false;
+  for (let at = from; at < to; at++) if (text.charCodeAt(at) === 0x09) return true;
+  return false;
+}
+
+/**
+ * RFC 9112 §9.3: HTTP/1.1 persists unless a Connection option says close; HTTP/1.0 only when one says
+ * keep-alive, and never after a Transfer-Encoding (§6.1: faulty framing in HTTP/1.0). `connection` holds every
+ * Connection value, lower-cased, each after a comma. Where Node's parser is stricter, so is this: a
+ * keep-alive option has no tab around it.
+ */
+function persists(http11: boolean, connection: string, transferCoded: boolean): boolean {
+  // What most servers send, without a split.
+  if (connection === "" || connection === ",keep-alive")
+    return http11 || (connection !== "" && !transferCoded);
+  let close = false;
+  let keepAlive = false;
+  for (const option of connection.split(",")) {
+    if (option.trim() === "close") close = true;
+    else if (/^ *keep-alive *$/.test(option)) keepAlive = true;
+  }
+  return http11 ? !close : keepAlive && !close && !transferCoded;
 }
 
 function reasonOf(latin1: string | undefined): string {

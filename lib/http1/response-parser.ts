@@ -1,4 +1,6 @@
-import { FIELD_LINE, MalformedResponseError, parseResponseHead } from "./response-head.js";
+import { chunkSizeOf } from "./chunk-line.js";
+import { MalformedResponseError, parseResponseHead, type ResponseHead } from "./response-head.js";
+import { TrailerSection } from "./trailer-section.js";
 
 /** The server closed the connection before it sent any byte of the response. */
 export class ServerClosedError extends Error {
@@ -7,15 +9,15 @@ export class ServerClosedError extends Error {
 }
 
 /**
- * The framing of HTTP/1.1 responses for this client (RFC 9112 §6, §7): where each response
- * ends (a Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed
- * on as views of the socket's buffers. The head itself is read by response-head.ts.
+ * The framing of HTTP/1.1 responses for this client (RFC 9112 §6, §7): where each response ends (a
+ * Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed on as
+ * views of the socket's buffers. The head itself is read by response-head.ts.
  */
 
 /** What the parser tells its connection. */
 export interface ResponseSink {
   /** A final response head (interim 1xx ones are skipped). */
-  onResponseHead(status: number, reason: string, fields: string[]): void;
+  onResponseHead(head: ResponseHead): void;
   /** A piece of the body; false asks the parser to pause until resume(). */
   onResponseData(chunk: Buffer): boolean;
   /** The response ended; `reusable` when the connection may carry another request. */
@@ -24,11 +26,14 @@ export interface ResponseSink {
 
 /** Largest response head accepted (the common default of HTTP clients, and Node's own). */
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
-/** Largest chunk-size line (size and extensions) and trailer section accepted. */
+/** Largest chunk-size line (size and extensions) or trailer field line accepted. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
+/**
+ * Chunk data in pieces smaller than this is gathered across the chunks of one read and handed on at once: a
+ * body in 1-byte chunks would otherwise cost a write to the client per byte, thousands per read.
+ */
+const SMALL_PIECE_BYTES = 1024;
 
-/** RFC 9112 §7.1: chunk-size, then extensions (kept whole, not interpreted). */
-const CHUNK_SIZE_LINE = /^0*([0-9A-Fa-f]{1,12})[\t ]*(?:;[\t\x20-\x7e\x80-\xff]*)?$/;
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
 const CRLF = Buffer.from("\r\n", "latin1");
 
@@ -52,6 +57,11 @@ export class ResponseParser {
   #closed = false;
   /** Bytes received but not parsed yet: a head or line cut across reads, or what came while paused. */
   #held: Buffer | undefined;
+  /** Held bytes already searched in vain for the end of their head or line (none twice, however they come). */
+  #searched = 0;
+  readonly #trailers = new TrailerSection();
+  readonly #gathered: Buffer[] = [];
+  #gatheredBytes = 0;
   /** The last response's Keep-Alive `timeout` hint, in ms (response-head.ts). */
   keepAliveHintMs: number | undefined;
 
@@ -66,6 +76,10 @@ export class ResponseParser {
     this.#paused = false;
     this.#closed = false;
     this.#held = undefined;
+    if (this.#gatheredBytes > 0) {
+      this.#gathered.length = 0;
+      this.#gatheredBytes = 0;
+    }
     this.keepAliveHintMs = undefined;
   }
 
@@ -74,9 +88,9 @@ export class ResponseParser {
     return this.#state !== IDLE;
   }
 
-  /** The body runs until the connection closes. */
-  get readsUntilClose(): boolean {
-    return this.#state === UNTIL_CLOSE;
+  /** A response is due and its final head has not come. */
+  get awaitingHead(): boolean {
+    return this.#state === HEAD;
   }
 
   get paused(): boolean {
@@ -89,19 +103,27 @@ export class ResponseParser {
    * connection to the next request from onResponseEnd.
    */
   execute(data: Buffer): void {
+    this.#parse(data);
+    if (this.#gatheredBytes > 0) this.#flush();
+  }
+
+  #parse(data: Buffer): void {
+    let searched = 0;
     if (this.#held !== undefined) {
       data = Buffer.concat([this.#held, data]);
       this.#held = undefined;
+      searched = this.#searched;
     }
     let offset = 0;
     while (offset < data.length) {
       if (this.#paused) {
         this.#held = data.subarray(offset);
+        this.#searched = 0;
         return;
       }
       switch (this.#state) {
         case HEAD: {
-          const end = data.indexOf(HEAD_END, offset);
+          const end = data.indexOf(HEAD_END, Math.max(offset, searched - 3));
           if (end < 0) {
             this.#hold(data, offset, MAX_RESPONSE_HEAD_BYTES);
             return;
@@ -119,6 +141,18 @@ export class ResponseParser {
         case LENGTH:
         case CHUNK_DATA: {
           const take = Math.min(this.#remaining, data.length - offset);
+          if (this.#state === CHUNK_DATA && take < SMALL_PIECE_BYTES) {
+            this.#gather(data.subarray(offset, offset + take));
+            offset += take;
+            this.#remaining -= take;
+            if (this.#remaining === 0) this.#state = CHUNK_DATA_END;
+            break;
+          }
+          // What was gathered goes first; should it fill the handler, this piece waits for resume.
+          if (this.#gatheredBytes > 0) {
+            this.#flush();
+            if (this.#paused) break;
+          }
           const chunk = data.subarray(offset, offset + take);
           offset += take;
           this.#remaining -= take;
@@ -132,14 +166,13 @@ export class ResponseParser {
           break;
         }
         case CHUNK_SIZE: {
-          const end = this.#lineEnd(data, offset);
+          const end = this.#lineEnd(data, offset, searched);
           if (end < 0) return;
-          const match =
-            end - offset <= MAX_CHUNK_LINE_BYTES &&
-            CHUNK_SIZE_LINE.exec(data.toString("latin1", offset, end));
-          if (!match) throw new MalformedResponseError("malformed chunk size line");
-          this.#remaining = Number.parseInt(match[1] as string, 16);
-          this.#state = this.#remaining === 0 ? TRAILERS : CHUNK_DATA;
+          const size = end - offset <= MAX_CHUNK_LINE_BYTES ? chunkSizeOf(data, offset, end) : -1;
+          if (size < 0) throw new MalformedResponseError("malformed chunk size line");
+          this.#remaining = size;
+          this.#state = size === 0 ? TRAILERS : CHUNK_DATA;
+          if (size === 0) this.#trailers.start();
           offset = end + 2;
           break;
         }
@@ -156,19 +189,15 @@ export class ResponseParser {
           break;
         }
         case TRAILERS: {
-          // Trailer fields are checked and dropped (RFC 9110 §6.5.1: a proxy may discard them).
-          const end = this.#lineEnd(data, offset);
+          const end = this.#lineEnd(data, offset, searched);
           if (end < 0) return;
-          const line = end - offset <= MAX_CHUNK_LINE_BYTES ? data.toString("latin1", offset, end + 2) : "";
-          offset = end + 2;
-          if (line === "\r\n") {
-            this.#end(offset === data.length);
+          const lineBytes = end + 2 - offset;
+          if (lineBytes === 2) {
+            this.#end(end + 2 === data.length);
             return;
           }
-          FIELD_LINE.lastIndex = 0;
-          if (!FIELD_LINE.test(line) || FIELD_LINE.lastIndex !== line.length) {
-            throw new MalformedResponseError("malformed trailer field");
-          }
+          this.#trailers.read(data, offset, lineBytes);
+          offset = end + 2;
           break;
         }
         case UNTIL_CLOSE: {
@@ -208,8 +237,8 @@ export class ResponseParser {
   }
 
   /** Where the line at `offset` ends (its CR), or -1 with the rest held until more bytes come. */
-  #lineEnd(data: Buffer, offset: number): number {
-    const end = data.indexOf(CRLF, offset);
+  #lineEnd(data: Buffer, offset: number, searched: number): number {
+    const end = data.indexOf(CRLF, Math.max(offset, searched - 1));
     if (end < 0) this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
     return end;
   }
@@ -218,9 +247,26 @@ export class ResponseParser {
     if (data.length - offset > limit)
       throw new MalformedResponseError("response head or chunk line too long");
     this.#held = offset === 0 ? data : data.subarray(offset);
+    this.#searched = data.length - offset;
+  }
+
+  #gather(piece: Buffer): void {
+    this.#gathered.push(piece);
+    this.#gatheredBytes += piece.length;
+  }
+
+  #flush(): void {
+    const gathered = this.#gathered;
+    if (gathered.length === 0) return;
+    const chunk =
+      gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, this.#gatheredBytes);
+    gathered.length = 0;
+    this.#gatheredBytes = 0;
+    if (!this.#sink.onResponseData(chunk)) this.#paused = true;
   }
 
   #end(lastBytes: boolean): void {
+    if (this.#gatheredBytes > 0) this.#flush();
     this.#state = IDLE;
     this.#held = undefined;
     this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
@@ -232,26 +278,20 @@ export class ResponseParser {
     if (head === undefined) return false;
     this.keepAliveHintMs = head.keepAliveHintMs;
     this.#reusable = head.persistent;
-    this.#sink.onResponseHead(head.status, head.reason, head.fields);
+    this.#sink.onResponseHead(head);
     if (this.#noBody || head.status === 204 || head.status === 304) return true;
-    if (head.transferEncoding !== undefined) {
-      // RFC 9112 §6.3: chunked last means chunked; any other coding runs until the connection closes.
-      const codings = head.transferEncoding.toLowerCase().split(",");
-      if ((codings[codings.length - 1] as string).trim() === "chunked") this.#state = CHUNK_SIZE;
-      else this.#untilClose();
+    if (head.chunked) {
+      this.#state = CHUNK_SIZE;
       return false;
     }
-    if (head.contentLength === undefined) {
-      this.#untilClose();
+    // RFC 9112 §6.3: a Transfer-Encoding that does not end in chunked, or no framing at all, runs until the close.
+    if (head.transferCodings !== undefined || head.contentLength === undefined) {
+      this.#reusable = false;
+      this.#state = UNTIL_CLOSE;
       return false;
     }
     this.#remaining = head.contentLength;
     this.#state = LENGTH;
     return this.#remaining === 0;
-  }
-
-  #untilClose(): void {
-    this.#reusable = false;
-    this.#state = UNTIL_CLOSE;
   }
 }

@@ -1,8 +1,22 @@
 import { createServer as createHttpServer, type RequestListener } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import type { Readable } from "node:stream";
-import type { ExchangeDispatcher, RequestControl } from "../../../lib/http1/exchange-handler.js";
+import type {
+  ExchangeDispatcher,
+  OutgoingRequest,
+  RequestControl,
+} from "../../../lib/http1/exchange-handler.js";
+import type { PoolSettings } from "../../../lib/http1/settings.js";
 import { eventually } from "../../support/eventually.js";
+
+/** The pool settings of these tests unless one says otherwise. */
+export const TEST_POOL_SETTINGS: PoolSettings = {
+  connections: 128,
+  connectTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 4_000,
+  responseHeadTimeoutMs: 300_000,
+  bodyTimeoutMs: 300_000,
+};
 
 /** Servers for the HTTP/1.1 client's tests, on 127.0.0.1 only: Node's own server, or raw bytes. */
 export interface TestBackend {
@@ -11,6 +25,8 @@ export interface TestBackend {
   connections: number;
   /** Request heads read so far (raw backends only). */
   readonly heads: string[];
+  /** Every byte each connection received, in the order the connections came (raw backends only). */
+  readonly received: string[];
   /** Connections open now. */
   open(): number;
   close(): Promise<void>;
@@ -46,6 +62,7 @@ export async function httpBackend(
   const backend = {
     connections: 0,
     heads: [] as string[],
+    received: [] as string[],
     port: 0,
     open: () => sockets.size,
     close: closer(server, sockets),
@@ -58,10 +75,13 @@ export async function httpBackend(
 export async function rawBackend(answer: (socket: Socket, head: string) => void): Promise<TestBackend> {
   const sockets = new Set<Socket>();
   const heads: string[] = [];
+  const received: string[] = [];
   const server = createServer((socket) => {
     socket.on("error", () => undefined);
+    const index = received.push("") - 1;
     let pending = "";
     socket.on("data", (chunk: Buffer) => {
+      received[index] += chunk.toString("latin1");
       pending += chunk.toString("latin1");
       for (let end = pending.indexOf("\r\n\r\n"); end >= 0; end = pending.indexOf("\r\n\r\n")) {
         const head = pending.slice(0, end);
@@ -74,6 +94,7 @@ export async function rawBackend(answer: (socket: Socket, head: string) => void)
   const backend = {
     connections: 0,
     heads,
+    received,
     port: 0,
     open: () => sockets.size,
     close: closer(server, sockets),
@@ -86,6 +107,7 @@ export interface Outcome {
   status?: number;
   reason?: string;
   fields?: string[];
+  transferCodings?: string | undefined;
   body: string;
   error?: Error & { code?: string; syscall?: string };
 }
@@ -100,7 +122,7 @@ export interface Sent {
 /** Sends one request through `pool`; `takes` answers onData (true: keep reading). */
 export function sendVia(
   pool: ExchangeDispatcher,
-  request: { method?: string; path?: string; headers?: string[]; body?: Readable | null } = {},
+  request: Partial<Omit<OutgoingRequest, "body">> & { body?: Readable | null } = {},
   takes: () => boolean = () => true,
 ): Sent {
   const outcome: Outcome = { body: "" };
@@ -112,12 +134,15 @@ export function sendVia(
         path: request.path ?? "/",
         headers: request.headers ?? ["host", "backend.test"],
         body: request.body ?? null,
+        contentLength: request.contentLength,
+        transferCodings: request.transferCodings,
       },
       {
         onStart: (given) => {
           control = given;
         },
-        onHead: (status, reason, fields) => Object.assign(outcome, { status, reason, fields }),
+        onHead: ({ status, reason, fields, transferCodings }) =>
+          Object.assign(outcome, { status, reason, fields, transferCodings }),
         onData: (chunk) => {
           outcome.body += chunk.toString("latin1");
           return takes();

@@ -1,0 +1,27 @@
+import type { ConnectionWait } from "./connection-timer.js";
+
+/**
+ * How a request fails on its connection, besides what the response parser refuses (MalformedResponseError),
+ * the server closing first (ServerClosedError) and a body that does not match its length (BodyLengthError).
+ */
+
+/** The error of a request whose connection waited too long for `wait`. */
+export function timeoutError(wait: Exclude<ConnectionWait, "idle">): Error {
+  if (wait === "connect") {
+    return Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT", syscall: "connect" });
+  }
+  if (wait === "head") {
+    return Object.assign(new Error("server sent no response head in time"), {
+      code: "UPSTREAM_HEAD_TIMEOUT",
+    });
+  }
+  return Object.assign(new Error("backend stopped sending the response body"), {
+    code: "UPSTREAM_BODY_TIMEOUT",
+  });
+}
+
+/** The connection was destroyed on this side (its pool destroyed, or its user gave up): the server did nothing. */
+export class LocalAbortError extends Error {
+  override readonly name = "LocalAbortError";
+  readonly code = "UPSTREAM_LOCAL_ABORT";
+}
