@@ -1,3 +1,4 @@
+import { requestContentOf } from "../../lib/http1/request-content.js";
 import type { CompiledModifier } from "./filters.js";
 import { closesQuotes, type ForwardedHop, forwardedElement } from "./forwarded.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-by-hop.js";
@@ -164,17 +165,14 @@ function rewriteRawRequest(
 }
 
 /**
- * RFC 9112 §6.3: a request has content only with a non-zero Content-Length or a Transfer-Encoding (from
- * Node's `rawHeaders`).
+ * A request has content (from Node's `rawHeaders`), by the one rule the Node proxy frames requests with
+ * (lib/http1/request-content.ts, RFC 9112 §6.3); a framing that cannot be read counts as content, never taken.
  */
 export function hasBody(rawHeaders: readonly string[]): boolean {
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name === undefined) continue;
-    if (name.length === 17 && name.toLowerCase() === "transfer-encoding") return true;
-    if (name.length === 14 && name.toLowerCase() === "content-length" && rawHeaders[i + 1]?.trim() !== "0") {
-      return true;
-    }
+  try {
+    const content = requestContentOf(rawHeaders);
+    return content !== undefined && content.length !== 0;
+  } catch {
+    return true;
   }
-  return false;
 }
