@@ -165,8 +165,6 @@ export function sendVia(
   };
 }
 
-export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Polls `condition` until it holds, failing after 5 s with `what`. */
 export const until = (condition: () => boolean | Promise<boolean>, what: string) =>
   eventually(condition, 5_000, what);

@@ -2,7 +2,6 @@ import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { OriginPool, type PoolSettings } from "../../../lib/http1/origin-pool.js";
 import {
-  delay,
   httpBackend,
   rawBackend,
   sendVia,
@@ -120,7 +119,8 @@ describe("the HTTP/1.1 client's pool of connections to one server", () => {
     let room = false;
     const sent = sendVia(poolTo(b), {}, () => room);
     await until(async () => sent.outcome.body.length > 0, "the first chunk");
-    await delay(100);
+    // The same body read whole on another connection: time enough for this one to have read it too.
+    expect((await sendVia(poolTo(b)).done).body.length).toBe(size);
     expect(sent.outcome.body.length).toBeLessThan(size / 2);
     room = true;
     sent.control().resume();
@@ -153,7 +153,10 @@ describe("the HTTP/1.1 client's pool of connections to one server", () => {
     const sent = sendVia(poolTo(b), {}, () => room);
     await until(async () => sent.outcome.body === KIB, "the first chunk");
     await until(async () => b.open() === 0, "the backend to close");
-    await delay(50);
+    // Another connection the backend closed the same way, seen closed: this one's close came too.
+    const control = poolTo(b);
+    await sendVia(control).done;
+    await until(async () => control.open === 0, "the other connection to close");
     room = true;
     sent.control().resume();
     const outcome = await sent.done;
@@ -167,7 +170,10 @@ describe("the HTTP/1.1 client's pool of connections to one server", () => {
     let room = false;
     const sent = sendVia(poolTo(b, { bodyTimeoutMs: 150 }), {}, () => room);
     await until(async () => sent.outcome.body === "ab", "the first bytes");
-    await delay(400);
+    // The same stall, not paused, on another connection started after: its body timeout fired, and this one's
+    // would have fired no later.
+    const control = await sendVia(poolTo(b, { bodyTimeoutMs: 150 })).done;
+    expect(control.error?.code).toBe("UPSTREAM_BODY_TIMEOUT");
     expect(sent.outcome.error).toBeUndefined();
     room = true;
     sent.control().resume();
