@@ -28,6 +28,7 @@ describe("the Redis source while Redis is down before its first load", () => {
       redis,
       prefix: "edgeslice-outage",
       logger,
+      now: Date.now,
       refreshIntervalMs: 10,
     });
     cleanups.push(() => source.close());
