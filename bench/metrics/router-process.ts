@@ -12,7 +12,7 @@ import { benchStore, type MetricsStoreSize } from "./store-fixture.js";
  * The Node router as `npm run router` wires it, over an in-memory store of BENCH_CLUSTERS × BENCH_SERVICES
  * Services of BENCH_ENDPOINTS endpoints (the Redis source serves from the same kind of snapshot), one router per
  * METRICS_BACKENDS value on 127.0.0.1. It measures its own event loop: `arm` resets the delay histogram before a
- * scrape, `read` answers its max after it. `render-at-once` times the whole exposition rendered in one go, as
+ * scrape, `read` answers its max, its 99th percentile and the busiest 1 ms tick after it. `render-at-once` times the whole exposition rendered in one go, as
  * every scrape did before it was sliced: how long that held the loop.
  */
 function sizeFromEnv(): MetricsStoreSize {
@@ -46,6 +46,19 @@ const routers = await Promise.all(
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 
+/**
+ * The most CPU the process used between two runs of a 1 ms timer: what held the loop by working, apart from time
+ * the process waited to be scheduled (which the delay counts too on a shared machine). Process CPU includes
+ * V8's helper threads, so it is an upper bound.
+ */
+let busiestMs = 0;
+let cpuBefore = process.cpuUsage();
+setInterval(() => {
+  const used = process.cpuUsage(cpuBefore);
+  cpuBefore = process.cpuUsage();
+  busiestMs = Math.max(busiestMs, (used.user + used.system) / 1000);
+}, 1).unref();
+
 function renderAtOnceMs(): number {
   const snapshot = store.current();
   const started = performance.now();
@@ -70,9 +83,10 @@ process.on("message", (raw) => {
   const type = (raw as { type?: unknown }).type;
   if (type === "arm") {
     delay.reset();
+    busiestMs = 0;
     tell({ type: "armed" });
   } else if (type === "read") {
-    tell({ type: "delay", maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 });
+    tell({ type: "delay", maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6, busiestMs });
   } else if (type === "render-at-once") {
     tell({ type: "rendered", ms: renderAtOnceMs() });
   }

@@ -13,6 +13,7 @@ describe("the metrics bench's line", () => {
         bytes: 20_789_276,
         maxDelayMs: 4.4,
         p99DelayMs: 1.2,
+        busiestMs: 2.1,
         readyEndpoints: 1_000_000,
       }),
     ).toBe(
@@ -29,6 +30,7 @@ describe("the metrics bench's line", () => {
         bytes: 6606,
         maxDelayMs: 2,
         p99DelayMs: 1,
+        busiestMs: 1,
         readyEndpoints: 1_000_000,
       }),
     ).toBe(
