@@ -17,7 +17,10 @@ export type GeoPoint = v.InferOutput<typeof GeoPointSchema>;
 /** A free-form region name (`eu-central-1`, `fra`): shown, never matched against anything. */
 export const RegionSchema = v.pipe(
   v.string(),
-  v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "region must be 1-63 of A-Z a-z 0-9 . _ - (not starting with . _ -)"),
+  v.regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+    "region must be 1-63 of A-Z a-z 0-9 . _ - (not starting with . _ -)",
+  ),
 );
 
 /** What a heartbeat record says of its cluster's place; either part may be missing (an older sync: both). */
@@ -32,7 +35,13 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 export function parseGeoPoint(text: string): Result<GeoPoint> {
   const parts = text.split(",").map((part) => part.trim());
   const [lat, long] = parts;
-  if (parts.length !== 2 || lat === undefined || long === undefined || !DECIMAL.test(lat) || !DECIMAL.test(long)) {
+  if (
+    parts.length !== 2 ||
+    lat === undefined ||
+    long === undefined ||
+    !DECIMAL.test(lat) ||
+    !DECIMAL.test(long)
+  ) {
     return { ok: false, error: `"${text.slice(0, 64)}" is not lat,long in decimal degrees` };
   }
   const point = v.safeParse(GeoPointSchema, { lat: Number(lat), long: Number(long) });
@@ -46,6 +55,8 @@ export function parseGeoPoint(text: string): Result<GeoPoint> {
 export function placeFields(place: ClusterPlace | undefined): ClusterPlace {
   return {
     ...(place?.region === undefined ? {} : { region: place.region }),
-    ...(place?.location === undefined ? {} : { location: { lat: place.location.lat, long: place.location.long } }),
+    ...(place?.location === undefined
+      ? {}
+      : { location: { lat: place.location.lat, long: place.location.long } }),
   };
 }
