@@ -149,6 +149,19 @@ export const RouteRuleSchema = v.object({
 });
 export type RouteRule = v.InferOutput<typeof RouteRuleSchema>;
 
+/**
+ * One Gateway listener an HTTPRoute is attached through: the Gateway (`namespace/name`), the listener's port,
+ * and the route's hostnames served through it (already intersected with the listener's; empty: every host).
+ * A router serves a route only for the Gateways it implements (GATEWAYS) and only to requests made to one
+ * of these ports (gateway.networking.k8s.io/v1 Listener.port; ParentReference.port).
+ */
+export const RouteListenerSchema = v.object({
+  gateway: v.pipe(v.string(), v.maxLength(512)),
+  port: PortNumberSchema,
+  hostnames: v.array(HostPatternSchema),
+});
+export type RouteListener = v.InferOutput<typeof RouteListenerSchema>;
+
 export const RouteRecordSchema = v.object({
   v: v.literal(ROUTE_SCHEMA_VERSION),
   /** `<source>:<namespace>/<name>`: unique within a cluster, and the same for the same object in every cluster. */
@@ -168,6 +181,11 @@ export const RouteRecordSchema = v.object({
    * serves only "requests that don't match any rule" (networking.k8s.io/v1 IngressSpec.defaultBackend).
    */
   fallback: v.optional(v.literal(true)),
+  /**
+   * HTTPRoutes: the listeners it is attached through. Absent (annotations, Ingresses, records of a sync that
+   * predates it, which routers that predate it also ignore): the route is served on every port by every router.
+   */
+  listeners: v.optional(v.array(RouteListenerSchema)),
   rules: v.pipe(v.array(RouteRuleSchema), v.minLength(1)),
 });
 export type RouteRecord = v.InferOutput<typeof RouteRecordSchema>;

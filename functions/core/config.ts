@@ -5,6 +5,7 @@ import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.j
 import type { AccessLogSettings } from "./access-log.js";
 import { BACKEND_SERIES, type BackendSeries } from "./backend-metrics.js";
 import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
+import { parseGatewayNames } from "./gateway-names.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
@@ -31,6 +32,17 @@ export const RouterEnvSchema = v.object({
       addIssue({
         message: `CLUSTER_GRANTS must be cluster=hosts:a.test,*.b.test networks:10.1.0.0/16;...: ${parsed.error}`,
       });
+      return NEVER;
+    }),
+  ),
+  /** The Gateways (`namespace/name`, comma-separated) whose HTTPRoutes this router serves; unset: every one. */
+  GATEWAYS: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseGatewayNames(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({ message: `GATEWAYS must be namespace/name,namespace/name: ${parsed.error}` });
       return NEVER;
     }),
   ),
@@ -89,6 +101,8 @@ export interface RouterConfig {
   readonly zone: string | undefined;
   /** CLUSTER_GRANTS; undefined: any cluster may publish any host and backend address. */
   readonly clusterGrants: ClusterGrants | undefined;
+  /** GATEWAYS; undefined: the routes of every Gateway are served. */
+  readonly gateways: ReadonlySet<string> | undefined;
   readonly ipFamily: IpFamilyPolicy;
   readonly adminToken: string | undefined;
   readonly tryTimeoutMs: number;
@@ -115,6 +129,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,
     clusterGrants: e.CLUSTER_GRANTS,
+    gateways: e.GATEWAYS,
     ipFamily: e.IP_FAMILY,
     adminToken: e.ADMIN_TOKEN,
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import { modifiedPath, type RulePlan, redirectLocation, rulePlan } from "./filters.js";
-import { isHostSyntax, normaliseHost, wildcardCovers } from "./hosts.js";
+import { authorityPort, isHostSyntax, normaliseHost, wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import type { PolicyDeps } from "./proxy-policy.js";
 import type { RequestFacts } from "./routes/request-match.js";
@@ -27,7 +27,7 @@ export interface RoutingDeps {
     RouterConfig,
     "cluster" | "zone" | "ipFamily" | "tryTimeoutMs" | "totalTimeoutMs" | "retries"
   > &
-    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants">>;
+    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants" | "gateways">>;
   readonly now: () => number;
   readonly random: () => number;
   readonly balancing: BalancingMode;
@@ -115,7 +115,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     noteSeen(snapshot);
     return Math.max(0, (deps.now() - seen.at) / 1000);
   };
-  const routesOf = reportingRoutesOf(deps.logger, policy.metrics, config.clusterGrants);
+  const routesOf = reportingRoutesOf(deps.logger, policy.metrics, config.clusterGrants, config.gateways);
 
   return {
     policy,
@@ -148,6 +148,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       path: target.path,
       method: request.method,
       headers: request.headers,
+      port: authorityPort(target.authority),
     });
     if (!found) return "no_route";
     const { rule } = found;

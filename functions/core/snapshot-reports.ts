@@ -21,12 +21,13 @@ export function reportingRoutesOf(
   logger: Logger,
   metrics: RouterMetrics,
   grants: ClusterGrants | undefined,
+  gateways?: ReadonlySet<string>,
 ): (snapshot: Snapshot) => SnapshotRoutes {
   const warnings = createWarnOnce(logger);
   let last: SnapshotRoutes | undefined;
   let reported = new Set<string>();
   return (snapshot) => {
-    const routes = snapshotRoutesOf(snapshot, grants);
+    const routes = snapshotRoutesOf(snapshot, grants, gateways);
     if (routes === last) return routes;
     last = routes;
     const now = new Set<string>();

@@ -40,22 +40,39 @@ export interface SnapshotRoutes {
 
 /** The memo key of a router without CLUSTER_GRANTS. */
 const UNGRANTED: ClusterGrants = new Map();
-const built = new WeakMap<ClusterGrants, WeakMap<Snapshot, SnapshotRoutes>>();
+/** The memo key of a router without GATEWAYS. */
+const EVERY_GATEWAY: ReadonlySet<string> = new Set();
+const built = new WeakMap<ClusterGrants, WeakMap<ReadonlySet<string>, WeakMap<Snapshot, SnapshotRoutes>>>();
 
-/** Memoised on the snapshot's identity (and the grants'): a snapshot is immutable and replaced on any change. */
-export function snapshotRoutesOf(snapshot: Snapshot, grants?: ClusterGrants): SnapshotRoutes {
-  const key = grants ?? UNGRANTED;
-  let bySnapshot = built.get(key);
-  if (!bySnapshot) {
-    bySnapshot = new WeakMap();
-    built.set(key, bySnapshot);
-  }
+/**
+ * Memoised on the snapshot's identity (and the grants' and gateways'): a snapshot is immutable and replaced
+ * on any change. `gateways`: GATEWAYS, the Gateways this router implements; undefined, all of them.
+ */
+export function snapshotRoutesOf(
+  snapshot: Snapshot,
+  grants?: ClusterGrants,
+  gateways?: ReadonlySet<string>,
+): SnapshotRoutes {
+  const byGateways = memo(built, grants ?? UNGRANTED);
+  const bySnapshot = memo(byGateways, gateways ?? EVERY_GATEWAY);
   let routes = bySnapshot.get(snapshot);
   if (!routes) {
-    routes = buildSnapshotRoutes(snapshot, grants);
+    routes = buildSnapshotRoutes(snapshot, grants, gateways);
     bySnapshot.set(snapshot, routes);
   }
   return routes;
+}
+
+function memo<K extends object, V extends object>(
+  map: WeakMap<K, WeakMap<object, V>>,
+  key: K,
+): WeakMap<object, V> {
+  let inner = map.get(key);
+  if (!inner) {
+    inner = new WeakMap();
+    map.set(key, inner);
+  }
+  return inner;
 }
 
 /**
@@ -64,9 +81,13 @@ export function snapshotRoutesOf(snapshot: Snapshot, grants?: ClusterGrants): Sn
  * dropped per route (DESIGN.md "Store", fail static): a route's copies in fresh clusters serve; when every
  * cluster that publishes it is stale, theirs serve, so a route whose only clusters went quiet keeps its last
  * known backends. The serving copies are merged across clusters (routes/clusters.ts), then matched by the
- * Gateway API's precedence (routes/route-table.ts).
+ * Gateway API's precedence (routes/route-table.ts), over the listeners of `gateways` only.
  */
-export function buildSnapshotRoutes(snapshot: Snapshot, grants?: ClusterGrants): SnapshotRoutes {
+export function buildSnapshotRoutes(
+  snapshot: Snapshot,
+  grants?: ClusterGrants,
+  gateways?: ReadonlySet<string>,
+): SnapshotRoutes {
   const granted = applyClusterGrants(snapshot.clusters, grants);
   const views = new Map<string, ClusterView>();
   const published: PublishedRoute[] = [];
@@ -88,7 +109,7 @@ export function buildSnapshotRoutes(snapshot: Snapshot, grants?: ClusterGrants):
   return {
     version: snapshot.version,
     routes,
-    table: buildRouteTable(routes),
+    table: buildRouteTable(routes, gateways),
     conflicts: merged.conflicts,
     refusals: granted.refusals,
     clusters: granted.clusters,

@@ -8,6 +8,11 @@ export interface RequestFacts {
   readonly method: string;
   /** Header lookup by lower-case name; a fetch `Headers` fits (repeated fields come joined by ", "). */
   readonly headers: { get(name: string): string | null | undefined };
+  /**
+   * The port the client addressed: the Host's (or absolute target's) port; undefined when it names none,
+   * which is the scheme's default (listener-ports.ts).
+   */
+  readonly port?: number | undefined;
 }
 
 /** The path without its query. */

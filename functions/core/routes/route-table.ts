@@ -1,4 +1,5 @@
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
+import { effectivePort, listenerPorts, portAccepted } from "./listener-ports.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
 import {
@@ -29,6 +30,8 @@ export interface RouteCandidate<T> {
   /** The PathPrefix value normalised once (request-match.ts normalisePathPrefix); undefined for Exact. */
   readonly prefix: string | undefined;
   readonly ruleKey: string;
+  /** The listener ports this host bucket serves the route on; undefined: every port (listener-ports.ts). */
+  readonly ports: ReadonlySet<number> | undefined;
 }
 
 export interface RouteTable<T> {
@@ -43,6 +46,8 @@ export interface RouteTable<T> {
   readonly indexes: ReadonlyMap<readonly RouteCandidate<T>[], PathIndex<RouteCandidate<T>>>;
   /** Ids given more than once: the first entry was kept (merge clusters first, see clusters.ts). */
   readonly duplicates: readonly string[];
+  /** Every port a listener of the table's routes uses (listener-ports.ts effectivePort). */
+  readonly listenerPorts: ReadonlySet<number>;
 }
 
 export interface RouteMatchResult<T> {
@@ -63,15 +68,20 @@ export function ruleKey(routeId: string, ruleIndex: number): string {
   return `${routeId}[${ruleIndex}]`;
 }
 
-/** `entries` carry their route plus whatever the caller wants back with a match (clusters, backends). */
+/**
+ * `entries` carry their route plus whatever the caller wants back with a match (clusters, backends).
+ * `gateways`: the Gateways this router implements (GATEWAYS); undefined, every Gateway.
+ */
 export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   entries: readonly T[],
+  gateways?: ReadonlySet<string>,
 ): RouteTable<T> {
   const exact = new Map<string, RouteCandidate<T>[]>();
   const wildcard = new Map<string, RouteCandidate<T>[]>();
   const anyHost: RouteCandidate<T>[] = [];
   const seen = new Set<string>();
   const duplicates: string[] = [];
+  const allPorts = new Set<number>();
   const add = (map: Map<string, RouteCandidate<T>[]>, key: string, candidate: RouteCandidate<T>) => {
     const bucket = map.get(key);
     if (bucket) bucket.push(candidate);
@@ -85,9 +95,10 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
     }
     seen.add(route.id);
     const deep = route.wildcard === "suffix";
+    const ports = listenerPorts(route, gateways);
     route.rules.forEach((rule, ruleIndex) => {
       rule.matches.forEach((match, matchIndex) => {
-        const candidate: RouteCandidate<T> = {
+        const base = {
           entry,
           ruleIndex,
           matchIndex,
@@ -97,10 +108,22 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
           prefix: match.path.type === "PathPrefix" ? normalisePathPrefix(match.path.value) : undefined,
           ruleKey: ruleKey(route.id, ruleIndex),
         };
-        if (route.hostnames.length === 0) anyHost.push(candidate);
+        const candidate = (hostname: string | undefined): RouteCandidate<T> | undefined => {
+          if (ports === undefined) return { ...base, ports: undefined };
+          const served = ports.get(hostname);
+          if (served === undefined) return undefined;
+          for (const port of served) allPorts.add(port);
+          return { ...base, ports: served };
+        };
+        if (route.hostnames.length === 0) {
+          const any = candidate(undefined);
+          if (any) anyHost.push(any);
+        }
         for (const hostname of new Set(route.hostnames)) {
-          if (hostname.startsWith("*.")) add(wildcard, hostname.slice(2), candidate);
-          else add(exact, hostname, candidate);
+          const found = candidate(hostname);
+          if (!found) continue;
+          if (hostname.startsWith("*.")) add(wildcard, hostname.slice(2), found);
+          else add(exact, hostname, found);
         }
       });
     });
@@ -115,7 +138,7 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   for (const bucket of [...exact.values(), ...wildcard.values(), anyHost]) {
     if (bucket.length >= INDEXED_BUCKET_SIZE) indexes.set(bucket, buildPathIndex(bucket));
   }
-  return { exact, wildcard, longestWildcard, anyHost, indexes, duplicates };
+  return { exact, wildcard, longestWildcard, anyHost, indexes, duplicates, listenerPorts: allPorts };
 }
 
 /**
@@ -125,8 +148,10 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
 export function matchRoute<T extends { readonly route: RouteRecord }>(
   table: RouteTable<T>,
   host: string,
-  request: RequestFacts,
+  facts: RequestFacts,
 ): RouteMatchResult<T> | undefined {
+  const port = effectivePort(table.listenerPorts, facts.port);
+  const request = port === facts.port ? facts : { ...facts, port };
   const path = pathOf(request.path);
   const exact = firstMatch(table, table.exact.get(host), path, request, false);
   if (exact) return result(exact, host);
@@ -173,6 +198,7 @@ function scan<T>(
 ): RouteCandidate<T> | undefined {
   for (const candidate of bucket) {
     if (deepOnly && !candidate.deep) continue;
+    if (candidate.ports !== undefined && !portAccepted(candidate.ports, request.port)) continue;
     // requestMatches, with the prefix normalised when the table was built: this runs on every request.
     const { match, prefix } = candidate;
     if (prefix === undefined ? path !== match.path.value : !hasPathPrefix(path, prefix)) continue;

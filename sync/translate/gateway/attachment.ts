@@ -8,9 +8,15 @@ export interface Attachment {
   readonly accepted: boolean;
   readonly reason: "Accepted" | "NoMatchingParent" | "NotAllowedByListeners" | "NoMatchingListenerHostname";
   readonly message: string;
-  /** Names of the listeners the route attached to (for attachedRoutes). */
-  readonly listeners: readonly string[];
+  /** The listeners the route attached to: names for attachedRoutes, ports and hostnames for the record. */
+  readonly listeners: readonly AttachedListener[];
   /** The hosts the route serves through those listeners. */
+  readonly hostnames: HostnameSet;
+}
+
+export interface AttachedListener {
+  readonly name: string;
+  readonly port: number;
   readonly hostnames: HostnameSet;
 }
 
@@ -57,10 +63,13 @@ export function attachToGateway(
   }
   const routeHostnames = route.spec.hostnames ?? [];
   const through = allowing
-    .map((listener) => ({
-      name: listener.name,
-      hostnames: hostnamesThroughListener(listener.hostname, routeHostnames),
-    }))
+    .map(
+      (listener): AttachedListener => ({
+        name: listener.name,
+        port: listener.port,
+        hostnames: hostnamesThroughListener(listener.hostname, routeHostnames),
+      }),
+    )
     .filter((item) => item.hostnames === "any" || item.hostnames.length > 0);
   if (through.length === 0) {
     return refused(
@@ -72,7 +81,7 @@ export function attachToGateway(
     accepted: true,
     reason: "Accepted",
     message: "Route accepted",
-    listeners: through.map((item) => item.name),
+    listeners: through,
     hostnames: unionHostnames(through.map((item) => item.hostnames)),
   };
 }

@@ -1,11 +1,24 @@
 import * as v from "valibot";
-import { ROUTE_SCHEMA_VERSION, type RouteRecord, RouteRecordSchema, routeId } from "../../../store/routes.js";
+import {
+  ROUTE_SCHEMA_VERSION,
+  type RouteListener,
+  type RouteRecord,
+  RouteRecordSchema,
+  routeId,
+} from "../../../store/routes.js";
 import { attachToGateway } from "./attachment.js";
 import type { BackendContext } from "./backends.js";
 import { type Condition, condition, type RouteParentStatus } from "./conditions.js";
 import { type HostnameSet, unionHostnames } from "./hostnames.js";
 import type { GatewayView } from "./listeners.js";
-import { creationTimeOf, GATEWAY_GROUP, type HTTPRoute, namespaceOf, type ParentRef } from "./objects.js";
+import {
+  byCodeUnits,
+  creationTimeOf,
+  GATEWAY_GROUP,
+  type HTTPRoute,
+  namespaceOf,
+  type ParentRef,
+} from "./objects.js";
 import { type RuleTranslation, translateRule } from "./rules.js";
 
 export interface HttpRouteContext {
@@ -55,6 +68,7 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
   const parents: RouteParentStatus[] = [];
   const attached: { gateway: string; listeners: readonly string[] }[] = [];
   const served: HostnameSet[] = [];
+  const listeners = new Map<string, RouteListener>();
   for (const parentRef of route.spec.parentRefs ?? []) {
     if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (parentRef.kind ?? "Gateway") !== "Gateway")
       continue;
@@ -71,7 +85,8 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
     } else {
       conditions.push(condition("Accepted", true, "Accepted", attachment.message, generation));
       served.push(attachment.hostnames);
-      attached.push({ gateway: gatewayKey, listeners: attachment.listeners });
+      attached.push({ gateway: gatewayKey, listeners: attachment.listeners.map((item) => item.name) });
+      for (const listener of attachment.listeners) addListener(listeners, gatewayKey, listener);
     }
     conditions.push(resolvedRefs);
     if (conditions[0]?.status === "True" && dropped.length > 0) {
@@ -91,6 +106,7 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
       createdAt: creationTimeOf(route.metadata),
       hostnames: hostnames === "any" ? [] : [...hostnames],
       wildcard: "suffix",
+      listeners: [...listeners].sort(([a], [b]) => byCodeUnits(a, b)).map(([, item]) => item),
       rules: valid.map((item) => item.rule),
     };
     const checked = v.safeParse(RouteRecordSchema, candidate);
@@ -98,6 +114,24 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
     else problems.push(`route record does not validate: ${checked.issues[0]?.message ?? "invalid"}`);
   }
   return { record, parents, attached, problems };
+}
+
+/**
+ * One entry per (Gateway, port), keyed so that sorting the keys sorts by Gateway then port: two listeners of a Gateway on one port (told apart by hostname)
+ * serve the union of their hostnames on it.
+ */
+function addListener(
+  listeners: Map<string, RouteListener>,
+  gateway: string,
+  attached: { readonly port: number; readonly hostnames: HostnameSet },
+): void {
+  const key = `${gateway} ${String(attached.port).padStart(5, "0")}`;
+  const before = listeners.get(key);
+  const hostnames = unionHostnames([
+    ...(before ? [before.hostnames.length === 0 ? ("any" as const) : before.hostnames] : []),
+    attached.hostnames,
+  ]);
+  listeners.set(key, { gateway, port: attached.port, hostnames: hostnames === "any" ? [] : [...hostnames] });
 }
 
 /**

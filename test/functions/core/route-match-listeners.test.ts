@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { buildRouteTable, matchRoute } from "../../../functions/core/routes/route-table.js";
+import type { RouteListener, RouteRecord } from "../../../store/routes.js";
+import { request, route, rule } from "./route-match-fixtures.js";
+
+/** A route whose single rule sends everything to `backend`, attached through `listeners`. */
+function attached(name: string, backend: string, listeners: RouteListener[], hostnames: string[] = []) {
+  return { ...route(`httproute:infra/${name}`, { hostnames, rules: [rule(backend)] }), listeners };
+}
+
+function servedBy(routes: RouteRecord[], host: string, port: number | undefined, gateways?: string[]) {
+  const table = buildRouteTable(
+    routes.map((record) => ({ route: record })),
+    gateways ? new Set(gateways) : undefined,
+  );
+  const found = matchRoute(table, host, { ...request("/"), port });
+  const backend = found?.rule.backends[0];
+  return backend && "service" in backend ? backend.service.split("/")[1] : "404";
+}
+
+const listener = (gateway: string, port: number, hostnames: string[] = []): RouteListener => ({
+  gateway,
+  port,
+  hostnames,
+});
+
+describe("routes kept apart by Gateway and listener port", () => {
+  const twoGateways = [
+    attached("same-namespace-only", "v2", [listener("infra/same-namespace", 80)]),
+    attached("all-namespaces-only", "v3", [listener("infra/all-namespaces", 80)]),
+  ];
+  const threePorts = [
+    attached("on-80", "v1", [listener("infra/ports", 80)]),
+    attached("on-8080", "v2", [listener("infra/ports", 8080)], ["*.example.com"]),
+    attached("on-8090", "v3", [listener("infra/ports", 8090)], ["*.example.com"]),
+  ];
+
+  it.each([
+    [
+      "a router of one Gateway serves its routes only",
+      twoGateways,
+      "a.test",
+      undefined,
+      ["infra/same-namespace"],
+      "v2",
+    ],
+    [
+      "a router of the other Gateway serves its own",
+      twoGateways,
+      "a.test",
+      undefined,
+      ["infra/all-namespaces"],
+      "v3",
+    ],
+    [
+      "a router of neither Gateway serves neither",
+      twoGateways,
+      "a.test",
+      undefined,
+      ["infra/elsewhere"],
+      "404",
+    ],
+    ["the Host's port picks the listener on 8080", threePorts, "foo.example.com", 8080, undefined, "v2"],
+    ["the Host's port picks the listener on 8090", threePorts, "foo.example.com", 8090, undefined, "v3"],
+    [
+      "a Host without a port is the default port 80",
+      threePorts,
+      "foo.example.com",
+      undefined,
+      undefined,
+      "v1",
+    ],
+    ["an explicit :80 is port 80", threePorts, "foo.example.com", 80, undefined, "v1"],
+    [
+      "a port no listener uses counts as the default (the router's own port)",
+      threePorts,
+      "foo.example.com",
+      18080,
+      undefined,
+      "v1",
+    ],
+  ])("%s", (_case, routes, host, port, gateways, expected) => {
+    expect(servedBy(routes, host, port, gateways)).toBe(expected);
+  });
+
+  it("answers 404 on a listener port the route is not attached through", () => {
+    const only8080 = [
+      attached("on-8080", "v2", [listener("infra/ports", 8080)]),
+      attached("on-8090", "v3", [listener("infra/ports", 8090)]),
+    ];
+    expect(servedBy(only8080, "a.test", undefined)).toBe("404");
+    expect(servedBy(only8080, "a.test", 8090)).toBe("v3");
+  });
+
+  it("serves a hostname only on the listeners it came through", () => {
+    const split = [
+      attached(
+        "split",
+        "v1",
+        [listener("infra/gw", 80, ["a.example.com"]), listener("infra/gw", 8080, ["b.example.com"])],
+        ["a.example.com", "b.example.com"],
+      ),
+    ];
+    expect(servedBy(split, "a.example.com", 80)).toBe("v1");
+    expect(servedBy(split, "a.example.com", 8080)).toBe("404");
+    expect(servedBy(split, "b.example.com", 8080)).toBe("v1");
+  });
+
+  it("serves a route without listeners (annotation, Ingress, an older sync) on every port and Gateway", () => {
+    const legacy = [route("ingress:infra/site", { rules: [rule("v1")] })];
+    const ports = [attached("on-8090", "v3", [listener("infra/ports", 8090)])];
+    expect(servedBy([...legacy, ...ports], "a.test", 8090, ["infra/other"])).toBe("v1");
+    expect(servedBy([...legacy, ...ports], "a.test", undefined, ["infra/other"])).toBe("v1");
+  });
+});
