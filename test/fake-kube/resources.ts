@@ -15,7 +15,8 @@ export type FakeKind =
   | "RoleBinding"
   | "ClusterRole"
   | "ClusterRoleBinding"
-  | "Deployment";
+  | "Deployment"
+  | "PodDisruptionBudget";
 
 export interface ResourceInfo {
   readonly kind: FakeKind;
@@ -56,6 +57,7 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   ClusterRole: info("ClusterRole", RBAC_API_VERSION, "clusterroles", false),
   ClusterRoleBinding: info("ClusterRoleBinding", RBAC_API_VERSION, "clusterrolebindings", false),
   Deployment: info("Deployment", "apps/v1", "deployments", true, true),
+  PodDisruptionBudget: info("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", true, true),
 };
 
 /** The Gateway API's group: a fake started without it answers 404 there, as a cluster without its CRDs. */
