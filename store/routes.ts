@@ -142,10 +142,24 @@ export const BackendRefSchema = v.union([
 ]);
 export type BackendRef = v.InferOutput<typeof BackendRefSchema>;
 
+const TimeoutMsSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400_000));
+
+/**
+ * HTTPRouteTimeouts in ms: `requestMs` bounds the whole request, across retries (timeouts.request);
+ * `backendRequestMs` each attempt to a backend (timeouts.backendRequest). Each replaces the router's own
+ * limit for this rule; a router that predates the field keeps its own limits.
+ */
+export const RuleTimeoutsSchema = v.strictObject({
+  requestMs: v.optional(TimeoutMsSchema),
+  backendRequestMs: v.optional(TimeoutMsSchema),
+});
+export type RuleTimeouts = v.InferOutput<typeof RuleTimeoutsSchema>;
+
 export const RouteRuleSchema = v.object({
   matches: v.pipe(v.array(RouteMatchSchema), v.minLength(1)),
   filters: RouteFiltersSchema,
   backends: v.array(BackendRefSchema),
+  timeouts: v.optional(RuleTimeoutsSchema),
 });
 export type RouteRule = v.InferOutput<typeof RouteRuleSchema>;
 

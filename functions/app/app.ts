@@ -20,6 +20,7 @@ import {
   type RoutingDeps,
   type RoutingRequest,
 } from "../core/routing.js";
+import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
 import { registerAdmin } from "./admin.js";
@@ -139,6 +140,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       ? () => logLine(observation, c, forwarding.host, routed.target.path)
       : undefined;
     const responseHeaders = routed.plan.responseHeaders;
+    const ruleDeps = withRuleTimeouts(proxyDeps, routed.plan.timeouts);
     const forwarded = nativeProxy?.forward(
       c.env,
       {
@@ -149,7 +151,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
         observation,
         logEnd,
       },
-      proxyDeps,
+      ruleDeps,
     );
     if (nativeProxy && forwarded) {
       const result = await forwarded;
@@ -176,7 +178,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
         upgrade,
         observation,
       },
-      proxyDeps,
+      ruleDeps,
     );
     if (!result.ok) return answer(result.error, observation, c);
     // Counted where the backend's head came in (web-proxy.ts). The body streams after this returns: the line

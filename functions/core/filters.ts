@@ -1,4 +1,11 @@
-import type { HeaderModifier, PathModifier, Redirect, RouteMatch, RouteRule } from "../../store/routes.js";
+import type {
+  HeaderModifier,
+  PathModifier,
+  Redirect,
+  RouteMatch,
+  RouteRule,
+  RuleTimeouts,
+} from "../../store/routes.js";
 import { HOP_BY_HOP } from "./hop-by-hop.js";
 import { authorityPort } from "./hosts.js";
 import { normalisePathPrefix, pathOf } from "./routes/request-match.js";
@@ -59,6 +66,8 @@ export function compileModifier(
 export interface RulePlan {
   readonly requestHeaders: CompiledModifier | undefined;
   readonly responseHeaders: CompiledModifier | undefined;
+  /** HTTPRouteTimeouts, applied by rule-timeouts.ts withRuleTimeouts. */
+  readonly timeouts: RuleTimeouts | undefined;
 }
 
 const plans = new WeakMap<RouteRule, RulePlan>();
@@ -69,6 +78,7 @@ export function rulePlan(rule: RouteRule): RulePlan {
     plan = {
       requestHeaders: compileModifier(rule.filters.requestHeaders, PROTECTED_REQUEST_HEADERS),
       responseHeaders: compileModifier(rule.filters.responseHeaders, PROTECTED_RESPONSE_HEADERS),
+      timeouts: rule.timeouts,
     };
     plans.set(rule, plan);
   }

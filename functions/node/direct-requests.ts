@@ -8,6 +8,7 @@ import type { ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX, type Routing, type RoutingOutcome } from "../core/routing.js";
+import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import { drainUnreadBody } from "./drain.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
 import type { RequestHead } from "./request-head.js";
@@ -151,7 +152,8 @@ class DirectRequest implements ExchangeEnd {
       observation,
       logEnd: observation.logged ? () => this.logLine(forwarding.host, routed.target.path) : undefined,
     };
-    new Exchange(this.#deps.transport, incoming, outgoing, route, routing.policy, this).run();
+    const deps = withRuleTimeouts(routing.policy, routed.plan.timeouts);
+    new Exchange(this.#deps.transport, incoming, outgoing, route, deps, this).run();
   }
 
   /** The access log line (once per request); host and path as routed, else as the URL has them. */

@@ -4,6 +4,7 @@ import { type BackendContext, type RefProblem, resolveBackendRef } from "./backe
 import { type FilterProblem, translateFilters } from "./filters.js";
 import { translateMatches } from "./matches.js";
 import type { KubeRule } from "./objects.js";
+import { translateTimeouts } from "./timeouts.js";
 
 /** One HTTPRouteRule: the store rule and its unresolved references, or why the rule is dropped. */
 export type RuleTranslation =
@@ -11,7 +12,7 @@ export type RuleTranslation =
       readonly ok: true;
       readonly rule: RouteRule;
       readonly refProblems: readonly RefProblem[];
-      /** Fields read but not applied (timeouts): logged, the rule still serves. */
+      /** Fields read but not applied: logged, the rule still serves. */
       readonly ignored: readonly string[];
     }
   | ({ readonly ok: false } & FilterProblem);
@@ -35,13 +36,21 @@ export function translateRule(
   const filters = translateFilters(rule.filters ?? [], matches.value, refs.length > 0);
   if (!filters.ok) return { ok: false, ...filters.error };
 
+  const timeouts = translateTimeouts(rule.timeouts);
+  if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
+
   const refProblems: RefProblem[] = [];
   const backends = refs.map((ref) => {
     const resolved = resolveBackendRef(ref, routeNamespace, "HTTPRoute", context);
     if (resolved.problem) refProblems.push(resolved.problem);
     return resolved.backend;
   });
-  const translated: RouteRule = { matches: matches.value, filters: filters.value, backends };
+  const translated: RouteRule = {
+    matches: matches.value,
+    filters: filters.value,
+    backends,
+    ...(timeouts.value ? { timeouts: timeouts.value } : {}),
+  };
   // Last guard: what passes here is what routers will accept when they decode the record.
   const checked = v.safeParse(RouteRuleSchema, translated);
   if (!checked.success) {
@@ -53,6 +62,5 @@ export function translateRule(
       message: `${path ?? "rule"}: ${issue?.message ?? "invalid"}`,
     };
   }
-  const ignored = rule.timeouts ? ["timeouts"] : [];
-  return { ok: true, rule: checked.output, refProblems, ignored };
+  return { ok: true, rule: checked.output, refProblems, ignored: [] };
 }

@@ -39,6 +39,16 @@ export function createEchoFleet(): EchoFleet {
       hits++;
       request.resume();
       request.on("end", () => {
+        // `?delay=1s` or `?delay=500ms` holds the answer back, as the conformance suite's echo server does.
+        const delay = delayMs(request.url ?? "");
+        if (delay > 0) {
+          const timer = setTimeout(() => answer(), delay);
+          response.on("close", () => clearTimeout(timer));
+          return;
+        }
+        answer();
+      });
+      const answer = () => {
         const echoed: EchoedRequest = {
           backend: name,
           method: request.method ?? "",
@@ -51,7 +61,7 @@ export function createEchoFleet(): EchoFleet {
           [BACKEND_ONLY_HEADER]: "secret",
         });
         response.end(JSON.stringify(echoed));
-      });
+      };
     });
     servers.push(server);
     server.listen(0, "127.0.0.1");
@@ -81,4 +91,10 @@ export function createEchoFleet(): EchoFleet {
       );
     },
   };
+}
+
+function delayMs(target: string): number {
+  const found = /[?&]delay=([0-9]+)(ms|s)(?:&|$)/.exec(target);
+  if (!found) return 0;
+  return Number(found[1]) * (found[2] === "s" ? 1_000 : 1);
 }

@@ -214,11 +214,9 @@ describe("rules the router cannot carry out are dropped, not served differently"
     ]);
   });
 
-  it("serves a rule with timeouts and reports that they are not applied", () => {
+  it("serves a rule with timeouts, applied, and reports no problem", () => {
     const result = one({ ...toService("infra-backend-v1"), timeouts: { request: "10s" } });
-    expect(result.routes).toHaveLength(1);
-    expect(result.problems).toEqual([
-      { object: "HTTPRoute infra/web", reason: "rule 0: timeouts are not applied" },
-    ]);
+    expect(result.routes[0]?.rules[0]?.timeouts).toEqual({ requestMs: 10_000 });
+    expect(result.problems).toEqual([]);
   });
 });
