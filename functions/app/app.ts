@@ -24,6 +24,7 @@ import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
 import { registerAdmin } from "./admin.js";
+import { headAnswer } from "./head-answer.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
 
 export interface AppDeps extends RoutingDeps {
@@ -202,6 +203,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
     const { status, headers, body } = observation.routerAnswer(metrics, error, performance.now());
     logLine(observation, c, undefined, undefined);
+    if (c.req.method === "HEAD") return headAnswer(status, headers, body);
     return new Response(body, { status, headers: headers.map(([name, value]) => [name, value]) });
   }
 

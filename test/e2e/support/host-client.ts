@@ -26,7 +26,8 @@ export function hostClient(pool: Pool, adminToken: string) {
       headers: { host, ...options.headers },
     });
     const body = await response.body.text();
-    const echoed = typeof response.headers["x-backend"] === "string";
+    // A HEAD answer carries the backend's fields without the echo.
+    const echoed = typeof response.headers["x-backend"] === "string" && body !== "";
     return {
       status: response.statusCode,
       headers: response.headers,
