@@ -6,6 +6,8 @@ import type { DemoBackend } from "./demo-backend.js";
 /** What `npm start` prints once everything runs: what to curl, built from what examples/ publishes. */
 export interface BannerInfo {
   readonly url: string;
+  /** The admin listener (ADMIN_PORT): explain, metrics and the dashboard answer only there. */
+  readonly adminUrl: string;
   readonly store: string;
   readonly backends: readonly DemoBackend[];
   /** Hosts of the annotated Services, in manifest order. */
@@ -75,7 +77,7 @@ function ruleOutcome(rule: RouteRule): string {
 export function banner(info: BannerInfo): string {
   const lines = [
     "",
-    `edgeslice all-in-one is running: router ${info.url}, store: ${info.store}, IP_FAMILY=${info.ipFamily}`,
+    `edgeslice all-in-one is running: router ${info.url}, admin ${info.adminUrl}, store: ${info.store}, IP_FAMILY=${info.ipFamily}`,
     `demo backends: ${info.backends.map((b) => `${b.address} (${b.family})`).join(", ") || "none"}`,
     "",
     "Try:",
@@ -90,10 +92,12 @@ export function banner(info: BannerInfo): string {
   const routed = info.routes.find((route) => route.source !== "annotation")?.hostnames[0];
   if (routed !== undefined && !routed.startsWith("*.")) explainHosts.push(routed);
   for (const host of explainHosts) {
-    lines.push(`  curl${auth} '${info.url}/_edgeslice/explain?host=${host}&path=/'`);
+    lines.push(`  curl${auth} '${info.adminUrl}/_edgeslice/explain?host=${host}&path=/'`);
   }
+  lines.push(`  curl${auth} ${info.adminUrl}/_edgeslice/metrics`);
   if (!info.adminToken)
     lines.push("  (admin endpoints other than healthz need ADMIN_TOKEN: ADMIN_TOKEN=secret npm start)");
+  else lines.push(`  dashboard: ${info.adminUrl}/_edgeslice/ui (token ${info.adminToken})`);
   lines.push(
     "",
     "Each answer names the backend and the address family that served it. web.localhost is dual-stack and",

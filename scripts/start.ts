@@ -25,7 +25,7 @@ import { banner, exposedHosts } from "./start-banner.js";
 /**
  * `npm start`: the local all-in-one. Demo backends on the loopback addresses the examples/ slices list, the
  * real translation and reconciler publishing examples/ into a MemoryStore (or Redis when REDIS_URL is set),
- * and the Node router on PORT (8080). SIGINT/SIGTERM stop everything and exit 0; a failure to start is one error
+ * and the Node router on PORT (8080), its admin endpoints on ADMIN_PORT (9901). SIGINT/SIGTERM stop everything and exit 0; a failure to start is one error
  * line, exit 78 for a setting (PORT taken, a bad variable), else 1.
  */
 
@@ -116,6 +116,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     banner({
       url: router.url,
+      adminUrl: router.adminUrl,
       store: config.redis
         ? `Redis at ${describeRedisTarget(config.redis)} (prefix ${config.prefix})`
         : "memory",

@@ -39,7 +39,7 @@ const routers = await Promise.all(
       logger,
       drainMs: 1_000,
     });
-    return { series, port: router.port, close: () => router.close() };
+    return { series, port: router.adminPort, close: () => router.close() };
   }),
 );
 

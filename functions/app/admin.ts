@@ -12,6 +12,12 @@ import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
 import { type MetricsEndpointDeps, metricsResponse } from "./metrics-endpoint.js";
 
+/**
+ * "all": every admin endpoint (the Node router's ADMIN_PORT listener; Workers, on its one origin, behind the
+ * token). "public": the probes only, the rest of the prefix 404 (the Node router's public listener).
+ */
+export type AdminEndpoints = "all" | "public";
+
 export interface AdminDeps extends MetricsEndpointDeps {
   readonly source: SnapshotSource;
   /** ADMIN_TOKEN; unset, every admin endpoint but livez and healthz answers 404, as if it did not exist. */
@@ -24,6 +30,8 @@ export interface AdminDeps extends MetricsEndpointDeps {
   readonly metrics: RouterMetrics;
   /** Seconds since the router first saw this snapshot version. */
   readonly snapshotAgeSeconds: (snapshot: Snapshot) => number;
+  /** "public": only livez and healthz, for probes and load balancers; default "all". */
+  readonly endpoints?: AdminEndpoints;
 }
 
 /**
@@ -31,7 +39,8 @@ export interface AdminDeps extends MetricsEndpointDeps {
  * `/_edgeslice/explain?host=&path=&method=` (and `header=name:value`, repeated),
  * `/_edgeslice/metrics` and `/_edgeslice/dashboard` (Bearer ADMIN_TOKEN), and `/_edgeslice/ui`, the page
  * that shows the dashboard's data (the page is public and holds no data; it exists only with ADMIN_TOKEN
- * set). The whole prefix is reserved: nothing under it is proxied.
+ * set). The whole prefix is reserved: nothing under it is proxied. With `endpoints: "public"` only livez and
+ * healthz are served: what a load balancer's health check and kubelet need, and nothing an operator's token opens.
  */
 export function registerAdmin(app: Hono, deps: AdminDeps): void {
   // Liveness: the process answers, and nothing else is asked. Not the store, not the snapshot: an outage of
@@ -61,6 +70,11 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       NO_STORE,
     );
   });
+
+  if (deps.endpoints === "public") {
+    app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));
+    return;
+  }
 
   app.get(`${ADMIN_PREFIX}/routes`, async (c) => {
     const denied = authorise(c, deps.adminToken);

@@ -23,7 +23,7 @@ import {
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/select.js";
 import type { Upstream } from "../transports/upstream.js";
-import { registerAdmin } from "./admin.js";
+import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { headAnswer } from "./head-answer.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
 
@@ -53,7 +53,15 @@ export interface AppDeps extends RoutingDeps {
   readonly accessLog?: AccessLog;
   /** A turn of the event loop between slices of a metrics scrape; default a 0 ms timer (Node: setImmediate). */
   readonly yieldToLoop?: () => Promise<void>;
+  /** Which of the router's own endpoints this app answers (admin.ts); default "all", beside the proxied traffic. */
+  readonly endpoints?: AppEndpoints;
 }
+
+/**
+ * "all": one origin, admin behind the token beside the proxied traffic (Workers). On Node the public listener is
+ * "public" (proxied traffic and the probes) and the ADMIN_PORT listener "admin" (no proxying at all).
+ */
+export type AppEndpoints = AdminEndpoints | "admin";
 
 /** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
 export interface NativeRoute {
@@ -81,7 +89,8 @@ export interface NativeProxy {
 }
 
 /**
- * The runtime-agnostic router: admin endpoints under /_edgeslice/, everything else is routed and proxied.
+ * The runtime-agnostic router: its own endpoints under /_edgeslice/ (which of them: `deps.endpoints`),
+ * everything else routed and proxied, unless the app is the admin listener's.
  * `routing` is built from `deps` unless the runtime shares it with another entry path (Node's upgrades).
  */
 export function createApp(deps: AppDeps, routing: Routing = createRouting(deps)): Hono {
@@ -108,7 +117,12 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     snapshotAgeSeconds: routing.snapshotAgeSeconds,
     backendSeries: deps.config.metricsBackends ?? "service",
     yieldToLoop: deps.yieldToLoop ?? nextTimerTurn,
+    endpoints: deps.endpoints === "public" ? "public" : "all",
   });
+  if (deps.endpoints === "admin") {
+    app.all("*", (c) => c.json({ error: "no_route" }, 404));
+    return app;
+  }
 
   // node/direct-requests.ts is this handler on Node's objects (the Node router's plain requests never reach
   // Hono): a change here is a change there.

@@ -19,6 +19,10 @@ export const RouterEnvSchema = v.object({
   PORT: integerFromEnv(8080, 0, 65535),
   /** Node only: the address to bind; `::` for dual-stack, `127.0.0.1` for local only. */
   HOST: optionalText,
+  /** Node only: the admin listener (explain, metrics, dashboard); unset: 9901, or any free port when PORT is 0. */
+  ADMIN_PORT: v.optional(integerFromEnv(9901, 0, 65535)),
+  /** Node only: the admin listener's address; unset: HOST's. */
+  ADMIN_HOST: optionalText,
   EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
   ROUTER_CLUSTER: v.pipe(optionalText, v.optional(ClusterNameSchema)),
   ROUTER_ZONE: optionalText,
@@ -90,12 +94,19 @@ export const RouterEnvSchema = v.object({
 
 export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
 
+/** The admin listener's port when ADMIN_PORT is unset (Envoy's admin port). */
+export const DEFAULT_ADMIN_PORT = 9901;
+
 export interface RouterConfig {
   readonly redisUrl: string | undefined;
   /** From REDIS_URL and REDIS_CLUSTER; undefined when REDIS_URL is unset. */
   readonly redis: RedisTarget | undefined;
   readonly port: number;
   readonly host: string;
+  /** ADMIN_PORT: where admin, metrics and the dashboard are served apart from the proxied traffic (Node). */
+  readonly adminPort: number;
+  /** ADMIN_HOST; undefined: the public listener's address. */
+  readonly adminHost: string | undefined;
   readonly prefix: string;
   readonly cluster: string | undefined;
   readonly zone: string | undefined;
@@ -125,6 +136,9 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     redis: e.REDIS_URL === undefined ? undefined : redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "router"),
     port: e.PORT,
     host: e.HOST ?? "0.0.0.0",
+    // Routers on any free port (tests, several per machine) would all fight for one fixed admin port.
+    adminPort: e.ADMIN_PORT ?? (e.PORT === 0 ? 0 : DEFAULT_ADMIN_PORT),
+    adminHost: e.ADMIN_HOST,
     prefix: e.EDGESLICE_PREFIX,
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,

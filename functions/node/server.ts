@@ -43,6 +43,8 @@ export interface NodeRouterDeps {
   readonly upstreamOptions?: UndiciUpstreamOptions;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
   readonly host?: string;
+  /** The admin listener's bind address; default config.adminHost, else `host`. */
+  readonly adminHost?: string;
   readonly now?: () => number;
   readonly random?: () => number;
   /** Store refresh period of the Redis source. */
@@ -58,6 +60,10 @@ export interface NodeRouter {
   readonly url: string;
   readonly port: number;
   readonly server: Server;
+  /** `http://host:port` of the admin listener (ADMIN_PORT): explain, routes, metrics, the dashboard. */
+  readonly adminUrl: string;
+  readonly adminPort: number;
+  readonly adminServer: Server;
   /** The Redis source when the router owns one (for status and tests). */
   readonly redisSource: RedisSnapshotSource | undefined;
   /**
@@ -74,7 +80,8 @@ const STORE_CLOSE_MS = 1_000;
  * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
  * the in-memory Redis source, its own upstream client (upstream/) for the native proxy (proxy.ts) and undici
  * pools for the web path, the Hono app on @hono/node-server, and the upgrade listener (upgrade.ts) on the same
- * routing core. It listens at once: the first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
+ * routing core, and a second listener on ADMIN_PORT for the admin endpoints over the same core (the public one
+ * answers only the probes under /_edgeslice/). It listens at once: the first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
  * never delays it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
@@ -154,7 +161,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   };
   // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
   const routing = createRouting(appDeps);
-  const app = createApp(appDeps, routing);
+  const app = createApp({ ...appDeps, endpoints: "public" }, routing);
+  const adminApp = createApp({ ...appDeps, endpoints: "admin" }, routing);
   const { metrics } = routing.policy;
   // @hono/node-server's listener, as createAdaptorServer builds it; requests Node read only in part, or with
   // two Hosts (request-head.ts), are refused before the adapter reads their Host and framing one way while a
@@ -193,12 +201,29 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${endpointAddress({ ip: host, port })}`;
-  logger.info("router listening", { url });
+  const adminServer = createServer(getRequestListener(adminApp.fetch));
+  const adminHost = deps.adminHost ?? config.adminHost ?? host;
+  try {
+    await listenOn(
+      adminServer,
+      { port: config.adminPort, host: adminHost },
+      { port: "ADMIN_PORT", host: "ADMIN_HOST" },
+    );
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  const adminPort = (adminServer.address() as AddressInfo).port;
+  const adminUrl = `http://${endpointAddress({ ip: adminHost, port: adminPort })}`;
+  logger.info("router listening", { url, adminUrl });
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
+      adminServer.close();
+      adminServer.closeIdleConnections();
       // A keep-alive connection turns idle when its last response ends; close those as they appear.
       server.closeIdleConnections();
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
@@ -208,6 +233,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         upgrades.destroyAll();
       }, deps.drainMs ?? DEFAULT_DRAIN_MS);
       await drained;
+      adminServer.closeAllConnections();
       clearInterval(sweep);
       clearTimeout(bound);
       await Promise.all([ownedUpstream?.destroy(), client?.destroy()]);
@@ -229,5 +255,5 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     })();
     return closing;
   };
-  return { url, port, server, redisSource, close };
+  return { url, port, server, adminUrl, adminPort, adminServer, redisSource, close };
 }

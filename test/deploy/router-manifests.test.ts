@@ -78,16 +78,36 @@ describe("deploy/router", () => {
     expect(deployment.spec.template.spec).toMatchObject({ automountServiceAccountToken: false });
   });
 
-  it("exposes the http port through the Service and the NetworkPolicy", () => {
+  it("exposes the http port through the Service, and the admin port to the monitoring namespace only", () => {
     const service = only(base, "Service").spec as { ports: { port: number; targetPort: string }[] };
     const policy = only(base, "NetworkPolicy").spec as {
       policyTypes: string[];
-      ingress: { ports: { port: string }[] }[];
+      ingress: { ports: { port: string }[]; from?: unknown[] }[];
     };
 
     expect(service.ports).toEqual([{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }]);
     expect(policy.policyTypes).toEqual(["Ingress"]);
-    expect(policy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual(["http"]);
+    expect(policy.ingress.map((rule) => [rule.ports.map((p) => p.port), rule.from])).toEqual([
+      [["http"], undefined],
+      [["admin"], [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }]],
+    ]);
+  });
+
+  it("serves admin on ADMIN_PORT, a containerPort that no Service exposes, the LoadBalancer's included", () => {
+    for (const objects of [base, eastRouter]) {
+      const deployment = only<Deployment>(objects, "Deployment");
+      const env = envOf(deployment);
+      const admin = container(deployment).ports?.find((p) => p.name === "admin");
+      const config = parseRouterConfig({
+        PORT: env.get("PORT")?.value,
+        ADMIN_PORT: env.get("ADMIN_PORT")?.value,
+      });
+      const service = only(objects, "Service").spec as { ports: { port: number; targetPort: string }[] };
+
+      expect(admin?.containerPort).toBe(config.adminPort);
+      expect(config.adminPort).not.toBe(config.port);
+      expect(service.ports.map((p) => p.targetPort)).toEqual(["http"]);
+    }
   });
 
   it("keeps at least one router through voluntary disruptions and scales on CPU (autoscaling/v2)", () => {
@@ -125,6 +145,42 @@ describe("deploy/router", () => {
     expect(new URL(redis?.stringData.url ?? "").username).toBe("edgeslice-router");
     expect(admin?.stringData.token).toBeDefined();
     expect(text).toContain(`ACL SETUSER edgeslice-router ${on} >PASSWORD ${rules.join(" ")}\n`);
+  });
+});
+
+describe("deploy/components/router-pod-monitor and sync-pod-monitor", () => {
+  it("scrape the router's admin port with the admin token, and the sync's metrics port", async () => {
+    const routers = await render("test/deploy/support/with-pod-monitors/router");
+    const syncs = await render("test/deploy/support/with-pod-monitors/sync");
+    const endpointsOf = (objects: KubeObject[], name: string) => {
+      const monitor = objects.find((o) => o.kind === "PodMonitor" && o.metadata.name === name);
+      return monitor as
+        | (KubeObject & { spec: { podMetricsEndpoints: unknown[]; selector: unknown } })
+        | undefined;
+    };
+    const router = endpointsOf(routers, "edgeslice-router");
+    const sync = endpointsOf(syncs, "edgeslice-sync");
+    const routerPort = container(only<Deployment>(routers, "Deployment")).ports?.find(
+      (p) => p.name === "admin",
+    );
+    const syncPort = container(only<Deployment>(syncs, "Deployment")).ports?.find(
+      (p) => p.name === "metrics",
+    );
+
+    expect(router?.metadata.namespace).toBe("edgeslice");
+    expect(router?.spec.podMetricsEndpoints).toEqual([
+      {
+        port: "admin",
+        path: "/_edgeslice/metrics",
+        interval: "30s",
+        authorization: { type: "Bearer", credentials: { name: "edgeslice-router-admin", key: "token" } },
+      },
+    ]);
+    expect(router?.spec.selector).toEqual({ matchLabels: { "app.kubernetes.io/name": "edgeslice-router" } });
+    expect(routerPort).toBeDefined();
+    expect(sync?.metadata.namespace).toBe("edgeslice");
+    expect(sync?.spec.podMetricsEndpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+    expect(syncPort?.containerPort).toBe(9464);
   });
 });
 

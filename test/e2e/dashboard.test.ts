@@ -54,10 +54,11 @@ async function examplesOnFreePorts(): Promise<string> {
 }
 
 /** The all-in-one on a free loopback port; resolves once its banner is out. */
-async function startDemo(port: number): Promise<ChildProcess> {
+async function startDemo(port: number, adminPort: number): Promise<ChildProcess> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
+    ADMIN_PORT: String(adminPort),
     ADMIN_TOKEN: TOKEN,
     EXAMPLES_DIR: await examplesOnFreePorts(),
   };
@@ -123,7 +124,8 @@ async function browser(): Promise<BrowserContext> {
 describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => {
   it("asks for the token once, then shows both demo hosts with their families", async () => {
     const port = await freePort();
-    await startDemo(port);
+    const adminPort = await freePort();
+    await startDemo(port, adminPort);
     for (const host of ["web.localhost", "api.localhost", "web.localhost", "nothing.localhost"]) {
       await get(port, host, "/");
     }
@@ -136,7 +138,7 @@ describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => 
     });
     page.on("pageerror", (error) => problems.push(error.message));
 
-    await page.goto(`http://127.0.0.1:${port}/_edgeslice/ui`);
+    await page.goto(`http://127.0.0.1:${adminPort}/_edgeslice/ui`);
     await page.locator("#login").waitFor({ state: "visible" });
     expect(await page.locator("#app").isVisible()).toBe(false);
     await page.fill("#token", TOKEN);

@@ -32,6 +32,7 @@ let redis: Redis;
 let cluster: KubeCluster;
 let router: NodeRouter;
 let client: Pool;
+let adminClient: Pool;
 let folder: string;
 let http: ReturnType<typeof hostClient>;
 const send: ReturnType<typeof hostClient>["send"] = (...args) => http.send(...args);
@@ -65,7 +66,8 @@ beforeAll(async () => {
     drainMs: 500,
   });
   client = new Pool(router.url, { connections: 8 });
-  http = hostClient(client, "e2e-token");
+  adminClient = new Pool(router.adminUrl, { connections: 1 });
+  http = hostClient(client, "e2e-token", adminClient);
   for (const [host, path] of [
     ["split.gw.test", "/"],
     ["matches.gw.test", "/app"],
@@ -79,6 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.destroy();
+  await adminClient?.destroy();
   await router?.close();
   await cluster?.stop();
   await fleet.closeAll();

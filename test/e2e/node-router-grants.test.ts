@@ -90,7 +90,7 @@ async function answers(router: NodeRouter, host: string, path: string, count: nu
 }
 
 async function explain(router: NodeRouter, host: string, path: string) {
-  const response = await fetch(`${router.url}/_edgeslice/explain?host=${host}&path=${path}`, {
+  const response = await fetch(`${router.adminUrl}/_edgeslice/explain?host=${host}&path=${path}`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
   });
   return (await response.json()) as {
@@ -202,7 +202,7 @@ describe("the Node router with CLUSTER_GRANTS against a cluster whose credential
       "httproute:pay/web",
     ]);
     const metrics = await (
-      await fetch(`${granted.url}/_edgeslice/metrics`, {
+      await fetch(`${granted.adminUrl}/_edgeslice/metrics`, {
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       })
     ).text();

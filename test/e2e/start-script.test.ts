@@ -117,10 +117,12 @@ describe("npm start (scripts/start.ts)", () => {
 
   it("serves the examples over both address families, prints the curls, and exits 0 on SIGTERM", async () => {
     const port = await freePort();
+    const adminPort = await freePort();
     const examples = await examplesOnFreePorts();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
+      ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: "test-token",
       EXAMPLES_DIR: examples.dir,
     };
@@ -156,7 +158,7 @@ describe("npm start (scripts/start.ts)", () => {
       apiRepeated.add(/ from (\S+): /.exec(answer.body)?.[1] ?? answer.body);
     }
     const unknown = await get(port, "/", "nothing.localhost");
-    const explain = await get(port, "/_edgeslice/explain?host=api.localhost&path=/", undefined, {
+    const explain = await get(adminPort, "/_edgeslice/explain?host=api.localhost&path=/", undefined, {
       authorization: "Bearer test-token",
     });
 
@@ -172,6 +174,19 @@ describe("npm start (scripts/start.ts)", () => {
     });
     expect(explain.status).toBe(200);
     expect(explain.body).toContain("demo/api");
+    // The admin curls the banner prints go to ADMIN_PORT, the only port that answers them.
+    const admin = `http://127.0.0.1:${adminPort}`;
+    expect(banner).toContain(
+      `curl -H 'Authorization: Bearer test-token' '${admin}/_edgeslice/explain?host=web.localhost&path=/'`,
+    );
+    expect(banner).toContain(`curl -H 'Authorization: Bearer test-token' ${admin}/_edgeslice/metrics`);
+    expect(banner).toContain(`dashboard: ${admin}/_edgeslice/ui`);
+    expect(
+      (await get(port, "/_edgeslice/metrics", undefined, { authorization: "Bearer test-token" })).status,
+    ).toBe(404);
+    expect(
+      (await get(adminPort, "/_edgeslice/metrics", undefined, { authorization: "Bearer test-token" })).status,
+    ).toBe(200);
 
     // examples/03-gateway.yaml: the HTTPRoute's 90/10 split and its header match; 04-ingress.yaml: Prefix
     // and Exact paths of an Ingress. The banner prints a curl for each rule.

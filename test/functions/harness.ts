@@ -48,6 +48,8 @@ export const okHandler: Handler = (req, res) => {
 
 export interface Router {
   readonly port: number;
+  /** Where the admin endpoints answer: the Node router's ADMIN_PORT listener, the web path's one port. */
+  readonly adminPort: number;
   readonly store: MemoryStore;
   close(): Promise<void>;
 }
@@ -100,7 +102,7 @@ export async function startNodeRouterOver(options: RouterOptions = {}): Promise<
     ...(options.upstream ? { upstream: options.upstream } : {}),
     ...(options.ejection ? { ejection: options.ejection } : {}),
   });
-  return { port: router.port, store, close: () => router.close() };
+  return { port: router.port, adminPort: router.adminPort, store, close: () => router.close() };
 }
 
 /** createApp over a MemoryStore and the fetch transport, served by @hono/node-server on 127.0.0.1:0. */
@@ -120,7 +122,8 @@ export async function startRouter(options: RouterOptions = {}): Promise<Router> 
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server));
   });
-  return { port: (server.address() as AddressInfo).port, store, close: () => closeServer(server) };
+  const { port } = server.address() as AddressInfo;
+  return { port, adminPort: port, store, close: () => closeServer(server) };
 }
 
 export interface ClientResponse {

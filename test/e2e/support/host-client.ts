@@ -16,9 +16,9 @@ export interface SendOptions {
 
 /**
  * Requests to a router by Host, as `curl -H 'Host: …'` sends them, over `pool` (undici, loopback), for tests
- * whose backends are echo backends (echo-backends.ts).
+ * whose backends are echo backends (echo-backends.ts); explain goes over `adminPool`, to the router's admin listener.
  */
-export function hostClient(pool: Pool, adminToken: string) {
+export function hostClient(pool: Pool, adminToken: string, adminPool: Pool = pool) {
   const send = async (host: string, path: string, options: SendOptions = {}): Promise<Answer> => {
     const response = await pool.request({
       method: (options.method ?? "GET") as "GET",
@@ -52,7 +52,7 @@ export function hostClient(pool: Pool, adminToken: string) {
     },
     /** `/_edgeslice/explain?<query>` as JSON. */
     async explain(query: string): Promise<Record<string, unknown>> {
-      const response = await pool.request({
+      const response = await adminPool.request({
         method: "GET",
         path: `/_edgeslice/explain?${query}`,
         headers: { authorization: `Bearer ${adminToken}` },

@@ -45,9 +45,9 @@ describe.each(WAYS)("the web path over %s", (_way, method, start) => {
       const r = await routerTo(start, b);
       const reply = await rawExchange(r.port, request(method));
       expect(statusLineOf(reply)).toBe("HTTP/1.1 502 Bad Gateway");
-      expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(1);
+      expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(1);
       await until(
-        async () => (await metric(r.port, "edgeslice_in_flight_requests")) === 0,
+        async () => (await metric(r.adminPort, "edgeslice_in_flight_requests")) === 0,
         "in flight to settle",
       );
     },

@@ -86,3 +86,19 @@ describe("parseRouterConfig: METRICS_BACKENDS", () => {
     );
   });
 });
+
+describe("parseRouterConfig: the admin listener", () => {
+  it.each([
+    { env: {}, adminPort: 9901, adminHost: undefined },
+    { env: { PORT: "8080" }, adminPort: 9901, adminHost: undefined },
+    { env: { PORT: "0" }, adminPort: 0, adminHost: undefined },
+    { env: { PORT: "0", ADMIN_PORT: "9902" }, adminPort: 9902, adminHost: undefined },
+    { env: { ADMIN_PORT: "9100", ADMIN_HOST: "127.0.0.1" }, adminPort: 9100, adminHost: "127.0.0.1" },
+  ])("reads $env as port $adminPort on $adminHost", ({ env, adminPort, adminHost }) => {
+    expect(parseRouterConfig(env)).toMatchObject({ adminPort, adminHost });
+  });
+
+  it("refuses an ADMIN_PORT that is no port number, naming it", () => {
+    expect(() => parseRouterConfig({ ADMIN_PORT: "70000" })).toThrow(/ADMIN_PORT/);
+  });
+});

@@ -86,8 +86,8 @@ describe("the Node proxy's backend connections", () => {
     );
     const r = await routerTo(b, { config: { retries: 0 } });
     for (let i = 0; i < 4; i++) expect(await send(r.port, {})).toMatchObject({ status: 200, body: "ok" });
-    expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
-    expect(await metric(r.port, "edgeslice_ejections_total")).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_ejections_total")).toBe(0);
   });
 
   it.each([

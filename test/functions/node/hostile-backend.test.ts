@@ -42,11 +42,11 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
       expect([res.status, res.body, res.headers["x-app"]]).toEqual([200, "hi", "1"]);
     }
     await until(
-      async () => (await metric(r.port, "edgeslice_in_flight_requests")) === 0,
+      async () => (await metric(r.adminPort, "edgeslice_in_flight_requests")) === 0,
       "in flight to settle",
     );
-    expect(await metric(r.port, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
-    expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
   });
 
   it("relays such an answer to HEAD too (Node sends HEAD on the web path)", async () => {
@@ -54,7 +54,7 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
     const r = await routerTo(kind, b);
     const res = await send(r.port, { method: "HEAD" });
     expect([res.status, res.headers["x-app"]]).toEqual([200, "1"]);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
   });
 
   it("relays such an answer for a 503 too, counted as the backend's answer", async () => {
@@ -62,7 +62,7 @@ describe.each(ROUTER_KINDS)("%s", (kind) => {
     const r = await routerTo(kind, b, { config: { retries: 0 } });
     const res = await send(r.port, {});
     expect([res.status, res.body]).toEqual([503, "no"]);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
   });
 });
 
@@ -109,7 +109,7 @@ describe("node fast path (raw client)", () => {
     const r = await routerTo(kind, b);
     const res = await send(r.port, {});
     expect([res.status, res.body, res.headers["x-after"]]).toEqual([200, "ok", "1"]);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
   });
 
   it.each([
@@ -136,8 +136,8 @@ describe("node fast path (raw client)", () => {
       const r = await routerTo(kind, b, { config: { retries: 0 } });
       expect((await send(r.port, {})).status).toBe(502);
       expect(await send(r.port, {})).toMatchObject({ status: 200, body: "ok" });
-      expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(1);
-      expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+      expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(1);
+      expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
     },
   );
 

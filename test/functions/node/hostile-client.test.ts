@@ -147,12 +147,12 @@ describe.each(ROUTER_KINDS)("%s: a client that goes away before the response hea
       client.destroy();
     }
     await until(
-      async () => (await metric(r.port, 'edgeslice_requests_total{class="client_closed"}')) === 3,
+      async () => (await metric(r.adminPort, 'edgeslice_requests_total{class="client_closed"}')) === 3,
       "3 closed",
     );
-    expect(await metric(r.port, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
-    expect(await metric(r.port, "edgeslice_ejected_backends")).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_ejected_backends")).toBe(0);
   });
 
   it("does so while it was still sending its body", async () => {
@@ -165,12 +165,12 @@ describe.each(ROUTER_KINDS)("%s: a client that goes away before the response hea
       socket.destroy();
     }
     await until(
-      async () => (await metric(r.port, 'edgeslice_requests_total{class="client_closed"}')) === 3,
+      async () => (await metric(r.adminPort, 'edgeslice_requests_total{class="client_closed"}')) === 3,
       "3 closed",
     );
-    expect(await metric(r.port, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
-    expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
-    expect(await metric(r.port, "edgeslice_ejected_backends")).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_requests_total{class="5xx"}')).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_ejected_backends")).toBe(0);
   });
 });

@@ -63,7 +63,7 @@ describe.each(ROUTER_KINDS)("%s: a slow upload", (kind) => {
     const reply = await trickle(r.port, "0123456789", 60);
     expect(statusLineOf(Buffer.from(reply, "latin1"))).toBe("HTTP/1.1 200 OK");
     expect(reply).toMatch(/got 0123456789$/);
-    expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="timeout"}')).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="timeout"}')).toBe(0);
   });
 
   it("that stalls is answered 408 after the body idle timeout, and the backend is never ejected", async () => {
@@ -76,9 +76,9 @@ describe.each(ROUTER_KINDS)("%s: a slow upload", (kind) => {
       expect(statusLineOf(Buffer.from(reply, "latin1"))).toBe("HTTP/1.1 408 Request Timeout");
       expect(reply).toMatch(/\{"error":"request_timeout","requestId":"[\w-]+"\}$/);
     }
-    expect(await metric(r.port, "edgeslice_ejected_backends")).toBe(0);
-    expect(await metric(r.port, 'edgeslice_upstream_errors_total{kind="timeout"}')).toBe(0);
-    expect(await metric(r.port, "edgeslice_in_flight_requests")).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_ejected_backends")).toBe(0);
+    expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="timeout"}')).toBe(0);
+    expect(await metric(r.adminPort, "edgeslice_in_flight_requests")).toBe(0);
   });
 });
 

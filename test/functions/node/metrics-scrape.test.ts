@@ -117,7 +117,7 @@ describe("a metrics scrape of a large store on the Node router", () => {
     records.read = 0;
     counted = records;
 
-    const scraping = scrape(router.port);
+    const scraping = scrape(router.adminPort);
     await scraping.first;
     const proxied = await send(router.port, { headers: { host: "shop.example.test" } });
     await scraping.done;

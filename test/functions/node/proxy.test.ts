@@ -197,7 +197,7 @@ describe("node fast path", () => {
     const r = await router();
     await publish(r.store, serviceRecord({ cluster: "a", ipv4: [ep(b.host, b.port)] }));
     for (let i = 0; i < 3; i++) expect((await send(r.port, {})).status).toBe(200);
-    const metrics = await send(r.port, {
+    const metrics = await send(r.adminPort, {
       path: "/_edgeslice/metrics",
       headers: { authorization: "Bearer secret-token" },
     });

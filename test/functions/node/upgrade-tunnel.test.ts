@@ -94,7 +94,7 @@ describe("an upgrade through the Node router", () => {
       chosen.push(await greeter(c));
       await c.close();
       await eventually(
-        async () => (await metricsOf(r.port)).includes("edgeslice_upgraded_connections 1"),
+        async () => (await metricsOf(r.adminPort)).includes("edgeslice_upgraded_connections 1"),
         "the short tunnel to be released",
       );
     }
@@ -109,14 +109,14 @@ describe("an upgrade through the Node router", () => {
 
     const c = client(r.port);
     await c.until((t) => t.endsWith("hello from chat;"), "the greeting");
-    const during = await metricsOf(r.port);
+    const during = await metricsOf(r.adminPort);
     await c.close();
     await eventually(() => chat.sockets.every((s) => s.destroyed), "the backend side to close");
 
     expect(during).toContain('edgeslice_requests_total{class="1xx"} 1');
     expect(during).toContain("edgeslice_upgraded_connections 1");
     await eventually(
-      async () => (await metricsOf(r.port)).includes("edgeslice_upgraded_connections 0"),
+      async () => (await metricsOf(r.adminPort)).includes("edgeslice_upgraded_connections 0"),
       "the gauge to drop",
     );
   });

@@ -103,7 +103,7 @@ describe("an upgrade through the Node router", () => {
     expect((await c.head()).status).toBe(101);
     await c.until((t) => t.endsWith("hello from live;"), "the live backend's greeting");
 
-    const metrics = await metricsOf(r.port);
+    const metrics = await metricsOf(r.adminPort);
     expect(metrics).toContain('edgeslice_upstream_errors_total{kind="connect"} 1');
     expect(metrics).toContain("edgeslice_retries_total 1");
   });
