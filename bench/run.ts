@@ -8,13 +8,15 @@ import { type MetricsBenchOptions, runMetricsBench } from "./metrics/metrics-ben
 import { formatMetricsReport } from "./metrics/report.js";
 import { routerRunnerFromEnv } from "./proxy/built-router.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
+import { formatSteeringReport } from "./steering/report.js";
+import { runSteeringBench, type SteeringBenchOptions } from "./steering/steering-bench.js";
 import { formatWorkersReport } from "./workers/report.js";
 import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./workers/workers-bench.js";
 
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence|workers|metrics` runs one part;
+ * everything works, not figures to quote). `--only proxy|convergence|workers|metrics|steering` runs one part;
  * `--help` lists every flag (bench-flags.ts).
  */
 const read = readBenchFlags(process.argv.slice(2));
@@ -110,6 +112,11 @@ const metricsOptions: MetricsBenchOptions = smoke
       scrapes: 3,
     };
 
+/** Enough requests for the latency policy to measure each cluster first; three failover trials. */
+const steeringOptions: SteeringBenchOptions = smoke
+  ? { warmup: 100, requests: 200, concurrency: 4, failoverTrials: 1 }
+  : { warmup: 400, requests: 2000, concurrency: 8, failoverTrials: 3 };
+
 /** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   return {
@@ -155,6 +162,11 @@ async function main(): Promise<void> {
     log("metrics bench ...");
     const results = await runMetricsBench(metricsOptions, log);
     console.log(formatMetricsReport(results));
+    console.log("");
+  }
+  if (only === undefined || only === "steering") {
+    log("steering bench ...");
+    console.log(formatSteeringReport(await runSteeringBench(steeringOptions, log)));
     console.log("");
   }
 }

@@ -1,5 +1,6 @@
 import type { ChangeKind } from "./changes.js";
 import { hostIndexMembers } from "./keys.js";
+import { type ClusterPlace, placeFields } from "./places.js";
 import { type ServiceRecord, serializeServiceRecord } from "./records.js";
 import { decodeRoute } from "./routes.js";
 import { type ServiceRecordV2, serializeServiceRecordV2 } from "./services.js";
@@ -63,7 +64,8 @@ export class MemoryStore implements SnapshotSource {
   }
 
   /** With `fence`, a fenced writer with the Redis writer's semantics (store.ts ClusterWriter.fence). */
-  writer(cluster: string, fence?: FenceOptions): ClusterWriter {
+  /** `place`: where the cluster runs, written into its heartbeat record as the Redis writer's option does. */
+  writer(cluster: string, fence?: FenceOptions, place?: ClusterPlace): ClusterWriter {
     const state = this.#state(cluster);
     const notify = (id: string, op: StoreChange["op"], kind: ChangeKind = "service") =>
       this.#changed({ cluster, kind, id, service: id, op });
@@ -154,7 +156,7 @@ export class MemoryStore implements SnapshotSource {
         // store lists every cluster, so an unregistered one stays stale instead.
         if (ifRegistered && !state.registered) return false;
         state.registered = true;
-        state.heartbeat = { holder, at, apiserverUnreachableSince };
+        state.heartbeat = { holder, at, apiserverUnreachableSince, ...placeFields(place) };
         state.leaseUntil = this.#now() + leaseMs;
         return true;
       },

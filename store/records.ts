@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { canonicalIp, type IpFamily, ipBytes, ipScope } from "../lib/ip.js";
 import type { Result } from "../lib/result.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
+import { GeoPointSchema, RegionSchema } from "./places.js";
 
 /**
  * Schema version 1: the records syncs write until they switch to version 2 (services.ts, routes.ts). Routers
@@ -141,6 +142,13 @@ export const HeartbeatRecordSchema = v.object({
    * publishing its last known state (fail static, as kube-proxy keeps its rules). Absent when reachable.
    */
   apiserverUnreachableSince: v.optional(v.number()),
+  /**
+   * Where the cluster runs (the sync's CLUSTER_REGION and CLUSTER_LOCATION), for proximity steering; absent when
+   * unset. Optional fields of the same version: a router that predates them drops them (valibot objects ignore
+   * keys they do not list), and a router reads a record of a sync that predates them as placed nowhere.
+   */
+  region: v.optional(RegionSchema),
+  location: v.optional(GeoPointSchema),
 });
 export type HeartbeatRecord = v.InferOutput<typeof HeartbeatRecordSchema>;
 

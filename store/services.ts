@@ -10,6 +10,7 @@ import {
   type ServiceRecord,
   validated,
 } from "./records.js";
+import { canonicalSteering, ServiceSteeringSchema } from "./steering.js";
 
 /**
  * Service records, schema version 2 (`services` hash, field `ns/name`): the backends of each port of one
@@ -49,6 +50,12 @@ export const ServiceRecordV2Schema = v.object({
       "port numbers repeat",
     ),
   ),
+  /**
+   * The Service's cluster steering annotations (steering.ts); absent: the router's CLUSTER_STEERING. Routers
+   * that predate it ignore the field (valibot objects drop keys they do not list); a value a router cannot read
+   * (a policy newer than it knows) is left out with one line, never the whole record (stored-records.ts).
+   */
+  steering: v.optional(ServiceSteeringSchema),
 });
 export type ServiceRecordV2 = v.InferOutput<typeof ServiceRecordV2Schema>;
 
@@ -71,6 +78,7 @@ export function serializeServiceRecordV2(record: ServiceRecordV2): string {
         ipv4: canonicalFamily(port.ipv4),
         ipv6: canonicalFamily(port.ipv6),
       })),
+    ...(record.steering === undefined ? {} : { steering: canonicalSteering(record.steering) }),
   });
 }
 

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { ChangeKind } from "./changes.js";
+import type { ClusterPlace } from "./places.js";
 import type { ChangeOp, ServiceRecord } from "./records.js";
 import { type RouteRecord, RouteRecordSchema } from "./routes.js";
 import type { ServiceRecordV2 } from "./services.js";
@@ -189,8 +190,8 @@ export interface SnapshotSource {
   heartbeats?(): ReadonlyMap<string, ClusterHeartbeat>;
 }
 
-/** What a cluster's heartbeat record says about its sync (writer's clock, ms since epoch). */
-export interface ClusterHeartbeat {
+/** What a cluster's heartbeat record says about its sync (writer's clock, ms since epoch) and where it runs. */
+export interface ClusterHeartbeat extends ClusterPlace {
   readonly holder: string;
   readonly at: number;
   /** Set while the sync cannot reach its Kubernetes API server. */

@@ -10,6 +10,7 @@ import {
 import { type RouteRecord, RouteRecordSchema } from "./routes.js";
 import { newerVersionOf, reportNewerVersion } from "./schema-version.js";
 import { type ServiceRecordV2, ServiceRecordV2Schema, serviceRecordFromV1 } from "./services.js";
+import { withReadableSteering } from "./steering.js";
 import type { ClusterView } from "./store.js";
 
 /**
@@ -61,22 +62,42 @@ export function decodeStoredService(
     return undefined;
   }
   const version = parsed.ok ? (parsed.value as { v?: unknown } | null)?.v : undefined;
+  const readable = parsed.ok && version !== SCHEMA_VERSION ? withReadableSteering(parsed.value) : undefined;
   const decoded = !parsed.ok
     ? parsed
     : version === SCHEMA_VERSION
       ? validated<ServiceRecord | ServiceRecordV2>(ServiceRecordSchema, parsed.value)
-      : validated<ServiceRecord | ServiceRecordV2>(ServiceRecordV2Schema, parsed.value);
+      : validated<ServiceRecord | ServiceRecordV2>(ServiceRecordV2Schema, readable?.record);
   let reason: string | undefined;
   if (!decoded.ok) reason = decoded.error;
   else if (decoded.value.cluster !== cluster) reason = `record names cluster "${decoded.value.cluster}"`;
   else if (decoded.value.service !== service) reason = `record names service "${decoded.value.service}"`;
   if (reason === undefined && decoded.ok) {
     warnings?.clear(problem);
+    reportSteering(warnings, cluster, service, readable?.problem);
     const record = decoded.value;
     return record.v === SCHEMA_VERSION ? fromV1(record) : { record, v1: undefined };
   }
   warnings?.warn(problem, reason ?? "", "skipping invalid service record", { cluster, service, reason });
   return undefined;
+}
+
+/** A record's steering left out (the Service serves with CLUSTER_STEERING): said once while it lasts. */
+function reportSteering(
+  warnings: WarnOnce | undefined,
+  cluster: string,
+  service: string,
+  reason: string | undefined,
+): void {
+  const problem = `steering ${cluster} ${service}`;
+  if (reason === undefined) warnings?.clear(problem);
+  else {
+    warnings?.warn(problem, reason, "ignoring a service record's steering this router cannot read", {
+      cluster,
+      service,
+      reason,
+    });
+  }
 }
 
 /** A valid version 1 record as routers serve it: converted, with the route it stands for. */

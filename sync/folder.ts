@@ -56,6 +56,7 @@ export async function publishFromFolder(
       prefix: config.prefix,
       cluster: config.cluster,
       fence: { holder: config.identity, ttlMs: config.fenceMs },
+      place: config.place,
     });
     // The same writer fence as a live sync's: never publish over a replica that writes this cluster.
     const fence = await writer.fence?.acquire(0);

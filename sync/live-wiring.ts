@@ -29,6 +29,7 @@ export function fencedWriter(
     prefix: config.prefix,
     cluster: config.cluster,
     fence: { holder: config.identity, ttlMs: config.fenceMs },
+    place: config.place,
     onRegistryError: (error) =>
       registryWarnings.warn(
         "registry",

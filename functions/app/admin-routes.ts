@@ -1,4 +1,5 @@
 import type { BackendRef, RouteRule } from "../../store/routes.js";
+import type { ClusterHeartbeat } from "../../store/store.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import { modifiedPath, redirectLocation } from "../core/filters.js";
@@ -7,7 +8,10 @@ import { shadowedBy } from "../core/routes/shadowing.js";
 import { matchRequest } from "../core/routing.js";
 import { backendCandidates, type SelectFor, type Selection } from "../core/select.js";
 import type { ServedRoute, SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { ClientLocation } from "../core/steering/origin.js";
+import type { RoutingSteering } from "../core/steering/routing-steering.js";
 import { describeRefusal, refusalsFor } from "./admin-refusals.js";
+import { explainSteering } from "./admin-steering.js";
 
 /**
  * What `/_edgeslice/routes` and `/_edgeslice/explain` say about routes: each route as served (its clusters,
@@ -82,6 +86,10 @@ export interface ExplainInput {
   readonly select: SelectFor;
   readonly balancer: Balancer;
   readonly ejection: PassiveEjection;
+  /** Cross-cluster steering, for a steered Service (admin-steering.ts); the client's place, if given. */
+  readonly steering?: RoutingSteering | undefined;
+  readonly places?: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  readonly client?: ClientLocation | undefined;
 }
 
 /** explainMatch, with what CLUSTER_GRANTS refused that bears on the request (admin-refusals.ts). */
@@ -181,6 +189,11 @@ function explainMatch(input: ExplainInput) {
   }
   const excluded = input.ejection.excluded(selection.addresses);
   const usable = selection.addresses.filter((address) => !excluded.has(address)).length;
+  const { steering } = input;
+  const steered =
+    selection.steering && steering
+      ? explainSteering({ plan: selection.steering, steering, places: input.places, client: input.client })
+      : undefined;
   return {
     ...matched,
     result: usable > 0 ? "proxy" : "no_endpoints",
@@ -202,7 +215,8 @@ function explainMatch(input: ExplainInput) {
         skipped: excluded.has(backend.address),
       })),
     })),
-    why: explainWhy(served, backends, chosen, selection, usable),
+    ...(steered ? { steering: steered.steering } : {}),
+    why: [...explainWhy(served, backends, chosen, selection, usable), ...(steered?.why ?? [])],
   };
 }
 

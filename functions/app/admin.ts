@@ -6,7 +6,9 @@ import type { RouterMetrics } from "../core/metrics.js";
 import { ADMIN_PREFIX } from "../core/routing.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { RoutingSteering } from "../core/steering/routing-steering.js";
 import { describeRoute, explainRequest } from "./admin-routes.js";
+import { explainClient, steeringView } from "./admin-steering-view.js";
 import { bearerToken } from "./bearer-token.js";
 import { dashboardView } from "./dashboard-data.js";
 import { DASHBOARD_HTML, dashboardHeaders } from "./dashboard-page.js";
@@ -32,6 +34,8 @@ export interface AdminDeps extends MetricsEndpointDeps {
   readonly snapshotAgeSeconds: (snapshot: Snapshot) => number;
   /** "public": only livez and healthz, for probes and load balancers; default "all". */
   readonly endpoints?: AdminEndpoints;
+  /** Cross-cluster steering (explain, dashboard); left out by callers that steer nothing. */
+  readonly steering?: RoutingSteering;
 }
 
 /**
@@ -119,6 +123,9 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       select: deps.select,
       balancer: deps.balancer,
       ejection: deps.ejection,
+      steering: deps.steering,
+      places: deps.source.heartbeats?.(),
+      client: explainClient(c.req.query("client"), c.req.query("continent")),
     });
     return c.json(explained, 200, NO_STORE);
   });
@@ -142,6 +149,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       ejection: deps.ejection,
       services: deps.metrics.red.totals(),
       heartbeats: deps.source.heartbeats?.(),
+      steering: deps.steering && steeringView(deps.steering.state, deps.metrics.steering),
       now: Date.now(),
     });
     return c.json(view, 200, NO_STORE);

@@ -22,6 +22,7 @@ import {
 } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/select.js";
+import type { ClientLocation } from "../core/steering/origin.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { headAnswer } from "./head-answer.js";
@@ -55,6 +56,8 @@ export interface AppDeps extends RoutingDeps {
   readonly yieldToLoop?: () => Promise<void>;
   /** Which of the router's own endpoints this app answers (admin.ts); default "all", beside the proxied traffic. */
   readonly endpoints?: AppEndpoints;
+  /** Where the client is, when the runtime knows (Workers: `request.cf`), for proximity steering. */
+  readonly clientLocation?: (c: Context) => ClientLocation | undefined;
 }
 
 /**
@@ -115,6 +118,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     ejection: policy.ejection,
     metrics,
     snapshotAgeSeconds: routing.snapshotAgeSeconds,
+    steering: routing.steering,
     backendSeries: deps.config.metricsBackends ?? "service",
     yieldToLoop: deps.yieldToLoop ?? nextTimerTurn,
     endpoints: deps.endpoints === "public" ? "public" : "all",
@@ -138,6 +142,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       method: c.req.method,
       headers: requestHeaders(c),
       ...(proto ? { proto } : {}),
+      client: deps.clientLocation?.(c),
     });
     if (typeof routed === "string") return answer(routed, observation, c);
     if ("redirect" in routed) return redirect(routed.redirect, observation, c);

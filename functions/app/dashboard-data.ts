@@ -7,6 +7,7 @@ import type { GrantRefusal } from "../core/granted-clusters.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { DashboardSteering } from "./admin-steering-view.js";
 
 /**
  * Exactly what the dashboard page (`/_edgeslice/ui`) shows, served behind the admin token at
@@ -24,6 +25,8 @@ export interface DashboardView {
   readonly services: readonly ServiceTotals[];
   /** What CLUSTER_GRANTS refused: clusters it does not list, routes for hosts not granted, endpoints outside networks. */
   readonly refused: readonly GrantRefusal[];
+  /** Cross-cluster steering: decisions per Service and cluster, each cluster's state; null when not wired. */
+  readonly steering: DashboardSteering | null;
   /** What the page cannot know yet, said in words. */
   readonly notes: readonly string[];
 }
@@ -74,6 +77,7 @@ export interface DashboardInputs {
   readonly services: readonly ServiceTotals[];
   /** The source's heartbeat records; undefined for a source that reads none. */
   readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  readonly steering?: DashboardSteering | undefined;
   /** ms since epoch. */
   readonly now: number;
 }
@@ -130,6 +134,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
       (a, b) => compare(a.service, b.service) || compare(a.cluster, b.cluster),
     ),
     refused: inputs.routes?.refusals ?? [],
+    steering: inputs.steering ?? null,
     notes: inputs.heartbeats === undefined ? [NO_HEARTBEATS_NOTE] : [],
   };
 }

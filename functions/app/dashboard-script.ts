@@ -12,6 +12,7 @@ export const DASHBOARD_SCRIPT = `
   var STATES = ["ready", "fallback", "draining", "ejected"];
   var timer = 0;
   var previous = null;
+  var previousSteering = null;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, text, cls) {
@@ -157,6 +158,44 @@ export const DASHBOARD_SCRIPT = `
     }), "nothing refused");
   }
 
+  // Each steered Service's share of requests per first-chosen cluster since the last refresh (all so far on the first).
+  function renderSteering(steering) {
+    if (!steering) { fill("steering", [], "not available"); return; }
+    var states = {};
+    steering.clusters.forEach(function (c) { states[c.name] = c; });
+    var counts = {};
+    var byService = {};
+    var order = [];
+    steering.decisions.forEach(function (d) {
+      var key = d.service + "\u0000" + d.cluster + "\u0000" + d.reason;
+      counts[key] = d.count;
+      var before = previousSteering ? previousSteering[key] || 0 : 0;
+      var n = d.count - before;
+      if (n < 0) n = d.count;
+      var entry = byService[d.service];
+      if (!entry) { entry = byService[d.service] = { policy: d.policy, total: 0, clusters: {}, reasons: {} }; order.push(d.service); }
+      entry.total += n;
+      entry.clusters[d.cluster] = (entry.clusters[d.cluster] || 0) + n;
+      entry.reasons[d.reason] = (entry.reasons[d.reason] || 0) + n;
+    });
+    previousSteering = counts;
+    function shares(map, total, note) {
+      return Object.keys(map).sort().map(function (k) {
+        var pct = total > 0 ? (100 * map[k] / total).toFixed(1) + " %" : "-";
+        return k + " " + pct + (note ? note(k) : "");
+      }).join(" \u00b7 ");
+    }
+    fill("steering", order.map(function (name) {
+      var e = byService[name];
+      var note = function (cluster) {
+        var c = states[cluster];
+        if (!c) return "";
+        return (c.ewmaMs !== null ? " (" + c.ewmaMs + " ms)" : "") + (c.state !== "healthy" ? " " + c.state : "");
+      };
+      return row([name, e.policy, shares(e.clusters, e.total, note), shares(e.reasons, e.total)]);
+    }), "no steered requests yet");
+  }
+
   function render(data, now) {
     var store = data.store === undefined || data.store === null
       ? "memory store"
@@ -168,6 +207,7 @@ export const DASHBOARD_SCRIPT = `
     renderRoutes(data.routes);
     renderServices(data.services, now);
     renderRefused(data.refused || []);
+    renderSteering(data.steering);
     $("notes").textContent = data.notes.join("; ");
   }
 

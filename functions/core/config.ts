@@ -1,7 +1,9 @@
 import * as v from "valibot";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
+import { type GeoPoint, parseGeoPoint } from "../../store/places.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
+import { STEERING_POLICIES, type SteeringPolicy } from "../../store/steering.js";
 import type { AccessLogSettings } from "./access-log.js";
 import { BACKEND_SERIES, type BackendSeries } from "./backend-metrics.js";
 import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
@@ -47,6 +49,22 @@ export const RouterEnvSchema = v.object({
       const parsed = parseGatewayNames(dataset.value);
       if (parsed.ok) return parsed.value;
       addIssue({ message: `GATEWAYS must be namespace/name,namespace/name: ${parsed.error}` });
+      return NEVER;
+    }),
+  ),
+  /** How a Service without the `edgeslice.io/cluster-steering` annotation is spread across clusters (core/steering/). */
+  CLUSTER_STEERING: v.optional(
+    v.picklist(STEERING_POLICIES, `CLUSTER_STEERING must be one of ${STEERING_POLICIES.join(", ")}`),
+    "local-first",
+  ),
+  /** `lat,long` of this router: where proximity steering measures from when the request says nothing (Node). */
+  ROUTER_LOCATION: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseGeoPoint(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({ message: `ROUTER_LOCATION must be lat,long in decimal degrees: ${parsed.error}` });
       return NEVER;
     }),
   ),
@@ -115,6 +133,10 @@ export interface RouterConfig {
   /** GATEWAYS; undefined: the routes of every Gateway are served. */
   readonly gateways: ReadonlySet<string> | undefined;
   readonly ipFamily: IpFamilyPolicy;
+  /** CLUSTER_STEERING: the policy of Services that do not name one. */
+  readonly clusterSteering: SteeringPolicy;
+  /** ROUTER_LOCATION. */
+  readonly routerLocation: GeoPoint | undefined;
   readonly adminToken: string | undefined;
   readonly tryTimeoutMs: number;
   readonly totalTimeoutMs: number;
@@ -145,6 +167,8 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     clusterGrants: e.CLUSTER_GRANTS,
     gateways: e.GATEWAYS,
     ipFamily: e.IP_FAMILY,
+    clusterSteering: e.CLUSTER_STEERING,
+    routerLocation: e.ROUTER_LOCATION,
     adminToken: e.ADMIN_TOKEN,
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
     totalTimeoutMs: e.UPSTREAM_TOTAL_TIMEOUT_MS,

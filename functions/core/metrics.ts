@@ -3,6 +3,7 @@ import { type BackendSeries, backendFamily } from "./backend-metrics.js";
 import type { ServiceBackends } from "./backend-states.js";
 import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
 import type { Selection } from "./select.js";
+import { SteeringMetrics } from "./steering/metrics.js";
 
 /**
  * Counters of one router process, rendered on scrape (lib/prometheus.ts): the process-wide series, the RED
@@ -54,6 +55,8 @@ export class RouterMetrics {
   readonly red = new RequestMetrics();
   /** CLUSTER_GRANTS refusals by cluster and kind, counted as they are logged (core/snapshot-reports.ts). */
   readonly grantRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
+  /** Steered requests by Service, policy, chosen cluster and reason; each cluster's EWMA and health. */
+  readonly steering = new SteeringMetrics();
 
   /** One refusal of CLUSTER_GRANTS was logged: a cluster, a route or a Service's endpoints (granted-clusters.ts). */
   grantRefused(cluster: string, kind: string): void {
@@ -199,6 +202,7 @@ export class RouterMetrics {
       })),
     });
     yield* families;
+    yield* this.steering.families();
     yield* this.red.families();
     const backends = gauges.backends && backendFamily(gauges.backends, gauges.backendSeries ?? "service");
     if (backends) yield backends;

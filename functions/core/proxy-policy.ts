@@ -97,6 +97,8 @@ export interface Attempts<T> {
 export function noteAnswer(backend: Backend, status: number, deps: PolicyDeps): void {
   if (GATEWAY_FAILURE.has(status)) noteFailure(backend, deps);
   else deps.ejection.recordSuccess(backend.address);
+  // A steered Service's cluster health counts any 5xx (steering/cluster-track.ts).
+  if (backend.track?.answered(status)) clusterSteppedOver(backend, deps);
 }
 
 /**
@@ -113,13 +115,13 @@ export function noteAttemptFailure(
   if (cause === "client-gone" || cause === "client-stalled") return abortedBeforeAttempt(cause);
   if (cause !== undefined) {
     deps.metrics.upstreamErrors.timeout++;
-    noteFailure(backend, deps);
+    noteTransportFailure(backend, deps);
     deps.logger.debug("upstream attempt timed out", { backend: backend.address, limit: cause });
     return { ok: false, kind: "timeout", stop: cause === "total-timeout" };
   }
   const kind: UpstreamErrorKind = connectFailure ? "connect" : "transport";
   deps.metrics.upstreamErrors[kind]++;
-  noteFailure(backend, deps);
+  noteTransportFailure(backend, deps);
   deps.logger.debug("upstream attempt failed", { backend: backend.address, kind, error });
   return { ok: false, kind, stop: false };
 }
@@ -141,6 +143,19 @@ export function abortedBeforeAttempt(cause: AbortCause): AttemptFailure {
 
 const CLIENT_GONE: AttemptFailure = { ok: false, kind: "client", stop: true };
 const CLIENT_STALLED: AttemptFailure = { ok: false, kind: "client", stop: true, stalled: true };
+
+/** A transport failure (connect, timeout, reset): the backend's for ejection, its cluster's when steered. */
+function noteTransportFailure(backend: Backend, deps: PolicyDeps): void {
+  noteFailure(backend, deps);
+  if (backend.track?.failed()) clusterSteppedOver(backend, deps);
+}
+
+function clusterSteppedOver(backend: Backend, deps: PolicyDeps): void {
+  deps.logger.warn("cluster stepped over: its attempts keep failing", {
+    cluster: backend.cluster,
+    health: backend.track?.health(backend.track.now()),
+  });
+}
 
 function noteFailure(backend: Backend, deps: PolicyDeps): void {
   const ejected = deps.ejection.recordFailure(backend.address);

@@ -32,6 +32,8 @@ export class RetryLoop {
   #started = 0;
   #tried: Set<string> | undefined;
   #last: AttemptFailure | undefined;
+  /** When the current attempt left, on its cluster's clock: only for a steered Service's backends. */
+  #sentAt = 0;
 
   constructor(selection: Selection, method: string, deps: PolicyDeps, observation?: RequestObservation) {
     this.#selection = selection;
@@ -50,6 +52,7 @@ export class RetryLoop {
     this.#started++;
     deps.balancer.acquire(backend.address);
     this.#observation?.tried(backend);
+    if (backend.track) this.#sentAt = backend.track.now();
     return backend;
   }
 
@@ -64,12 +67,27 @@ export class RetryLoop {
   settle(backend: Backend, result: AttemptResult<unknown>, request: Resendable): boolean {
     this.release(backend);
     this.#deps.metrics.attempted(this.#selection, backend.cluster, result.ok ? undefined : result.kind);
-    if (result.ok) return false;
+    const { track } = backend;
+    if (result.ok) {
+      track?.latency(track.now() - this.#sentAt);
+      return false;
+    }
     this.#last = result;
     if (result.stop || !mayRetry(result.kind, this.#idempotent, request.canResend())) return false;
     this.#tried ??= new Set();
     this.#tried.add(backend.address);
+    if (track) this.#skipCluster(backend.cluster, this.#tried);
     return true;
+  }
+
+  /**
+   * A steered Service retries in the next cluster of its order, not on another pod of the one that failed: a
+   * whole cluster failing is what steering is for, and it costs one attempt that way, not every retry.
+   */
+  #skipCluster(cluster: string, tried: Set<string>): void {
+    for (const tier of this.#selection.tiers) {
+      for (const other of tier.backends) if (other.cluster === cluster) tried.add(other.address);
+    }
   }
 
   /** The client's error once no attempt produced a response. */

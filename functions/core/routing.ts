@@ -14,6 +14,12 @@ import { chooseBackend } from "./routes/weights.js";
 import { createSelector, type SelectFor, type Selection } from "./select.js";
 import { reportingRoutesOf } from "./snapshot-reports.js";
 import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
+import type { ClientLocation } from "./steering/origin.js";
+import {
+  createRoutingSteering,
+  type RoutingSteering,
+  type RoutingSteeringDeps,
+} from "./steering/routing-steering.js";
 
 /**
  * The routing core every entry path shares: the Hono catch-all (app/app.ts) and the Node upgrade path
@@ -27,13 +33,16 @@ export interface RoutingDeps {
     RouterConfig,
     "cluster" | "zone" | "ipFamily" | "tryTimeoutMs" | "totalTimeoutMs" | "retries"
   > &
-    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants" | "gateways">>;
+    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants" | "gateways">> &
+    RoutingSteeringDeps["config"];
   readonly now: () => number;
   readonly random: () => number;
   readonly balancing: BalancingMode;
   readonly logger: Logger;
   /** Tuning of passive ejection; defaults in ejection.ts. */
   readonly ejection?: Partial<EjectionOptions>;
+  /** Tuning of cross-cluster steering; defaults in steering/settings.ts. */
+  readonly steering?: RoutingSteeringDeps["steering"];
 }
 
 /** A route matched but none of its backends can be used (503): its selection labels the answer. */
@@ -66,6 +75,8 @@ export interface RoutingRequest {
   readonly headers: RequestFacts["headers"];
   /** The scheme of the client's connection, for redirects; default: the URL's. */
   readonly proto?: "http" | "https";
+  /** Where the client is, when the runtime knows (Workers: `request.cf`): proximity steering measures from it. */
+  readonly client?: ClientLocation | undefined;
 }
 
 export interface Routing {
@@ -73,6 +84,8 @@ export interface Routing {
   readonly policy: PolicyDeps;
   /** The selection of one backendRef of one rule of a served route, memoised per snapshot. */
   readonly select: SelectFor;
+  /** What this router (process or isolate) observed of each cluster, and where it is (ROUTER_LOCATION). */
+  readonly steering: RoutingSteering;
   /**
    * The snapshot's routes (built once per snapshot, CLUSTER_GRANTS applied); conflicts across clusters and
    * refusals of the grants are logged once (snapshot-reports.ts).
@@ -93,11 +106,14 @@ export type RoutingOutcome = RouterError | Unserved | Redirected | Routed;
 
 export function createRouting(deps: RoutingDeps): Routing {
   const { config } = deps;
-  const select = createSelector({ ipFamily: config.ipFamily, cluster: config.cluster, zone: config.zone });
+  const metrics = new RouterMetrics();
+  const steering = createRoutingSteering(deps, metrics.steering);
+  const { ipFamily, cluster, zone } = config;
+  const select = createSelector({ ipFamily, cluster, zone, steering: steering.planning });
   const policy: PolicyDeps = {
     balancer: new Balancer(deps.balancing, deps.random),
     ejection: new PassiveEjection(deps.now, deps.ejection),
-    metrics: new RouterMetrics(),
+    metrics,
     logger: deps.logger,
     settings: {
       tryTimeoutMs: config.tryTimeoutMs,
@@ -120,6 +136,7 @@ export function createRouting(deps: RoutingDeps): Routing {
   return {
     policy,
     select,
+    steering,
     routesOf,
     snapshotAgeSeconds,
     route: async (url, request) => routeNow(url, request),
@@ -166,7 +183,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     }
     const choice = chooseBackend(rule.backends, deps.random);
     if (choice.kind !== "service") return "invalid_backend";
-    const selection = select(found.entry, found.ruleIndex, choice.index);
+    const selection = steering.steer(select(found.entry, found.ruleIndex, choice.index), request.client);
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
     return {

@@ -1,8 +1,12 @@
 import type { IpFamily } from "../../lib/ip.js";
 import { type EndpointRecord, endpointAddress, type FamilyRecord } from "../../store/records.js";
 import { servicePort } from "../../store/services.js";
+import type { ServiceSteering } from "../../store/steering.js";
 import type { IpFamilyPolicy } from "./config.js";
 import type { ServedRoute } from "./snapshot-routes.js";
+import type { ClusterTrack } from "./steering/cluster-track.js";
+import { type SelectSteering, type SteeringPlan, steeringPlan } from "./steering/plan.js";
+import type { SteeredChoice } from "./steering/steer.js";
 
 /** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
 export interface Backend {
@@ -10,6 +14,8 @@ export interface Backend {
   readonly ip: string;
   readonly port: number;
   readonly cluster: string;
+  /** A steered Service's backends only: the cluster's health and latency its attempts feed (retry-loop.ts). */
+  readonly track?: ClusterTrack | undefined;
 }
 
 export type TierName = "local-zone" | "local" | "remote" | "all" | "fallback";
@@ -47,6 +53,8 @@ export interface BackendCandidate {
   readonly service: string;
   /** The port's backends per family in this cluster. */
   readonly backends: Readonly<Record<IpFamily, FamilyRecord>>;
+  /** The cluster's record's steering annotations (store/steering.ts). */
+  readonly steering?: ServiceSteering | undefined;
 }
 
 /** Ordered tiers (try the first tier with a usable backend) and why they look the way they do. */
@@ -65,6 +73,10 @@ export interface Selection {
    * (Gateway API HTTPRouteRule.backendRefs). A Service that exists with no ready endpoint is 503.
    */
   readonly unresolved: boolean;
+  /** A Service steered across clusters (steering/plan.ts): each request's selection derives from it (steer.ts). */
+  readonly steering?: SteeringPlan | undefined;
+  /** On a steered request's selection: the cluster chosen first, and why. */
+  readonly steered?: SteeredChoice | undefined;
 }
 
 export interface SelectPolicy {
@@ -73,6 +85,8 @@ export interface SelectPolicy {
   readonly cluster: string | undefined;
   /** ROUTER_ZONE: applied within the own cluster only, with kube-proxy's hint rule. */
   readonly zone: string | undefined;
+  /** CLUSTER_STEERING and the steering state; without it every Service is local-first. */
+  readonly steering?: SelectSteering | undefined;
 }
 
 const PREFERRED: Record<IpFamilyPolicy, IpFamily> = {
@@ -141,7 +155,15 @@ export function backendCandidates(served: ServedRoute, service: string, port: nu
   for (const view of served.clusters) {
     const record = view.servicesV2.get(service);
     const backends = record && servicePort(record, port);
-    if (backends) candidates.push({ cluster: view.name, stale: view.stale, service, backends });
+    if (backends) {
+      candidates.push({
+        cluster: view.name,
+        stale: view.stale,
+        service,
+        backends,
+        steering: record.steering,
+      });
+    }
   }
   return candidates;
 }
@@ -228,6 +250,7 @@ export type SelectFor = (served: ServedRoute, rule: number, backend: number) => 
  */
 export function createSelector(policy: SelectPolicy): SelectFor {
   const cache = new WeakMap<ServedRoute, Selection[][]>();
+  const unresolved = selectTiers("", [], policy);
   return (served, rule, backend) => {
     let byRule = cache.get(served);
     if (!byRule) {
@@ -242,14 +265,18 @@ export function createSelector(policy: SelectPolicy): SelectFor {
     let selection = byBackend[backend];
     if (!selection) {
       const ref = served.route.rules[rule]?.backends[backend];
-      selection =
-        ref && "service" in ref
-          ? selectTiers(ref.service, backendCandidates(served, ref.service, ref.port), policy)
-          : selectTiers("", [], policy);
+      selection = ref && "service" in ref ? steerable(served, ref.service, ref.port) : unresolved;
       byBackend[backend] = selection;
     }
     return selection;
   };
+
+  function steerable(served: ServedRoute, service: string, port: number): Selection {
+    const candidates = backendCandidates(served, service, port);
+    const selection = selectTiers(service, candidates, policy);
+    const plan = policy.steering && steeringPlan(selection, candidates, policy.steering);
+    return plan ? { ...selection, steering: plan } : selection;
+  }
 }
 
 function pushTier(tiers: Tier[], name: TierName, backends: readonly Backend[]): void {
@@ -263,7 +290,8 @@ function toBackends(cluster: string, endpoints: readonly EndpointRecord[], seen:
     const address = endpointAddress(endpoint);
     if (seen.has(address)) continue;
     seen.add(address);
-    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster });
+    // track set (undefined) on every backend: steered copies keep the same shape (steering/plan.ts).
+    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster, track: undefined });
   }
   return backends;
 }

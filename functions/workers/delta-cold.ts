@@ -1,7 +1,7 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { ANY_HOST, clusterKeys, hostIndexRange, parseHostIndexMember } from "../../store/keys.js";
 import { MAX_HOST_PATTERN_LENGTH, type RouteRecord } from "../../store/routes.js";
-import type { ClusterView } from "../../store/store.js";
+import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
 import {
   clusterView,
   type DecodedService,
@@ -10,13 +10,13 @@ import {
   NO_RECORDS,
   updatedRecords,
 } from "../../store/stored-records.js";
-import type { Command, Reply } from "./delta-state.js";
+import { type Command, type Reply, readHeartbeat } from "./delta-state.js";
 
 /**
  * The first request of a cold isolate reads only what its host needs, in three round trips whatever the
  * store size: (1) the cluster names (delta-discovery.ts); (2) per cluster the host index members of the
  * host, of each wildcard that may cover it and of the catch-all (store/keys.ts hostIndexMembers), with the
- * lease and heartbeat; (3) per cluster HMGET of the routes and services those members name. The views it
+ * lease and the heartbeat record; (3) per cluster HMGET of the routes and services those members name. The views it
  * builds hold those records only; the whole store is read after the response.
  */
 
@@ -36,8 +36,9 @@ export function hostPatterns(host: string): string[] {
 }
 
 /**
- * Per cluster: one ZRANGEBYLEX per pattern, then whether the lease, the heartbeat, the host index and the
- * services hash exist (Redis deletes an emptied hash, so EXISTS says whether it holds any record).
+ * Per cluster: one ZRANGEBYLEX per pattern, whether the lease exists, the heartbeat record (its presence
+ * registers the cluster; it says where the cluster runs), then whether the host index and the services hash
+ * exist (Redis deletes an emptied hash, so EXISTS says whether it holds any record).
  */
 export function coldIndexCommands(prefix: string, clusters: readonly string[], host: string): Command[] {
   const patterns = hostPatterns(host);
@@ -46,7 +47,7 @@ export function coldIndexCommands(prefix: string, clusters: readonly string[], h
     return [
       ...patterns.map((pattern): Command => ["zrangebylex", keys.hosts, ...hostIndexRange(pattern)]),
       ["exists", keys.lease],
-      ["exists", keys.heartbeat],
+      ["get", keys.heartbeat],
       ["exists", keys.hosts],
       ["exists", keys.services],
     ];
@@ -58,6 +59,8 @@ export interface ColdCluster {
   readonly stale: boolean;
   readonly routes: readonly string[];
   readonly services: readonly string[];
+  /** Its heartbeat record, when it decodes (the whole read that follows reports one that does not). */
+  readonly heartbeat: ClusterHeartbeat | undefined;
 }
 
 export interface ColdIndex {
@@ -87,8 +90,9 @@ export function readColdIndex(
       incomplete ??= `cluster ${name} unreadable${failed ? `: ${failed.message}` : ""}`;
       return;
     }
-    const [lease, heartbeat, indexExists, servicesExist] = own.slice(patterns).map(([, value]) => value);
-    if (heartbeat !== 1) return;
+    const [lease, heartbeatReply, indexExists, servicesExist] = own.slice(patterns).map(([, value]) => value);
+    const { present, heartbeat } = readHeartbeat(name, heartbeatReply, undefined);
+    if (!present) return;
     if (indexExists !== 1 && servicesExist === 1) {
       incomplete ??= `cluster ${name} has no host index`;
       return;
@@ -104,8 +108,9 @@ export function readColdIndex(
         for (const service of parsed.services) services.add(service);
       }
     }
-    if (routes.size > 0)
-      found.push({ name, stale: lease !== 1, routes: [...routes], services: [...services] });
+    if (routes.size > 0) {
+      found.push({ name, stale: lease !== 1, routes: [...routes], services: [...services], heartbeat });
+    }
   });
   return { clusters: found, incomplete };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
-import type { ClusterView } from "../../store/store.js";
+import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
 import { coldIndexCommands, coldRecordCommands, readColdIndex, readColdRecords } from "./delta-cold.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
 import { applyFollowUp, followUpCommands, planRefresh, refreshCommands } from "./delta-refresh.js";
@@ -25,8 +25,16 @@ import {
 export interface DeltaReader {
   full(previous: StoreState): Promise<StoreState>;
   refresh(state: StoreState): Promise<{ readonly state: StoreState; readonly changed: boolean }>;
-  /** The views a request for `host` needs, or why the host index cannot say (then read everything). */
-  cold(host: string): Promise<{ readonly views: ClusterView[] } | { readonly incomplete: string }>;
+  /**
+   * The views a request for `host` needs with their clusters' heartbeat records, or why the host index cannot
+   * say (then read everything).
+   */
+  cold(
+    host: string,
+  ): Promise<
+    | { readonly views: ClusterView[]; readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> }
+    | { readonly incomplete: string }
+  >;
 }
 
 export interface PipelineConnection {
@@ -107,7 +115,11 @@ export function createDeltaReader(options: DeltaReaderOptions): DeltaReader {
         if (index.incomplete !== undefined) return { incomplete: index.incomplete };
         const commands = coldRecordCommands(prefix, index);
         const views = readColdRecords(index, commands.length > 0 ? await run(commands) : [], warnings);
-        return views ? { views } : { incomplete: "a record could not be read" };
+        if (!views) return { incomplete: "a record could not be read" };
+        const heartbeats = new Map<string, ClusterHeartbeat>();
+        for (const cluster of index.clusters)
+          if (cluster.heartbeat) heartbeats.set(cluster.name, cluster.heartbeat);
+        return { views, heartbeats };
       }),
   };
 }

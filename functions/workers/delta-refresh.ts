@@ -20,6 +20,7 @@ import {
   lostCluster,
   type Reply,
   readFullCluster,
+  readHeartbeat,
   type StoreState,
 } from "./delta-state.js";
 
@@ -43,7 +44,7 @@ export function refreshCommands(prefix: string, state: StoreState): Command[] {
     commands.push(
       ["xrange", keys.changes, cluster.lastChangeId, "+", "COUNT", String(CHANGE_BATCH + 1)],
       ["exists", keys.lease],
-      ["exists", keys.heartbeat],
+      ["get", keys.heartbeat],
     );
   }
   for (const name of state.absent) commands.push(["exists", clusterKeys(prefix, name).heartbeat]);
@@ -85,7 +86,8 @@ export function planRefresh(
       clusters.set(name, cluster);
       continue;
     }
-    if (heartbeat?.[1] !== 1) {
+    const beat = readHeartbeat(name, heartbeat?.[1], warnings);
+    if (!beat.present) {
       // The store lost the cluster's keys: keep what we had, stale, until its heartbeat is back.
       const lost = lostCluster(cluster);
       flagsChanged ||= lost.view !== cluster.view || cluster.registered;
@@ -98,9 +100,10 @@ export function planRefresh(
       continue;
     }
     const stale = lease?.[1] !== 1;
-    const flagged = stale === cluster.view.stale ? cluster : { ...cluster, view: { ...cluster.view, stale } };
-    flagsChanged ||= flagged !== cluster;
-    clusters.set(name, flagged);
+    flagsChanged ||= stale !== cluster.view.stale;
+    const view = stale === cluster.view.stale ? cluster.view : { ...cluster.view, stale };
+    // The heartbeat record is kept beside the view: a new beat alone changes no snapshot.
+    clusters.set(name, { ...cluster, view, heartbeat: beat.heartbeat });
     const entries = streamEntries(stream?.[1]);
     const fresh = entriesAfter(entries, cluster.lastChangeId);
     if (fresh === undefined) reloads.set(name, "change stream no longer holds our last entry");

@@ -1,7 +1,13 @@
 import type { Logger } from "../../lib/logger.js";
-import type { ClusterView, Snapshot, SnapshotSource, SourceStatus } from "../../store/store.js";
+import type {
+  ClusterHeartbeat,
+  ClusterView,
+  Snapshot,
+  SnapshotSource,
+  SourceStatus,
+} from "../../store/store.js";
 import type { DeltaReader } from "./delta-reader.js";
-import { EMPTY_STATE, type StoreState, snapshotOf } from "./delta-state.js";
+import { EMPTY_STATE, heartbeatsOf, type StoreState, snapshotOf } from "./delta-state.js";
 
 /**
  * The Workers SnapshotSource: decoded records live in isolate memory (a Redis connection cannot outlive the
@@ -20,6 +26,8 @@ import { EMPTY_STATE, type StoreState, snapshotOf } from "./delta-state.js";
 export interface DeltaSnapshotSource extends SnapshotSource {
   current(): Snapshot | undefined;
   status(): SourceStatus;
+  /** Each cluster's heartbeat record as last read (each refresh reads them: they place the clusters). */
+  heartbeats(): ReadonlyMap<string, ClusterHeartbeat>;
   /**
    * Call once per request before routing with the request's normalised host (undefined when it needs the
    * whole store: admin endpoints, no host); `waitUntil` is the request's `ctx.waitUntil`.
@@ -48,6 +56,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
   let inFlight: Promise<unknown> | undefined;
   let lastLoadAt: number | undefined;
   let connected = false;
+  let heartbeats: ReadonlyMap<string, ClusterHeartbeat> = new Map();
 
   const publish = (clusters: readonly ClusterView[]) => {
     version++;
@@ -74,6 +83,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
     track(
       reader.full(state ?? EMPTY_STATE).then((next) => {
         state = next;
+        heartbeats = heartbeatsOf(next);
         publish(snapshotOf(next, 0).clusters);
         coldHosts.clear();
         succeeded();
@@ -86,6 +96,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
     track(
       reader.refresh(current).then((outcome) => {
         state = outcome.state;
+        heartbeats = heartbeatsOf(outcome.state);
         if (outcome.changed) publish(snapshotOf(outcome.state, 0).clusters);
         succeeded();
       }, failed),
@@ -99,6 +110,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
         (result) => {
           if ("views" in result) {
             coldHosts.add(host);
+            heartbeats = result.heartbeats;
             publish(result.views);
             connected = true;
             return true;
@@ -120,6 +132,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
 
   return {
     current: () => snapshot,
+    heartbeats: () => heartbeats,
     status: () => ({ connected, lastLoadAt, version: snapshot?.version ?? 0 }),
     async prepare(host, waitUntil) {
       // Each round either returns or waits for a read that ends; three cover cold read, then whole read.

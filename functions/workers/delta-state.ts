@@ -1,8 +1,10 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../../store/keys.js";
+import { decodeHeartbeatRecord } from "../../store/records.js";
+import { heartbeatOf } from "../../store/redis/heartbeats.js";
 import { hashEntries } from "../../store/redis/replies.js";
 import { lastEntryId, STREAM_START_ID } from "../../store/redis/streams.js";
-import type { ClusterView, Snapshot } from "../../store/store.js";
+import type { ClusterHeartbeat, ClusterView, Snapshot } from "../../store/store.js";
 import { type ClusterRecords, clusterView, decodeClusterRecords } from "../../store/stored-records.js";
 
 /**
@@ -28,6 +30,11 @@ export interface ClusterState {
    * cluster is read whole again.
    */
   readonly registered: boolean;
+  /**
+   * What the heartbeat record said when last read: the cluster's place, which proximity steering measures to
+   * (kept out of the view: it changes every beat). Undefined when it did not decode.
+   */
+  readonly heartbeat?: ClusterHeartbeat | undefined;
 }
 
 export interface StoreState {
@@ -49,8 +56,10 @@ export const FULL_CLUSTER_COMMANDS = 5;
 
 /**
  * One cluster read whole: the stream position first (everything written during or after the read comes
- * after it), then both hashes, the lease (missing = stale) and the heartbeat (missing = not registered).
- * The same reads as store/redis/snapshot.ts loadCluster, as commands of a pipeline shared by every cluster.
+ * after it), then both hashes, the lease (missing = stale) and the heartbeat record (missing = not
+ * registered). The same reads as store/redis/snapshot.ts loadCluster, as commands of a pipeline shared by
+ * every cluster, except that the heartbeat record is read rather than only looked for: it says where the
+ * cluster runs.
  */
 export function fullClusterCommands(prefix: string, cluster: string): Command[] {
   const keys = clusterKeys(prefix, cluster);
@@ -59,8 +68,39 @@ export function fullClusterCommands(prefix: string, cluster: string): Command[] 
     ["hgetall", keys.services],
     ["hgetall", keys.routes],
     ["exists", keys.lease],
-    ["exists", keys.heartbeat],
+    ["get", keys.heartbeat],
   ];
+}
+
+/**
+ * A GET of a heartbeat record: whether it is there (the cluster is registered) and what it says; a record
+ * that does not decode is reported once while it stays so, and counts as there.
+ */
+export function readHeartbeat(
+  cluster: string,
+  reply: unknown,
+  warnings: WarnOnce | undefined,
+): { readonly present: boolean; readonly heartbeat: ClusterHeartbeat | undefined } {
+  if (typeof reply !== "string") return { present: false, heartbeat: undefined };
+  const problem = `heartbeat record ${cluster}`;
+  const decoded = decodeHeartbeatRecord(reply);
+  if (decoded.ok) {
+    warnings?.clear(problem);
+    return { present: true, heartbeat: heartbeatOf(decoded.value) };
+  }
+  warnings?.warn(problem, decoded.error, "ignoring an invalid heartbeat record", {
+    cluster,
+    error: decoded.error,
+  });
+  return { present: true, heartbeat: undefined };
+}
+
+/** Each cluster's last heartbeat record, as the source's heartbeats() gives them. */
+export function heartbeatsOf(state: StoreState): Map<string, ClusterHeartbeat> {
+  const heartbeats = new Map<string, ClusterHeartbeat>();
+  for (const [name, cluster] of state.clusters)
+    if (cluster.heartbeat) heartbeats.set(name, cluster.heartbeat);
+  return heartbeats;
 }
 
 export type FullClusterResult =
@@ -80,16 +120,16 @@ export function readFullCluster(
 ): FullClusterResult {
   const failed = replies.find(([error]) => error !== null)?.[0];
   if (failed) return { unreadable: failed.message };
-  const [lastEntries, services, routes, lease, heartbeat] = replies.map(([, value]) => value);
+  const [lastEntries, services, routes, lease, heartbeatReply] = replies.map(([, value]) => value);
   const lastChangeId = lastEntryId(lastEntries) ?? STREAM_START_ID;
-  if (heartbeat !== 1) {
+  const { present, heartbeat } = readHeartbeat(cluster, heartbeatReply, warnings);
+  if (!present) {
     if (!previous) return { state: undefined };
     return { state: lostCluster(previous, lastChangeId) };
   }
   const records = decodeClusterRecords(cluster, hashEntries(services), hashEntries(routes), warnings);
-  return {
-    state: { view: clusterView(cluster, lease !== 1, records), records, lastChangeId, registered: true },
-  };
+  const view = clusterView(cluster, lease !== 1, records);
+  return { state: { view, records, lastChangeId, registered: true, heartbeat } };
 }
 
 /** A cluster whose heartbeat key is gone keeps its last records, stale: never a blank store. */

@@ -5,6 +5,7 @@ import { createApp } from "../app/app.js";
 import { createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
+import { clientLocationOf } from "./client-location.js";
 import { createDeltaReader } from "./delta-reader.js";
 import { createDeltaSnapshotSource, type DeltaSnapshotSource } from "./delta-source.js";
 import { openPipelineConnection } from "./read-connection.js";
@@ -50,6 +51,8 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
     logger,
     // Set by Cloudflare's edge on every request; a client cannot forge it there.
     clientAddress: (c) => c.req.header("cf-connecting-ip"),
+    // Cloudflare's estimate of where the client is: proximity steering measures from it, per request.
+    clientLocation: (c) => clientLocationOf((c.req.raw as { cf?: unknown }).cf),
     // Workers Logs and `wrangler tail` take console lines; there is no stdout to batch.
     accessLog: createAccessLog(config.accessLog, Math.random, (line) => console.log(line)),
   });

@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
-import { decodeHeartbeatRecord } from "../records.js";
+import { decodeHeartbeatRecord, type HeartbeatRecord } from "../records.js";
 import type { ClusterHeartbeat } from "../store.js";
 
 /**
@@ -29,8 +29,13 @@ export async function readHeartbeats(
       return;
     }
     warnings.clear(problem);
-    const { holder, at, apiserverUnreachableSince } = decoded.value;
-    heartbeats.set(cluster, { holder, at, apiserverUnreachableSince });
+    heartbeats.set(cluster, heartbeatOf(decoded.value));
   });
   return heartbeats;
+}
+
+/** What routers keep of a heartbeat record: who beat, when, the API server's state and the cluster's place. */
+export function heartbeatOf(record: HeartbeatRecord): ClusterHeartbeat {
+  const { holder, at, apiserverUnreachableSince, region, location } = record;
+  return { holder, at, apiserverUnreachableSince, region, location };
 }

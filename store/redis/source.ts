@@ -116,7 +116,12 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
       discoverClusters(redis, prefix, logger, warnings),
     ]);
     const known = [...new Set([...clusters.keys(), ...names])];
-    const loaded = await Promise.all(known.map(load));
+    // The heartbeat records with the first load: proximity steering reads each cluster's place from them.
+    const [loaded, beats] = await Promise.all([
+      Promise.all(known.map(load)),
+      readHeartbeats(redis, prefix, known, warnings),
+    ]);
+    heartbeats = beats;
     const next = new Map<string, ClusterState>();
     known.forEach((name, index) => {
       const state = adoptLoaded(loaded[index]);

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
+import { type ClusterPlace, placeFields } from "../places.js";
 import {
   type HeartbeatRecord,
   routeOf,
@@ -31,6 +32,8 @@ export interface RedisWriterOptions {
    * SADD): the write itself is done, so it is reported here rather than failing the write.
    */
   readonly onRegistryError?: (error: unknown) => void;
+  /** Where the cluster runs (CLUSTER_REGION, CLUSTER_LOCATION): written into every heartbeat record. */
+  readonly place?: ClusterPlace;
 }
 
 /**
@@ -159,6 +162,7 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
         ...(beat.apiserverUnreachableSince === undefined
           ? {}
           : { apiserverUnreachableSince: beat.apiserverUnreachableSince }),
+        ...placeFields(options.place),
       };
       const status = await fenced(
         SCRIPTS.heartbeat,

@@ -4,7 +4,9 @@ import { type ServiceRecordV2, serializeServiceRecordV2 } from "../../store/serv
 import type { ClusterWriter } from "../../store/store.js";
 import { decodeStoredService } from "../../store/stored-records.js";
 import type { SyncMetrics } from "../metrics.js";
+import type { KubeService } from "../translate/kube-objects.js";
 import { serviceRecordOf } from "../translate/service-record.js";
+import { steeringOf } from "../translate/steering-annotations.js";
 import type { ClusterCache } from "../translate/types.js";
 import type { SafetyValve } from "./safety-valve.js";
 import type { StoredState } from "./stored-state.js";
@@ -81,6 +83,7 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
       return;
     }
     invalid.clear(service);
+    reportSteering(service, found);
     if (result.value === undefined) {
       clearHold(service);
       if (!stored.services.has(service)) return;
@@ -138,6 +141,18 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
     metrics.count("writes");
     written(receivedAt);
     logger.debug("service published", { cluster, service });
+  };
+
+  /** A malformed steering annotation: the record goes out without it (router default), said once. */
+  const reportSteering = (service: string, found: KubeService | undefined) => {
+    const steering = found ? steeringOf(found) : undefined;
+    if (steering && !steering.ok) {
+      invalid.warn(`steering ${service}`, steering.error, "steering annotation ignored: it does not parse", {
+        cluster,
+        service,
+        reason: steering.error,
+      });
+    } else invalid.clear(`steering ${service}`);
   };
 
   const clearHold = (service: string) => {

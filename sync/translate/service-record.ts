@@ -4,11 +4,12 @@ import { serviceId } from "../../store/names.js";
 import { SERVICE_SCHEMA_VERSION, type ServiceRecordV2, ServiceRecordV2Schema } from "../../store/services.js";
 import { translateService } from "./backends.js";
 import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
+import { steeringOf } from "./steering-annotations.js";
 
 /**
  * The service record (schema version 2) of one Service: the backends of each TCP port whose number some route
- * references (`ports`), sorted by number; undefined when none of them is a port of the Service (a Service no
- * route references has no record). A port number the Service lists twice (TCP and UDP) is its TCP port.
+ * references (`ports`), sorted by number, with its steering annotations (steering-annotations.ts); undefined
+ * when none of them is a port of the Service (a Service no route references has no record). A port number the Service lists twice (TCP and UDP) is its TCP port.
  * Pure; an error when the record would not validate (what routers would refuse).
  */
 export function serviceRecordOf(
@@ -28,11 +29,14 @@ export function serviceRecordOf(
     if (protocol !== "TCP" || !ports.has(number) || byNumber.has(number)) continue;
     byNumber.set(number, { name, number, ipv4: translated.ipv4, ipv6: translated.ipv6 });
   }
+  // A malformed steering annotation is reported by the publisher (steeringOf); the backends publish without it.
+  const steering = steeringOf(service);
   const record: ServiceRecordV2 = {
     v: SERVICE_SCHEMA_VERSION,
     cluster,
     service: serviceId(namespaceOf(service), service.metadata.name),
     ports: [...byNumber.values()].sort((a, b) => a.number - b.number),
+    ...(steering.ok && steering.value ? { steering: steering.value } : {}),
   };
   // Last guard: whatever passes here is what routers will accept when they decode it.
   const checked = v.safeParse(ServiceRecordV2Schema, record);

@@ -66,7 +66,7 @@ describe("README.md", () => {
     );
     const folder = join(ROOT, "functions/core");
     const exported = new Set(
-      readdirSync(folder)
+      readdirSync(folder, { recursive: true, encoding: "utf8" })
         .filter((file) => file.endsWith(".ts"))
         .flatMap((file) =>
           [...source(join("functions/core", file)).matchAll(/"(edgeslice_[a-z_]+)"/g)].map((m) => m[1]),

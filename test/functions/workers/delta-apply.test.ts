@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { applyFollowUp, followUpCommands, planRefresh } from "../../../functions/workers/delta-refresh.js";
 import {
   API,
+  beat,
   clusterReplies,
   discovery,
   EAST,
@@ -63,7 +64,23 @@ describe("applying what a refresh re-read", () => {
     expect(followUpCommands(PREFIX, plan)).toEqual([]);
     const outcome = applyFollowUp(plan, [], warningsWithLog().warnings);
     expect(outcome.changed).toBe(false);
-    expect(outcome.state.clusters.get("east")).toBe(east);
+    expect(outcome.state.clusters.get("east")?.view).toBe(east.view);
+    expect(outcome.state.clusters.get("east")?.records).toBe(east.records);
+  });
+
+  it("keeps each cluster's heartbeat record beside its view: a new beat changes no snapshot", () => {
+    const plan = planRefresh(
+      PREFIX,
+      storeState({ east }),
+      [...discovery(["east"]), ...clusterReplies([OWN_EAST])],
+      warningsWithLog().warnings,
+    );
+    const outcome = applyFollowUp(plan, [], warningsWithLog().warnings);
+    expect(outcome.changed).toBe(false);
+    expect(outcome.state.clusters.get("east")?.heartbeat).toMatchObject({
+      region: "eu-central",
+      location: { lat: 50.11, long: 8.68 },
+    });
   });
 
   it("skips an invalid changed record with one line however many refreshes meet it", () => {
@@ -115,12 +132,12 @@ describe("applying what a refresh re-read", () => {
       "hgetall t:{east}:services",
       "hgetall t:{east}:routes",
       "exists t:{east}:lease",
-      "exists t:{east}:heartbeat",
+      "get t:{east}:heartbeat",
       "xrevrange t:{north}:changes",
       "hgetall t:{north}:services",
       "hgetall t:{north}:routes",
       "exists t:{north}:lease",
-      "exists t:{north}:heartbeat",
+      "get t:{north}:heartbeat",
     ]);
     const outcome = applyFollowUp(
       plan,
@@ -129,12 +146,12 @@ describe("applying what a refresh re-read", () => {
         ok({ "shop/api": rawService(newApi.record) }),
         ok({}),
         ok(1),
-        ok(1),
+        beat(1),
         ok([]),
         ok({}),
         ok({}),
         ok(0),
-        ok(0),
+        beat(0),
       ],
       warningsWithLog().warnings,
     );
@@ -161,7 +178,7 @@ describe("applying what a refresh re-read", () => {
         ...discovery(["east", "west"]),
         replyError("WRONGTYPE Operation against a key holding the wrong kind of value"),
         ok(1),
-        ok(1),
+        beat(1),
         ...clusterReplies([entry("7-0", "service", "shop/web")]),
       ],
       warnings,

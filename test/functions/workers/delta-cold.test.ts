@@ -9,6 +9,7 @@ import {
 import { hostIndexMembers } from "../../../store/keys.js";
 import { MAX_HOST_PATTERN_LENGTH } from "../../../store/routes.js";
 import {
+  beat,
   ok,
   PREFIX,
   rawRoute,
@@ -46,29 +47,30 @@ describe("reading the host index of a cold request", () => {
   const clusterReplies = (
     exact: unknown[],
     { lease = 1, heartbeat = 1, index = 1, services = 1 }: Partial<Record<string, number>> = {},
-  ) => [ok(exact), ok([]), ok([]), ok(lease), ok(heartbeat), ok(index), ok(services)];
+  ) => [ok(exact), ok([]), ok([]), ok(lease), beat(heartbeat), ok(index), ok(services)];
 
-  it("asks each cluster for every pattern of the host, lease, heartbeat, whether the index and the services exist", () => {
+  it("asks each cluster for every pattern of the host, the lease, the heartbeat record, whether the index and the services exist", () => {
     expect(coldIndexCommands(PREFIX, ["east"], "web.test")).toEqual([
       ["zrangebylex", "t:{east}:hosts", "[web.test\x1f", "(web.test\x20"],
       ["zrangebylex", "t:{east}:hosts", "[*.test\x1f", "(*.test\x20"],
       ["zrangebylex", "t:{east}:hosts", "[*\x1f", "(*\x20"],
       ["exists", "t:{east}:lease"],
-      ["exists", "t:{east}:heartbeat"],
+      ["get", "t:{east}:heartbeat"],
       ["exists", "t:{east}:hosts"],
       ["exists", "t:{east}:services"],
     ]);
   });
 
-  it("names the routes and services the members list, per cluster, with the cluster's lease", () => {
+  it("names the routes and services the members list, per cluster, with the cluster's lease and heartbeat record", () => {
     const index = readColdIndex(["east", "west"], "web.test", [
       ...clusterReplies(members),
       ...clusterReplies(members, { lease: 0 }),
     ]);
     expect(index.incomplete).toBeUndefined();
+    const heartbeat = expect.objectContaining({ region: "eu-central", location: { lat: 50.11, long: 8.68 } });
     expect(index.clusters).toEqual([
-      { name: "east", stale: false, routes: ["annotation:shop/web"], services: ["shop/web"] },
-      { name: "west", stale: true, routes: ["annotation:shop/web"], services: ["shop/web"] },
+      { name: "east", stale: false, routes: ["annotation:shop/web"], services: ["shop/web"], heartbeat },
+      { name: "west", stale: true, routes: ["annotation:shop/web"], services: ["shop/web"], heartbeat },
     ]);
     expect(coldRecordCommands(PREFIX, index)[0]).toEqual(["hmget", "t:{east}:routes", "annotation:shop/web"]);
   });

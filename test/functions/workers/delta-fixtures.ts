@@ -84,11 +84,25 @@ export function warningsWithLog(): {
   return { warnings: createWarnOnce(logger), entries, logger };
 }
 
-/** Replies of one cluster's XRANGE, lease and heartbeat. */
+/** A heartbeat record as a sync writes it, placed in Frankfurt. */
+export const HEARTBEAT = JSON.stringify({
+  v: 1,
+  cluster: "east",
+  holder: "sync-0",
+  at: 1_000,
+  leaseMs: 15_000,
+  region: "eu-central",
+  location: { lat: 50.11, long: 8.68 },
+});
+
+/** The GET of a heartbeat record: 1 for a record there, 0 for none. */
+export const beat = (present = 1): Reply => ok(present === 1 ? HEARTBEAT : null);
+
+/** Replies of one cluster's XRANGE, lease and heartbeat record (1: there, 0: gone). */
 export const clusterReplies = (entries: unknown, lease = 1, heartbeat = 1): Reply[] => [
   ok(entries),
   ok(lease),
-  ok(heartbeat),
+  beat(heartbeat),
 ];
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CHANGE_BATCH, planRefresh, refreshCommands } from "../../../functions/workers/delta-refresh.js";
 import {
   API,
+  beat,
   clusterReplies,
   discovery,
   EAST,
@@ -26,10 +27,10 @@ describe("planning a refresh from the stream, lease and heartbeat replies", () =
       "scan",
       "xrange",
       "exists",
-      "exists",
+      "get",
       "xrange",
       "exists",
-      "exists",
+      "get",
       "exists",
     ]);
     // Inclusive from the last applied entry, one more than a batch.
@@ -109,7 +110,12 @@ describe("planning a refresh from the stream, lease and heartbeat replies", () =
         testCase.entries === undefined
           ? replyError("WRONGTYPE Operation against a key holding the wrong kind of value")
           : ok(testCase.entries);
-      const replies = [...discovery(["east"]), stream, ok(testCase.lease ?? 1), ok(testCase.heartbeat ?? 1)];
+      const replies = [
+        ...discovery(["east"]),
+        stream,
+        ok(testCase.lease ?? 1),
+        beat(testCase.heartbeat ?? 1),
+      ];
       const plan = planRefresh(PREFIX, state, replies, warningsWithLog().warnings);
       expect(Object.fromEntries(plan.reloads)).toEqual(testCase.reload ? { east: testCase.reload } : {});
       const change = plan.changes[0];

@@ -15,8 +15,16 @@ export class PlainCache implements ClusterCache {
   readonly #services = new Map<string, KubeService>();
   readonly #slices = new Map<string, KubeEndpointSlice[]>();
 
-  setService(namespace: string, name: string, hosts: string | undefined): void {
-    const annotations: Record<string, string> = hosts === undefined ? {} : { "edgeslice.io/hosts": hosts };
+  setService(
+    namespace: string,
+    name: string,
+    hosts: string | undefined,
+    more: Record<string, string> = {},
+  ): void {
+    const annotations: Record<string, string> = {
+      ...(hosts === undefined ? {} : { "edgeslice.io/hosts": hosts }),
+      ...more,
+    };
     this.#services.set(`${namespace}/${name}`, {
       metadata: { name, namespace, annotations },
       spec: { ports: [{ name: "http", port: 80 }] },
