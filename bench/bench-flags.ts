@@ -3,7 +3,15 @@ import { EXIT_CODES } from "../lib/exit-codes.js";
 import { createJsonLogger } from "../lib/logger.js";
 
 /** What `--only` may name (bench/README.md). */
-export const BENCH_PARTS = ["proxy", "profile", "convergence", "workers", "metrics", "steering"] as const;
+export const BENCH_PARTS = [
+  "proxy",
+  "profile",
+  "convergence",
+  "workers",
+  "metrics",
+  "steering",
+  "scale",
+] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 const COMMAND = "npm run bench --";

@@ -8,6 +8,8 @@ import { type MetricsBenchOptions, runMetricsBench } from "./metrics/metrics-ben
 import { formatMetricsReport } from "./metrics/report.js";
 import { routerRunnerFromEnv } from "./proxy/built-router.js";
 import { formatProxyReport, type ProxyBenchOptions, runProxyBench } from "./proxy/proxy-bench.js";
+import { formatScaleReport } from "./scale/report.js";
+import { runScaleBench, type ScaleBenchOptions } from "./scale/scale-bench.js";
 import { formatSteeringReport } from "./steering/report.js";
 import { runSteeringBench, type SteeringBenchOptions } from "./steering/steering-bench.js";
 import { formatWorkersReport } from "./workers/report.js";
@@ -16,7 +18,7 @@ import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./wo
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence|workers|metrics|steering` runs one part;
+ * everything works, not figures to quote). `--only proxy|convergence|workers|metrics|steering|scale` runs one part;
  * `--help` lists every flag (bench-flags.ts).
  */
 const read = readBenchFlags(process.argv.slice(2));
@@ -117,6 +119,55 @@ const steeringOptions: SteeringBenchOptions = smoke
   ? { warmup: 100, requests: 200, concurrency: 4, failoverTrials: 1 }
   : { warmup: 400, requests: 2000, concurrency: 8, failoverTrials: 3 };
 
+/**
+ * The issue's sizes (issue 26): the sync at 100,000 endpoints (4,750 Services of 20 and 5 of 1,000 in 10 slices)
+ * under 100 slice changes/s; the router at 1,000, 10,000 and 50,000 Services (the last: 10 clusters, 1,000,000
+ * endpoints); the Workers reader at 1,000 and 10,000. The smoke run only checks the harness.
+ */
+const scaleOptions: ScaleBenchOptions = smoke
+  ? {
+      sync: {
+        smallServices: 40,
+        endpointsPerSmall: 20,
+        largeServices: 1,
+        endpointsPerLarge: 100,
+        slicesPerLarge: 2,
+        changesPerSecond: 20,
+        changeSeconds: 1,
+      },
+      routerSizes: [
+        { clusters: 1, servicesPerCluster: 20 },
+        { clusters: 2, servicesPerCluster: 40 },
+      ],
+      routerChanges: 5,
+      routerChangesPerSecond: 20,
+      workersSizes: [20, 80],
+      workersChanges: 3,
+      endpointsPerService: 20,
+    }
+  : {
+      sync: {
+        smallServices: 4750,
+        endpointsPerSmall: 20,
+        largeServices: 5,
+        endpointsPerLarge: 1000,
+        slicesPerLarge: 10,
+        changesPerSecond: 100,
+        changeSeconds: 10,
+      },
+      routerSizes: [
+        { clusters: 1, servicesPerCluster: 1000 },
+        { clusters: 10, servicesPerCluster: 1000 },
+        { clusters: 10, servicesPerCluster: 5000 },
+      ],
+      routerChanges: 40,
+      routerChangesPerSecond: 10,
+      workersSizes: [1000, 10000],
+      workersChanges: 15,
+      endpointsPerService: 20,
+      profileDir: process.env.BENCH_SCALE_PROFILE_DIR,
+    };
+
 /** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   return {
@@ -167,6 +218,12 @@ async function main(): Promise<void> {
   if (only === undefined || only === "steering") {
     log("steering bench ...");
     console.log(formatSteeringReport(await runSteeringBench(steeringOptions, log)));
+    console.log("");
+  }
+  if (only === undefined || only === "scale") {
+    log("scale bench ...");
+    const result = await runScaleBench(scaleOptions, log);
+    console.log(formatScaleReport(result, scaleOptions.sync.changesPerSecond));
     console.log("");
   }
 }
