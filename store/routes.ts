@@ -63,6 +63,17 @@ export type PathMatch = v.InferOutput<typeof PathMatchSchema>;
 export const HeaderMatchSchema = v.strictObject({ name: HeaderNameSchema, value: HeaderValueSchema });
 export type HeaderMatch = v.InferOutput<typeof HeaderMatchSchema>;
 
+/**
+ * HTTPRoute `matches[].queryParams` of type Exact: the name compared case-sensitively ("Query parameter
+ * names MUST be compared case-sensitively" is what HTTPQueryParamMatch.name asks), the value exactly, both
+ * percent-decoded from the request target.
+ */
+export const QueryParamMatchSchema = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+  value: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
+});
+export type QueryParamMatch = v.InferOutput<typeof QueryParamMatchSchema>;
+
 export const HTTP_METHODS = [
   "GET",
   "HEAD",
@@ -77,13 +88,14 @@ export const HTTP_METHODS = [
 
 /**
  * One HTTPRoute match: every condition must hold. The match objects and filters are strict: a condition this
- * router does not know (a query parameter match, a header match of another type) would widen the match if it
+ * router does not know (a header match of another type, a field added later) would widen the match if it
  * were ignored, and an unknown filter "MUST NOT be skipped" (HTTPRouteFilter), so such a record is refused.
  */
 export const RouteMatchSchema = v.strictObject({
   path: PathMatchSchema,
   headers: v.array(HeaderMatchSchema),
   method: v.optional(v.picklist(HTTP_METHODS)),
+  queryParams: v.optional(v.array(QueryParamMatchSchema)),
 });
 export type RouteMatch = v.InferOutput<typeof RouteMatchSchema>;
 

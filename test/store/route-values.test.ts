@@ -122,7 +122,11 @@ describe("route records whose filter values cannot go on the wire", () => {
  */
 describe("route records with a match condition or a filter this router does not know", () => {
   it.each<[string, unknown, unknown]>([
-    ["a query parameter match", {}, { ...PREFIX_ROOT, queryParams: [{ name: "debug", value: "1" }] }],
+    [
+      "a RegularExpression query parameter match",
+      {},
+      { ...PREFIX_ROOT, queryParams: [{ type: "RegularExpression", name: "debug", value: "1.*" }] },
+    ],
     [
       "a RegularExpression header match",
       {},

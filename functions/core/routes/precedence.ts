@@ -4,10 +4,11 @@ import { normalisePathPrefix } from "./request-match.js";
 /**
  * Where one match of one rule stands among every match that serves the same host bucket. Gateway API
  * HTTPRouteRule.matches: "precedence must be given to the match having: Exact path match; Prefix path
- * match with largest number of characters; Method match; Largest number of header matches [...]. If ties
+ * match with largest number of characters; Method match; Largest number of header matches; Largest number of
+ * query param matches. If ties
  * still exist across multiple Routes [...]: the oldest Route based on creation timestamp; the Route
  * appearing first in alphabetical order by {namespace}/{name}. If ties still exist within an HTTPRoute,
- * [...] the FIRST matching rule (in list order)". Query-parameter matches are not part of the record.
+ * [...] the FIRST matching rule (in list order)".
  * The host comes before all of this and is the bucket itself (see route-table.ts).
  */
 export interface MatchRank {
@@ -18,6 +19,7 @@ export interface MatchRank {
   readonly pathLength: number;
   readonly method: boolean;
   readonly headers: number;
+  readonly queryParams: number;
   readonly createdAt: number;
   /** Route ids are `<source>:<namespace>/<name>`, so within one source this is namespace/name order. */
   readonly routeId: string;
@@ -35,6 +37,7 @@ export function rankOf(route: RouteRecord, ruleIndex: number, matchIndex: number
     pathLength: exact ? match.path.value.length : normalisePathPrefix(match.path.value).length,
     method: match.method !== undefined,
     headers: match.headers.length,
+    queryParams: match.queryParams?.length ?? 0,
     createdAt: route.createdAt,
     routeId: route.id,
     ruleIndex,
@@ -49,6 +52,7 @@ export function compareRanks(a: MatchRank, b: MatchRank): number {
   if (a.pathLength !== b.pathLength) return b.pathLength - a.pathLength;
   if (a.method !== b.method) return a.method ? -1 : 1;
   if (a.headers !== b.headers) return b.headers - a.headers;
+  if (a.queryParams !== b.queryParams) return b.queryParams - a.queryParams;
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   // Plain code-unit order, not localeCompare: the same on every runtime and locale.
   if (a.routeId !== b.routeId) return a.routeId < b.routeId ? -1 : 1;

@@ -1,4 +1,4 @@
-import type { HeaderMatch, PathMatch, RouteMatch } from "../../../store/routes.js";
+import type { HeaderMatch, PathMatch, QueryParamMatch, RouteMatch } from "../../../store/routes.js";
 
 /** What the matcher reads of a request besides its host. */
 export interface RequestFacts {
@@ -56,9 +56,37 @@ export function headersMatch(wanted: readonly HeaderMatch[], headers: RequestFac
   return true;
 }
 
-/** One HTTPRouteMatch: path, method and headers must all hold. `path` is already without its query. */
+/**
+ * Every query parameter present with exactly this value: names case-sensitive, both percent-decoded ("+" is
+ * not a space in RFC 3986). A parameter given twice is read at its first occurrence, which the spec leaves
+ * to the implementation. `target` is the origin-form target with its query.
+ */
+export function queryParamsMatch(wanted: readonly QueryParamMatch[], target: string): boolean {
+  const start = target.indexOf("?");
+  if (start < 0) return false;
+  const found = new Map<string, string>();
+  for (const pair of target.slice(start + 1).split("&")) {
+    const equals = pair.indexOf("=");
+    const name = decoded(equals < 0 ? pair : pair.slice(0, equals));
+    if (name !== undefined && !found.has(name))
+      found.set(name, decoded(equals < 0 ? "" : pair.slice(equals + 1)) ?? "");
+  }
+  return wanted.every((param) => found.get(param.name) === param.value);
+}
+
+function decoded(text: string): string | undefined {
+  if (!text.includes("%")) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One HTTPRouteMatch: path, method, headers and query parameters must all hold. */
 export function requestMatches(match: RouteMatch, path: string, request: RequestFacts): boolean {
   if (!pathMatches(match.path, path)) return false;
   if (match.method !== undefined && match.method !== request.method) return false;
+  if (match.queryParams !== undefined && !queryParamsMatch(match.queryParams, request.path)) return false;
   return headersMatch(match.headers, request.headers);
 }

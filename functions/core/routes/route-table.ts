@@ -7,6 +7,7 @@ import {
   headersMatch,
   normalisePathPrefix,
   pathOf,
+  queryParamsMatch,
   type RequestFacts,
 } from "./request-match.js";
 
@@ -203,6 +204,7 @@ function scan<T>(
     const { match, prefix } = candidate;
     if (prefix === undefined ? path !== match.path.value : !hasPathPrefix(path, prefix)) continue;
     if (match.method !== undefined && match.method !== request.method) continue;
+    if (match.queryParams !== undefined && !queryParamsMatch(match.queryParams, request.path)) continue;
     if (match.headers.length === 0 || headersMatch(match.headers, request.headers)) return candidate;
   }
   return undefined;

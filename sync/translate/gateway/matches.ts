@@ -8,13 +8,10 @@ const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
 
 /**
  * HTTPRouteMatch → store match. Defaults as the CRD stores them: path PathPrefix "/", header type Exact.
- * Refused (the rule is dropped, UnsupportedValue): RegularExpression paths or headers and query-parameter
- * matches (implementation-specific or extended; ignoring them would widen what the rule matches), and
- * methods outside the enum.
+ * Refused (the rule is dropped, UnsupportedValue): RegularExpression paths, headers or query parameters
+ * (implementation-specific; ignoring them would widen what the rule matches), and methods outside the enum.
  */
 export function translateMatch(match: KubeMatch): Result<RouteMatch> {
-  if ((match.queryParams ?? []).length > 0)
-    return { ok: false, error: "queryParams matches are not supported" };
   const type = match.path?.type ?? "PathPrefix";
   const value = match.path?.value ?? "/";
   if (type !== "Exact" && type !== "PathPrefix") {
@@ -34,11 +31,20 @@ export function translateMatch(match: KubeMatch): Result<RouteMatch> {
     seen.add(name);
     headers.push({ name, value: header.value });
   }
+  const queryParams: { name: string; value: string }[] = [];
+  for (const param of match.queryParams ?? []) {
+    const paramType = param.type ?? "Exact";
+    if (paramType !== "Exact")
+      return { ok: false, error: `query parameter match type ${paramType} is not supported` };
+    // HTTPQueryParamMatch.name: "only the first entry with an equivalent name MUST be considered".
+    if (!queryParams.some((known) => known.name === param.name))
+      queryParams.push({ name: param.name, value: param.value });
+  }
   const method = match.method ?? undefined;
   if (method !== undefined && !METHODS.has(method))
     return { ok: false, error: `method ${method} is not supported` };
   const path = { type, value: type === "PathPrefix" ? withoutTrailingSlash(value) : value } as const;
-  const translated: RouteMatch = { path, headers };
+  const translated: RouteMatch = queryParams.length > 0 ? { path, headers, queryParams } : { path, headers };
   return {
     ok: true,
     value: method === undefined ? translated : { ...translated, method: method as RouteMatch["method"] },

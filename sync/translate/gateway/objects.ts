@@ -111,7 +111,7 @@ export type KubeFilter = v.InferOutput<typeof FilterSchema>;
 const MatchSchema = v.looseObject({
   path: v.nullish(v.looseObject({ type: text, value: text })),
   headers: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
-  queryParams: v.nullish(v.array(v.unknown())),
+  queryParams: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
   method: text,
 });
 export type KubeMatch = v.InferOutput<typeof MatchSchema>;

@@ -131,7 +131,11 @@ describe("rules the router cannot carry out are dropped, not served differently"
       { matches: [{ headers: [{ type: "RegularExpression", name: "a", value: ".*" }] }] },
       "header match type RegularExpression",
     ],
-    ["a query parameter match", { matches: [{ queryParams: [{ name: "a", value: "1" }] }] }, "queryParams"],
+    [
+      "a RegularExpression query parameter match",
+      { matches: [{ queryParams: [{ type: "RegularExpression", name: "a", value: "1.*" }] }] },
+      "query parameter match type RegularExpression",
+    ],
     ["a method outside the enum", { matches: [{ method: "PURGE" }] }, "method PURGE"],
     ["a path with a dot-dot segment", { matches: [{ path: { value: "/a/../b" } }] }, "segment"],
     [
