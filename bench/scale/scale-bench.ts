@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { DEFAULT_PREFIX } from "../../store/names.js";
 import { createRedisWriter } from "../../store/redis/writer.js";
@@ -27,7 +28,7 @@ export interface ScaleBenchOptions {
   readonly workersSizes: readonly number[];
   readonly workersChanges: number;
   readonly endpointsPerService: number;
-  /** When set, the router runs with --cpu-prof and writes its profiles here. */
+  /** When set, each router's CPU profile of its changes phase is written here (router-S.cpuprofile). */
   readonly profileDir?: string | undefined;
 }
 
@@ -67,16 +68,13 @@ export async function runScaleBench(
         backendPort,
       );
       log(`  router: ${total} Services, ${options.routerChanges} changes ...`);
-      const profile = options.profileDir
-        ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=router-${total}.cpuprofile`]
-        : [];
       routers.push(
         await runRouterScale({
           redisUrl: redisServer.url,
           store,
           changes: options.routerChanges,
           changesPerSecond: options.routerChangesPerSecond,
-          nodeFlags: profile,
+          profileFile: options.profileDir && join(options.profileDir, `router-${total}.cpuprofile`),
         }),
       );
     }
