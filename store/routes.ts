@@ -148,8 +148,23 @@ const WeightSchema = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1
  * Service, a Service in another namespace without a ReferenceGrant, no such port) keeps its weight so that its
  * share of requests is answered 500, as the Gateway API asks, instead of moving to the valid backends.
  */
+/**
+ * HTTPBackendRef.filters: applied after the rule's, "if and only if the request is being forwarded to the
+ * backend defined here". Header modifiers only (the extended BackendRequestHeaderModification).
+ */
+export const BackendFiltersSchema = v.strictObject({
+  requestHeaders: v.optional(HeaderModifierSchema),
+  responseHeaders: v.optional(HeaderModifierSchema),
+});
+export type BackendFilters = v.InferOutput<typeof BackendFiltersSchema>;
+
 export const BackendRefSchema = v.union([
-  v.object({ service: ServiceIdSchema, port: PortNumberSchema, weight: WeightSchema }),
+  v.object({
+    service: ServiceIdSchema,
+    port: PortNumberSchema,
+    weight: WeightSchema,
+    filters: v.optional(BackendFiltersSchema),
+  }),
   v.object({ invalid: v.pipe(v.string(), v.maxLength(256)), weight: WeightSchema }),
 ]);
 export type BackendRef = v.InferOutput<typeof BackendRefSchema>;

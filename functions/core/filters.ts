@@ -70,19 +70,49 @@ export interface RulePlan {
   readonly timeouts: RuleTimeouts | undefined;
 }
 
-const plans = new WeakMap<RouteRule, RulePlan>();
+const plans = new WeakMap<RouteRule, RulePlan[]>();
 
-export function rulePlan(rule: RouteRule): RulePlan {
-  let plan = plans.get(rule);
+/**
+ * The plan of `rule` for a request sent to its backendRef `backendIndex`: the rule's header modifiers, then
+ * that backend's (HTTPBackendRef.filters), compiled once per rule and backend.
+ */
+export function rulePlan(rule: RouteRule, backendIndex = -1): RulePlan {
+  let byBackend = plans.get(rule);
+  if (!byBackend) {
+    byBackend = [];
+    plans.set(rule, byBackend);
+  }
+  const slot = backendIndex + 1;
+  let plan = byBackend[slot];
   if (!plan) {
+    const backend = rule.backends[backendIndex];
+    const filters = backend && "service" in backend ? backend.filters : undefined;
     plan = {
-      requestHeaders: compileModifier(rule.filters.requestHeaders, PROTECTED_REQUEST_HEADERS),
-      responseHeaders: compileModifier(rule.filters.responseHeaders, PROTECTED_RESPONSE_HEADERS),
+      requestHeaders: thenModifier(
+        compileModifier(rule.filters.requestHeaders, PROTECTED_REQUEST_HEADERS),
+        compileModifier(filters?.requestHeaders, PROTECTED_REQUEST_HEADERS),
+      ),
+      responseHeaders: thenModifier(
+        compileModifier(rule.filters.responseHeaders, PROTECTED_RESPONSE_HEADERS),
+        compileModifier(filters?.responseHeaders, PROTECTED_RESPONSE_HEADERS),
+      ),
       timeouts: rule.timeouts,
     };
-    plans.set(rule, plan);
+    byBackend[slot] = plan;
   }
   return plan;
+}
+
+/** `first` then `second`, as one modifier: what `second` drops goes, whether incoming or added by `first`. */
+export function thenModifier(
+  first: CompiledModifier | undefined,
+  second: CompiledModifier | undefined,
+): CompiledModifier | undefined {
+  if (!first || !second) return first ?? second;
+  return {
+    drop: new Set([...first.drop, ...second.drop]),
+    append: [...first.append.filter(([name]) => !second.drop.has(name)), ...second.append],
+  };
 }
 
 /**

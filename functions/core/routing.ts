@@ -191,7 +191,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       selection,
       upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
       upstreamHost: rewrite?.hostname,
-      plan: rulePlan(rule),
+      plan: rulePlan(rule, choice.index),
     };
   }
 }

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { Result } from "../../../lib/result.js";
 import {
+  type BackendFilters,
   type HeaderModifier,
   HeaderNameSchema,
   HeaderValueSchema,
@@ -172,4 +173,28 @@ function pathModifier(modifier: KubePathModifier): Result<PathModifier> {
     return { ok: false, error: `${field} ${JSON.stringify(value)} ${why}` };
   }
   return { ok: true, value: { type: modifier.type as PathModifier["type"], value } };
+}
+
+/**
+ * HTTPBackendRef.filters → the backend's header modifiers. Only RequestHeaderModifier and
+ * ResponseHeaderModifier are carried there; any other filter on a backendRef drops the rule, as an
+ * unsupported filter on the rule does.
+ */
+export function translateBackendFilters(
+  filters: readonly KubeFilter[],
+  matches: readonly RouteMatch[],
+): Result<BackendFilters | undefined, FilterProblem> {
+  if (filters.length === 0) return { ok: true, value: undefined };
+  const translated = translateFilters(filters, matches, true);
+  if (!translated.ok) return translated;
+  const { requestHeaders, responseHeaders, ...others } = translated.value;
+  const unsupported = Object.keys(others);
+  if (unsupported.length > 0) {
+    const message = `filters on a backendRef other than header modifiers are not supported (${unsupported.join(", ")})`;
+    return { ok: false, error: { reason: "UnsupportedValue", message } };
+  }
+  return {
+    ok: true,
+    value: { ...(requestHeaders ? { requestHeaders } : {}), ...(responseHeaders ? { responseHeaders } : {}) },
+  };
 }

@@ -123,7 +123,7 @@ const BackendRefSchema = v.looseObject({
   namespace: text,
   port: number,
   weight: number,
-  filters: v.nullish(v.array(v.unknown())),
+  filters: v.nullish(v.array(FilterSchema)),
 });
 export type KubeBackendRef = v.InferOutput<typeof BackendRefSchema>;
 

@@ -1,7 +1,7 @@
 import * as v from "valibot";
-import { type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
+import { type BackendFilters, type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
 import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
-import { type FilterProblem, translateFilters } from "./filters.js";
+import { type FilterProblem, translateBackendFilters, translateFilters } from "./filters.js";
 import { translateMatches } from "./matches.js";
 import type { KubeRule } from "./objects.js";
 import { translateTimeouts } from "./timeouts.js";
@@ -30,8 +30,11 @@ export function translateRule(
   const matches = translateMatches(rule.matches);
   if (!matches.ok) return { ok: false, reason: "UnsupportedValue", message: matches.error };
   const refs = rule.backendRefs ?? [];
-  if (refs.some((ref) => (ref.filters ?? []).length > 0)) {
-    return { ok: false, reason: "UnsupportedValue", message: "filters on a backendRef are not supported" };
+  const backendFilters: (BackendFilters | undefined)[] = [];
+  for (const ref of refs) {
+    const translated = translateBackendFilters(ref.filters ?? [], matches.value);
+    if (!translated.ok) return { ok: false, ...translated.error };
+    backendFilters.push(translated.value);
   }
   const filters = translateFilters(rule.filters ?? [], matches.value, refs.length > 0);
   if (!filters.ok) return { ok: false, ...filters.error };
@@ -40,10 +43,11 @@ export function translateRule(
   if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
 
   const refProblems: RefProblem[] = [];
-  const backends = refs.map((ref) => {
+  const backends = refs.map((ref, index) => {
     const resolved = resolveBackendRef(ref, routeNamespace, "HTTPRoute", context);
     if (resolved.problem) refProblems.push(resolved.problem);
-    return resolved.backend;
+    const filters = backendFilters[index];
+    return filters && "service" in resolved.backend ? { ...resolved.backend, filters } : resolved.backend;
   });
   const translated: RouteRule = {
     matches: matches.value,

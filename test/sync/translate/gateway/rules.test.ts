@@ -150,11 +150,17 @@ describe("rules the router cannot carry out are dropped, not served differently"
     ],
     ["a filter type this version does not know", { filters: [{ type: "Teleport" }] }, "filter Teleport"],
     [
-      "filters on a backendRef",
+      "a redirect on a backendRef",
       {
-        backendRefs: [{ name: "infra-backend-v1", port: 8080, filters: [{ type: "RequestHeaderModifier" }] }],
+        backendRefs: [
+          {
+            name: "infra-backend-v1",
+            port: 8080,
+            filters: [{ type: "URLRewrite", urlRewrite: { hostname: "elsewhere.test" } }],
+          },
+        ],
       },
-      "filters on a backendRef",
+      "filters on a backendRef other than header modifiers",
     ],
     [
       "a redirect scheme this version does not know",
@@ -222,5 +228,38 @@ describe("rules the router cannot carry out are dropped, not served differently"
     const result = one({ ...toService("infra-backend-v1"), timeouts: { request: "10s" } });
     expect(result.routes[0]?.rules[0]?.timeouts).toEqual({ requestMs: 10_000 });
     expect(result.problems).toEqual([]);
+  });
+});
+
+describe("filters on a backendRef", () => {
+  it("carries a backendRef's header modifiers into its backend", () => {
+    const result = translate({
+      httpRoutes: [
+        httpRoute("web", {
+          rules: [
+            {
+              backendRefs: [
+                {
+                  name: "infra-backend-v1",
+                  port: 8080,
+                  filters: [
+                    {
+                      type: "RequestHeaderModifier",
+                      requestHeaderModifier: { set: [{ name: "Backend", value: "v1" }] },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      ],
+    });
+    expect(result.routes[0]?.rules[0]?.backends[0]).toEqual({
+      service: "infra/infra-backend-v1",
+      port: 8080,
+      weight: 1,
+      filters: { requestHeaders: { set: [{ name: "backend", value: "v1" }], add: [], remove: [] } },
+    });
   });
 });
