@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApplyInput } from "../../fake-kube/store.js";
+import { INFRA } from "./conformance-base.js";
+import { type Conformance, startConformance } from "./conformance-fixture.js";
+import { acceptedAndResolved, untilParents } from "./route-parents.js";
+
+/** One request of an official test and what must answer it: `namespace/service` of a backend, or a status. */
+export interface RoutingCase {
+  readonly path: string;
+  readonly host?: string;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly backend?: string;
+  readonly status?: number;
+  /** Headers the backend must have received (lower-case names); undefined values: absent. */
+  readonly seen?: Record<string, string | undefined>;
+  /** Response headers the client must get; undefined values: absent. */
+  readonly answered?: Record<string, string | undefined>;
+}
+
+/** Where the suite sends a request when it names no Host: the Gateway's address and first listener's port. */
+export const GATEWAY_ADDRESS = "127.0.0.1:80";
+
+/**
+ * An official conformance test whose checks are: these routes are Accepted with resolved refs on their
+ * parents, and these requests are answered so. One world per file (conformance-fixture.ts).
+ */
+export function describeRoutingConformance(
+  name: string,
+  options: {
+    readonly objects: readonly ApplyInput[];
+    readonly routes: readonly {
+      readonly name: string;
+      readonly namespace?: string;
+      readonly parents?: number;
+    }[];
+    readonly cases: readonly RoutingCase[];
+  },
+): void {
+  let world: Conformance;
+  beforeAll(async () => {
+    world = await startConformance({ label: name.toLowerCase().slice(0, 20), objects: options.objects });
+    const first = options.cases.find((item) => item.backend !== undefined);
+    if (first) {
+      await world.until(
+        {
+          host: first.host ?? GATEWAY_ADDRESS,
+          path: first.path,
+          ...(first.headers ? { headers: first.headers } : {}),
+        },
+        (answer) => answer.echo !== undefined,
+      );
+    }
+  }, 30_000);
+  afterAll(() => world?.stop());
+
+  describe(`conformance ${name}`, () => {
+    it.each(options.routes)("accepts HTTPRoute $name with resolved refs", async (route) => {
+      const count = route.parents ?? 1;
+      const parents = await untilParents(world.cluster.kube, route.namespace ?? INFRA, route.name, (found) =>
+        acceptedAndResolved(found, count),
+      );
+      expect(acceptedAndResolved(parents, count)).toBe(true);
+    });
+
+    it.each(options.cases)("answers $method $host$path as expected ($backend$status)", async (item) => {
+      const answer = await world.send({
+        host: item.host ?? GATEWAY_ADDRESS,
+        path: item.path,
+        ...(item.method ? { method: item.method } : {}),
+        ...(item.headers ? { headers: item.headers } : {}),
+      });
+      if (item.backend !== undefined) {
+        expect(answer.status).toBe(item.status ?? 200);
+        expect(answer.echo?.backend).toBe(
+          item.backend.includes("/") ? item.backend : `${INFRA}/${item.backend}`,
+        );
+      } else {
+        expect(answer.status).toBe(item.status);
+        expect(answer.echo).toBeUndefined();
+      }
+      for (const [header, value] of Object.entries(item.seen ?? {})) {
+        expect(answer.echo?.headers[header], `backend saw ${header}`).toBe(value);
+      }
+      for (const [header, value] of Object.entries(item.answered ?? {})) {
+        expect(answer.headers[header], `answer ${header}`).toBe(value);
+      }
+    });
+  });
+}
