@@ -7,6 +7,7 @@ import { ADMIN_PREFIX } from "../core/routing.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";
+import type { TrafficHistory } from "../core/traffic-history.js";
 import { describeRoute, explainRequest } from "./admin-routes.js";
 import { explainClient, steeringView } from "./admin-steering-view.js";
 import { bearerToken } from "./bearer-token.js";
@@ -32,6 +33,8 @@ export interface AdminDeps extends MetricsEndpointDeps {
   readonly metrics: RouterMetrics;
   /** Seconds since the router first saw this snapshot version. */
   readonly snapshotAgeSeconds: (snapshot: Snapshot) => number;
+  /** The dashboard's ring of recent samples: sampled on a timer by the runtime, and when the dashboard asks. */
+  readonly history?: TrafficHistory;
   /** "public": only livez and healthz, for probes and load balancers; default "all". */
   readonly endpoints?: AdminEndpoints;
   /** Cross-cluster steering (explain, dashboard); left out by callers that steer nothing. */
@@ -140,6 +143,9 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
     const denied = authorise(c, deps.adminToken);
     if (denied) return denied;
     const snapshot = await deps.source.current();
+    const now = Date.now();
+    const services = deps.metrics.red.totals();
+    deps.history?.record(now, services, deps.metrics.retries);
     const view = dashboardView({
       snapshot,
       store: deps.source.status?.(),
@@ -147,10 +153,11 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       routes: snapshot ? deps.routesOf(snapshot) : undefined,
       select: deps.select,
       ejection: deps.ejection,
-      services: deps.metrics.red.totals(),
+      services,
+      history: deps.history?.view(),
       heartbeats: deps.source.heartbeats?.(),
       steering: deps.steering && steeringView(deps.steering.state, deps.metrics.steering),
-      now: Date.now(),
+      now,
     });
     return c.json(view, 200, NO_STORE);
   });

@@ -23,6 +23,7 @@ import {
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/select.js";
 import type { ClientLocation } from "../core/steering/origin.js";
+import { TrafficHistory } from "../core/traffic-history.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { headAnswer } from "./head-answer.js";
@@ -56,6 +57,8 @@ export interface AppDeps extends RoutingDeps {
   readonly yieldToLoop?: () => Promise<void>;
   /** Which of the router's own endpoints this app answers (admin.ts); default "all", beside the proxied traffic. */
   readonly endpoints?: AppEndpoints;
+  /** The dashboard's recent samples; default one of the app's own, sampled when the dashboard asks. */
+  readonly trafficHistory?: TrafficHistory;
   /** Where the client is, when the runtime knows (Workers: `request.cf`), for proximity steering. */
   readonly clientLocation?: (c: Context) => ClientLocation | undefined;
 }
@@ -122,6 +125,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     backendSeries: deps.config.metricsBackends ?? "service",
     yieldToLoop: deps.yieldToLoop ?? nextTimerTurn,
     endpoints: deps.endpoints === "public" ? "public" : "all",
+    history: deps.trafficHistory ?? new TrafficHistory(),
   });
   if (deps.endpoints === "admin") {
     app.all("*", (c) => c.json({ error: "no_route" }, 404));

@@ -7,13 +7,14 @@ import type { GrantRefusal } from "../core/granted-clusters.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { TrafficView } from "../core/traffic-history.js";
 import type { DashboardSteering } from "./admin-steering-view.js";
+import { type DashboardPod, podsOf } from "./dashboard-pods.js";
 
 /**
  * Exactly what the dashboard page (`/_edgeslice/ui`) shows, served behind the admin token at
- * `/_edgeslice/dashboard`. Request rate and error ratio are not computed here: `services` carries the
- * cumulative counters and the page divides the difference between two refreshes by the time between them,
- * so the router keeps no state per viewer.
+ * `/_edgeslice/dashboard`. Its charts come from `history`, the router's own ring of recent samples
+ * (core/traffic-history.ts); `services` carries the cumulative counters.
  */
 export interface DashboardView {
   readonly version: number | null;
@@ -23,6 +24,8 @@ export interface DashboardView {
   readonly clusters: readonly DashboardCluster[];
   readonly routes: readonly DashboardRoute[];
   readonly services: readonly ServiceTotals[];
+  /** The last minutes, per service and per cluster, and retries. */
+  readonly history: TrafficView | null;
   /** What CLUSTER_GRANTS refused: clusters it does not list, routes for hosts not granted, endpoints outside networks. */
   readonly refused: readonly GrantRefusal[];
   /** Cross-cluster steering: decisions per Service and cluster, each cluster's state; null when not wired. */
@@ -53,6 +56,15 @@ export interface DashboardRoute {
   readonly hosts: readonly string[];
   /** Each match of its rules in short: `/api` (prefix), `= /exact`, with a method and `[name: value]` headers. */
   readonly paths: readonly string[];
+  /** Each rule: its matches (empty: every request) and where it sends, by weight. */
+  readonly rules: readonly {
+    readonly matches: readonly string[];
+    readonly backends: readonly {
+      readonly service: string;
+      readonly port: number;
+      readonly weight: number;
+    }[];
+  }[];
   /** Every cluster is stale and the last known backends serve. */
   readonly failStatic: boolean;
   readonly clusters: readonly {
@@ -63,6 +75,9 @@ export interface DashboardRoute {
     /** The family the router sends this cluster's traffic to; null when it sends none (stale, no endpoints). */
     readonly uses: IpFamily | null;
     readonly families: Readonly<Record<IpFamily, StateCounts>>;
+    /** Its pods, ejected and draining first; `morePods` were left out. */
+    readonly pods: readonly DashboardPod[];
+    readonly morePods: number;
   }[];
 }
 
@@ -75,6 +90,7 @@ export interface DashboardInputs {
   readonly select: SelectFor;
   readonly ejection: Pick<PassiveEjection, "isEjected">;
   readonly services: readonly ServiceTotals[];
+  readonly history?: TrafficView | undefined;
   /** The source's heartbeat records; undefined for a source that reads none. */
   readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> | undefined;
   readonly steering?: DashboardSteering | undefined;
@@ -100,6 +116,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
           const record = views.get(publisher.cluster)?.servicesV2.get(service);
           const backends = record?.ports.find((candidate) => candidate.number === port);
           if (!backends) continue;
+          const { pods, more } = podsOf(backends, isEjected);
           clusters.push({
             cluster: publisher.cluster,
             service,
@@ -109,6 +126,8 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
             families: Object.fromEntries(
               FAMILIES.map((family) => [family, familyStates(backends, family, isEjected)]),
             ) as Record<IpFamily, StateCounts>,
+            pods,
+            morePods: more,
           });
         }
       }
@@ -116,6 +135,14 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
         route: served.route.id,
         hosts: served.route.hostnames,
         paths: [...new Set(served.route.rules.flatMap((rule) => rule.matches.map(matchSummary)))],
+        rules: served.route.rules.map((rule) => ({
+          matches: rule.matches.map(matchSummary),
+          backends: rule.backends.map((ref) =>
+            "service" in ref
+              ? { service: ref.service, port: ref.port, weight: ref.weight }
+              : { service: `invalid: ${ref.invalid}`, port: 0, weight: ref.weight },
+          ),
+        })),
         failStatic: served.failStatic,
         clusters,
       });
@@ -133,6 +160,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
     services: [...inputs.services].sort(
       (a, b) => compare(a.service, b.service) || compare(a.cluster, b.cluster),
     ),
+    history: inputs.history ?? null,
     refused: inputs.routes?.refusals ?? [],
     steering: inputs.steering ?? null,
     notes: inputs.heartbeats === undefined ? [NO_HEARTBEATS_NOTE] : [],
@@ -153,7 +181,8 @@ function clusterHealth(
     stale,
     services,
     heartbeatAgeSeconds: beat ? seconds(beat.at) : null,
-    apiserver: !beat ? "unknown" : unreachableSince === undefined ? "reachable" : "unreachable",
+    // A stale cluster's last heartbeat is old news: what it said of its API server then says nothing now.
+    apiserver: !beat || stale ? "unknown" : unreachableSince === undefined ? "reachable" : "unreachable",
     apiserverUnreachableSeconds: unreachableSince === undefined ? null : seconds(unreachableSince),
   };
 }

@@ -1,3 +1,4 @@
+import { CHART_STYLE } from "./dashboard-charts.js";
 import { DASHBOARD_SCRIPT } from "./dashboard-script.js";
 
 /**
@@ -32,6 +33,24 @@ form h2 { margin-bottom: 0.8rem; }
 form p { font-size: 0.9rem; color: #3a4350; }
 form input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.45rem; margin: 0.3rem 0 0.8rem; border: 1px solid #b8c0cc; border-radius: 4px; }
 form button { font: inherit; padding: 0.4rem 1.1rem; background: #1f4e9c; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
+.drain { background: #e8e2f6; color: #4b3a86; }
+h3 { font-size: 0.85rem; margin: 0.6rem 0 0.2rem; color: #3a4350; }
+.charts { display: flex; flex-wrap: wrap; gap: 0.6rem; }
+.chart { margin: 0; background: #fff; border: 1px solid #dde1e7; border-radius: 4px; padding: 0.3rem 0.4rem; }
+.chart figcaption { font-size: 0.78rem; font-weight: 600; color: #3a4350; }
+.chart svg { display: block; }
+.chart .empty { font-size: 0.75rem; margin: 0; }
+.legend { font-size: 0.8rem; margin: 0.2rem 0 0.4rem; }
+.legend .key { margin-right: 0.9rem; white-space: nowrap; }
+.host { font-weight: 600; }
+.rule { font-size: 0.8rem; color: #3a4350; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+.pod { display: inline-block; font-size: 0.72rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; padding: 0.05rem 0.35rem; margin: 0 0.25rem 0.2rem 0; border-radius: 3px; }
+.pod-ready { background: #dcf3e3; color: #17643a; }
+.pod-fallback { background: #fff3c4; color: #6b5400; }
+.pod-draining { background: #e8e2f6; color: #4b3a86; }
+.pod-ejected { background: #fbd9d5; color: #8c1d13; text-decoration: line-through; }
+#history-note { font-size: 0.8rem; color: #8a93a0; margin: 0 0 0.3rem; }
+${CHART_STYLE}
 `;
 
 export const DASHBOARD_HTML = `<!doctype html>
@@ -55,12 +74,19 @@ export const DASHBOARD_HTML = `<!doctype html>
 <p id="login-message" class="bad"></p>
 </form>
 <main id="app" hidden>
+<section><h2>Traffic</h2><p id="history-note"></p>
+<h3>By service</h3><div id="by-service"></div>
+<h3>By cluster</h3><div id="by-cluster"></div>
+<h3>Retries</h3><div id="retries"></div></section>
 <section><h2>Clusters</h2><table>
 <thead><tr><th>Cluster</th><th>State</th><th>Services</th><th>Heartbeat age</th><th>Apiserver</th></tr></thead>
 <tbody id="clusters"></tbody></table></section>
 <section><h2>Routes</h2><table>
-<thead><tr><th>Host and path</th><th>Cluster</th><th>Service</th><th>IPv4 endpoints</th><th>IPv6 endpoints</th></tr></thead>
+<thead><tr><th>Host and rules (match \u2192 backends by weight)</th><th>Cluster</th><th>Service</th><th>IPv4 endpoints</th><th>IPv6 endpoints</th><th>Pods</th></tr></thead>
 <tbody id="routes"></tbody></table></section>
+<section><h2>Pods out of rotation</h2><table>
+<thead><tr><th>Cluster</th><th>Service</th><th>Pod</th><th>State</th></tr></thead>
+<tbody id="pods"></tbody></table></section>
 <section><h2>Requests</h2><table>
 <thead><tr><th>Service</th><th>Requests/s</th><th>Error ratio (5xx)</th><th>By cluster</th></tr></thead>
 <tbody id="services"></tbody></table></section>

@@ -1,8 +1,11 @@
+import { DASHBOARD_CHARTS } from "./dashboard-charts.js";
+
 /**
  * The dashboard page's only script, inlined and allowed by its hash (dashboard-page.ts). Plain ES2017 for
  * any current browser; it writes every datum with textContent, never as HTML. The admin token is asked for
  * once per tab, kept in sessionStorage and sent as a Bearer token; a 401 forgets it and asks again.
- * Rates: the difference of the cumulative counters between two refreshes over the time between them.
+ * Charts come from the router's own ring of samples (`history`); the requests table's rates are the
+ * difference of the cumulative counters between two refreshes over the time between them.
  */
 export const DASHBOARD_SCRIPT = `
 "use strict";
@@ -54,7 +57,7 @@ export const DASHBOARD_SCRIPT = `
     nodes.forEach(function (n) { span.appendChild(n); });
     return span;
   }
-
+${DASHBOARD_CHARTS}
   function showLogin(message) {
     clearTimeout(timer);
     previous = null;
@@ -96,28 +99,74 @@ export const DASHBOARD_SCRIPT = `
         age(c.heartbeatAgeSeconds),
         c.apiserver === "unreachable"
           ? badge("unreachable for " + age(c.apiserverUnreachableSeconds), "stale")
-          : c.apiserver
+          : c.stale
+            ? el("span", "unknown: the cluster is stale", "muted")
+            : c.apiserver
       ]);
     }), "no cluster has published yet");
+  }
+
+  function ruleText(rule) {
+    var total = 0;
+    rule.backends.forEach(function (b) { total += b.weight; });
+    var to = rule.backends.map(function (b) {
+      var share = rule.backends.length > 1 ? " " + (total > 0 ? Math.round(100 * b.weight / total) : 0) + "%" : "";
+      return b.service + (b.port ? ":" + b.port : "") + share;
+    }).join(", ");
+    return (rule.matches.length ? rule.matches.join(" | ") : "every request") + " \u2192 " + (to || "redirect");
+  }
+
+  function podCell(c) {
+    if (c.pods.length === 0) return el("span", "none", "muted");
+    var nodes = c.pods.map(function (p) {
+      var chip = el("span", p.address, "pod pod-" + p.state);
+      chip.title = p.state + " (" + p.family + ")";
+      return chip;
+    });
+    if (c.morePods > 0) nodes.push(el("span", "+" + c.morePods + " more", "muted"));
+    var spaced = [];
+    nodes.forEach(function (n, i) { if (i > 0) spaced.push(document.createTextNode(" ")); spaced.push(n); });
+    return group(spaced);
   }
 
   function renderRoutes(routes) {
     var rows = [];
     routes.forEach(function (route) {
+      var where = el("div");
+      var host = el("div", route.hosts.length > 0 ? route.hosts.join(", ") : "*", "host");
+      if (route.failStatic) host.appendChild(badge("fail static", "stale"));
+      where.appendChild(host);
+      route.rules.forEach(function (rule) { where.appendChild(el("div", ruleText(rule), "rule")); });
+      if (route.clusters.length === 0) { rows.push(row([where, el("span", "no backends published", "muted"), "", "", "", ""])); return; }
       route.clusters.forEach(function (c, i) {
-        var paths = route.paths.length === 1 && route.paths[0] === "/" ? "" : " " + route.paths.join(" | ");
-        var where = i === 0 ? (route.hosts.length > 0 ? route.hosts.join(", ") : "*") + paths : "";
         var cluster = group([el("span", c.cluster + " "), c.stale ? badge("stale", "stale") : el("span")]);
         rows.push(row([
-          where,
+          i === 0 ? where : "",
           cluster,
-          c.service,
+          c.service + ":" + c.port,
           familyCell(c.families.ipv4, c.uses === "ipv4"),
-          familyCell(c.families.ipv6, c.uses === "ipv6")
+          familyCell(c.families.ipv6, c.uses === "ipv6"),
+          podCell(c)
         ]));
       });
     });
     fill("routes", rows, "no routes published");
+  }
+
+  function renderPods(routes) {
+    var seen = {};
+    var rows = [];
+    routes.forEach(function (route) {
+      route.clusters.forEach(function (c) {
+        c.pods.forEach(function (p) {
+          var key = c.cluster + " " + p.address;
+          if ((p.state !== "ejected" && p.state !== "draining") || seen[key]) return;
+          seen[key] = true;
+          rows.push(row([c.cluster, c.service + ":" + c.port, p.address, badge(p.state, p.state === "ejected" ? "stale" : "drain")]));
+        });
+      });
+    });
+    fill("pods", rows, "every pod is in rotation: none ejected, none draining");
   }
 
   function renderServices(services, now) {
@@ -167,7 +216,7 @@ export const DASHBOARD_SCRIPT = `
     var byService = {};
     var order = [];
     steering.decisions.forEach(function (d) {
-      var key = d.service + "\u0000" + d.cluster + "\u0000" + d.reason;
+      var key = d.service + "\\u0000" + d.cluster + "\\u0000" + d.reason;
       counts[key] = d.count;
       var before = previousSteering ? previousSteering[key] || 0 : 0;
       var n = d.count - before;
@@ -204,7 +253,9 @@ export const DASHBOARD_SCRIPT = `
     setStatus(snapshot + " \\u00b7 " + store + " \\u00b7 refreshed " + new Date().toLocaleTimeString(),
       data.store ? !data.store.connected : data.version === null);
     renderClusters(data.clusters);
+    renderHistory(data.history);
     renderRoutes(data.routes);
+    renderPods(data.routes);
     renderServices(data.services, now);
     renderRefused(data.refused || []);
     renderSteering(data.steering);

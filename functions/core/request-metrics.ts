@@ -104,16 +104,26 @@ class DurationTable {
     child.observe(seconds);
   }
 
-  /** Responses so far, and those with a 5xx status (router-made 502/503/504 included). */
-  totals(): { requests: number; errors: number } {
+  /**
+   * Responses so far, those with a 4xx and a 5xx status (router-made 404, 502/503/504 included), and their
+   * durations by DURATION_BUCKETS (not cumulative; the last count is above the last bound).
+   */
+  totals(): Omit<ServiceTotals, "service" | "cluster"> {
     let requests = 0;
+    let clientErrors = 0;
     let errors = 0;
+    const durations = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);
     for (const [key, child] of this.#byKey) {
       const count = child.count();
       requests += count;
-      if (key % 1000 >= 500) errors += count;
+      const code = key % 1000;
+      if (code >= 500) errors += count;
+      else if (code >= 400) clientErrors += count;
+      child.counts.forEach((bucket, i) => {
+        durations[i] = (durations[i] ?? 0) + bucket;
+      });
     }
-    return { requests, errors };
+    return { requests, clientErrors, errors, durations };
   }
 }
 
@@ -179,7 +189,12 @@ export interface ServiceTotals {
   readonly service: string;
   readonly cluster: string;
   readonly requests: number;
+  /** Responses with a 4xx status. */
+  readonly clientErrors: number;
+  /** Responses with a 5xx status. */
   readonly errors: number;
+  /** Responses by DURATION_BUCKETS, each bucket apart (not cumulative); the last one is above 30 s. */
+  readonly durations: readonly number[];
 }
 
 export class RequestMetrics {
@@ -237,12 +252,12 @@ export class RequestMetrics {
     return series;
   }
 
-  /** Cumulative responses and 5xx per (service, cluster), for the dashboard's rate and error ratio. */
+  /** Cumulative responses, 4xx, 5xx and durations per (service, cluster), for the dashboard's history. */
   totals(): ServiceTotals[] {
     const totals: ServiceTotals[] = [];
     for (const table of this.#tables.values()) {
-      const { requests, errors } = table.totals();
-      if (requests > 0) totals.push({ service: table.service, cluster: table.cluster, requests, errors });
+      const counted = table.totals();
+      if (counted.requests > 0) totals.push({ service: table.service, cluster: table.cluster, ...counted });
     }
     return totals;
   }

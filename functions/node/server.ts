@@ -18,6 +18,7 @@ import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
+import { TrafficHistory } from "../core/traffic-history.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
@@ -125,7 +126,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   if (!upstream) throw new Error("no upstream transport");
 
   const newRequestId = createRequestIds(randomBytes);
+  const trafficHistory = new TrafficHistory();
   const appDeps: AppDeps = {
+    trafficHistory,
     newRequestId,
     source,
     upstream,
@@ -216,10 +219,17 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const adminPort = (adminServer.address() as AddressInfo).port;
   const adminUrl = `http://${endpointAddress({ ip: adminHost, port: adminPort })}`;
   logger.info("router listening", { url, adminUrl });
+  // The dashboard's last minutes fill whether or not anyone watches; a sample reads the counters, no request.
+  const sampling = setInterval(
+    () => trafficHistory.record(Date.now(), metrics.red.totals(), metrics.retries),
+    trafficHistory.intervalMs,
+  );
+  sampling.unref();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      clearInterval(sampling);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
       adminServer.close();

@@ -11,7 +11,8 @@ import { freePort } from "../support/redis.js";
 /**
  * The dashboard in a real headless browser (Debian's chromium driven by playwright-core) against the
  * all-in-one demo (`scripts/start.ts`, as test/e2e/start-script.test.ts runs it): the token is entered once,
- * both demo hosts and their families show up, and a screenshot is kept in test-artifacts/.
+ * the charts fill from the router's samples, rules, pods and clusters show up, and screenshots are kept in
+ * test-artifacts/dashboard-*.png (their paths are printed).
  */
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
@@ -24,7 +25,12 @@ const CHROMIUM_FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-const SCREENSHOT = join("test-artifacts", "dashboard.png");
+const ARTIFACTS = "test-artifacts";
+const SCREENSHOTS = {
+  login: join(ARTIFACTS, "dashboard-login.png"),
+  dashboard: join(ARTIFACTS, "dashboard-full.png"),
+  charts: join(ARTIFACTS, "dashboard-charts.png"),
+};
 const TOKEN = "dashboard-test-token";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
 
@@ -121,14 +127,29 @@ async function browser(): Promise<BrowserContext> {
   return context;
 }
 
+/** Sends requests to the demo until `stop` is called: traffic for the charts, every host of the demo once a round. */
+function keepSending(port: number): () => Promise<void> {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const host of ["web.localhost", "api.localhost", "shop.localhost", "nothing.localhost"]) {
+        await get(port, host, "/").catch(() => 0);
+      }
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+  };
+}
+
 describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => {
-  it("asks for the token once, then shows both demo hosts with their families", async () => {
+  it("asks for the token once, then charts traffic and shows rules, clusters and pods", async () => {
     const port = await freePort();
     const adminPort = await freePort();
     await startDemo(port, adminPort);
-    for (const host of ["web.localhost", "api.localhost", "web.localhost", "nothing.localhost"]) {
-      await get(port, host, "/");
-    }
+    const stopSending = keepSending(port);
+    cleanups.push(() => stopSending());
 
     const context = await browser();
     const page = context.pages()[0] ?? (await context.newPage());
@@ -141,43 +162,67 @@ describe.skipIf(!HAS_CHROMIUM)("the dashboard page in headless chromium", () => 
     await page.goto(`http://127.0.0.1:${adminPort}/_edgeslice/ui`);
     await page.locator("#login").waitFor({ state: "visible" });
     expect(await page.locator("#app").isVisible()).toBe(false);
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: SCREENSHOTS.login });
     await page.fill("#token", TOKEN);
     await page.click("#login button[type=submit]");
 
     const routes = page.locator("#routes");
     await routes.getByText("api.localhost").waitFor({ timeout: 10_000 });
-    const rows = await routes.locator("tr").allInnerTexts();
-    const web = rows.find((row) => row.startsWith("web.localhost")) ?? "";
-    const api = rows.find((row) => row.startsWith("api.localhost")) ?? "";
+    const rows = (await routes.locator("tr").allInnerTexts()).map((row) =>
+      row.split("\t").map((c) => c.trim()),
+    );
+    const web = rows.find((row) => row[0]?.startsWith("web.localhost")) ?? [];
+    const api = rows.find((row) => row[0]?.startsWith("api.localhost")) ?? [];
+    const shop = rows.find((row) => row[0]?.startsWith("shop.localhost")) ?? [];
     // web is dual-stack and PreferIPv4 sends it over IPv4; api is IPv6-only with a terminating pod.
-    expect(web.split("\t").map((cell) => cell.trim())).toEqual([
-      "web.localhost",
-      "local",
-      "demo/web",
-      "1 ready in use",
-      "1 ready",
+    expect(web.slice(1, 5)).toEqual(["local", "demo/web:80", "1 ready in use", "1 ready"]);
+    expect(web[5]).toMatch(/^127\.0\.0\.1:\d+\s+\[::1\]:\d+$/);
+    expect(api.slice(1, 5)).toEqual(["local", "demo/api:80", "none", "1 ready · 1 draining in use"]);
+    // The HTTPRoute's rules: the header match to the canary, the 90/10 split, with their weights.
+    expect(shop[0]?.split("\n")).toEqual([
+      "shop.localhost",
+      "/ [x-canary: always] \u2192 demo/shop-canary:80",
+      "/ \u2192 demo/shop-stable:80 90%, demo/shop-canary:80 10%",
     ]);
-    expect(api.split("\t").map((cell) => cell.trim())).toEqual([
-      "api.localhost",
-      "local",
-      "demo/api",
-      "none",
-      "1 ready · 1 draining in use",
-    ]);
+    // The draining pod is listed apart, as out of rotation.
+    const pods = (await page.locator("#pods tr").allInnerTexts()).map((row) =>
+      row.split("\t").map((c) => c.trim()),
+    );
+    expect(pods).toEqual([["local", "demo/api:80", expect.stringMatching(/^\[::1\]:\d+$/), "draining"]]);
+
     const clusters = await page.locator("#clusters tr").allInnerTexts();
     const [cluster] = clusters.map((row) => row.split("\t").map((cell) => cell.trim()));
-    // The all-in-one's sync heartbeats into its memory store: its age is seconds, its API server the folder's.
     // Five Services: web and api (annotations), shop-stable and shop-canary (HTTPRoute), docs (Ingress).
     expect(cluster).toEqual(["local", "fresh", "5", expect.stringMatching(/^\d+\.\d s$/), "reachable"]);
-    // The second refresh turns counters into rates; the table is drawn either way.
-    await expect
-      .poll(() => page.locator("#services").textContent(), { timeout: 10_000 })
-      .not.toContain("measuring");
-    await expect.poll(() => page.locator("#services tr").count()).toBeGreaterThan(0);
-    await expect.poll(() => page.locator("#status").textContent()).toMatch(/snapshot v\d+.*memory store/);
 
-    await mkdir("test-artifacts", { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    // The router samples its counters every 5 s: once two samples hold traffic, every chart has its lines.
+    for (const chart of [
+      "#by-service-rate",
+      "#by-service-errors",
+      "#by-service-latency",
+      "#by-cluster-rate",
+    ]) {
+      await page.locator(`${chart} path`).first().waitFor({ state: "attached", timeout: 20_000 });
+    }
+    // Lines, not dots: a third sample gives each series two points.
+    await expect
+      .poll(
+        async () => (await page.locator("#by-service-rate path").first().getAttribute("d"))?.includes("L"),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe(true);
+    const legend = await page.locator("#by-service .legend").textContent();
+    for (const name of ["demo/web", "demo/api", "(no route)"]) expect(legend).toContain(name);
+    expect(await page.locator("#by-cluster .legend").textContent()).toContain("(router)");
+    // nothing.localhost is a 404 of every request the router answers itself: a 4xx ratio of 100 %.
+    expect(await page.locator("#by-service-errors svg text").allTextContents()).toContain("100%");
+    await expect.poll(() => page.locator("#status").textContent()).toMatch(/snapshot v\d+.*memory store/);
+    await page.screenshot({ path: SCREENSHOTS.dashboard, fullPage: true });
+    await page.locator("#by-service").screenshot({ path: SCREENSHOTS.charts });
+    console.log(`dashboard screenshots: ${Object.values(SCREENSHOTS).join(", ")}`);
 
     // Entered once: a reload in the same tab goes straight to the data.
     await page.reload();

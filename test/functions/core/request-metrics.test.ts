@@ -102,17 +102,23 @@ describe("RED series", () => {
     expect(text.match(/^edgeslice_upstream_attempts_total\{/gm)).toHaveLength(4);
   });
 
-  it("sums responses and 5xx per service and cluster for the dashboard", () => {
+  it("sums responses, 4xx, 5xx and durations per service and cluster for the dashboard", () => {
     const metrics = new RouterMetrics();
     const route = metrics.red.forSelection(twoClusterSelection());
     metrics.respond(route.of("east"), "GET", 200, 0.01);
     metrics.respond(route.of("east"), "GET", 500, 0.01);
     metrics.respond(route.of("east"), "PUT", 504, 0.01);
     metrics.respond(metrics.red.unrouted, "GET", 404, 0.01);
-    expect(metrics.red.totals()).toEqual([
-      { service: "", cluster: "", requests: 1, errors: 0 },
-      { service: "demo/web", cluster: "east", requests: 3, errors: 2 },
+    metrics.respond(route.of("east"), "GET", 429, 2);
+    const totals = metrics.red.totals();
+    expect(totals.map(({ durations, ...counts }) => counts)).toEqual([
+      { service: "", cluster: "", requests: 1, clientErrors: 1, errors: 0 },
+      { service: "demo/web", cluster: "east", requests: 4, clientErrors: 1, errors: 2 },
     ]);
+    // 0.01 s falls in the 10 ms bucket (index 3), 2 s in the 2.5 s one (index 10).
+    expect(totals[1]?.durations[3]).toBe(3);
+    expect(totals[1]?.durations[10]).toBe(1);
+    expect(totals[1]?.durations.reduce((a, b) => a + b, 0)).toBe(4);
   });
 });
 
