@@ -60,8 +60,26 @@ export function formatScaleReport(result: ScaleBenchResult, changesPerSecond: nu
     "",
     `Sync: ${sync.services} Services, ${sync.endpoints} endpoints visible to the reader ${fixed(sync.visibleMs / 1000, 1)} s after spawn; RSS after the first sync ${fixed(sync.memoryAfterSync.rssBytes / MiB, 0)} MiB (heap ${fixed(sync.memoryAfterSync.heapUsedBytes / MiB, 0)}), after the churn ${fixed(sync.memoryAtEnd.rssBytes / MiB, 0)} MiB, peak ${fixed(sync.memoryAtEnd.maxRssBytes / MiB, 0)} MiB; ${sync.observed}/${sync.changes} changes routed at ${fixed(sync.achievedRate, 0)}/s, p50 ${fixed(sync.p50Ms, 1)} ms, max ${fixed(sync.maxMs, 1)} ms.`,
     `Workers: ${workers.map((reader) => `${reader.services} Services: isolate heap ${fixed(reader.heapBytes / MiB, 1)} MiB`).join("; ")}.`,
+    `Memory per endpoint (growth between the smallest and the largest store): router RSS ${fixed(
+      perEndpoint(routers, (router) => router.rssBytes),
+      0,
+    )} B, Workers heap ${fixed(
+      perEndpoint(workers, (reader) => reader.heapBytes),
+      0,
+    )} B.`,
   );
   return lines.join("\n");
+}
+
+/** Bytes each added endpoint costs, from the first to the last size: fixed costs (code, runtime) cancel out. */
+function perEndpoint<T extends { readonly endpoints: number }>(
+  sizes: readonly T[],
+  bytesOf: (size: T) => number,
+): number {
+  const first = sizes[0];
+  const last = sizes[sizes.length - 1];
+  if (!first || !last || last.endpoints === first.endpoints) return Number.NaN;
+  return (bytesOf(last) - bytesOf(first)) / (last.endpoints - first.endpoints);
 }
 
 function growth(values: readonly number[]): number {

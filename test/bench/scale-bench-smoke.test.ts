@@ -48,5 +48,6 @@ describe("scale bench smoke", () => {
     ];
     for (const shape of shapes) expect(report).toMatch(new RegExp(`^${shape}$`, "m"));
     expect(report).toMatch(/^change->routed p99 .* (met|missed)$/m);
+    expect(report).toMatch(/^Memory per endpoint .*: router RSS -?\d+ B, Workers heap -?\d+ B\.$/m);
   }, 120_000);
 });
