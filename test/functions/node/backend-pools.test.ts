@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type BackendPools, createBackendPools } from "../../../functions/node/backend-pools.js";
-import { isConnectFailure } from "../../../functions/transports/connect-errors.js";
 import { httpBackend, sendVia, type TestBackend, until } from "../../lib/http1/client-kit.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -22,15 +21,8 @@ async function backend(started: Promise<TestBackend>): Promise<TestBackend> {
 
 const at = (b: TestBackend) => ({ ip: "127.0.0.1", port: b.port });
 
+// What every transport shares is in test/functions/transports/transport.case.ts (own-client.contract.test.ts).
 describe("the native proxy's pools of backend connections", () => {
-  it("fails a connect to a closed port as a connect failure", async () => {
-    const b = await httpBackend((_req, res) => res.end());
-    await b.close();
-    const { error } = await sendVia(pools().poolFor(at(b))).done;
-    expect(error).toBeDefined();
-    expect(isConnectFailure(error)).toBe(true);
-  });
-
   it("closes a backend's pool and its idle connections once unused for idlePoolMs", async () => {
     const b = await backend(httpBackend((_req, res) => res.end("ok")));
     const c = pools({ idlePoolMs: 50 });

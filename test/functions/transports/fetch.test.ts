@@ -1,9 +1,10 @@
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFetchUpstream } from "../../../functions/transports/fetch.js";
-import { UpstreamConnectError, type UpstreamRequest } from "../../../functions/transports/upstream.js";
-import { freePort } from "../../support/redis.js";
+import type { UpstreamRequest } from "../../../functions/transports/upstream.js";
 import { type Backend, startBackend } from "../harness.js";
+
+// What every transport shares is in transport.case.ts (fetch.contract.test.ts); these are fetch's own.
 
 const started: Backend[] = [];
 afterEach(async () => {
@@ -22,21 +23,6 @@ function requestTo(port: number, host = "127.0.0.1", path = "/"): UpstreamReques
 }
 
 describe("createFetchUpstream", () => {
-  it("rejects with UpstreamConnectError when the backend refuses the connection", async () => {
-    const upstream = createFetchUpstream(fetch);
-    await expect(upstream.send(requestTo(await freePort()))).rejects.toBeInstanceOf(UpstreamConnectError);
-  });
-
-  it("does not follow redirects", async () => {
-    const b = await startBackend("127.0.0.1", (_req, res) => {
-      res.writeHead(301, { location: "/elsewhere" });
-      res.end();
-    });
-    started.push(b);
-    const res = await createFetchUpstream(fetch).send(requestTo(b.port));
-    expect([res.status, res.headers.get("location"), b.seen.length]).toEqual([301, "/elsewhere", 1]);
-  });
-
   it("drops Content-Encoding when fetch already decoded the body", async () => {
     const b = await startBackend("127.0.0.1", (_req, res) => {
       res.writeHead(200, { "content-encoding": "gzip" });
@@ -46,12 +32,5 @@ describe("createFetchUpstream", () => {
     const res = await createFetchUpstream(fetch).send(requestTo(b.port));
     expect(res.headers.get("content-encoding")).toBeNull();
     expect(await res.text()).toBe("hello");
-  });
-
-  it("sends to IPv6 targets in brackets with the origin-form path", async () => {
-    const b = await startBackend("::1");
-    started.push(b);
-    const res = await createFetchUpstream(fetch).send(requestTo(b.port, "::1", "/p?q=1"));
-    expect(await res.text()).toBe("ok GET /p?q=1");
   });
 });
