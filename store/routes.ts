@@ -199,6 +199,8 @@ export type RouteRule = v.InferOutput<typeof RouteRuleSchema>;
 export const RouteListenerSchema = v.object({
   gateway: v.pipe(v.string(), v.maxLength(512)),
   port: PortNumberSchema,
+  /** Listener.hostname; absent: the listener has none. Among one Gateway's listeners on a port the most specific match takes the request (listener isolation). */
+  listenerHostname: v.optional(HostPatternSchema),
   hostnames: v.array(HostPatternSchema),
 });
 export type RouteListener = v.InferOutput<typeof RouteListenerSchema>;

@@ -1,5 +1,12 @@
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
-import { effectivePort, listenerPorts, portAccepted } from "./listener-ports.js";
+import {
+  effectivePort,
+  type ListenerHostnames,
+  listenerKey,
+  listenerServes,
+  type ServedListener,
+  servedListeners,
+} from "./listener-ports.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
 import {
@@ -31,8 +38,8 @@ export interface RouteCandidate<T> {
   /** The PathPrefix value normalised once (request-match.ts normalisePathPrefix); undefined for Exact. */
   readonly prefix: string | undefined;
   readonly ruleKey: string;
-  /** The listener ports this host bucket serves the route on; undefined: every port (listener-ports.ts). */
-  readonly ports: ReadonlySet<number> | undefined;
+  /** The listeners this host bucket serves the route through; undefined: every port (listener-ports.ts). */
+  readonly listeners: readonly ServedListener[] | undefined;
 }
 
 export interface RouteTable<T> {
@@ -49,6 +56,8 @@ export interface RouteTable<T> {
   readonly duplicates: readonly string[];
   /** Every port a listener of the table's routes uses (listener-ports.ts effectivePort). */
   readonly listenerPorts: ReadonlySet<number>;
+  /** The hostnames of the listeners per Gateway and port, for listener isolation. */
+  readonly listenerHostnames: ListenerHostnames;
 }
 
 export interface RouteMatchResult<T> {
@@ -83,6 +92,7 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   const seen = new Set<string>();
   const duplicates: string[] = [];
   const allPorts = new Set<number>();
+  const hostnames = new Map<string, string[]>();
   const add = (map: Map<string, RouteCandidate<T>[]>, key: string, candidate: RouteCandidate<T>) => {
     const bucket = map.get(key);
     if (bucket) bucket.push(candidate);
@@ -96,7 +106,16 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
     }
     seen.add(route.id);
     const deep = route.wildcard === "suffix";
-    const ports = listenerPorts(route, gateways);
+    const served = servedListeners(route, gateways);
+    for (const list of served?.values() ?? []) {
+      for (const listener of list) {
+        allPorts.add(listener.port);
+        const key = listenerKey(listener.gateway, listener.port);
+        const known = hostnames.get(key) ?? [];
+        if (!known.includes(listener.listenerHostname)) known.push(listener.listenerHostname);
+        hostnames.set(key, known);
+      }
+    }
     route.rules.forEach((rule, ruleIndex) => {
       rule.matches.forEach((match, matchIndex) => {
         const base = {
@@ -110,11 +129,9 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
           ruleKey: ruleKey(route.id, ruleIndex),
         };
         const candidate = (hostname: string | undefined): RouteCandidate<T> | undefined => {
-          if (ports === undefined) return { ...base, ports: undefined };
-          const served = ports.get(hostname);
-          if (served === undefined) return undefined;
-          for (const port of served) allPorts.add(port);
-          return { ...base, ports: served };
+          if (served === undefined) return { ...base, listeners: undefined };
+          const through = served.get(hostname);
+          return through === undefined ? undefined : { ...base, listeners: through };
         };
         if (route.hostnames.length === 0) {
           const any = candidate(undefined);
@@ -139,7 +156,16 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   for (const bucket of [...exact.values(), ...wildcard.values(), anyHost]) {
     if (bucket.length >= INDEXED_BUCKET_SIZE) indexes.set(bucket, buildPathIndex(bucket));
   }
-  return { exact, wildcard, longestWildcard, anyHost, indexes, duplicates, listenerPorts: allPorts };
+  return {
+    exact,
+    wildcard,
+    longestWildcard,
+    anyHost,
+    indexes,
+    duplicates,
+    listenerPorts: allPorts,
+    listenerHostnames: hostnames,
+  };
 }
 
 /**
@@ -154,7 +180,7 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
   const port = effectivePort(table.listenerPorts, facts.port);
   const request = port === facts.port ? facts : { ...facts, port };
   const path = pathOf(request.path);
-  const exact = firstMatch(table, table.exact.get(host), path, request, false);
+  const exact = firstMatch(table, table.exact.get(host), host, path, request, false);
   if (exact) return result(exact, host);
   // IPv6 literals have no labels to strip; an IPv4 literal never matches a host pattern anyway.
   const first = host.indexOf(".");
@@ -165,41 +191,46 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
     while (dot > 0) {
       const suffix = host.slice(dot + 1);
       // More than one label before the suffix: only patterns covering deeper hosts apply.
-      const found = firstMatch(table, table.wildcard.get(suffix), path, request, dot > first);
+      const found = firstMatch(table, table.wildcard.get(suffix), host, path, request, dot > first);
       if (found) return result(found, `*.${suffix}`);
       dot = host.indexOf(".", dot + 1);
     }
   }
-  const any = firstMatch(table, table.anyHost, path, request, false);
+  const any = firstMatch(table, table.anyHost, host, path, request, false);
   return any ? result(any, undefined) : undefined;
 }
 
 function firstMatch<T>(
   table: RouteTable<T>,
   bucket: readonly RouteCandidate<T>[] | undefined,
+  host: string,
   path: string,
   request: RequestFacts,
   deepOnly: boolean,
 ): RouteCandidate<T> | undefined {
   if (!bucket) return undefined;
   const index = bucket.length >= INDEXED_BUCKET_SIZE ? table.indexes.get(bucket) : undefined;
-  if (!index) return scan(bucket, path, request, deepOnly);
+  if (!index) return scan(table, bucket, host, path, request, deepOnly);
   for (const candidates of pathCandidates(index, path)) {
-    const found = scan(candidates, path, request, deepOnly);
+    const found = scan(table, candidates, host, path, request, deepOnly);
     if (found) return found;
   }
   return undefined;
 }
 
 function scan<T>(
+  table: RouteTable<T>,
   bucket: readonly RouteCandidate<T>[],
+  host: string,
   path: string,
   request: RequestFacts,
   deepOnly: boolean,
 ): RouteCandidate<T> | undefined {
   for (const candidate of bucket) {
     if (deepOnly && !candidate.deep) continue;
-    if (candidate.ports !== undefined && !portAccepted(candidate.ports, request.port)) continue;
+    const { listeners } = candidate;
+    if (listeners !== undefined && !listenerServes(listeners, table.listenerHostnames, host, request.port))
+      continue;
     // requestMatches, with the prefix normalised when the table was built: this runs on every request.
     const { match, prefix } = candidate;
     if (prefix === undefined ? path !== match.path.value : !hasPathPrefix(path, prefix)) continue;

@@ -17,6 +17,7 @@ export interface Attachment {
 export interface AttachedListener {
   readonly name: string;
   readonly port: number;
+  readonly listenerHostname: string | undefined;
   readonly hostnames: HostnameSet;
 }
 
@@ -67,6 +68,7 @@ export function attachToGateway(
       (listener): AttachedListener => ({
         name: listener.name,
         port: listener.port,
+        listenerHostname: listener.hostname,
         hostnames: hostnamesThroughListener(listener.hostname, routeHostnames),
       }),
     )

@@ -117,21 +117,30 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
 }
 
 /**
- * One entry per (Gateway, port), keyed so that sorting the keys sorts by Gateway then port: two listeners of a Gateway on one port (told apart by hostname)
- * serve the union of their hostnames on it.
+ * One entry per (Gateway, port, listener hostname), keyed so that sorting the keys sorts by Gateway, port,
+ * then hostname: two listeners of a Gateway that share both serve the union of their hostnames.
  */
 function addListener(
   listeners: Map<string, RouteListener>,
   gateway: string,
-  attached: { readonly port: number; readonly hostnames: HostnameSet },
+  attached: {
+    readonly port: number;
+    readonly listenerHostname: string | undefined;
+    readonly hostnames: HostnameSet;
+  },
 ): void {
-  const key = `${gateway} ${String(attached.port).padStart(5, "0")}`;
+  const key = `${gateway} ${String(attached.port).padStart(5, "0")} ${attached.listenerHostname ?? ""}`;
   const before = listeners.get(key);
   const hostnames = unionHostnames([
     ...(before ? [before.hostnames.length === 0 ? ("any" as const) : before.hostnames] : []),
     attached.hostnames,
   ]);
-  listeners.set(key, { gateway, port: attached.port, hostnames: hostnames === "any" ? [] : [...hostnames] });
+  listeners.set(key, {
+    gateway,
+    port: attached.port,
+    ...(attached.listenerHostname ? { listenerHostname: attached.listenerHostname } : {}),
+    hostnames: hostnames === "any" ? [] : [...hostnames],
+  });
 }
 
 /**

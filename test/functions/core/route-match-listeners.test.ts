@@ -112,4 +112,32 @@ describe("routes kept apart by Gateway and listener port", () => {
     expect(servedBy([...legacy, ...ports], "a.test", 8090, ["infra/other"])).toBe("v1");
     expect(servedBy([...legacy, ...ports], "a.test", undefined, ["infra/other"])).toBe("v1");
   });
+
+  it("serves a request only through the listener whose hostname matches it most specifically", () => {
+    const isolated = (name: string, listenerHostname: string | undefined, hostnames: string[]) => ({
+      ...route(`httproute:infra/${name}`, {
+        hostnames,
+        rules: [rule(name, { path: { type: "PathPrefix", value: `/${name}` }, headers: [] })],
+      }),
+      listeners: [
+        { gateway: "infra/gw", port: 80, hostnames, ...(listenerHostname ? { listenerHostname } : {}) },
+      ],
+    });
+    const routes = [
+      isolated("empty", undefined, []),
+      isolated("wild", "*.example.com", ["*.example.com"]),
+      isolated("abc", "abc.example.com", ["abc.example.com"]),
+    ];
+    const table = buildRouteTable(routes.map((record) => ({ route: record })));
+    const served = (host: string, path: string) => {
+      const backend = matchRoute(table, host, request(path))?.rule.backends[0];
+      return backend && "service" in backend ? backend.service.split("/")[1] : "404";
+    };
+    expect(served("abc.example.com", "/abc")).toBe("abc");
+    expect(served("abc.example.com", "/wild")).toBe("404");
+    expect(served("abc.example.com", "/empty")).toBe("404");
+    expect(served("x.example.com", "/wild")).toBe("wild");
+    expect(served("x.example.com", "/empty")).toBe("404");
+    expect(served("bar.com", "/empty")).toBe("empty");
+  });
 });

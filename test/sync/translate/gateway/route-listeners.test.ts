@@ -25,17 +25,44 @@ describe("the listeners a route record is attached through", () => {
     [
       "a parentRef port names that port's listener only",
       { parentRefs: [{ name: "ports", port: 8080 }], hostnames: ["a.example.com"] },
-      [{ gateway: "infra/ports", port: 8080, hostnames: ["a.example.com"] }],
+      [
+        {
+          gateway: "infra/ports",
+          port: 8080,
+          listenerHostname: "*.example.com",
+          hostnames: ["a.example.com"],
+        },
+      ],
     ],
     [
       "a sectionName names its listener, with the listener's hostname when the route has none",
       { parentRefs: [{ name: "ports", sectionName: "http-8090-foo" }] },
-      [{ gateway: "infra/ports", port: 8090, hostnames: ["foo.example.org"] }],
+      [
+        {
+          gateway: "infra/ports",
+          port: 8090,
+          listenerHostname: "foo.example.org",
+          hostnames: ["foo.example.org"],
+        },
+      ],
     ],
     [
-      "two listeners on one port merge their hostnames",
+      "two listeners on one port, each with its own hostname (listener isolation)",
       { parentRefs: [{ name: "ports", port: 8090 }] },
-      [{ gateway: "infra/ports", port: 8090, hostnames: ["*.example.com", "foo.example.org"] }],
+      [
+        {
+          gateway: "infra/ports",
+          port: 8090,
+          listenerHostname: "*.example.com",
+          hostnames: ["*.example.com"],
+        },
+        {
+          gateway: "infra/ports",
+          port: 8090,
+          listenerHostname: "foo.example.org",
+          hostnames: ["foo.example.org"],
+        },
+      ],
     ],
     [
       "a listener without hostname serves every host (empty list)",
