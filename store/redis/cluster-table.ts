@@ -1,0 +1,113 @@
+import type { Cluster, Redis } from "ioredis";
+import type { Logger } from "../../lib/logger.js";
+import type { WarnOnce } from "../../lib/warn-once.js";
+import type { ClusterHeartbeat, ClusterView, Snapshot } from "../store.js";
+import type { ClusterRecords } from "../stored-records.js";
+import { readHeartbeats } from "./heartbeats.js";
+import { readRunId } from "./run-id.js";
+import { discoverClusters, type LoadedCluster, loadClusterOrSkip } from "./snapshot.js";
+
+/** What the snapshot source's pieces read Redis with (source.ts wires them). */
+export interface SourceReads {
+  readonly redis: Redis | Cluster;
+  readonly prefix: string;
+  readonly logger: Logger;
+  /** Malformed records and keys are reported once while they last, not on every reload (lib/warn-once.ts). */
+  readonly warnings: WarnOnce;
+  readonly now: () => number;
+}
+
+export interface ClusterState {
+  readonly view: ClusterView;
+  /** What the view was built from: a change batch updates it and builds the view again. */
+  readonly records: ClusterRecords;
+  /** Id of the last change stream entry applied: the feed resumes after it. */
+  readonly lastChangeId: string;
+  /**
+   * The services were read while the heartbeat record existed. False once the record went missing: the store
+   * lost the cluster's keys, and records kept from before (fail static) may include Services deleted
+   * meanwhile, which a re-push never announces; the cluster is read whole again when its heartbeat is back.
+   */
+  readonly registered: boolean;
+}
+
+/**
+ * The clusters the router knows and the immutable snapshot built from them: whole loads of the store or of one
+ * cluster, and publishing a new snapshot after any change (lease-refresh.ts and change-application.ts change
+ * the clusters too, then publish).
+ */
+export class ClusterTable {
+  clusters = new Map<string, ClusterState>();
+  snapshot: Snapshot | undefined;
+  heartbeats: ReadonlyMap<string, ClusterHeartbeat> = new Map();
+  /** The Redis instance the positions were read from: another one means every position is void. */
+  runId: string | undefined;
+  lastLoadAt: number | undefined;
+  readonly #reads: SourceReads;
+  readonly #published: () => void;
+
+  /** `published` runs after each new snapshot (the change feeds follow the clusters it names). */
+  constructor(reads: SourceReads, published: () => void) {
+    this.#reads = reads;
+    this.#published = published;
+  }
+
+  publish(): void {
+    const views = [...this.clusters.values()].map((state) => state.view).sort(byName);
+    this.snapshot = { version: (this.snapshot?.version ?? 0) + 1, clusters: views };
+    this.#published();
+  }
+
+  /** One cluster read whole; undefined (reported) when Redis cannot read its keys as their types, or gone. */
+  async load(name: string): Promise<ClusterState | undefined> {
+    const { redis, prefix, logger, warnings } = this.#reads;
+    const loaded = await loadClusterOrSkip(redis, prefix, name, logger, warnings);
+    return loaded ? this.#adopt(loaded) : undefined;
+  }
+
+  async reloadAll(): Promise<void> {
+    const { redis, prefix, logger, warnings, now } = this.#reads;
+    const [id, names] = await Promise.all([
+      readRunId(redis),
+      discoverClusters(redis, prefix, logger, warnings),
+    ]);
+    const known = [...new Set([...this.clusters.keys(), ...names])];
+    // The heartbeat records with the first load: proximity steering reads each cluster's place from them.
+    const [loaded, beats] = await Promise.all([
+      Promise.all(known.map((name) => this.load(name))),
+      readHeartbeats(redis, prefix, known, warnings),
+    ]);
+    this.heartbeats = beats;
+    const next = new Map<string, ClusterState>();
+    known.forEach((name, index) => {
+      const state = loaded[index];
+      if (state) next.set(name, state);
+    });
+    this.clusters = next;
+    this.runId = id;
+    this.lastLoadAt = now();
+    this.publish();
+    logger.info("store loaded", { clusters: next.size, version: this.snapshot?.version });
+  }
+
+  async reloadCluster(name: string, reason: string): Promise<void> {
+    this.#reads.logger.info("reloading cluster", { cluster: name, reason });
+    const state = await this.load(name);
+    if (state) this.clusters.set(name, state);
+    else this.clusters.delete(name);
+    this.publish();
+  }
+
+  /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
+  #adopt(loaded: LoadedCluster): ClusterState | undefined {
+    const previous = this.clusters.get(loaded.view.name);
+    const { view, records, lastChangeId } = loaded;
+    if (loaded.registered) return { view, records, lastChangeId, registered: true };
+    if (!previous) return undefined;
+    return { ...previous, view: { ...previous.view, stale: true }, lastChangeId, registered: false };
+  }
+}
+
+function byName(a: ClusterView, b: ClusterView): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}

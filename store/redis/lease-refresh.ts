@@ -1,0 +1,96 @@
+import type { Logger } from "../../lib/logger.js";
+import { clusterKeys } from "../keys.js";
+import type { ClusterTable, SourceReads } from "./cluster-table.js";
+import { readHeartbeats } from "./heartbeats.js";
+import { discoverClusters } from "./snapshot.js";
+
+/**
+ * One periodic pass over what the change feeds do not announce: each cluster's lease (stale or fresh), a
+ * heartbeat that vanished or came back, new clusters; the first full load when none succeeded yet.
+ */
+export async function refreshLeases(table: ClusterTable, reads: SourceReads): Promise<void> {
+  if (!table.snapshot) return table.reloadAll();
+  const { redis, prefix, logger, warnings, now } = reads;
+  const names = await discoverClusters(redis, prefix, logger, warnings);
+  const known = [...table.clusters.keys()];
+  // One command per cluster, sent together: each lease lives in its own slot, which a Redis Cluster pipeline
+  // cannot span; on a standalone Redis ioredis writes them back to back all the same.
+  const [leases, beats] = await Promise.all([
+    Promise.all(known.map((name) => redis.exists(clusterKeys(prefix, name).lease))),
+    readHeartbeats(redis, prefix, known, warnings),
+  ]);
+  table.heartbeats = beats;
+  let changed = false;
+  const regained: string[] = [];
+  known.forEach((name, index) => {
+    const state = table.clusters.get(name);
+    if (!state) return;
+    const present = names.includes(name);
+    if (present && !state.registered) {
+      regained.push(name);
+      return;
+    }
+    const registered = state.registered && present;
+    const stale = leases[index] !== 1 || !present;
+    if (stale !== state.view.stale || registered !== state.registered) {
+      table.clusters.set(name, { ...state, registered, view: { ...state.view, stale } });
+      if (stale !== state.view.stale)
+        logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
+      changed = true;
+    }
+  });
+  for (const name of regained)
+    await table.reloadCluster(name, "its heartbeat is back after the store lost it");
+  for (const name of names) {
+    if (table.clusters.has(name)) continue;
+    const state = await table.load(name);
+    if (state) {
+      table.clusters.set(name, state);
+      logger.info("cluster discovered", { cluster: name });
+      changed = true;
+    }
+  }
+  table.lastLoadAt = now();
+  if (changed) table.publish();
+}
+
+export interface RefreshLoopOptions {
+  readonly intervalMs: number;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** One refresh; the loop waits for it before scheduling the next. */
+  readonly refresh: () => Promise<void>;
+}
+
+/** Runs `refresh` every `intervalMs` until `signal` aborts, and says whether the last one succeeded. */
+export class RefreshLoop {
+  /** The last refresh (or the first load) succeeded. */
+  healthy = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #options: RefreshLoopOptions;
+
+  constructor(options: RefreshLoopOptions) {
+    this.#options = options;
+  }
+
+  schedule(): void {
+    const { intervalMs, logger, signal, refresh } = this.#options;
+    if (signal.aborted) return;
+    this.#timer = setTimeout(async () => {
+      try {
+        await refresh();
+        if (!this.healthy) logger.info("store refresh recovered");
+        this.healthy = true;
+      } catch (error) {
+        // Once per outage: the Redis client's own report says why, at error level (connection-report.ts).
+        if (this.healthy) logger.warn("store refresh failed; serving the last snapshot", { error });
+        this.healthy = false;
+      }
+      this.schedule();
+    }, intervalMs);
+  }
+
+  stop(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+}
