@@ -1,3 +1,4 @@
+import { processMetrics } from "../lib/process-metrics.js";
 import { CounterFamily, HistogramFamily, type MetricFamily, renderFamilies } from "../lib/prometheus.js";
 
 /** The sync worker's Prometheus metrics: counters and gauges labelled with the cluster, and a few families. */
@@ -177,6 +178,8 @@ export function createSyncMetrics(labels: Readonly<Record<string, string>> = {})
         latency.family(),
         relists.family(),
         watchRestarts.family(),
+        // The process's own series (memory, CPU, event loop, GC), read now; nothing runs per event.
+        ...processMetrics().families(),
       ];
       return renderFamilies(families);
     },

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { nextTimerTurn } from "../../lib/exposition-slices.js";
+import type { MetricFamily } from "../../lib/prometheus.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import type { RouterError } from "../core/errors.js";
@@ -59,6 +60,8 @@ export interface AppDeps extends RoutingDeps {
   readonly endpoints?: AppEndpoints;
   /** The dashboard's recent samples; default one of the app's own, sampled when the dashboard asks. */
   readonly trafficHistory?: TrafficHistory;
+  /** The runtime's `process_*` and `nodejs_*` series for /_edgeslice/metrics (Node); none by default. */
+  readonly processFamilies?: () => Iterable<MetricFamily>;
   /** Where the client is, when the runtime knows (Workers: `request.cf`), for proximity steering. */
   readonly clientLocation?: (c: Context) => ClientLocation | undefined;
 }
@@ -126,6 +129,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     yieldToLoop: deps.yieldToLoop ?? nextTimerTurn,
     endpoints: deps.endpoints === "public" ? "public" : "all",
     history: deps.trafficHistory ?? new TrafficHistory(),
+    ...(deps.processFamilies ? { processFamilies: deps.processFamilies } : {}),
   });
   if (deps.endpoints === "admin") {
     app.all("*", (c) => c.json({ error: "no_route" }, 404));

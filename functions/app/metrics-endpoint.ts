@@ -1,5 +1,5 @@
 import { expositionStream } from "../../lib/exposition-slices.js";
-import { PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
+import { type MetricFamily, PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import type { BackendSeries } from "../core/backend-metrics.js";
 import { eachServiceBackends } from "../core/backend-states.js";
@@ -19,6 +19,8 @@ export interface MetricsEndpointDeps {
   readonly backendSeries: BackendSeries;
   /** A turn of the runtime's event loop between slices of the body (lib/exposition-slices.ts). */
   readonly yieldToLoop: () => Promise<void>;
+  /** The runtime's process series, read at scrape time (Node: lib/process-metrics.ts); Workers have none. */
+  readonly processFamilies?: () => Iterable<MetricFamily>;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function metricsResponse(deps: MetricsEndpointDeps): Promise<Respon
   // Nothing ejected (the usual case): no endpoint's address is built to ask.
   const ejected = ejection.ejectedCount();
   const isEjected = ejected > 0 ? (address: string) => ejection.isEjected(address) : undefined;
-  const families = deps.metrics.families({
+  const routerFamilies = deps.metrics.families({
     backends: eachServiceBackends(snapshot, isEjected),
     backendSeries: deps.backendSeries,
     clusters: snapshot?.clusters ?? [],
@@ -48,6 +50,13 @@ export async function metricsResponse(deps: MetricsEndpointDeps): Promise<Respon
       storeConnected: deps.source.status?.().connected,
     },
   });
+  const processFamilies = deps.processFamilies;
+  const families = processFamilies
+    ? (function* () {
+        yield* processFamilies();
+        yield* routerFamilies;
+      })()
+    : routerFamilies;
   return new Response(expositionStream(families, { yieldToLoop: deps.yieldToLoop }), {
     status: 200,
     headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },

@@ -7,6 +7,7 @@ import { settlesWithin } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { processMetrics } from "../../lib/process-metrics.js";
 import { endpointAddress } from "../../store/records.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { reportRedisConnection } from "../../store/redis/connection-report.js";
@@ -129,6 +130,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const trafficHistory = new TrafficHistory();
   const appDeps: AppDeps = {
     trafficHistory,
+    processFamilies: () => processMetrics().families(),
     newRequestId,
     source,
     upstream,

@@ -112,6 +112,11 @@ describe("the admin port", () => {
     expect((await get(router.adminUrl, "/_edgeslice/livez")).status).toBe(200);
     const metrics = await get(router.adminUrl, "/_edgeslice/metrics", TOKEN);
     expect(metrics.body).toContain('edgeslice_requests_total{class="2xx"} 0');
+    // The process's own series come first, read at scrape time.
+    for (const family of ["process_resident_memory_bytes gauge", "nodejs_eventloop_lag_seconds gauge"]) {
+      expect(metrics.body).toContain(`# TYPE ${family}\n`);
+    }
+    expect(metrics.body).toContain("# TYPE nodejs_gc_duration_seconds histogram\n");
     const explained = JSON.parse((await get(router.adminUrl, ADMIN_ONLY[1] ?? "", TOKEN)).body);
     expect(explained.result).toBe("proxy");
     // A host the store routes, sent to the admin port: answered there, never proxied.
