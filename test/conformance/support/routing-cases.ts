@@ -12,6 +12,8 @@ export interface RoutingCase {
   readonly headers?: Record<string, string>;
   readonly backend?: string;
   readonly status?: number;
+  /** The request target the backend must have received (a URLRewrite's result). */
+  readonly seenPath?: string;
   /** Headers the backend must have received (lower-case names); undefined values: absent. */
   readonly seen?: Record<string, string | undefined>;
   /** Response headers the client must get; undefined values: absent. */
@@ -83,6 +85,7 @@ export function describeRoutingConformance(
           expect(answer.status).toBe(item.status);
           expect(answer.echo).toBeUndefined();
         }
+        if (item.seenPath !== undefined) expect(answer.echo?.path).toBe(item.seenPath);
         for (const [header, value] of Object.entries(item.seen ?? {})) {
           expect(answer.echo?.headers[header], `backend saw ${header}`).toBe(value);
         }
