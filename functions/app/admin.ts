@@ -3,7 +3,7 @@ import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
-import { ADMIN_PREFIX } from "../core/routing.js";
+import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { SelectFor } from "../core/select.js";
 import type { SnapshotRoutes } from "../core/snapshot-routes.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";

@@ -8,11 +8,12 @@ import type { AccessLogSettings } from "./access-log.js";
 import { BACKEND_SERIES, type BackendSeries } from "./backend-metrics.js";
 import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
 import { parseGatewayNames } from "./gateway-names.js";
+import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
-/** The router's environment (the same names as Workers vars/secrets). DESIGN.md "User contract". */
+/** The router's environment (the same names as Workers vars/secrets; README lists each with its default). */
 export const RouterEnvSchema = v.object({
   /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: optionalText,
@@ -81,7 +82,7 @@ export const RouterEnvSchema = v.object({
    * Longest wait for the next bytes of a client's request body (nginx's client_body_timeout, default 60 s):
    * past it the client gets 408 and the backend is not blamed.
    */
-  CLIENT_BODY_IDLE_TIMEOUT_MS: integerFromEnv(60_000, 1, 3_600_000),
+  CLIENT_BODY_IDLE_TIMEOUT_MS: integerFromEnv(DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS, 1, 3_600_000),
   /**
    * Node only: how long an idle client connection stays open for its next request. Longer than the idle timeout
    * of a load balancer in front (60 s on AWS ALB, GCP and Azure by default), so the balancer, which reuses its

@@ -5,12 +5,14 @@ import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import { modifiedPath, type RulePlan, redirectLocation, rulePlan } from "./filters.js";
-import { authorityPort, isHostSyntax, normaliseHost, wildcardCovers } from "./hosts.js";
+import { authorityPort, wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import type { PolicyDeps } from "./proxy-policy.js";
+import { type CheckedTarget, checkedTarget, type RequestTarget } from "./request-target.js";
 import type { RequestFacts } from "./routes/request-match.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
+import { policySettings } from "./routing-defaults.js";
 import { createSelector, type SelectFor, type Selection } from "./select.js";
 import { reportingRoutesOf } from "./snapshot-reports.js";
 import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
@@ -97,7 +99,7 @@ export interface Routing {
   route(url: string, request: RoutingRequest): Promise<RoutingOutcome>;
   /**
    * The same without a promise when the source holds its snapshot in memory (Node's sources do): the Node
-   * listener routes every proxied request this way (bench/proxy).
+   * listener routes every proxied request this way, with no promise per request.
    */
   routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome>;
 }
@@ -115,12 +117,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     ejection: new PassiveEjection(deps.now, deps.ejection),
     metrics,
     logger: deps.logger,
-    settings: {
-      tryTimeoutMs: config.tryTimeoutMs,
-      totalTimeoutMs: config.totalTimeoutMs,
-      retries: config.retries,
-      clientBodyIdleTimeoutMs: config.clientBodyIdleTimeoutMs ?? DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS,
-    },
+    settings: policySettings(config),
   };
   let seen = { version: -1, at: 0 };
   /** When this router first saw the snapshot's version: read on every request, so no clock read unless new. */
@@ -158,7 +155,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     request: RoutingRequest,
   ): RoutingOutcome {
     // Nothing loaded yet (the Node router listens before its first load), or Redis down with nothing ever
-    // loaded: no backend is known (DESIGN.md "Router function").
+    // loaded: no backend is known (docs/design.md "Router", rule 4).
     if (!snapshot) return "no_snapshot";
     noteSeen(snapshot);
     const found = matchRequest(routesOf(snapshot), host, {
@@ -196,24 +193,6 @@ export function createRouting(deps: RoutingDeps): Routing {
   }
 }
 
-interface CheckedTarget {
-  readonly target: RequestTarget;
-  /** The target's authority, normalised (hosts.ts). */
-  readonly host: string;
-}
-
-/** What routing refuses before it looks at any snapshot: a target it cannot read, the admin prefix, a bad Host. */
-function checkedTarget(url: string): CheckedTarget | RouterError {
-  const target = requestTarget(url);
-  if (!target) return "bad_request";
-  // The admin prefix is the router's own (Hono serves it before the catch-all); never proxied.
-  if (isAdminPath(target.path)) return "no_route";
-  const host = normaliseHost(target.authority);
-  if (host === undefined) return "no_route";
-  if (!isHostSyntax(host)) return "bad_request";
-  return { target, host };
-}
-
 /**
  * The winning rule for a request on a normalised, well-formed host, or undefined (404). A wildcard pattern
  * covers only DNS labels (hosts.ts wildcardCovers).
@@ -226,73 +205,4 @@ export function matchRequest(
   const found = matchRoute(routes.table, host, request);
   if (!found || (found.hostname !== undefined && !wildcardCovers(found.hostname, host))) return undefined;
   return found;
-}
-
-/** CLIENT_BODY_IDLE_TIMEOUT_MS when a caller's config leaves it out (core/config.ts has the same default). */
-export const DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS = 60_000;
-
-/** The router's own endpoints (app/admin.ts); nothing under this prefix is ever proxied. */
-export const ADMIN_PREFIX = "/_edgeslice";
-
-/**
- * Whether an origin-form path is under the admin prefix as Hono matches it: on the path without its query,
- * percent-decoded the way decodeURI does (so `/%5Fedgeslice/x` is reserved, `/_edgeslice%2Fx` is not).
- */
-export function isAdminPath(path: string): boolean {
-  const query = path.indexOf("?");
-  let only = query < 0 ? path : path.slice(0, query);
-  if (only.includes("%")) {
-    try {
-      only = decodeURI(only);
-    } catch {
-      // Not decodable: Hono matches the raw path too.
-    }
-  }
-  return only === ADMIN_PREFIX || only.startsWith(`${ADMIN_PREFIX}/`);
-}
-
-export interface RequestTarget {
-  readonly proto: "http" | "https";
-  /** Host[:port] the request was made to (Host header, or an absolute-form target's authority). */
-  readonly authority: string;
-  /** Origin form: path and query, dot segments resolved. */
-  readonly path: string;
-}
-
-const SUSPICIOUS = /[@\\]|%2e|\/\.\.?(?:[/?#]|$)/i;
-
-/**
- * The routed authority and origin-form path, taken from the request URL the runtime built (both Node's
- * adapter and Workers resolve dot segments, %2e included, per the WHATWG URL standard). Anything unusual
- * goes through the URL parser again, so a path the router matched is exactly the path the backend gets.
- */
-export function requestTarget(url: string): RequestTarget | undefined {
-  let proto: "http" | "https";
-  let rest: string;
-  if (url.startsWith("http://")) {
-    proto = "http";
-    rest = url.slice(7);
-  } else if (url.startsWith("https://")) {
-    proto = "https";
-    rest = url.slice(8);
-  } else return undefined;
-  if (SUSPICIOUS.test(rest)) return parsedTarget(url, proto);
-  const slash = rest.indexOf("/");
-  const hash = rest.indexOf("#");
-  const authority = slash < 0 ? rest : rest.slice(0, slash);
-  let path = slash < 0 ? "/" : rest.slice(slash);
-  if (hash >= 0) path = path.slice(0, path.indexOf("#"));
-  if (authority === "") return undefined;
-  return { proto, authority, path };
-}
-
-function parsedTarget(url: string, proto: "http" | "https"): RequestTarget | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  if (parsed.host === "") return undefined;
-  return { proto, authority: parsed.host, path: `${parsed.pathname}${parsed.search}` };
 }

@@ -7,20 +7,21 @@ import type { ForwardingInfo } from "../core/headers.js";
 import type { ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
-import { ADMIN_PREFIX, type Routing, type RoutingOutcome } from "../core/routing.js";
+import { ADMIN_PREFIX } from "../core/request-target.js";
+import type { Routing, RoutingOutcome } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import { drainUnreadBody } from "./drain.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
 import type { RequestHead } from "./request-head.js";
 
 /**
- * Proxied requests straight from Node's request listener, without the Hono app: the web Request, Context and
- * Response the adapter builds per request were the largest share of the router's own CPU (bench/proxy). This
- * is the app's catch-all (app/app.ts) on Node's objects, for exactly the requests whose URL the adapter
- * (@hono/node-server) builds without the URL parser: origin-form, a Host of lowercase letters, digits, `._-`
+ * Proxied requests straight from Node's request listener, without the Hono app, so the common request builds
+ * no web Request, Context or Response (per request, those cost the router more CPU than routing and proxying
+ * it). This is the app's catch-all (app/app.ts) on Node's objects, for exactly the requests whose URL the
+ * adapter (@hono/node-server) builds without the URL parser: origin-form, a Host of lowercase letters, digits, `._-`
  * and a port, a target of the characters it accepts as they are and no dot segment. Everything else (HEAD,
  * absolute-form, anything under the admin prefix, a Host or target the parser would rewrite, no Host) goes
- * to the app as before, so both paths route the same URL and answer the same way.
+ * to the app, so both paths route the same URL and answer the same way.
  */
 
 /** @hono/node-server's checks (src/request.ts) for a URL it builds by concatenation. */

@@ -2,7 +2,7 @@ import { createJsonLogger } from "../../lib/logger.js";
 import { NO_GRANTS_WARNING } from "../core/cluster-grants.js";
 import { parseRouterConfig } from "../core/config.js";
 import { normaliseHost } from "../core/hosts.js";
-import { ADMIN_PREFIX } from "../core/routing.js";
+import { ADMIN_PREFIX } from "../core/request-target.js";
 import { createIsolateRuntime, type IsolateRuntime } from "./runtime.js";
 
 /**
