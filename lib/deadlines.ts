@@ -1,7 +1,7 @@
 /**
  * Coarse deadlines for many short waits: the router bounds every upstream attempt, and a Node timer per attempt
- * (a Timeout object, a list insert, and a list created and dropped whenever no other attempt waits) cost more
- * than the rest of the attempt's bookkeeping (bench/proxy). Entries wait in buckets of `tickMs`, each an
+ * (a Timeout object, a list insert, and a list created and dropped whenever no other attempt waits) costs more
+ * than the rest of the attempt's bookkeeping together. Entries wait in buckets of `tickMs`, each an
  * intrusive list (adding and cancelling hash nothing and allocate nothing); one interval timer runs while any
  * entry waits and expires the buckets whose time came, so a deadline is never early and at most one tick
  * (plus the event loop's own delay) late. The timer stops once nothing has waited for IDLE_SWEEPS_BEFORE_STOP

@@ -20,7 +20,10 @@ export function attemptOutcome(failure: UpstreamErrorKind | undefined): AttemptO
   return failure === "transport" ? "reset" : failure;
 }
 
-/** What a scrape computes from the snapshot and the ejection state; optional so older callers still render. */
+/**
+ * What a scrape computes from the snapshot and the ejection state; each part is optional, and a scrape renders
+ * what it is given.
+ */
 export interface ScrapeViews {
   /** backend-states.ts: backends by service, cluster, family and state, cluster by cluster. */
   readonly backends?: Iterable<ServiceBackends>;

@@ -12,7 +12,7 @@ import { type ErrorAnswer, errorAnswer, type RouterError } from "./errors.js";
 export const REQUEST_ID_HEADER = "x-request-id";
 export const MAX_REQUEST_ID_LENGTH = 128;
 
-/** A compiled regular expression measured faster than a charCodeAt loop (Node 20: ~90 vs ~150 ns at 36 chars). */
+/** One compiled regular expression: V8 scans a character class faster than a charCodeAt loop in JavaScript. */
 const VALID_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:+/=-]{1,${MAX_REQUEST_ID_LENGTH}}$`);
 
 export function isValidRequestId(value: string): boolean {
@@ -49,7 +49,7 @@ export function errorResponseWithRequestId(error: RouterError, requestId: string
  * Request ids for one process: UUID-shaped (RFC 9562 version 4 and variant bits set), 74 random bits drawn
  * once from `randomBytes` and a 48-bit counter, so ids are unique within the process and, with
  * overwhelming probability, across processes. crypto.randomUUID costs a buffered random read and a 36-character
- * serialisation per request (~1.5 µs in the proxy bench's profile); this is a counter increment and a
+ * serialisation per request; this is a counter increment and a
  * concatenation. Request ids name requests; they are no secret (anyone holding one saw the request).
  */
 export function createRequestIds(randomBytes: (size: number) => Uint8Array): () => string {

@@ -78,7 +78,7 @@ function memo<K extends object, V extends object>(
 /**
  * CLUSTER_GRANTS first (granted-clusters.ts): a cluster's routes for hosts it was not granted, and its
  * endpoints outside its networks, are left out before anything else looks at them. Then stale clusters are
- * dropped per route (DESIGN.md "Store", fail static): a route's copies in fresh clusters serve; when every
+ * dropped per route (docs/design.md "Store", fail static): a route's copies in fresh clusters serve; when every
  * cluster that publishes it is stale, theirs serve, so a route whose only clusters went quiet keeps its last
  * known backends. The serving copies are merged across clusters (routes/clusters.ts), then matched by the
  * Gateway API's precedence (routes/route-table.ts), over the listeners of `gateways` only.
