@@ -111,8 +111,10 @@ export const DASHBOARD_CHARTS = `
     history.services.concat(history.clusters).forEach(function (s) { s.points.forEach(function (p) { ends.push(p.at); }); });
     history.retries.forEach(function (r) { ends.push(r.at); });
     var to = ends.length ? Math.max.apply(null, ends) : Date.now();
-    var from = to - history.intervalMs * 60;
-    $("history-note").textContent = "one point per " + (history.intervalMs / 1000) + " s, sampled by the router; the last " + ((to - from) / 60000) + " minutes";
+    // Until the ring is full the x axis spans what it holds, so a young router's lines are not squeezed right.
+    var first = ends.length ? Math.min.apply(null, ends) - history.intervalMs : to - history.intervalMs;
+    var from = Math.max(to - history.intervalMs * 60, first);
+    $("history-note").textContent = "one point per " + (history.intervalMs / 1000) + " s, sampled by the router; up to the last " + (history.intervalMs * 60 / 60000) + " min";
     renderGroup("by-service", history.services, from, to);
     renderGroup("by-cluster", history.clusters, from, to);
     var retries = el("div", null, "charts");
