@@ -141,6 +141,23 @@ describe("the router's settings", () => {
       taken.close();
     }
   });
+
+  it("names ADMIN_PORT when the admin listener's port is taken, in one line, exit 78", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await runRouter([], { ADMIN_PORT: String(port), REDIS_URL });
+
+      expect(run.code).toBe(78);
+      expect(errorLines(run.stdout).map((line) => line.msg)).toEqual([
+        `ADMIN_PORT=${port}: 127.0.0.1:${port} is already in use (EADDRINUSE): stop the process that holds it, or choose another ADMIN_PORT`,
+      ]);
+      expect(run.stderr).toBe("");
+    } finally {
+      taken.close();
+    }
+  });
 });
 
 describe("the router with its Redis unreachable", () => {
