@@ -1,27 +1,24 @@
-import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
 import type { ClusterGrants } from "./cluster-grants.js";
 import { applyClusterGrants, everyClusterGranted, type GrantRefusal } from "./granted-clusters.js";
 import {
   type MayShadow,
+  type MergedRoute,
   mergeAcrossClusters,
   type PublishedRoute,
   type RouteConflict,
-  type RoutePublisher,
 } from "./routes/clusters.js";
 import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
 
 export type { RoutePublisher } from "./routes/clusters.js";
 
-/** A route as the router serves it, with the clusters whose backends its rules resolve against. */
-export interface ServedRoute {
-  readonly route: RouteRecord;
+/**
+ * A merged route (routes/clusters.ts) as the router serves it: its clusters as the views its rules' backends
+ * resolve against.
+ */
+export interface ServedRoute extends Omit<MergedRoute, "clusters"> {
   /** The clusters traffic may go to, sorted: the serving publishers of the served definition. */
   readonly clusters: readonly ClusterView[];
-  /** Every publisher of this id is stale, and their last known backends are served anyway. */
-  readonly failStatic: boolean;
-  /** Every cluster that publishes this id, stale or not, sorted. */
-  readonly publishers: readonly RoutePublisher[];
 }
 
 /** Everything a router derives from one snapshot to route requests; built once per snapshot. */

@@ -197,17 +197,9 @@ export async function readServices(
   logger: Logger,
   warnings: WarnOnce = createWarnOnce(logger),
 ): Promise<Map<string, DecodedService | undefined>> {
-  const out = new Map<string, DecodedService | undefined>();
-  if (services.length === 0) return out;
-  const raws = await redis.hmget(clusterKeys(prefix, cluster).services, ...services);
-  services.forEach((service, index) => {
-    const raw = raws[index];
-    out.set(
-      service,
-      typeof raw === "string" ? decodeStoredService(cluster, service, raw, warnings) : undefined,
-    );
-  });
-  return out;
+  return readDecoded(redis, clusterKeys(prefix, cluster).services, services, (service, raw) =>
+    decodeStoredService(cluster, service, raw, warnings),
+  );
 }
 
 /**
@@ -222,12 +214,24 @@ export async function readRoutes(
   logger: Logger,
   warnings: WarnOnce = createWarnOnce(logger),
 ): Promise<Map<string, RouteRecord | undefined>> {
-  const out = new Map<string, RouteRecord | undefined>();
-  if (ids.length === 0) return out;
-  const raws = await redis.hmget(clusterKeys(prefix, cluster).routes, ...ids);
-  ids.forEach((id, index) => {
+  return readDecoded(redis, clusterKeys(prefix, cluster).routes, ids, (id, raw) =>
+    decodeStoredRoute(cluster, id, raw, warnings),
+  );
+}
+
+/** Some fields of one hash (HMGET), each decoded; undefined for a field that is gone or does not decode. */
+async function readDecoded<T>(
+  redis: Redis | Cluster,
+  key: string,
+  fields: readonly string[],
+  decode: (field: string, raw: string) => T | undefined,
+): Promise<Map<string, T | undefined>> {
+  const out = new Map<string, T | undefined>();
+  if (fields.length === 0) return out;
+  const raws = await redis.hmget(key, ...fields);
+  fields.forEach((field, index) => {
     const raw = raws[index];
-    out.set(id, typeof raw === "string" ? decodeStoredRoute(cluster, id, raw, warnings) : undefined);
+    out.set(field, typeof raw === "string" ? decode(field, raw) : undefined);
   });
   return out;
 }

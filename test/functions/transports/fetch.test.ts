@@ -1,8 +1,8 @@
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFetchUpstream } from "../../../functions/transports/fetch.js";
-import type { UpstreamRequest } from "../../../functions/transports/upstream.js";
 import { type Backend, startBackend } from "../harness.js";
+import { upstreamRequest } from "./transport.case.js";
 
 // What every transport shares is in transport.case.ts (fetch.contract.test.ts); these are fetch's own.
 
@@ -11,17 +11,6 @@ afterEach(async () => {
   for (const b of started.splice(0)) await b.close();
 });
 
-function requestTo(port: number, host = "127.0.0.1", path = "/"): UpstreamRequest {
-  return {
-    target: { ip: host, port },
-    method: "GET",
-    path,
-    headers: new Headers(),
-    body: null,
-    signal: new AbortController().signal,
-  };
-}
-
 describe("createFetchUpstream", () => {
   it("drops Content-Encoding when fetch already decoded the body", async () => {
     const b = await startBackend("127.0.0.1", (_req, res) => {
@@ -29,7 +18,7 @@ describe("createFetchUpstream", () => {
       res.end(gzipSync("hello"));
     });
     started.push(b);
-    const res = await createFetchUpstream(fetch).send(requestTo(b.port));
+    const res = await createFetchUpstream(fetch).send(upstreamRequest({ ip: "127.0.0.1", port: b.port }));
     expect(res.headers.get("content-encoding")).toBeNull();
     expect(await res.text()).toBe("hello");
   });

@@ -111,7 +111,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         });
 
         const response = await driver.send(
-          request(target, {
+          upstreamRequest(target, {
             method: "PUT",
             path: "/a/b?c=d",
             headers: new Headers({ host: "shop.example.test", "x-custom": "yes" }),
@@ -136,7 +136,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         res.end();
       });
 
-      const response = await driver.send(request(target));
+      const response = await driver.send(upstreamRequest(target));
 
       expect([response.status, response.headers.get("location"), requests]).toEqual([302, "/elsewhere", 1]);
     });
@@ -154,7 +154,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         },
       });
 
-      const sending = driver.send(request(target, { method: "POST", body }));
+      const sending = driver.send(upstreamRequest(target, { method: "POST", body }));
       controller?.enqueue(new TextEncoder().encode("first"));
       await until(() => received.includes("first"), "the first chunk at the backend");
       controller?.enqueue(new TextEncoder().encode("second"));
@@ -170,7 +170,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         release = () => res.end("tail");
       });
 
-      const response = await driver.send(request(target));
+      const response = await driver.send(upstreamRequest(target));
       const reader = response.body?.getReader();
       const first = await reader?.read();
       expect(new TextDecoder().decode(first?.value)).toBe("head;");
@@ -183,7 +183,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
       async (host) => {
         const port = await freePort(host);
 
-        const error = await rejection(driver.send(request({ ip: host, port })));
+        const error = await rejection(driver.send(upstreamRequest({ ip: host, port })));
 
         expect(isConnectFailure(error)).toBe(true);
       },
@@ -200,7 +200,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
       });
       const abort = new AbortController();
 
-      const sending = driver.send(request(target, { signal: abort.signal }));
+      const sending = driver.send(upstreamRequest(target, { signal: abort.signal }));
       await until(() => arrived, "the request at the backend");
       abort.abort(new Error("try timeout"));
 
@@ -214,7 +214,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
       });
       const abort = new AbortController();
 
-      const response = await driver.send(request(target, { signal: abort.signal }));
+      const response = await driver.send(upstreamRequest(target, { signal: abort.signal }));
       const reader = response.body?.getReader();
       await reader?.read();
       abort.abort(new Error("client gone"));
@@ -227,7 +227,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         socket.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial", () => socket.resetAndDestroy());
       });
 
-      const response = await driver.send(request(target));
+      const response = await driver.send(upstreamRequest(target));
 
       await expect(response.text()).rejects.toThrow();
     });
@@ -240,7 +240,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
       });
 
       for (let i = 0; i < 3; i++) {
-        expect(await (await driver.send(request(target))).text()).toBe("ok");
+        expect(await (await driver.send(upstreamRequest(target))).text()).toBe("ok");
         // The connection goes back to its pool once the transport has read the end of the message.
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -255,7 +255,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
     ])("returns %s with no body (RFC 9110 §6.4.1)", async (_label, method, answer, status) => {
       const target = await rawBackend((socket) => socket.write(answer));
 
-      const response = await driver.send(request(target, { method }));
+      const response = await driver.send(upstreamRequest(target, { method }));
 
       expect(response.status).toBe(status);
       expect(response.body).toBeNull();
@@ -266,7 +266,7 @@ export function describeTransportContract(transportName: string, makeDriver: () 
         socket.write("HTTP/1.1 600 Beyond\r\ncontent-length: 0\r\n\r\n"),
       );
 
-      const sending = driver.send(request(target));
+      const sending = driver.send(upstreamRequest(target));
 
       if (driver.differs.statusPast599 === "handed on") {
         expect((await sending).status).toBe(600);
@@ -277,7 +277,11 @@ export function describeTransportContract(transportName: string, makeDriver: () 
   });
 }
 
-function request(target: UpstreamTarget, fields: Partial<UpstreamRequest> = {}): UpstreamRequest {
+/** A GET of `/` for shop.example.test to `target`, with `fields` in place of those. */
+export function upstreamRequest(
+  target: UpstreamTarget,
+  fields: Partial<UpstreamRequest> = {},
+): UpstreamRequest {
   return {
     target,
     method: "GET",

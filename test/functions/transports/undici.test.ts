@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createUndiciUpstream, type UndiciUpstream } from "../../../functions/transports/undici.js";
-import type { UpstreamRequest } from "../../../functions/transports/upstream.js";
+import { upstreamRequest } from "./transport.case.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -22,21 +22,6 @@ function upstream(options: Parameters<typeof createUndiciUpstream>[0] = {}): Und
   const created = createUndiciUpstream(options);
   upstreams.push(created);
   return created;
-}
-
-function request(
-  target: { ip: string; port: number },
-  fields: Partial<UpstreamRequest> = {},
-): UpstreamRequest {
-  return {
-    target,
-    method: "GET",
-    path: "/",
-    headers: new Headers({ host: "shop.example.test" }),
-    body: null,
-    signal: new AbortController().signal,
-    ...fields,
-  };
 }
 
 /** Resolves when `predicate` holds, polling; bounded. */
@@ -64,7 +49,7 @@ describe("undici upstream", () => {
       res.end("small");
     });
 
-    const response = await upstream({ bufferResponseBytes: 1024 }).send(request(target));
+    const response = await upstream({ bufferResponseBytes: 1024 }).send(upstreamRequest(target));
 
     expect(await response.text()).toBe("small");
   });
@@ -76,7 +61,7 @@ describe("undici upstream", () => {
     const created = upstream({ idlePoolMs: 50 });
 
     for (let i = 0; i < 3; i++) {
-      await (await created.send(request(target))).text();
+      await (await created.send(upstreamRequest(target))).text();
       // The socket returns to the pool once undici has parsed the end of the message.
       await new Promise((resolve) => setImmediate(resolve));
     }
