@@ -1,12 +1,16 @@
-import type { ProxySettings } from "./proxy-policy.js";
-
 /** CLIENT_BODY_IDLE_TIMEOUT_MS when a caller's config leaves it out; core/config.ts defaults the variable to it. */
 export const DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS = 60_000;
 
-/** The retry policy's settings from the router's config, defaults filled in. */
-export function policySettings(
-  config: Omit<ProxySettings, "clientBodyIdleTimeoutMs"> & { readonly clientBodyIdleTimeoutMs?: number },
-): ProxySettings {
+/**
+ * The retry policy's settings (proxy-policy.ts ProxySettings) from the router's config, defaults filled in.
+ * Typed by shape, not by ProxySettings: config.ts imports this file, and proxy-policy.ts reaches config.ts.
+ */
+export function policySettings(config: {
+  readonly tryTimeoutMs: number;
+  readonly totalTimeoutMs: number;
+  readonly retries: number;
+  readonly clientBodyIdleTimeoutMs?: number | undefined;
+}) {
   return {
     tryTimeoutMs: config.tryTimeoutMs,
     totalTimeoutMs: config.totalTimeoutMs,
