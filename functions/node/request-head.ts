@@ -5,8 +5,8 @@ import { REQUEST_ID_HEADER } from "../core/request-id.js";
 /**
  * Header fields the Node router reads per request; one more makes the request 431. http.Server keeps only
  * `maxHeadersCount` fields (2,000 by default) and drops the rest silently, so a Content-Length, Transfer-Encoding
- * or second Host past that line would be invisible to the router while Node still frames the body by it: the
- * body was dropped on the way to the backend. The server keeps one more than this, and a request that reaches
+ * or second Host past that line would be invisible to the router while Node still frames the body by it, and
+ * the body would be lost on the way to the backend. The server keeps one more than this, and a request that reaches
  * it is refused rather than forwarded half-read.
  */
 export const MAX_REQUEST_HEADERS = 2_000;

@@ -25,7 +25,7 @@ export interface ReconcilerOptions {
   /**
    * A constant stream of events still flushes at least this often. The debounce is shared by all Services,
    * so under steady churn (100 changes/s across a cluster) it never sees a quiet gap: this bound is what the
-   * change latency becomes (bench/convergence: p99 ~1 s at 1000 ms, ~105 ms at 100 ms).
+   * change latency becomes (its p99 is this bound plus the write; `npm run bench -- --only convergence`).
    */
   readonly maxWaitMs?: number;
   /** Backoff after a failed store write or load: base doubles per failure up to max. */
