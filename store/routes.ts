@@ -133,11 +133,24 @@ export const RewriteSchema = v.strictObject({
 });
 export type Rewrite = v.InferOutput<typeof RewriteSchema>;
 
+/**
+ * RequestMirror: a copy of each request (of `percent` of them) goes to a Service port too, and its answer is
+ * dropped (HTTPRequestMirrorFilter). The filter list is strict, so a router that predates it skips the record
+ * rather than serve the rule without its mirror.
+ */
+export const MirrorSchema = v.strictObject({
+  service: ServiceIdSchema,
+  port: PortNumberSchema,
+  percent: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+});
+export type Mirror = v.InferOutput<typeof MirrorSchema>;
+
 export const RouteFiltersSchema = v.strictObject({
   requestHeaders: v.optional(HeaderModifierSchema),
   responseHeaders: v.optional(HeaderModifierSchema),
   redirect: v.optional(RedirectSchema),
   rewrite: v.optional(RewriteSchema),
+  mirrors: v.optional(v.array(MirrorSchema)),
 });
 export type RouteFilters = v.InferOutput<typeof RouteFiltersSchema>;
 

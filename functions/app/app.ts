@@ -28,6 +28,7 @@ import { TrafficHistory } from "../core/traffic-history.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { headAnswer } from "./head-answer.js";
+import { keepRunning, sendWebMirrors } from "./mirror-requests.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
 
 export interface AppDeps extends RoutingDeps {
@@ -169,6 +170,16 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       : undefined;
     const responseHeaders = routed.plan.responseHeaders;
     const ruleDeps = withRuleTimeouts(proxyDeps, routed.plan.timeouts);
+    if (routed.mirrors.length > 0) {
+      const raw = c.req.raw;
+      const copies = sendWebMirrors(deps.upstream, routed.mirrors, {
+        method: raw.method,
+        path: routed.upstreamPath,
+        headers: upstreamRequestHeaders(raw.headers, forwarding),
+        hasBody: raw.body !== null,
+      });
+      if (copies) keepRunning(c, copies);
+    }
     const forwarded = nativeProxy?.forward(
       c.env,
       {

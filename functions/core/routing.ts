@@ -10,6 +10,7 @@ import { RouterMetrics } from "./metrics.js";
 import type { PolicyDeps } from "./proxy-policy.js";
 import { type CheckedTarget, checkedTarget, type RequestTarget } from "./request-target.js";
 import type { RequestFacts } from "./routes/request-match.js";
+import { type MirrorTarget, mirrorTargets } from "./routes/mirrors.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
 import { policySettings } from "./routing-defaults.js";
@@ -68,6 +69,8 @@ export interface Routed {
   readonly upstreamHost: string | undefined;
   /** The rule's header modifiers (filters.ts). */
   readonly plan: RulePlan;
+  /** Copies of the request to send and forget (RequestMirror, routes/mirrors.ts). */
+  readonly mirrors: readonly MirrorTarget[];
 }
 
 /** What routing reads of a request besides its URL. */
@@ -189,6 +192,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
       upstreamHost: rewrite?.hostname,
       plan: rulePlan(rule, choice.index),
+      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random),
     };
   }
 }

@@ -11,6 +11,7 @@ import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { Routing, RoutingOutcome } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import { drainUnreadBody } from "./drain.js";
+import { sendNodeMirrors } from "./mirror-requests.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
 import type { RequestHead } from "./request-head.js";
 
@@ -154,6 +155,7 @@ class DirectRequest implements ExchangeEnd {
       logEnd: observation.logged ? () => this.logLine(forwarding.host, routed.target.path) : undefined,
     };
     const deps = withRuleTimeouts(routing.policy, routed.plan.timeouts);
+    sendNodeMirrors(routed.mirrors, incoming, routed.upstreamPath, forwarding);
     new Exchange(this.#deps.transport, incoming, outgoing, route, deps, this).run();
   }
 

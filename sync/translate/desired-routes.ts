@@ -165,12 +165,13 @@ export function annotationRouteOf(service: KubeService): AnnotationRouteResult {
   return { kind: "route", route };
 }
 
-/** Port numbers per Service that `routes` reference through valid backends. */
+/** Port numbers per Service that `routes` reference through valid backends and mirrors. */
 export function referencedPorts(routes: Iterable<RouteRecord>): Map<string, Set<number>> {
   const ports = new Map<string, Set<number>>();
   for (const route of routes) {
     for (const rule of route.rules) {
-      for (const backend of rule.backends) {
+      const mirrors = rule.filters.mirrors ?? [];
+      for (const backend of [...rule.backends, ...mirrors]) {
         if (!("service" in backend)) continue;
         const set = ports.get(backend.service) ?? new Set<number>();
         set.add(backend.port);

@@ -3,6 +3,7 @@ import { type BackendFilters, type RouteRule, RouteRuleSchema } from "../../../s
 import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
 import { type FilterProblem, translateBackendFilters, translateFilters } from "./filters.js";
 import { translateMatches } from "./matches.js";
+import { translateMirrors } from "./mirrors.js";
 import type { KubeRule } from "./objects.js";
 import { translateTimeouts } from "./timeouts.js";
 
@@ -36,13 +37,20 @@ export function translateRule(
     if (!translated.ok) return { ok: false, ...translated.error };
     backendFilters.push(translated.value);
   }
-  const filters = translateFilters(rule.filters ?? [], matches.value, refs.length > 0);
+  const ruleFilters = rule.filters ?? [];
+  const filters = translateFilters(
+    ruleFilters.filter((filter) => filter.type !== "RequestMirror"),
+    matches.value,
+    refs.length > 0,
+  );
   if (!filters.ok) return { ok: false, ...filters.error };
+  const mirrored = translateMirrors(ruleFilters, routeNamespace, context);
+  if (!mirrored.ok) return { ok: false, reason: "UnsupportedValue", message: mirrored.error };
 
   const timeouts = translateTimeouts(rule.timeouts);
   if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
 
-  const refProblems: RefProblem[] = [];
+  const refProblems: RefProblem[] = [...mirrored.value.refProblems];
   const backends = refs.map((ref, index) => {
     const resolved = resolveBackendRef(ref, routeNamespace, "HTTPRoute", context);
     if (resolved.problem) refProblems.push(resolved.problem);
@@ -51,7 +59,10 @@ export function translateRule(
   });
   const translated: RouteRule = {
     matches: matches.value,
-    filters: filters.value,
+    filters:
+      mirrored.value.mirrors.length > 0
+        ? { ...filters.value, mirrors: [...mirrored.value.mirrors] }
+        : filters.value,
     backends,
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
   };

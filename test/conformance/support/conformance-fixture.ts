@@ -22,6 +22,8 @@ export interface Conformance {
   send(request: ConformanceRequest): Promise<Answer>;
   /** Repeats `request` until `done` holds for its answer (the sync published, the router reloaded). */
   until(request: ConformanceRequest, done: (answer: Answer) => boolean, timeoutMs?: number): Promise<Answer>;
+  /** Requests backend `namespace/service` received so far (mirrored copies included). */
+  hits(backend: string): number;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,7 @@ export async function startConformance(options: {
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },
+    hits: (backend) => fleet.hitsByName().get(backend) ?? 0,
     stop,
   };
 }

@@ -139,11 +139,6 @@ describe("rules the router cannot carry out are dropped, not served differently"
     ["a method outside the enum", { matches: [{ method: "PURGE" }] }, "method PURGE"],
     ["a path with a dot-dot segment", { matches: [{ path: { value: "/a/../b" } }] }, "segment"],
     [
-      "a RequestMirror filter",
-      { filters: [{ type: "RequestMirror", requestMirror: { backendRef: { name: "m", port: 80 } } }] },
-      "filter RequestMirror",
-    ],
-    [
       "an ExtensionRef filter",
       { filters: [{ type: "ExtensionRef", extensionRef: { group: "x.io", kind: "F", name: "f" } }] },
       "filter ExtensionRef",
@@ -261,5 +256,33 @@ describe("filters on a backendRef", () => {
       weight: 1,
       filters: { requestHeaders: { set: [{ name: "backend", value: "v1" }], add: [], remove: [] } },
     });
+  });
+});
+
+describe("RequestMirror", () => {
+  const mirror = (requestMirror: Record<string, unknown>) => ({
+    ...toService("infra-backend-v1"),
+    filters: [{ type: "RequestMirror", requestMirror }],
+  });
+
+  it.each([
+    ["every request by default", { backendRef: { name: "infra-backend-v2", port: 8080 } }, 100],
+    ["a percent", { backendRef: { name: "infra-backend-v2", port: 8080 }, percent: 20 }, 20],
+    [
+      "a fraction",
+      { backendRef: { name: "infra-backend-v2", port: 8080 }, fraction: { numerator: 1, denominator: 4 } },
+      25,
+    ],
+  ])("carries the mirror with %s", (_case, requestMirror, percent) => {
+    const result = one(mirror(requestMirror));
+    expect(result.routes[0]?.rules[0]?.filters.mirrors).toEqual([
+      { service: "infra/infra-backend-v2", port: 8080, percent },
+    ]);
+  });
+
+  it("reports a mirror whose Service does not exist (BackendNotFound) and serves the rule without it", () => {
+    const result = one(mirror({ backendRef: { name: "missing", port: 8080 } }));
+    expect(result.routes[0]?.rules[0]?.filters.mirrors).toBeUndefined();
+    expect(parentConditions(result, "infra/web")).toContain("ResolvedRefs=False/BackendNotFound");
   });
 });
