@@ -17,7 +17,7 @@ export interface RoutingCase {
   /** Headers the backend must have received (lower-case names); undefined values: absent. */
   readonly seen?: Record<string, string | undefined>;
   /** Response headers the client must get; undefined values: absent. */
-  readonly answered?: Record<string, string | undefined>;
+  readonly answered?: Record<string, string | readonly string[] | undefined>;
 }
 
 /** Where the suite sends a request when it names no Host: the Gateway's address and first listener's port. */
@@ -90,7 +90,7 @@ export function describeRoutingConformance(
           expect(answer.echo?.headers[header], `backend saw ${header}`).toBe(value);
         }
         for (const [header, value] of Object.entries(item.answered ?? {})) {
-          expect(answer.headers[header], `answer ${header}`).toBe(value);
+          expect(answer.headers[header], `answer ${header}`).toEqual(value);
         }
       },
     );

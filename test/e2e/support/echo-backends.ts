@@ -19,6 +19,21 @@ export interface EchoBackend {
   hits(): number;
 }
 
+/**
+ * `X-Echo-Set-Header: Name:value,Other:value` makes the echo answer carry those fields, as the conformance
+ * suite's echo server does, so a ResponseHeaderModifier has the backend's fields to replace or remove.
+ */
+export const ECHO_SET_HEADER = "x-echo-set-header";
+
+function echoSetHeaders(value: string | string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (Array.isArray(value) ? value.join(",") : (value ?? "")).split(",")) {
+    const colon = item.indexOf(":");
+    if (colon > 0) out[item.slice(0, colon).trim()] = item.slice(colon + 1).trim();
+  }
+  return out;
+}
+
 /** Header every echo answer carries, so a ResponseHeaderModifier has something of the backend's to remove. */
 export const BACKEND_ONLY_HEADER = "x-backend-internal";
 
@@ -59,6 +74,7 @@ export function createEchoFleet(): EchoFleet {
           "content-type": "application/json",
           "x-backend": name,
           [BACKEND_ONLY_HEADER]: "secret",
+          ...echoSetHeaders(request.headers[ECHO_SET_HEADER]),
         });
         response.end(JSON.stringify(echoed));
       };
