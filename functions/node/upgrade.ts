@@ -23,8 +23,8 @@ import { endThenDestroy, joinSockets } from "./tunnel.js";
 /**
  * HTTP/1.1 Upgrade (WebSocket) on the Node router. http.Server hands an upgrade request to its 'upgrade'
  * listener with the raw socket instead of the request handler (Node docs: http.Server 'upgrade'), so the
- * Hono app never sees it; this path routes it with the same core (core/routing.ts: requestTarget,
- * normaliseHost, the route table, selection, balancer, ejection, metrics), sends it to a store-listed backend
+ * Hono app never sees it; this path routes it with the same core (core/routing.ts: the request target of
+ * core/request-target.ts, the route table, selection, balancer, ejection, metrics), sends it to a store-listed backend
  * (handshake.ts), and on a 101 joins the two sockets (tunnel.ts).
  */
 export interface NodeUpgrades {
