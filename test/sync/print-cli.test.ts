@@ -42,7 +42,7 @@ items:
       parentRefs: [{ name: edge }]
       hostnames: [mirror.example]
       rules:
-        - filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: canary, port: 80 } } }]
+        - filters: [{ type: CORS, cors: { allowOrigins: ["https://app.example"] } }]
           backendRefs: [{ name: stable, port: 80 }]
         - { matches: [{ path: { type: PathPrefix, value: /ok } }], backendRefs: [{ name: stable, port: 80 }] }
   - { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: { name: broken, namespace: shop }, spec: { rules: 5 } }
@@ -166,11 +166,13 @@ describe("npm run sync -- --from DIR --print", () => {
       expect(routes).toEqual([
         route("httproute:shop/mirror", "httproute", {
           hostnames: ["mirror.example"],
+          listeners: [{ gateway: "shop/edge", hostnames: ["mirror.example"], port: 80 }],
           wildcard: "suffix",
           rules: [{ matches: [prefix("/ok")], filters: {}, backends: [to("stable")] }],
         }),
         route("httproute:shop/web", "httproute", {
           hostnames: ["*.shop.example", "shop.example"],
+          listeners: [{ gateway: "shop/edge", hostnames: ["*.shop.example", "shop.example"], port: 80 }],
           wildcard: "suffix",
           rules: [
             {
