@@ -1,7 +1,7 @@
 import type { ClusterHeartbeat } from "../../store/store.js";
+import type { SteeringPlan } from "../core/selection.js";
 import { type ClusterFacts, decideSteering, expectedShares } from "../core/steering/decide.js";
 import { type ClientLocation, steeringOrigin } from "../core/steering/origin.js";
-import type { SteeringPlan } from "../core/steering/plan.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";
 import { clusterFacts } from "../core/steering/steer.js";
 

@@ -22,7 +22,7 @@ import {
   type RoutingRequest,
 } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
-import type { Selection } from "../core/select.js";
+import type { Selection } from "../core/selection.js";
 import type { ClientLocation } from "../core/steering/origin.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import type { Upstream } from "../transports/upstream.js";

@@ -13,7 +13,7 @@ import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { RequestObservation } from "../core/request-observation.js";
 import { forbidsContentLength, isFinalStatus } from "../core/response-status.js";
 import { withRetries } from "../core/retry-loop.js";
-import type { Backend, Selection } from "../core/select.js";
+import type { Backend, Selection } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";
 

@@ -1,4 +1,4 @@
-import type { Backend } from "./select.js";
+import type { Backend } from "./selection.js";
 
 export type BalancingMode = "p2c" | "random";
 

@@ -2,7 +2,7 @@ import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
 import { type BackendSeries, backendFamily } from "./backend-metrics.js";
 import type { ServiceBackends } from "./backend-states.js";
 import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
-import type { Selection } from "./select.js";
+import type { Selection } from "./selection.js";
 import { SteeringMetrics } from "./steering/metrics.js";
 
 /**

@@ -3,7 +3,7 @@ import type { Balancer } from "./balancer.js";
 import type { PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import type { RouterMetrics, UpstreamErrorKind } from "./metrics.js";
-import type { Backend, Selection } from "./select.js";
+import type { Backend, Selection } from "./selection.js";
 
 /**
  * The proxy policy shared by every transport (the web path in app/web-proxy.ts, the Node-native proxy in

@@ -6,7 +6,7 @@ import {
   HistogramFamily,
   type MetricFamily,
 } from "../../lib/prometheus.js";
-import type { Selection } from "./select.js";
+import type { Selection } from "./selection.js";
 
 /**
  * The RED series (rate, errors, duration) per service and cluster. Label values come only from the store

@@ -3,7 +3,7 @@ import type { ErrorAnswer, RouterError } from "./errors.js";
 import type { RouterMetrics } from "./metrics.js";
 import { errorAnswerWithRequestId } from "./request-id.js";
 import type { RouteSeries, ServiceSeries } from "./request-metrics.js";
-import type { Backend, Selection } from "./select.js";
+import type { Backend, Selection } from "./selection.js";
 
 /**
  * One request as the metrics and the access log see it: created when the request arrives, told which route

@@ -10,7 +10,7 @@ import {
   pickBackend,
 } from "./proxy-policy.js";
 import type { RequestObservation } from "./request-observation.js";
-import type { Backend, Selection } from "./select.js";
+import type { Backend, Selection } from "./selection.js";
 
 /** What the loop asks of the request before another attempt. */
 export interface Resendable {

@@ -1,83 +1,19 @@
 import type { IpFamily } from "../../lib/ip.js";
 import { type EndpointRecord, endpointAddress, type FamilyRecord } from "../../store/records.js";
 import { servicePort } from "../../store/services.js";
-import type { ServiceSteering } from "../../store/steering.js";
 import type { IpFamilyPolicy } from "./config.js";
+import type {
+  Backend,
+  BackendCandidate,
+  ClusterChoice,
+  FamilyChoice,
+  Selection,
+  Tier,
+  TierName,
+  ZoneHints,
+} from "./selection.js";
 import type { ServedRoute } from "./snapshot-routes.js";
-import type { ClusterTrack } from "./steering/cluster-track.js";
-import { type SelectSteering, type SteeringPlan, steeringPlan } from "./steering/plan.js";
-import type { SteeredChoice } from "./steering/steer.js";
-
-/** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
-export interface Backend {
-  readonly address: string;
-  readonly ip: string;
-  readonly port: number;
-  readonly cluster: string;
-  /** A steered Service's backends only: the cluster's health and latency its attempts feed (retry-loop.ts). */
-  readonly track?: ClusterTrack | undefined;
-}
-
-export type TierName = "local-zone" | "local" | "remote" | "all" | "fallback";
-
-export interface Tier {
-  readonly name: TierName;
-  readonly backends: readonly Backend[];
-}
-
-export interface FamilyChoice {
-  readonly family: IpFamily | undefined;
-  readonly fallback: boolean;
-  readonly reason: string;
-}
-
-export interface ClusterChoice extends FamilyChoice {
-  readonly cluster: string;
-  readonly service: string;
-  readonly stale: boolean;
-  readonly local: boolean;
-}
-
-export type ZoneHints =
-  | "applied"
-  | "no-zone-configured"
-  | "no-local-cluster"
-  | "not-every-endpoint-hinted"
-  | "fallback-endpoints"
-  | "no-endpoint-for-zone";
-
-/** One cluster's backends of the Service port a backendRef names. */
-export interface BackendCandidate {
-  readonly cluster: string;
-  readonly stale: boolean;
-  readonly service: string;
-  /** The port's backends per family in this cluster. */
-  readonly backends: Readonly<Record<IpFamily, FamilyRecord>>;
-  /** The cluster's record's steering annotations (store/steering.ts). */
-  readonly steering?: ServiceSteering | undefined;
-}
-
-/** Ordered tiers (try the first tier with a usable backend) and why they look the way they do. */
-export interface Selection {
-  /** The Service (`ns/name`) the backendRef names: the `service` label of the request's metrics. */
-  readonly service: string;
-  readonly tiers: readonly Tier[];
-  readonly clusters: readonly ClusterChoice[];
-  readonly zoneHints: ZoneHints;
-  /** Distinct backend addresses across all tiers: the candidate set the ejection cap is computed on. */
-  readonly addresses: readonly string[];
-  /**
-   * No cluster the route is served from has a record of this Service port: the sync publishes a backendRef
-   * to a Service its cluster lacks (so copies of a route merge across clusters during a rollout), and when
-   * none has it the backendRef cannot be resolved anywhere: answered 500 like an invalid backendRef
-   * (Gateway API HTTPRouteRule.backendRefs). A Service that exists with no ready endpoint is 503.
-   */
-  readonly unresolved: boolean;
-  /** A Service steered across clusters (steering/plan.ts): each request's selection derives from it (steer.ts). */
-  readonly steering?: SteeringPlan | undefined;
-  /** On a steered request's selection: the cluster chosen first, and why. */
-  readonly steered?: SteeredChoice | undefined;
-}
+import { type SelectSteering, steeringPlan } from "./steering/plan.js";
 
 export interface SelectPolicy {
   readonly ipFamily: IpFamilyPolicy;

@@ -5,7 +5,7 @@ import type { NativeRoute } from "../app/app.js";
 import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
 import { type AbortCause, type AttemptResult, noteAnswer, type PolicyDeps } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
-import type { Backend } from "../core/select.js";
+import type { Backend } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
 import { relayFraming } from "./relayed-framing.js";

@@ -8,7 +8,7 @@ import {
   type PolicyDeps,
   upgradeFailure,
 } from "../core/proxy-policy.js";
-import type { Backend } from "../core/select.js";
+import type { Backend } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt-bounds.js";
 

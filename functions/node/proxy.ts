@@ -7,7 +7,7 @@ import type { NativeProxy, NativeRoute } from "../app/app.js";
 import { upstreamRequestHeaderList } from "../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { RetryLoop } from "../core/retry-loop.js";
-import type { Backend } from "../core/select.js";
+import type { Backend } from "../core/selection.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
 import { refusedAttempt } from "./attempt-bounds.js";
 import { type AttemptOwner, BackendAttempt } from "./backend-attempt.js";

@@ -4,7 +4,7 @@ import {
   noteAttemptFailure,
   type PolicyDeps,
 } from "../core/proxy-policy.js";
-import type { Backend } from "../core/select.js";
+import type { Backend } from "../core/selection.js";
 import { UpstreamConnectError, type UpstreamRequest } from "./upstream.js";
 
 /**

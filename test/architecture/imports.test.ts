@@ -19,17 +19,6 @@ const FUNCTIONS_FLOORS = [
   ["functions/node", "functions/workers"],
 ] as const;
 
-/**
- * Circles still in the tree, each named with the work that undoes it. The suite fails when a circle not listed
- * here appears, and when a listed one is gone (then delete its line), so the list only ever shrinks.
- */
-const CIRCLES_BEING_UNDONE: readonly (readonly string[])[] = [
-  // Steering takes Backend, Selection and Tier back from select.ts: those types want a file of their own
-  // (core/steering/ is being changed by the cluster-steering work as this is written).
-  ["functions/core/select.ts", "functions/core/steering/plan.ts"],
-  ["functions/core/select.ts", "functions/core/steering/steer.ts"],
-];
-
 const circleKey = (files: readonly string[]) => [...files].sort().join(" <-> ");
 
 const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm;
@@ -99,11 +88,8 @@ describe("the import structure ARCHITECTURE.md draws", () => {
     expect([...graph.values()].flat().length).toBeGreaterThan(graph.size);
   });
 
-  it("has no import circle in production code but those being undone", () => {
-    const found = circles().map(circleKey);
-    const known = CIRCLES_BEING_UNDONE.map(circleKey);
-    expect(found.filter((circle) => !known.includes(circle))).toEqual([]);
-    expect(known.filter((circle) => !found.includes(circle))).toEqual([]);
+  it("has no import circle in production code", () => {
+    expect(circles().map(circleKey)).toEqual([]);
   });
 
   it("keeps lib/ free of anything of ours", () => {

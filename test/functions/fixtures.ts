@@ -1,10 +1,6 @@
 import { matchRequest } from "../../functions/core/routing.js";
-import {
-  backendCandidates,
-  type Selection,
-  type SelectPolicy,
-  selectTiers,
-} from "../../functions/core/select.js";
+import { backendCandidates, type SelectPolicy, selectTiers } from "../../functions/core/select.js";
+import type { Selection } from "../../functions/core/selection.js";
 import { buildSnapshotRoutes } from "../../functions/core/snapshot-routes.js";
 import type { MemoryStore } from "../../store/memory-store.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";

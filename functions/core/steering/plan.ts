@@ -1,40 +1,14 @@
 import { type ServiceSteering, type SteeringPolicy, steeringKey } from "../../../store/steering.js";
-import type { Backend, BackendCandidate, Selection, Tier } from "../select.js";
-import type { ClusterTrack, SteeringState } from "./cluster-track.js";
-import type { SteeredPolicy } from "./decide.js";
-
-/** One cluster a steered Service can be sent to: its ready backends, as tiers, and what steering weighs. */
-export interface SteeredCluster {
-  readonly name: string;
-  readonly local: boolean;
-  /** weighted: the annotation's share (0 when it lists the cluster not), 1 each without weights. */
-  readonly weight: number;
-  /** The own cluster's zone tier (when hints apply) and the rest; one tier for any other cluster. */
-  readonly tiers: readonly Tier[];
-  readonly track: ClusterTrack;
-}
-
-/** Where a Service's policy came from: its clusters' annotations, or the router's CLUSTER_STEERING. */
-export type SteeringSource =
-  | { readonly from: "annotation" }
-  | { readonly from: "router" }
-  /** The clusters publishing the Service annotate it differently: none of them decides alone. */
-  | { readonly from: "router"; readonly disagreement: readonly { cluster: string; steering: string }[] };
-
-/**
- * How one selection (a Service port of a served route, per snapshot) is steered across clusters; built once
- * with the selection, so a request only looks things up. `variants` memoises the per-request selections by
- * their order and reason (steer.ts).
- */
-export interface SteeringPlan {
-  readonly policy: SteeredPolicy;
-  readonly source: SteeringSource;
-  /** Clusters with ready endpoints, in the candidates' order; at least two. */
-  readonly clusters: readonly SteeredCluster[];
-  /** Terminating endpoints of every cluster: after all ready ones, whatever the order (kube-proxy's rule). */
-  readonly fallback: Tier | undefined;
-  readonly variants: Map<number, Selection>;
-}
+import type {
+  Backend,
+  BackendCandidate,
+  Selection,
+  SteeredCluster,
+  SteeringPlan,
+  SteeringSource,
+  Tier,
+} from "../selection.js";
+import type { SteeringState } from "./cluster-track.js";
 
 /** What createSelector passes: the router's CLUSTER_STEERING and the state the tracks live in. */
 export interface SelectSteering {

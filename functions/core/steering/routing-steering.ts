@@ -1,7 +1,7 @@
 import type { GeoPoint } from "../../../store/places.js";
 import type { SteeringPolicy } from "../../../store/steering.js";
 import type { SnapshotSource } from "../../../store/store.js";
-import type { Selection } from "../select.js";
+import type { Selection } from "../selection.js";
 import { SteeringState } from "./cluster-track.js";
 import type { SteeringMetrics } from "./metrics.js";
 import type { ClientLocation } from "./origin.js";

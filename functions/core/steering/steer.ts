@@ -1,17 +1,9 @@
-import type { CounterChild } from "../../../lib/prometheus.js";
 import type { ClusterPlace, GeoPoint } from "../../../store/places.js";
-import type { Selection, Tier } from "../select.js";
-import {
-  type ClusterFacts,
-  decideSteering,
-  STEERING_REASONS,
-  type SteeringDecision,
-  type SteeringReason,
-} from "./decide.js";
+import type { Selection, SteeringPlan, Tier } from "../selection.js";
+import { type ClusterFacts, decideSteering, STEERING_REASONS, type SteeringDecision } from "./decide.js";
 import { greatCircleKm } from "./geo.js";
 import type { SteeringMetrics } from "./metrics.js";
 import { type ClientLocation, type SteeringOrigin, steeringOrigin } from "./origin.js";
-import type { SteeringPlan } from "./plan.js";
 import type { SteeringSettings } from "./settings.js";
 
 /** What one request's steering reads besides the plan: where it comes from, where clusters are, the draws. */
@@ -25,14 +17,6 @@ export interface SteeringContext {
   readonly settings: SteeringSettings;
   readonly random: () => number;
   readonly metrics: SteeringMetrics;
-}
-
-/** What a steered request's selection says of its decision (the variant's, shared by every request alike). */
-export interface SteeredChoice {
-  readonly cluster: string;
-  readonly reason: SteeringReason;
-  /** edgeslice_steering_decisions_total{service, policy, cluster, reason}. */
-  readonly counter: CounterChild;
 }
 
 /** The facts a decision weighs for each cluster of the plan, now. */

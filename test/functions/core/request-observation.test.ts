@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { batchedLines } from "../../../functions/core/access-log.js";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
 import { RequestObservation } from "../../../functions/core/request-observation.js";
-import type { Backend } from "../../../functions/core/select.js";
+import type { Backend } from "../../../functions/core/selection.js";
 import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 const snapshot = snapshotOf([

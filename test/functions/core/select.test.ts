@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { IpFamilyPolicy } from "../../../functions/core/config.js";
 import { matchRequest } from "../../../functions/core/routing.js";
-import {
-  type BackendCandidate,
-  backendCandidates,
-  chooseFamily,
-  selectTiers,
-  zoneSubset,
-} from "../../../functions/core/select.js";
+import { backendCandidates, chooseFamily, selectTiers, zoneSubset } from "../../../functions/core/select.js";
+import type { BackendCandidate } from "../../../functions/core/selection.js";
 import { buildSnapshotRoutes } from "../../../functions/core/snapshot-routes.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 
