@@ -11,7 +11,13 @@ import { ServiceIdSchema } from "./names.js";
  */
 export const ROUTE_SCHEMA_VERSION = 2;
 
-export const ROUTE_SOURCES = ["annotation", "httproute", "ingress"] as const;
+/**
+ * A `grpcroute` record's backends are spoken to over HTTP/2 cleartext whatever their port's appProtocol
+ * (GRPCRoute: implementations "MUST support HTTP/2 over cleartext TCP (h2c) with prior knowledge" to backends);
+ * the source being a picklist, a router that predates GRPCRoute skips such a record rather than send gRPC as
+ * HTTP/1.1.
+ */
+export const ROUTE_SOURCES = ["annotation", "httproute", "ingress", "grpcroute"] as const;
 export type RouteSource = (typeof ROUTE_SOURCES)[number];
 
 const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));

@@ -25,12 +25,23 @@ export const SERVICE_SCHEMA_VERSION = 2;
  */
 export const MAX_PORTS = 100;
 
+/**
+ * The protocol a router speaks to a port's backends, from the Service port's `appProtocol` (sync/translate/
+ * app-protocol.ts): `h2c` HTTP/2 over cleartext with prior knowledge (RFC 9113 §3.3), `ws` HTTP/1.1 with
+ * WebSocket upgrades. Absent: HTTP/1.1. A field added to version 2: a router that predates it ignores it (and
+ * speaks HTTP/1.1 as before); a value a router does not know fails the record, as speaking the wrong protocol
+ * to every backend of the port would fail each request anyway.
+ */
+export const BACKEND_PROTOCOLS = ["h2c", "ws"] as const;
+export type BackendProtocol = (typeof BACKEND_PROTOCOLS)[number];
+
 /** One port of a Service with its backends; endpoints carry the target port from the slice. */
 export const ServicePortRecordSchema = v.object({
   /** Service port name, "" when unnamed. */
   name: v.pipe(v.string(), v.maxLength(253)),
   /** The Service's own port number: what a backendRef names. */
   number: PortNumberSchema,
+  protocol: v.optional(v.picklist(BACKEND_PROTOCOLS)),
   ipv4: familySchemaOf("ipv4"),
   ipv6: familySchemaOf("ipv6"),
 });
@@ -75,6 +86,7 @@ export function serializeServiceRecordV2(record: ServiceRecordV2): string {
       .map((port) => ({
         name: port.name,
         number: port.number,
+        ...(port.protocol === undefined ? {} : { protocol: port.protocol }),
         ipv4: canonicalFamily(port.ipv4),
         ipv6: canonicalFamily(port.ipv6),
       })),

@@ -97,6 +97,7 @@ export function backendCandidates(served: ServedRoute, service: string, port: nu
         stale: view.stale,
         service,
         backends,
+        protocol: served.route.source === "grpcroute" ? "h2c" : backends.protocol,
         steering: record.steering,
       });
     }
@@ -140,20 +141,20 @@ export function selectTiers(
   const tiers: Tier[] = [];
   // Terminating endpoints (a family in fallback) come after every ready endpoint of every cluster:
   // locality never outranks readiness, as kube-proxy only uses terminating endpoints when no ready one is left.
-  const fallbackEndpoints: { cluster: string; endpoints: readonly EndpointRecord[] }[] = [];
+  const fallbackEndpoints: { candidate: BackendCandidate; endpoints: readonly EndpointRecord[] }[] = [];
   const localCluster = localEndpoints[0];
   if (localCluster) {
     const { candidate, endpoints, fallback } = localCluster;
     if (fallback) {
       if (policy.zone !== undefined) zoneHints = "fallback-endpoints";
-      fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
+      fallbackEndpoints.push({ candidate, endpoints });
     } else {
       const subset = zoneSubset(endpoints, policy.zone);
       zoneHints = subset.hints;
       if (subset.hints === "applied") {
-        pushTier(tiers, "local-zone", toBackends(candidate.cluster, subset.endpoints, seen));
+        pushTier(tiers, "local-zone", toBackends(candidate, subset.endpoints, seen));
       }
-      pushTier(tiers, "local", toBackends(candidate.cluster, endpoints, seen));
+      pushTier(tiers, "local", toBackends(candidate, endpoints, seen));
     }
   } else if (policy.cluster !== undefined) {
     zoneHints = "no-local-cluster";
@@ -163,15 +164,15 @@ export function selectTiers(
     const choice = clusters.find((c) => c.cluster === candidate.cluster);
     if (choice?.family === undefined) continue;
     const endpoints = candidate.backends[choice.family].endpoints;
-    if (choice.fallback) fallbackEndpoints.push({ cluster: candidate.cluster, endpoints });
+    if (choice.fallback) fallbackEndpoints.push({ candidate, endpoints });
     // A loop, not push(...): a spread of a large list overflows the stack (store/records.ts bounds it too).
-    else for (const backend of toBackends(candidate.cluster, endpoints, seen)) remote.push(backend);
+    else for (const backend of toBackends(candidate, endpoints, seen)) remote.push(backend);
   }
   pushTier(tiers, policy.cluster === undefined ? "all" : "remote", remote);
   pushTier(
     tiers,
     "fallback",
-    fallbackEndpoints.flatMap(({ cluster, endpoints }) => toBackends(cluster, endpoints, seen)),
+    fallbackEndpoints.flatMap(({ candidate, endpoints }) => toBackends(candidate, endpoints, seen)),
   );
   return { service, tiers, clusters, zoneHints, addresses: [...seen], unresolved: candidates.length === 0 };
 }
@@ -220,14 +221,18 @@ function pushTier(tiers: Tier[], name: TierName, backends: readonly Backend[]): 
 }
 
 /** Backends not already placed in an earlier tier: the same pod IP listed twice is tried once. */
-function toBackends(cluster: string, endpoints: readonly EndpointRecord[], seen: Set<string>): Backend[] {
+function toBackends(
+  { cluster, protocol }: BackendCandidate,
+  endpoints: readonly EndpointRecord[],
+  seen: Set<string>,
+): Backend[] {
   const backends: Backend[] = [];
   for (const endpoint of endpoints) {
     const address = endpointAddress(endpoint);
     if (seen.has(address)) continue;
     seen.add(address);
     // track set (undefined) on every backend: steered copies keep the same shape (steering/plan.ts).
-    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster, track: undefined });
+    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster, protocol, track: undefined });
   }
   return backends;
 }

@@ -1,6 +1,7 @@
 import type { IpFamily } from "../../lib/ip.js";
 import type { CounterChild } from "../../lib/prometheus.js";
 import type { FamilyRecord } from "../../store/records.js";
+import type { BackendProtocol } from "../../store/services.js";
 import type { ServiceSteering } from "../../store/steering.js";
 import type { ClusterTrack } from "./steering/cluster-track.js";
 import type { SteeredPolicy, SteeringReason } from "./steering/decide.js";
@@ -16,6 +17,8 @@ export interface Backend {
   readonly ip: string;
   readonly port: number;
   readonly cluster: string;
+  /** What the backend speaks (store/services.ts); undefined: HTTP/1.1. */
+  readonly protocol?: BackendProtocol | undefined;
   /** A steered Service's backends only: the cluster's health and latency its attempts feed (retry-loop.ts). */
   readonly track?: ClusterTrack | undefined;
 }
@@ -55,6 +58,8 @@ export interface BackendCandidate {
   readonly service: string;
   /** The port's backends per family in this cluster. */
   readonly backends: Readonly<Record<IpFamily, FamilyRecord>>;
+  /** The port's protocol in this cluster, or h2c for every backend of a GRPCRoute. */
+  readonly protocol?: BackendProtocol | undefined;
   /** The cluster's record's steering annotations (store/steering.ts). */
   readonly steering?: ServiceSteering | undefined;
 }

@@ -11,6 +11,8 @@ export interface UpstreamTarget {
   /** Canonical IP from the store (never from the request). */
   readonly ip: string;
   readonly port: number;
+  /** What the backend speaks (store/services.ts BackendProtocol); undefined: HTTP/1.1. */
+  readonly protocol?: "h2c" | "ws" | undefined;
 }
 
 /** The keep-alive pools of the Node transports (undici.ts, node/backend-pools.ts). */

@@ -26,6 +26,8 @@ const ServicePortSpecSchema = v.looseObject({
   port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
   protocol: v.nullish(v.string()),
   targetPort: v.nullish(v.union([v.number(), v.string()])),
+  /** The port's application protocol (app-protocol.ts reads it): `kubernetes.io/h2c` and the like. */
+  appProtocol: v.nullish(v.string()),
 });
 
 export const KubeServiceSchema = v.looseObject({

@@ -2,13 +2,14 @@ import * as v from "valibot";
 import type { Result } from "../../lib/result.js";
 import { serviceId } from "../../store/names.js";
 import { SERVICE_SCHEMA_VERSION, type ServiceRecordV2, ServiceRecordV2Schema } from "../../store/services.js";
+import { appProtocolChoice } from "./app-protocol.js";
 import { translateService } from "./backends.js";
 import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
 import { steeringOf } from "./steering-annotations.js";
 
 /**
  * The service record (schema version 2) of one Service: the backends of each TCP port whose number some route
- * references (`ports`), sorted by number, with its steering annotations (steering-annotations.ts); undefined
+ * references (`ports`), sorted by number, each with the protocol its `appProtocol` asks for (app-protocol.ts), with its steering annotations (steering-annotations.ts); undefined
  * when none of them is a port of the Service (a Service no route references has no record). A port number the Service lists twice (TCP and UDP) is its TCP port.
  * Pure; an error when the record would not validate (what routers would refuse).
  */
@@ -27,7 +28,19 @@ export function serviceRecordOf(
   for (const translated of translateService(service, slices)) {
     const { name, number, protocol } = translated.port;
     if (protocol !== "TCP" || !ports.has(number) || byNumber.has(number)) continue;
-    byNumber.set(number, { name, number, ipv4: translated.ipv4, ipv6: translated.ipv6 });
+    const spec = service.spec?.ports?.find(
+      (port) => port.port === number && (port.protocol ?? "TCP") === "TCP",
+    );
+    const choice = appProtocolChoice(spec?.appProtocol);
+    // An unsupported protocol (wss) is refused where a route references the port (gateway/backends.ts).
+    const backendProtocol = choice.supported ? choice.protocol : undefined;
+    byNumber.set(number, {
+      name,
+      number,
+      ...(backendProtocol === undefined ? {} : { protocol: backendProtocol }),
+      ipv4: translated.ipv4,
+      ipv6: translated.ipv6,
+    });
   }
   // A malformed steering annotation is reported by the publisher (steeringOf); the backends publish without it.
   const steering = steeringOf(service);

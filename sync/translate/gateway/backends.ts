@@ -1,5 +1,6 @@
 import { serviceId } from "../../../store/names.js";
 import type { BackendRef } from "../../../store/routes.js";
+import { appProtocolChoice } from "../app-protocol.js";
 import type { KubeService } from "../kube-objects.js";
 import { type KubeBackendRef, namespaceOf as namespaceOfObject, type ReferenceGrant } from "./objects.js";
 
@@ -102,6 +103,13 @@ export function resolveBackendRef(
   if ((port.protocol ?? "TCP") !== "TCP") {
     const message = `Service ${target} port ${ref.port} is ${port.protocol}, HTTP needs TCP`;
     return invalid({ reason: "UnsupportedProtocol", message });
+  }
+  const choice = appProtocolChoice(port.appProtocol);
+  if (!choice.supported) {
+    return invalid({
+      reason: "UnsupportedProtocol",
+      message: `Service ${target} port ${ref.port}: ${choice.reason}`,
+    });
   }
   return { backend: { service: target, port: ref.port, weight } };
 }

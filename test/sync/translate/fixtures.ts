@@ -5,7 +5,7 @@ import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kub
 
 /** Builders for the parsed Services and slices the translation tests feed in: Service shop/web by default. */
 
-export type ServicePort = { name?: string; port: number; protocol?: string };
+export type ServicePort = { name?: string; port: number; protocol?: string; appProtocol?: string };
 type Conditions = { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null } | null;
 type SlicePort = { name?: string | null; port?: number | null; protocol?: string | null };
 
