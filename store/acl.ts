@@ -50,6 +50,8 @@ export function syncAclRules(prefix: string, cluster: string): string[] {
     "+del",
     "+pexpire",
     "+exists",
+    // The certificate version counter (keys.ts certificatesVersion), bumped inside the certificate script.
+    "+incr",
     // Every write is one Lua script checking the writer fence (redis/writer.ts): EVALSHA, and EVAL when the
     // server's script cache does not hold it yet. Commands inside a script are still checked against these
     // rules, keys included, so the scripts reach nothing the rules above do not allow.

@@ -39,6 +39,14 @@ export interface ClusterKeys {
   readonly writer: string;
   /** STRING with PX: the identity of a replica that holds the Kubernetes Lease and waits for the fence. */
   readonly claim: string;
+  /** HASH: Secret `ns/name` → certificate record JSON (certificates.ts; the private key sealed). */
+  readonly certificates: string;
+  /**
+   * STRING, a counter: bumped by every certificate write in the same script, so a router polls one small key
+   * per cluster and re-reads the hash only when it moved. Kept off the change stream, which routers and
+   * Workers read for services and routes only.
+   */
+  readonly certificatesVersion: string;
 }
 
 export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
@@ -52,6 +60,8 @@ export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
     lease: `${tag}:lease`,
     writer: `${tag}:writer`,
     claim: `${tag}:claim`,
+    certificates: `${tag}:certificates`,
+    certificatesVersion: `${tag}:certificates-version`,
   };
 }
 

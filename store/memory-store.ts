@@ -1,3 +1,4 @@
+import { type CertificateReader, serializeCertificateRecord } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
 import { hostIndexMembers } from "./keys.js";
 import { type ClusterPlace, placeFields } from "./places.js";
@@ -38,6 +39,9 @@ interface ClusterState {
   heartbeat: ClusterHeartbeat | undefined;
   fence: Expiring | undefined;
   claim: Expiring | undefined;
+  /** The `certificates` hash and its version counter. */
+  readonly certificates: Map<string, string>;
+  certificatesVersion: number;
 }
 
 /**
@@ -52,7 +56,7 @@ interface ClusterState {
  * await east.put(record);
  * store.current(); // the router's view: east, fresh, with the record
  */
-export class MemoryStore implements SnapshotSource {
+export class MemoryStore implements SnapshotSource, CertificateReader {
   readonly #clusters = new Map<string, ClusterState>();
   readonly #listeners = new Set<(change: StoreChange) => void>();
   readonly #now: () => number;
@@ -150,6 +154,20 @@ export class MemoryStore implements SnapshotSource {
       },
       load: async () => new Map(state.records),
       loadAll: async () => ({ services: new Map(state.records), routes: new Map(state.routes) }),
+      certificates: {
+        putCertificate: async (record) => {
+          const raw = serializeCertificateRecord(record);
+          fenced();
+          state.certificates.set(record.id, raw);
+          state.certificatesVersion++;
+        },
+        removeCertificate: async (id) => {
+          fenced();
+          state.certificates.delete(id);
+          state.certificatesVersion++;
+        },
+        loadCertificates: async () => new Map(state.certificates),
+      },
       heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince }) => {
         fenced();
         // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
@@ -172,6 +190,19 @@ export class MemoryStore implements SnapshotSource {
   /** The host index of `cluster`, sorted as Redis sorts a ZSET of equal scores (members are ASCII). */
   hostIndex(cluster: string): string[] {
     return [...(this.#clusters.get(cluster)?.hosts ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** CertificateReader: clusters that ever wrote a certificate record, as the Redis layout lists them. */
+  async versions(): Promise<Map<string, string>> {
+    const versions = new Map<string, string>();
+    for (const [name, state] of this.#clusters) {
+      if (state.certificatesVersion > 0) versions.set(name, String(state.certificatesVersion));
+    }
+    return versions;
+  }
+
+  async records(cluster: string): Promise<Map<string, string>> {
+    return new Map(this.#clusters.get(cluster)?.certificates ?? []);
   }
 
   /** Called after every change; returns the unsubscribe function. */
@@ -215,6 +246,8 @@ export class MemoryStore implements SnapshotSource {
         heartbeat: undefined,
         fence: undefined,
         claim: undefined,
+        certificates: new Map(),
+        certificatesVersion: 0,
       };
       this.#clusters.set(cluster, state);
     }

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { CertificateWriter } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
 import type { ClusterPlace } from "./places.js";
 import type { ChangeOp, ServiceRecord } from "./records.js";
@@ -57,6 +58,11 @@ export interface ClusterWriter {
    * never both write. An unfenced writer (tests, the all-in-one demo) writes without looking at the fence.
    */
   readonly fence?: WriterFence;
+  /**
+   * The cluster's certificate records (certificates.ts), fenced as every other write; present on the Redis
+   * writer and MemoryStore's, absent on writers that model a sync without TLS (tests).
+   */
+  readonly certificates?: CertificateWriter;
 }
 
 export interface StoredRecords {

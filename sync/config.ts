@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { ConfigurationError } from "../lib/configuration-error.js";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
 import { ipBytes } from "../lib/ip.js";
+import { TlsStoreKeyEnvSchema } from "../store/certificates.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
 import { type ClusterPlace, parseGeoPoint, RegionSchema } from "../store/places.js";
 import { type RedisTarget, redisTargetOrThrow } from "../store/redis/target.js";
@@ -132,6 +133,8 @@ export const SyncEnvSchema = v.object({
       return NEVER;
     }),
   ),
+  /** Seals the private keys of published certificates (store/certificates.ts); unset: none is published. */
+  TLS_STORE_KEY: TlsStoreKeyEnvSchema,
   /** How often a kind the API server does not serve (the Gateway API CRDs missing) is listed again. */
   MISSING_KIND_RETRY_MS: integerFromEnv(30_000, 100, 3_600_000),
   POD_NAME: optionalText,
@@ -175,6 +178,8 @@ export interface SyncConfig {
   /** CLUSTER_REGION and CLUSTER_LOCATION, written into every heartbeat record. */
   readonly place: ClusterPlace;
   readonly logLevel: "debug" | "info" | "warn" | "error";
+  /** TLS_STORE_KEY, decoded; undefined: HTTPS listeners' certificates are not published. */
+  readonly tlsStoreKey: Uint8Array | undefined;
 }
 
 /** Validates the environment; throws one ConfigurationError listing every bad variable. */
@@ -217,6 +222,7 @@ export function parseSyncConfig(
     identity: e.POD_NAME ?? e.HOSTNAME ?? fallbackIdentity(),
     place: { region: e.CLUSTER_REGION, location: e.CLUSTER_LOCATION },
     logLevel: e.LOG_LEVEL,
+    tlsStoreKey: e.TLS_STORE_KEY,
   };
 }
 

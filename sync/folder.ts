@@ -70,6 +70,7 @@ export async function publishFromFolder(
     const pipeline = createPublishPipeline({
       cache: cacheFromObjects(loaded.services, loaded.slices, loaded.routeObjects),
       routeSettings: config.routes,
+      tlsStoreKey: config.tlsStoreKey,
       writer,
       // The folder is the operator's explicit desired state: nothing to wait for, so no hold.
       valve: { ...config.valve, holdMs: 0 },

@@ -110,6 +110,7 @@ export function publishPipelineFor(
     cache: watch,
     writer: role.writer,
     routeSettings: config.routes,
+    tlsStoreKey: config.tlsStoreKey,
     onDesired: (desired) => statusWriter.update(desired.statuses),
     valve: config.valve,
     holder: config.identity,

@@ -1,4 +1,5 @@
 import type { Logger } from "../lib/logger.js";
+import type { CertificateWriter } from "../store/certificates.js";
 import { type ClusterWriter, FenceRefusedError, type WriterFence } from "../store/store.js";
 import type { StepDownReason } from "./kube/leader.js";
 import type { SyncMetrics } from "./metrics.js";
@@ -157,6 +158,7 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
     load: () => inner.load(),
     loadAll: () => inner.loadAll(),
     heartbeat: (beat) => observed(() => inner.heartbeat(beat)),
+    ...(inner.certificates ? { certificates: observedCertificates(inner.certificates, observed) } : {}),
   };
 
   const poll = async () => {
@@ -272,5 +274,17 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
       lease = "none";
       await update();
     },
+  };
+}
+
+/** The certificate writes of `inner`, each observed for the fence as every other write. */
+function observedCertificates(
+  inner: CertificateWriter,
+  observed: <T>(write: () => Promise<T>) => Promise<T>,
+): CertificateWriter {
+  return {
+    putCertificate: (record) => observed(() => inner.putCertificate(record)),
+    removeCertificate: (id) => observed(() => inner.removeCertificate(id)),
+    loadCertificates: () => inner.loadCertificates(),
   };
 }

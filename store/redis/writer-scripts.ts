@@ -120,6 +120,12 @@ redis.call('SET', KEYS[4], ARGV[4], 'PX', ARGV[5])
 if written then return {1, claimant()} end
 return {2, claimant()}`;
 
+/** Certificate record. KEYS: fence, claim, certificates, certificates-version; ARGV: holder, ttl, id, record ('' = remove). */
+const CERTIFICATE = `${FENCE}
+${PUT_OR_DELETE}
+redis.call('INCR', KEYS[4])
+return {1, claimant()}`;
+
 /** KEYS: fence, claim; ARGV: holder, ttl, claim ms. Takes or renews the fence, else claims it. */
 const ACQUIRE = `
 local holder = redis.call('GET', KEYS[1])
@@ -150,6 +156,7 @@ export const SCRIPTS = {
   remove: script(REMOVE),
   service: script(SERVICE),
   route: script(ROUTE),
+  certificate: script(CERTIFICATE),
   heartbeat: script(HEARTBEAT),
   acquire: script(ACQUIRE),
   release: script(RELEASE),

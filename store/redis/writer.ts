@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { type CertificateRecord, serializeCertificateRecord } from "../certificates.js";
 import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
 import { type ClusterPlace, placeFields } from "../places.js";
 import {
@@ -101,9 +102,24 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
     },
   };
 
+  const certificateKeys = [keys.certificates, keys.certificatesVersion];
+  const certificates = {
+    async putCertificate(record: CertificateRecord) {
+      const raw = serializeCertificateRecord(record);
+      await fenced(SCRIPTS.certificate, certificateKeys, [record.id, raw]);
+    },
+    async removeCertificate(id: string) {
+      await fenced(SCRIPTS.certificate, certificateKeys, [id, ""]);
+    },
+    async loadCertificates() {
+      return new Map(Object.entries(await redis.hgetall(keys.certificates)));
+    },
+  };
+
   return {
     cluster,
     ...(fence ? { fence } : {}),
+    certificates,
     async put(record: ServiceRecord) {
       assertOwnRecord(cluster, record);
       await fenced(

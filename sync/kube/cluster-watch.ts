@@ -3,7 +3,7 @@ import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
-import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind } from "./kinds.js";
+import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind, watchedPath } from "./kinds.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
 import { createOptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
@@ -160,7 +160,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
       {
         label,
         resource: KINDS[kind].resource,
-        path: collectionPath(kind, namespace),
+        path: watchedPath(kind, namespace),
         onUpsert: (object, at) => routesChanged(routeIndex.upsert(kind, object, logger), at),
         onDelete: (object, at) => routesChanged(routeIndex.delete(kind, object), at),
         optional: optional(kind, label),

@@ -9,6 +9,7 @@ import {
 import { parseIngress, parseIngressClass } from "../translate/ingress/objects.js";
 import { parseEndpointSlice, parseService } from "../translate/kube-objects.js";
 import type { RouteObjects } from "../translate/route-objects.js";
+import { parseSecret } from "../translate/tls-secrets.js";
 
 /** One kind the sync reads: where the API serves it and how an object of it is validated. */
 export interface KindSpec {
@@ -20,6 +21,8 @@ export interface KindSpec {
   /** apiVersions a manifest of `--from DIR` may carry (one given or none is accepted too). */
   readonly manifestApiVersions: readonly string[];
   readonly parse: (raw: unknown) => Result<object>;
+  /** A field selector every list and watch of the kind carries, so the API server sends nothing else. */
+  readonly fieldSelector?: string;
 }
 
 const GATEWAY_GROUP = "gateway.networking.k8s.io";
@@ -86,6 +89,17 @@ export const KINDS = {
     manifestApiVersions: ["networking.k8s.io/v1"],
     parse: parseIngress,
   },
+  // Only TLS Secrets ever reach the sync (`type` is a field the API server selects Secrets by); the
+  // translation uses those a listener of ours references (docs/design.md, sync rule 6).
+  Secret: {
+    group: "",
+    version: "v1",
+    resource: "secrets",
+    namespaced: true,
+    manifestApiVersions: ["v1"],
+    parse: parseSecret,
+    fieldSelector: "type=kubernetes.io/tls",
+  },
 } as const satisfies Record<string, KindSpec>;
 
 export type Kind = keyof typeof KINDS;
@@ -99,6 +113,7 @@ export const ROUTE_OBJECT_LISTS = {
   Namespace: "namespaces",
   IngressClass: "ingressClasses",
   Ingress: "ingresses",
+  Secret: "secrets",
 } as const satisfies Partial<Record<Kind, keyof RouteObjects>>;
 
 export type RouteKind = keyof typeof ROUTE_OBJECT_LISTS;
@@ -115,4 +130,13 @@ export function collectionPath(kind: Kind, namespace?: string): string {
   const base = group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
   const where = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
   return `${base}${where}/${resource}`;
+}
+
+/** collectionPath with the kind's field selector, if it has one: what its reflector lists and watches. */
+export function watchedPath(kind: Kind, namespace?: string): string {
+  const spec: KindSpec = KINDS[kind];
+  const path = collectionPath(kind, namespace);
+  return spec.fieldSelector === undefined
+    ? path
+    : `${path}?fieldSelector=${encodeURIComponent(spec.fieldSelector)}`;
 }

@@ -27,10 +27,20 @@ export function createOptionalKinds(
     const groupVersion = group === "" ? version : `${group}/${version}`;
     return {
       retryMs,
-      // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these.
-      unreadableWhenRefused: options.namespaced && !namespaced,
+      // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these. Secrets
+      // are read only for HTTPS listeners: a sync whose RBAC predates them keeps serving everything else.
+      unreadableWhenRefused: (options.namespaced && !namespaced) || kind === "Secret",
       onMissing: (why) => {
         observer?.missing?.(resource);
+        if (why === "refused" && kind === "Secret") {
+          refusedLabels.add(label);
+          logger.warn(
+            "Secrets are not readable: HTTPS listeners' certificateRefs resolve to nothing; retrying " +
+              "(grant get, list, watch on secrets, as deploy/ does)",
+            { informer: label, retryInMs: retryMs },
+          );
+          return;
+        }
         if (why === "refused") {
           refusedLabels.add(label);
           logger.warn(

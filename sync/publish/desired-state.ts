@@ -26,6 +26,8 @@ export interface DesiredState {
   readonly statuses: DesiredRoutes["statuses"];
   readonly conflicts: DesiredRoutes["conflicts"];
   readonly refusedClaims: DesiredRoutes["refusedClaims"];
+  /** The certificates HTTPS listeners serve (their keys in the clear: sealed only as they are written). */
+  readonly certificates: DesiredRoutes["certificates"];
 }
 
 export interface DesiredStateOptions {
@@ -136,6 +138,7 @@ export function createDesiredState(options: DesiredStateOptions) {
         statuses: desired.statuses,
         conflicts: desired.conflicts,
         refusedClaims: desired.refusedClaims,
+        certificates: desired.certificates,
       };
     },
   };

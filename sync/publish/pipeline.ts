@@ -30,6 +30,8 @@ export interface PublishPipelineOptions {
   readonly metrics: SyncMetrics;
   /** Controller names, HOST_CLAIMS, the Ingress load balancer status; the defaults when left out. */
   readonly routeSettings?: RouteSettings | undefined;
+  /** TLS_STORE_KEY: seals the certificates of HTTPS listeners (publish-pass.ts). */
+  readonly tlsStoreKey?: Uint8Array | undefined;
   /** Each new desired state while publishing (the status writer's input). */
   readonly onDesired?: ReconcilerOptions["onDesired"];
   /** The reconciler's debounce and retry timings; its defaults when left out. */
@@ -65,6 +67,7 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     writer,
     cluster: writer.cluster,
     routeSettings: options.routeSettings,
+    tlsStoreKey: options.tlsStoreKey,
     onDesired: options.onDesired,
     valve: createSafetyValve(options.valve),
     logger,

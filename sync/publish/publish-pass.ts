@@ -4,6 +4,7 @@ import type { SyncMetrics } from "../metrics.js";
 import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "../translate/desired-routes.js";
 import { namespaceOf } from "../translate/kube-objects.js";
 import type { ClusterCache } from "../translate/types.js";
+import { createCertificateWrites } from "./certificate-writes.js";
 import { createDesiredState, type DesiredState } from "./desired-state.js";
 import { StoreWriteError, writeRoutes } from "./route-writes.js";
 import type { SafetyValve } from "./safety-valve.js";
@@ -24,6 +25,8 @@ export interface PublishPassOptions {
   readonly metrics: SyncMetrics;
   readonly now: () => number;
   readonly timers: Timers;
+  /** TLS_STORE_KEY: seals the certificates HTTPS listeners use; none are published without it. */
+  readonly tlsStoreKey?: Uint8Array | undefined;
 }
 
 /** How a pass ended: everything written, publishing stopped part-way, or a store call failed. */
@@ -50,6 +53,12 @@ export function createPublishPass(options: PublishPassOptions) {
     metrics,
   });
   let desired: DesiredState | undefined;
+  const certificates = createCertificateWrites({
+    writer: writer.certificates,
+    cluster,
+    storeKey: options.tlsStoreKey,
+    logger,
+  });
   /** The routes must be recomputed; when the earliest event still pending for them arrived. */
   let routesDirty = false;
   let routesReceivedAt: number | undefined;
@@ -142,6 +151,7 @@ export function createPublishPass(options: PublishPassOptions) {
     /** Forget what the store holds: the next pass loads it and compares everything. */
     reload() {
       stored = undefined;
+      certificates.reload();
     },
     get idle() {
       return dirty.size === 0 && !routesDirty && !routesPending && stored !== undefined;
@@ -188,6 +198,11 @@ export function createPublishPass(options: PublishPassOptions) {
           await writeRoutes(routes, state, context, "available-puts");
           if (!(await reconcileDirty(state, going))) return { kind: "stopped" };
           await writeRoutes(routes, state, context, "all");
+          try {
+            await certificates.write(desired?.certificates ?? []);
+          } catch (error) {
+            throw new StoreWriteError("write certificates", error);
+          }
           routesPending = false;
           routesReceivedAt = undefined;
         }

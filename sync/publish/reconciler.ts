@@ -33,6 +33,8 @@ export interface ReconcilerOptions {
   readonly retryMaxMs?: number;
   readonly now?: () => number;
   readonly timers?: Timers;
+  /** TLS_STORE_KEY (publish-pass.ts). */
+  readonly tlsStoreKey?: Uint8Array | undefined;
 }
 
 export interface Reconciler {
@@ -97,6 +99,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     metrics,
     now,
     timers,
+    tlsStoreKey: options.tlsStoreKey,
   });
   let enabled = false;
   let stopped = false;

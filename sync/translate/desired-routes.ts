@@ -79,6 +79,8 @@ export interface DesiredRoutes {
   readonly conflicts: readonly RouteConflict[];
   readonly problems: readonly Problem[];
   readonly statuses: GatewayApiTranslation["statuses"] & IngressTranslation["statuses"];
+  /** The certificates HTTPS listeners of our Gateways serve, by Secret id. */
+  readonly certificates: GatewayApiTranslation["certificates"];
 }
 
 /**
@@ -109,6 +111,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     httpRoutes: objects.httpRoutes,
     referenceGrants: objects.referenceGrants,
     namespaces: objects.namespaces,
+    secrets: objects.secrets,
     services: input.services,
     addresses: settings.gatewayAddresses,
   });
@@ -136,6 +139,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     refusedClaims,
     conflicts,
     problems: [...gateway.problems, ...ingress.problems],
+    certificates: gateway.certificates,
     statuses: {
       ...gateway.statuses,
       httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),

@@ -1,5 +1,6 @@
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
 import type { Ingress, IngressClass } from "./ingress/objects.js";
+import type { KubeSecret } from "./tls-secrets.js";
 
 /**
  * The route-relevant objects of one cluster besides its Services: Gateway API objects
@@ -14,6 +15,8 @@ export interface RouteObjects {
   readonly namespaces: readonly Namespace[];
   readonly ingressClasses: readonly IngressClass[];
   readonly ingresses: readonly Ingress[];
+  /** `kubernetes.io/tls` Secrets, for HTTPS listeners' certificateRefs. */
+  readonly secrets: readonly KubeSecret[];
 }
 
 /** Route objects of every kind, none yet: fresh lists a reader may fill. */
@@ -26,6 +29,7 @@ export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: Rout
     namespaces: [],
     ingressClasses: [],
     ingresses: [],
+    secrets: [],
   };
 }
 

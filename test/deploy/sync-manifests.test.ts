@@ -51,6 +51,8 @@ describe("deploy/sync", () => {
         resources: ["gatewayclasses", "gateways", "httproutes", "referencegrants"],
         verbs: read,
       },
+      // TLS Secrets for HTTPS listeners' certificateRefs: read, never written.
+      { apiGroups: [""], resources: ["secrets"], verbs: read },
       {
         apiGroups: [gateway],
         resources: ["gatewayclasses/status", "gateways/status", "httproutes/status"],

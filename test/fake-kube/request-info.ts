@@ -2,7 +2,7 @@
  * What a request asks, in the attributes Kubernetes authorization decides on
  * (https://kubernetes.io/docs/reference/access-authn-authz/authorization/#review-your-request-attributes):
  * read from the URL alone, before anyone knows whether the resource is served, as kube-apiserver does, so a
- * request for a resource the fake does not serve (Secrets, Pods) is refused like any other.
+ * request for a resource the fake does not serve (Pods) is refused like any other.
  */
 export type RequestInfo = ResourceRequest | NonResourceRequest;
 

@@ -10,6 +10,7 @@ export type FakeKind =
   | "ReferenceGrant"
   | "IngressClass"
   | "Ingress"
+  | "Secret"
   | "ServiceAccount"
   | "Role"
   | "RoleBinding"
@@ -49,6 +50,8 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   ReferenceGrant: info("ReferenceGrant", "gateway.networking.k8s.io/v1", "referencegrants", true),
   IngressClass: info("IngressClass", "networking.k8s.io/v1", "ingressclasses", false),
   Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),
+  // TLS Secrets for HTTPS listeners' certificateRefs; listed and watched by `type` as the sync asks.
+  Secret: info("Secret", "v1", "secrets", true),
   // Kept for RBAC (rbac.ts evaluates the Roles and bindings) and for deploy/'s manifests; no controller acts on
   // them, as none runs next to an envtest apiserver either.
   ServiceAccount: info("ServiceAccount", "v1", "serviceaccounts", true),

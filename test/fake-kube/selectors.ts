@@ -62,10 +62,17 @@ export function fieldFilter(selector: string | null): ObjectFilter {
   if (!selector) return () => true;
   const terms = parseTerms(selector);
   for (const term of terms) {
-    if (term.key !== "metadata.name" && term.key !== "metadata.namespace") {
+    // `type` is a field the API server selects Secrets by (and only Secrets).
+    if (term.key !== "metadata.name" && term.key !== "metadata.namespace" && term.key !== "type") {
       throw new Error(`field selector not supported: ${term.key}`);
     }
   }
   return (object) =>
-    matches(terms, (key) => (key === "metadata.name" ? object.metadata.name : object.metadata.namespace));
+    matches(terms, (key) =>
+      key === "metadata.name"
+        ? object.metadata.name
+        : key === "type"
+          ? ((object as { type?: unknown }).type as string | undefined)
+          : object.metadata.namespace,
+    );
 }

@@ -125,8 +125,8 @@ describe("the fake API server's identities, RBAC and metrics, as kube-apiserver'
     // Authorised before the handler looks the resource up: only an allowed request learns what is not found.
     expect(await statusOf(`${ROUTES}/web`)).toBe(404);
     expect(await statusOf(`${ROUTES}/api`)).toBe(403);
-    expect(await statusOf("/api/v1/secrets", ADMIN.token)).toBe(404);
-    expect(await statusOf("/api/v1/secrets")).toBe(403);
+    expect(await statusOf("/api/v1/pods", ADMIN.token)).toBe(404);
+    expect(await statusOf("/api/v1/pods")).toBe(403);
   });
 
   it("refuses everyone but system:masters during its start-up window", async () => {

@@ -1,4 +1,5 @@
 import type { GatewayAddress } from "./addresses.js";
+import type { ListenerCertificates } from "./certificate-refs.js";
 import { type Condition, condition } from "./conditions.js";
 import { selectorMatches, selectorProblem } from "./label-selector.js";
 import {
@@ -10,7 +11,10 @@ import {
   namespaceOf,
 } from "./objects.js";
 
-/** HTTPS listeners are accepted too: TLS ends before the router (at the edge), so certificateRefs are not read. */
+/**
+ * HTTPS listeners end TLS on the Node router with the Secrets their `tls.certificateRefs` name
+ * (certificate-refs.ts); one without certificateRefs is served as before, its TLS ended in front of the router.
+ */
 export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS"]);
 const HTTP_ROUTE = { group: GATEWAY_GROUP, kind: "HTTPRoute" } as const;
 const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
@@ -32,7 +36,12 @@ export interface ListenerView {
   readonly from: string;
   readonly selector: LabelSelector | undefined;
   readonly conditions: readonly Condition[];
+  /** The Secrets (`ns/name`) whose certificates this listener serves: its usable certificateRefs. */
+  readonly certificates: readonly string[];
 }
+
+/** Resolves one listener's certificateRefs (undefined: it has none to resolve). */
+export type ListenerCertificateResolver = (listener: Listener) => ListenerCertificates | undefined;
 
 /** One of our Gateways: whether it is accepted, its conditions, and its listeners. */
 export interface GatewayView {
@@ -57,6 +66,7 @@ export function evaluateGateway(
   gateway: Gateway,
   classProblem: string | undefined,
   addresses: readonly GatewayAddress[],
+  certificates?: ListenerCertificateResolver,
 ): GatewayView {
   const generation = gateway.metadata.generation;
   const protocolsByPort = new Map<number, Set<string>>();
@@ -78,6 +88,7 @@ export function evaluateGateway(
       (protocolsByPort.get(listener.port)?.size ?? 1) > 1,
       gatewayProblem,
       generation,
+      certificates?.(listener),
     ),
   );
   const valid = evaluated.filter((listener) => listener.valid).length;
@@ -115,6 +126,7 @@ function evaluateListener(
   conflicted: boolean,
   gatewayProblem: string | undefined,
   generation: number | null | undefined,
+  certificates: ListenerCertificates | undefined,
 ): { view: ListenerView; valid: boolean } {
   const from = listener.allowedRoutes?.namespaces?.from ?? "Same";
   const selector = listener.allowedRoutes?.namespaces?.selector ?? undefined;
@@ -155,18 +167,29 @@ function evaluateListener(
           `unsupported route kinds: ${invalidKinds.map((kind) => `${kind.group ?? GATEWAY_GROUP}/${kind.kind}`).join(", ")}`,
           generation,
         )
-      : condition("ResolvedRefs", true, "ResolvedRefs", "References resolved", generation);
+      : certificates?.problem
+        ? condition(
+            "ResolvedRefs",
+            false,
+            certificates.problem.reason,
+            certificates.problem.message,
+            generation,
+          )
+        : condition("ResolvedRefs", true, "ResolvedRefs", "References resolved", generation);
+  // A listener none of whose certificates can serve is not programmed; one with some keeps serving them.
+  const noCertificate = certificates?.problem !== undefined && certificates.secrets.length === 0;
   const conflictedCondition = conflicted
     ? condition("Conflicted", true, "ProtocolConflict", accepted.message, generation)
     : condition("Conflicted", false, "NoConflicts", "No conflicts", generation);
-  const serving = valid && gatewayProblem === undefined && supportedKinds.length > 0;
+  const serving = valid && gatewayProblem === undefined && supportedKinds.length > 0 && !noCertificate;
   const programmed = serving
     ? condition("Programmed", true, "Programmed", "Listener programmed", generation)
     : condition(
         "Programmed",
         false,
         "Invalid",
-        gatewayProblem ?? programmedProblem(valid, accepted),
+        gatewayProblem ??
+          (noCertificate ? (certificates?.problem?.message ?? "") : programmedProblem(valid, accepted)),
         generation,
       );
   return {
@@ -180,6 +203,7 @@ function evaluateListener(
       from,
       selector,
       conditions: [accepted, programmed, resolvedRefs, conflictedCondition],
+      certificates: serving ? (certificates?.secrets ?? []) : [],
     },
   };
 }

@@ -47,6 +47,14 @@ const ListenerSchema = v.looseObject({
   hostname: text,
   port: v.number(),
   protocol: v.string(),
+  tls: v.nullish(
+    v.looseObject({
+      mode: text,
+      certificateRefs: v.nullish(
+        v.array(v.looseObject({ group: text, kind: text, name: v.string(), namespace: text })),
+      ),
+    }),
+  ),
   allowedRoutes: v.nullish(
     v.looseObject({
       namespaces: v.nullish(v.looseObject({ from: text, selector: v.nullish(LabelSelectorSchema) })),

@@ -1,7 +1,15 @@
+import type { Result } from "../../../lib/result.js";
 import type { RouteRecord } from "../../../store/routes.js";
 import type { KubeService } from "../kube-objects.js";
+import { type KubeSecret, type TlsMaterial, tlsMaterialOf } from "../tls-secrets.js";
 import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
 import { serviceMap } from "./backends.js";
+import {
+  type CertificateContext,
+  type CertificateUse,
+  certificateUses,
+  resolveCertificateRefs,
+} from "./certificate-refs.js";
 import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
 import { translateHttpRoute } from "./http-route.js";
 import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
@@ -12,6 +20,7 @@ import {
   type HTTPRoute,
   keyOf,
   type Namespace,
+  namespaceOf,
   type ReferenceGrant,
 } from "./objects.js";
 
@@ -26,6 +35,8 @@ export interface GatewayApiInput {
   readonly services: readonly KubeService[];
   /** Namespaces with their labels, for `allowedRoutes.namespaces.from: Selector`; without them it admits none. */
   readonly namespaces?: readonly Namespace[];
+  /** The cluster's TLS Secrets, for HTTPS listeners' certificateRefs; without them every such ref is invalid. */
+  readonly secrets?: readonly KubeSecret[];
   /** GATEWAY_ADDRESSES: written into status.addresses; a Gateway without any is not Programmed. */
   readonly addresses?: GatewayAddressSettings;
   /** When given (ms), every condition gets this lastTransitionTime; leave it out and let the writer merge. */
@@ -66,6 +77,8 @@ export interface GatewayApiTranslation {
     readonly httpRoutes: ReadonlyMap<string, readonly RouteParentStatus[]>;
   };
   readonly problems: readonly Problem[];
+  /** The certificates our serving HTTPS listeners use, by Secret id. */
+  readonly certificates: readonly CertificateUse[];
 }
 
 /**
@@ -93,6 +106,7 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     classStatuses.set(name, { conditions: stamped([accepted], input.now) });
   }
 
+  const certificates = certificateContextOf(input.secrets ?? [], input.referenceGrants);
   const gateways = new Map<string, GatewayView>();
   for (const gateway of sortBy(input.gateways, keyOf)) {
     const className = gateway.spec.gatewayClassName;
@@ -100,7 +114,13 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     const classProblem = classProblems.get(className);
     const problem = classProblem ? `GatewayClass ${className} is not accepted: ${classProblem}` : undefined;
     const addresses = input.addresses ? addressesOf(input.addresses, keyOf(gateway), className) : [];
-    gateways.set(keyOf(gateway), evaluateGateway(gateway, problem, addresses));
+    gateways.set(
+      keyOf(gateway),
+      evaluateGateway(gateway, problem, addresses, (listener) => {
+        const refs = listener.protocol === "HTTPS" ? (listener.tls?.certificateRefs ?? []) : [];
+        return refs.length > 0 ? resolveCertificateRefs(namespaceOf(gateway), refs, certificates) : undefined;
+      }),
+    );
   }
 
   const context = {
@@ -151,6 +171,32 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     routes,
     statuses: { gatewayClasses: classStatuses, gateways: gatewayStatuses, httpRoutes: routeStatuses },
     problems,
+    certificates: certificateUses(
+      [...gateways.values()].flatMap((gateway) => gateway.listeners),
+      certificates,
+    ),
+  };
+}
+
+/** Each Secret object's certificate, checked once: the cache hands the same object until it changes. */
+const checkedMaterials = new WeakMap<KubeSecret, Result<TlsMaterial>>();
+
+/** The Secrets by id, and the certificate of each. */
+function certificateContextOf(
+  secrets: readonly KubeSecret[],
+  grants: readonly ReferenceGrant[],
+): CertificateContext {
+  return {
+    secrets: new Map(secrets.map((secret) => [keyOf(secret), secret])),
+    grants,
+    material: (_id, secret) => {
+      let result = checkedMaterials.get(secret);
+      if (result === undefined) {
+        result = tlsMaterialOf(secret);
+        checkedMaterials.set(secret, result);
+      }
+      return result;
+    },
   };
 }
 

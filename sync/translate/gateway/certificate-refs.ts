@@ -1,0 +1,122 @@
+import type { Result } from "../../../lib/result.js";
+import type { KubeSecret, TlsMaterial } from "../tls-secrets.js";
+import { referenceGranted } from "./backends.js";
+import { GATEWAY_GROUP, type ReferenceGrant } from "./objects.js";
+
+/** One entry of a listener's `tls.certificateRefs` (SecretObjectReference: group "" and kind Secret by default). */
+export interface CertificateRef {
+  readonly group?: string | null | undefined;
+  readonly kind?: string | null | undefined;
+  readonly name: string;
+  readonly namespace?: string | null | undefined;
+}
+
+/** What a listener's certificateRefs resolve to: the usable Secrets (`ns/name`), and the first problem. */
+export interface ListenerCertificates {
+  readonly secrets: readonly string[];
+  readonly problem:
+    | { readonly reason: "InvalidCertificateRef" | "RefNotPermitted"; readonly message: string }
+    | undefined;
+}
+
+/** The cluster's TLS Secrets by `ns/name`, the ReferenceGrants, and each Secret's certificate (memoised). */
+export interface CertificateContext {
+  readonly secrets: ReadonlyMap<string, KubeSecret>;
+  readonly grants: readonly ReferenceGrant[];
+  readonly material: (id: string, secret: KubeSecret) => Result<TlsMaterial>;
+}
+
+/**
+ * Gateway API ListenerConditionReason for ResolvedRefs: a reference to another namespace that no
+ * ReferenceGrant allows is RefNotPermitted, whether or not the Secret exists; an allowed reference of another
+ * group or kind, to a Secret that does not exist, or whose data is not a matching certificate and key, is
+ * InvalidCertificateRef. RefNotPermitted wins when both occur (InvalidCertificateRef "must be used only when
+ * the reference is allowed"). Valid references still serve beside invalid ones.
+ */
+export function resolveCertificateRefs(
+  gatewayNamespace: string,
+  refs: readonly CertificateRef[],
+  context: CertificateContext,
+): ListenerCertificates {
+  const secrets: string[] = [];
+  let notPermitted: string | undefined;
+  let invalid: string | undefined;
+  for (const ref of refs) {
+    const group = ref.group ?? "";
+    const kind = ref.kind ?? "Secret";
+    const namespace = ref.namespace ?? gatewayNamespace;
+    const id = `${namespace}/${ref.name}`;
+    if (group !== "" || kind !== "Secret") {
+      invalid ??= `certificateRef ${group === "" ? "core" : group}/${kind} ${id} is not a core Secret`;
+      continue;
+    }
+    if (
+      namespace !== gatewayNamespace &&
+      !referenceGranted(
+        context.grants,
+        { group: GATEWAY_GROUP, kind: "Gateway", namespace: gatewayNamespace },
+        { group: "", kind: "Secret", namespace, name: ref.name },
+      )
+    ) {
+      notPermitted ??= `no ReferenceGrant in ${namespace} allows Gateways of ${gatewayNamespace} to use Secret ${id}`;
+      continue;
+    }
+    const secret = context.secrets.get(id);
+    if (secret === undefined) {
+      invalid ??= `Secret ${id} does not exist (or is not of type kubernetes.io/tls)`;
+      continue;
+    }
+    const material = context.material(id, secret);
+    if (!material.ok) {
+      invalid ??= `Secret ${id}: ${material.error}`;
+      continue;
+    }
+    secrets.push(id);
+  }
+  const problem =
+    notPermitted !== undefined
+      ? { reason: "RefNotPermitted" as const, message: notPermitted }
+      : invalid !== undefined
+        ? { reason: "InvalidCertificateRef" as const, message: invalid }
+        : undefined;
+  return { secrets, problem };
+}
+
+/** One certificate to publish: the Secret, the names it is chosen for, and its material. */
+export interface CertificateUse {
+  readonly id: string;
+  /** Sorted, lower-case: each listener's hostname that references it, or the certificate's names when one has none. */
+  readonly hostnames: readonly string[];
+  readonly material: TlsMaterial;
+}
+
+/** What the store takes as a host name (store/certificates.ts CertificateHostnameSchema). */
+const HOSTNAME = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * The certificates the serving listeners of our Gateways use, one per Secret: a listener with a hostname
+ * chooses its certificates for that name (an SNI the listener would not route is not one of its own), one
+ * without for every DNS name the certificate holds. Names the store cannot hold (an IP SAN, `_`) are left out.
+ */
+export function certificateUses(
+  listeners: Iterable<{ readonly hostname: string | undefined; readonly certificates: readonly string[] }>,
+  context: CertificateContext,
+): CertificateUse[] {
+  const names = new Map<string, { hostnames: Set<string>; material: TlsMaterial }>();
+  for (const listener of listeners) {
+    for (const id of listener.certificates) {
+      const secret = context.secrets.get(id);
+      const material = secret && context.material(id, secret);
+      if (!material?.ok) continue;
+      const entry = names.get(id) ?? { hostnames: new Set<string>(), material: material.value };
+      for (const name of listener.hostname ? [listener.hostname] : material.value.names) {
+        if (HOSTNAME.test(name)) entry.hostnames.add(name);
+      }
+      names.set(id, entry);
+    }
+  }
+  return [...names]
+    .filter(([, entry]) => entry.hostnames.size > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([id, entry]) => ({ id, hostnames: [...entry.hostnames].sort(), material: entry.material }));
+}
