@@ -3,8 +3,9 @@ import { nextTimerTurn } from "../../lib/exposition-slices.js";
 import type { MetricFamily } from "../../lib/prometheus.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import type { RouterError } from "../core/errors.js";
+import type { ErrorAnswer, RouterError } from "../core/errors.js";
 import type { CompiledModifier } from "../core/filters.js";
+import { isGrpcRequest } from "../core/grpc-errors.js";
 import {
   type ForwardingInfo,
   isWebSocketUpgrade,
@@ -96,6 +97,11 @@ export interface NativeProxy {
   /** What the handler returns once the response went out natively. */
   readonly alreadySent: Response;
   forward(env: unknown, route: NativeRoute, deps: PolicyDeps): Promise<ProxyResult<number>> | undefined;
+  /**
+   * Writes a router answer on the runtime's objects when a web Response cannot carry it as it must be sent (a
+   * gRPC error to an HTTP/2 client: one HEADERS frame that ends the stream); true when it did.
+   */
+  answer?(env: unknown, answer: ErrorAnswer): boolean;
 }
 
 /**
@@ -146,6 +152,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       performance.now(),
       accessLog?.sampled() === true,
     );
+    // gRPC calls are POSTs: other methods need no header read.
+    if (c.req.method === "POST") observation.grpc = isGrpcRequest(requestHeaders(c).get("content-type"));
     const proto = deps.clientProto?.(c);
     const routed = await routing.route(c.req.url, {
       method: c.req.method,
@@ -239,8 +247,10 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   }
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
-    const { status, headers, body } = observation.routerAnswer(metrics, error, performance.now());
+    const routerAnswer = observation.routerAnswer(metrics, error, performance.now());
+    const { status, headers, body } = routerAnswer;
     logLine(observation, c, undefined, undefined);
+    if (nativeProxy?.answer?.(c.env, routerAnswer)) return nativeProxy.alreadySent;
     if (c.req.method === "HEAD") return headAnswer(status, headers, body);
     return new Response(body, { status, headers: headers.map(([name, value]) => [name, value]) });
   }

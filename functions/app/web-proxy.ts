@@ -96,6 +96,8 @@ export async function proxy(
   }
 }
 
+const H2C_UNREACHABLE: AttemptResult<never> = { ok: false, kind: "transport", stop: true };
+
 async function attemptOnce(
   backend: Backend,
   request: ProxyRequest,
@@ -104,6 +106,9 @@ async function attemptOnce(
   deps: ProxyDeps,
 ): Promise<AttemptResult<Response>> {
   if (whole.signal.aborted) return abortedBeforeAttempt(causeOf(whole.signal.reason) ?? "total-timeout");
+  // The web transports (fetch, undici) speak HTTP/1.1 to backends: an h2c backend would read garbage. Only
+  // Node's own path speaks h2c (node/h2-upstream/); here it is a 502, never the wrong protocol.
+  if (backend.protocol === "h2c") return H2C_UNREACHABLE;
   const attempt = new AbortController();
   const onWholeAbort = () => attempt.abort(whole.signal.reason);
   whole.signal.addEventListener("abort", onWholeAbort, { once: true });

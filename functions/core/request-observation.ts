@@ -1,5 +1,6 @@
 import type { AccessLogEntry } from "./access-log.js";
 import type { ErrorAnswer, RouterError } from "./errors.js";
+import { grpcErrorAnswer } from "./grpc-errors.js";
 import type { RouterMetrics } from "./metrics.js";
 import { errorAnswerWithRequestId } from "./request-id.js";
 import type { RouteSeries, ServiceSeries } from "./request-metrics.js";
@@ -39,6 +40,11 @@ export class RequestObservation {
   answered = false;
   /** When the response head went out, ms on the monotonic clock. */
   respondedAt = 0;
+  /**
+   * The request is a gRPC call (content-type application/grpc, core/grpc-errors.ts): the router's own answers
+   * are gRPC errors, counted and logged by the HTTP status they stand for, so error rates read the same.
+   */
+  grpc = false;
   #lineTaken = false;
 
   constructor(requestId: string, method: string, started: number, logged: boolean) {
@@ -106,9 +112,9 @@ export class RequestObservation {
       this.clientClosed(metrics, now);
     } else {
       this.respond(metrics, answer.status, now, false);
-      this.bytes = answer.body.length;
+      this.bytes = this.grpc ? 0 : answer.body.length;
     }
-    return answer;
+    return this.grpc ? grpcErrorAnswer(error, this.requestId) : answer;
   }
 
   /** The series the answer is labelled with: the backend's cluster or the route's own; undefined: unrouted. */

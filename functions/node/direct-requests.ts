@@ -3,6 +3,7 @@ import type { TLSSocket } from "node:tls";
 import type { NativeRoute } from "../app/app.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterError } from "../core/errors.js";
+import { isGrpcRequest } from "../core/grpc-errors.js";
 import type { ForwardingInfo } from "../core/headers.js";
 import type { ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
@@ -84,6 +85,8 @@ class DirectRequest implements ExchangeEnd {
       performance.now(),
       deps.accessLog?.sampled() === true,
     );
+    // gRPC calls are POSTs: other methods need no header read (core/grpc-errors.ts).
+    if (incoming.method === "POST") this.#observation.grpc = isGrpcRequest(head.get("content-type"));
   }
 
   /** Serves the request; no promise on the way unless the source's snapshot or the backend is awaited. */

@@ -24,6 +24,9 @@ import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
 import { createDirectRequests } from "./direct-requests.js";
+import { withH2Clients } from "./h2-upstream/h2-clients.js";
+import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
+import type { H2cSettings } from "./h2-upstream/h2c-session.js";
 import { createNodeProxy } from "./proxy.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
 import { createNodeUpgrades } from "./upgrade.js";
@@ -43,6 +46,8 @@ export interface NodeRouterDeps {
    */
   readonly upstream?: Upstream;
   readonly upstreamOptions?: UndiciUpstreamOptions;
+  /** The h2c upstreams' sessions and streams (README: H2C_* settings); defaults in h2-upstream/h2c-session.ts. */
+  readonly h2c?: Partial<H2cSettings>;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
   readonly host?: string;
   /** The admin listener's bind address; default config.adminHost, else `host`. */
@@ -122,7 +127,10 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     source = redisSource;
   }
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
-  const client = ownedUpstream ? createBackendPools(deps.upstreamOptions) : undefined;
+  // HTTP/1.1 backends over the router's own client, h2c ones over node:http2 sessions (h2-upstream/).
+  const client = ownedUpstream
+    ? withH2cBackends(createBackendPools(deps.upstreamOptions), deps.h2c)
+    : undefined;
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
 
@@ -159,7 +167,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         ? "https"
         : "http",
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
-    ...(client ? { native: createNodeProxy(client) } : {}),
+    ...(client ? { native: withH2Clients(createNodeProxy(client), client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
     // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
     yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),

@@ -1,0 +1,58 @@
+import type { UpstreamTarget } from "../../transports/upstream.js";
+import { H2cSession, type H2cSettings, type SessionWaiter } from "./h2c-session.js";
+
+/**
+ * The HTTP/2 cleartext sessions of one backend: one is enough until its streams reach its capacity (the
+ * peer's SETTINGS_MAX_CONCURRENT_STREAMS, or H2C_STREAMS_PER_SESSION when lower), then another opens, up to
+ * sessionsPerBackend; past that the least busy session takes the stream, and the HTTP/2 library holds it
+ * until the peer lets it open (RFC 9113 §5.1.2).
+ */
+export class H2cOrigin {
+  readonly #target: UpstreamTarget;
+  readonly #settings: H2cSettings;
+  #sessions: H2cSession[] = [];
+
+  constructor(target: UpstreamTarget, settings: H2cSettings) {
+    this.#target = target;
+    this.#settings = settings;
+  }
+
+  /** Streams open across the sessions: a busy origin is never closed for idleness. */
+  get busy(): boolean {
+    return this.#sessions.some((session) => session.active > 0);
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.length;
+  }
+
+  /** The session the next stream goes on, counted as opened; `ready` runs once it can carry the stream. */
+  acquire(ready: (session: H2cSession, error: Error | undefined) => void): void {
+    const session = this.#pick();
+    session.opened();
+    const waiter: SessionWaiter = (error) => ready(session, error);
+    session.whenReady(waiter);
+  }
+
+  close(): void {
+    for (const session of this.#sessions) session.close();
+  }
+
+  destroy(): void {
+    for (const session of [...this.#sessions]) session.destroy();
+  }
+
+  #pick(): H2cSession {
+    let least: H2cSession | undefined;
+    for (const session of this.#sessions) {
+      if (session.active < session.capacity) return session;
+      if (least === undefined || session.active < least.active) least = session;
+    }
+    if (least !== undefined && this.#sessions.length >= this.#settings.sessionsPerBackend) return least;
+    const opened = new H2cSession(this.#target, this.#settings, (retired) => {
+      this.#sessions = this.#sessions.filter((session) => session !== retired);
+    });
+    this.#sessions.push(opened);
+    return opened;
+  }
+}

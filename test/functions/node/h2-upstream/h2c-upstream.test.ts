@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { freePort } from "../../../support/redis.js";
+import { closeAfterEach, type Router, send, startNodeRouterOver } from "../../harness.js";
+import { type H2cBackend, publishH2c, startH2cBackend } from "./h2c-kit.js";
+
+/** h2c upstreams (node/h2-upstream/) from HTTP/1.1 clients, through startNodeRouter over a MemoryStore. */
+const closing = closeAfterEach();
+const router = (config = {}) => closing(startNodeRouterOver({ config }));
+const backend = (...args: Parameters<typeof startH2cBackend>): Promise<H2cBackend> =>
+  closing(startH2cBackend(...args));
+
+/** Answers with what it saw: HTTP version, method, authority, path and the body's length. */
+const echo: Parameters<typeof startH2cBackend>[0] = (stream, headers) => {
+  let length = 0;
+  stream.on("data", (chunk: Buffer) => (length += chunk.length));
+  stream.on("end", () => {
+    stream.respond({ ":status": 200, "content-type": "application/json" });
+    stream.end(
+      JSON.stringify({
+        method: headers[":method"],
+        authority: headers[":authority"],
+        path: headers[":path"],
+        forwardedHost: headers["x-forwarded-host"],
+        length,
+      }),
+    );
+  });
+};
+
+describe("h2c upstreams from HTTP/1.1 clients", () => {
+  it("speaks HTTP/2 with prior knowledge to a port whose appProtocol is kubernetes.io/h2c", async () => {
+    const b = await backend(echo);
+    const r: Router = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    const res = await send(r.port, { method: "POST", path: "/items?x=1", body: "y".repeat(70_000) });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({
+      method: "POST",
+      authority: "app.example",
+      path: "/items?x=1",
+      forwardedHost: "app.example",
+      length: 70_000,
+    });
+  });
+
+  it("speaks HTTP/1.1 to the same backend when its port has no appProtocol (the h2c server refuses it)", async () => {
+    const b = await backend(echo);
+    const r = await router();
+    await publishH2c(r.store, [b.port]);
+    const res = await send(r.port, { path: "/" });
+    expect(res.status).toBe(502);
+  });
+
+  it("reuses one session for many requests while the peer allows their streams", async () => {
+    const b = await backend(echo);
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(r.port, { path: "/" })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    expect(b.sessions).toHaveLength(1);
+  });
+
+  it("opens another session once the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached", async () => {
+    const held: (() => void)[] = [];
+    const b = await backend(
+      (stream) => {
+        held.push(() => {
+          stream.respond({ ":status": 200 });
+          stream.end("ok");
+        });
+      },
+      { maxConcurrentStreams: 2 },
+    );
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    // A first request lets the router read the peer's SETTINGS before the burst.
+    const first = send(r.port, { path: "/" });
+    while (held.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    held.shift()?.();
+    expect((await first).status).toBe(200);
+    const answers = Promise.all(Array.from({ length: 6 }, () => send(r.port, { path: "/" })));
+    while (held.length < 6) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const release of held.splice(0)) release();
+    expect((await answers).map((answer) => answer.status)).toEqual(Array(6).fill(200));
+    expect(b.sessions).toHaveLength(3);
+  });
+
+  it("moves to a new session after the backend's GOAWAY, and the request in flight finishes", async () => {
+    const b = await backend((stream) => {
+      stream.respond({ ":status": 200 });
+      stream.end("ok");
+      // Graceful shutdown of the connection once this stream is answered (RFC 9113 §6.8).
+      stream.session?.goaway();
+    });
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    expect((await send(r.port, { path: "/" })).status).toBe(200);
+    expect((await send(r.port, { path: "/" })).status).toBe(200);
+    expect(b.sessions).toHaveLength(2);
+  });
+
+  it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
+    const r = await router();
+    await publishH2c(r.store, [await freePort(), await freePort()], { protocol: "h2c" });
+    expect((await send(r.port, { method: "POST", path: "/", body: "x" })).status).toBe(502);
+  });
+
+  it("cuts the backend's stream when its answer does not come within the try timeout (504)", async () => {
+    let closed = false;
+    const b = await backend((stream) => {
+      stream.on("close", () => (closed = true));
+    });
+    const r = await router({ tryTimeoutMs: 200, totalTimeoutMs: 300, retries: 0 });
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    expect((await send(r.port, { path: "/" })).status).toBe(504);
+    const deadline = Date.now() + 5_000;
+    while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(closed).toBe(true);
+  });
+});
