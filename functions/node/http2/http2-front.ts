@@ -1,0 +1,88 @@
+import {
+  constants,
+  createServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
+import type { Duplex } from "node:stream";
+import type { Logger } from "../../../lib/logger.js";
+import { DEFAULT_HTTP2_LIMITS, type Http2Limits, http2ServerOptions } from "./http2-limits.js";
+import { type FloodKind, guardSession } from "./session-guard.js";
+
+export interface Http2FrontOptions {
+  /** The router's request listener; HTTP/2 requests arrive as Node's compatibility objects. */
+  readonly onRequest: (request: Http2ServerRequest, response: Http2ServerResponse) => void;
+  /** How long close() lets open streams finish after GOAWAY before it cuts the sessions. */
+  readonly drainMs: number;
+  /** A session with no open stream for this long is closed with GOAWAY; 0 keeps it. */
+  readonly idleTimeoutMs: number;
+  readonly limits?: Partial<Http2Limits>;
+  readonly logger?: Logger;
+}
+
+/** HTTP/2 for client connections another listener accepted: h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT. */
+export interface Http2Front {
+  /** Serves HTTP/2 on a connected socket (net.Socket, or tls.TLSSocket that negotiated h2). */
+  accept(socket: Duplex): void;
+  /** GOAWAY to every session, open streams finish for up to drainMs, then what is left is cut. */
+  close(): Promise<void>;
+}
+
+/** How often a flood of one kind is logged at most: an attacker must not fill the log. */
+const FLOOD_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * An http2 server that never listens: the listeners hand it their connections, and its requests go to the
+ * same request listener as HTTP/1.1 (@hono/node-server's handles Http2ServerRequest/Http2ServerResponse).
+ */
+export function createHttp2Front(options: Http2FrontOptions): Http2Front {
+  const limits: Http2Limits = { ...DEFAULT_HTTP2_LIMITS, ...options.limits };
+  const server = createServer(http2ServerOptions(limits), options.onRequest);
+  const sessions = new Set<Http2Session>();
+  const loggedAt = new Map<FloodKind, number>();
+  const flooded = (kind: FloodKind) => {
+    const at = Date.now();
+    if ((loggedAt.get(kind) ?? Number.NEGATIVE_INFINITY) + FLOOD_LOG_INTERVAL_MS > at) return;
+    loggedAt.set(kind, at);
+    options.logger?.warn("http2 client over a frame budget: session ended with ENHANCE_YOUR_CALM", { kind });
+  };
+  let closing: Promise<void> | undefined;
+  server.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    guardSession(session, limits, options.idleTimeoutMs, flooded);
+    if (closing) session.close();
+  });
+  // A session's error ends it (Node destroys it); the client is gone, nothing to answer or log per event.
+  server.on("sessionError", () => undefined);
+  return {
+    accept(socket) {
+      if (closing) {
+        socket.destroy();
+        return;
+      }
+      server.emit("connection", socket);
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const session of sessions) session.close();
+        const settle = () => {
+          if (sessions.size > 0) return;
+          clearTimeout(bound);
+          clearInterval(poll);
+          resolve();
+        };
+        const bound = setTimeout(() => {
+          // A non-zero code, so a client sees its cut streams fail rather than end as if complete.
+          for (const session of sessions) session.destroy(undefined, constants.NGHTTP2_CANCEL);
+          sessions.clear();
+          settle();
+        }, options.drainMs);
+        const poll = setInterval(settle, 20);
+        settle();
+      });
+      return closing;
+    },
+  };
+}

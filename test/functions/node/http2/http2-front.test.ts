@@ -1,0 +1,106 @@
+import { once } from "node:events";
+import { type ClientHttp2Session, connect, constants } from "node:http2";
+import { createServer, type Server } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHttp2Front, type Http2Front } from "../../../../functions/node/http2/http2-front.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A loopback listener that hands every connection to the front, as the router's listeners do. */
+async function frontOn(front: Http2Front): Promise<number> {
+  const listener: Server = createServer((socket) => front.accept(socket));
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+  const address = listener.address();
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+function client(port: number): ClientHttp2Session {
+  const session = connect(`http://127.0.0.1:${port}`);
+  session.on("error", () => undefined);
+  cleanups.push(() => void session.destroy());
+  return session;
+}
+
+function get(session: ClientHttp2Session, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ":path": path });
+    let status = 0;
+    let body = "";
+    stream.on("response", (headers) => {
+      status = Number(headers[":status"]);
+    });
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    stream.on("end", () => resolve({ status, body }));
+    stream.on("error", reject);
+  });
+}
+
+describe("createHttp2Front", () => {
+  it("serves HTTP/2 requests on the connections it is handed, with the request listener it was given", async () => {
+    const front = createHttp2Front({
+      drainMs: 1_000,
+      idleTimeoutMs: 0,
+      onRequest: (request, response) => response.end(`${request.httpVersion} ${request.url}`),
+    });
+    cleanups.push(() => front.close());
+    const session = client(await frontOn(front));
+    expect(await get(session, "/hello?x=1")).toEqual({ status: 200, body: "2.0 /hello?x=1" });
+  });
+
+  it("sends GOAWAY on close, lets an open stream finish, and then resolves", async () => {
+    const front = createHttp2Front({
+      drainMs: 5_000,
+      idleTimeoutMs: 0,
+      onRequest: (_request, response) => {
+        response.write("first ");
+        setTimeout(() => response.end("last"), 150);
+      },
+    });
+    const session = client(await frontOn(front));
+    const goaway = once(session, "goaway");
+    const answer = get(session, "/slow");
+    await once(session, "remoteSettings");
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const closed = front.close();
+    const [code] = await goaway;
+    expect(code).toBe(0);
+    expect(await answer).toEqual({ status: 200, body: "first last" });
+    await closed;
+  });
+
+  it("cuts a stream still open when the drain time ends", async () => {
+    const front = createHttp2Front({
+      drainMs: 100,
+      idleTimeoutMs: 0,
+      onRequest: (_request, response) => response.write("never ends"),
+    });
+    const session = client(await frontOn(front));
+    const stream = session.request({ ":path": "/forever" });
+    stream.on("error", () => undefined);
+    stream.resume();
+    const streamClosed = once(stream, "close");
+    const sessionClosed = once(session, "close");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await front.close();
+    await sessionClosed;
+    await streamClosed;
+    // Reset, so the client cannot take the cut answer for a complete one.
+    expect(stream.rstCode).toBe(constants.NGHTTP2_CANCEL);
+  });
+
+  it("closes an idle session with GOAWAY after the idle timeout", async () => {
+    const front = createHttp2Front({ drainMs: 100, idleTimeoutMs: 100, onRequest: (_q, s) => s.end("ok") });
+    cleanups.push(() => front.close());
+    const session = client(await frontOn(front));
+    expect((await get(session, "/")).status).toBe(200);
+    const [code] = await once(session, "goaway");
+    expect(code).toBe(0);
+  });
+});
