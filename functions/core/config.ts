@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
+import { TlsStoreKeyEnvSchema } from "../../store/certificates.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
 import { type GeoPoint, parseGeoPoint } from "../../store/places.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
@@ -26,6 +27,10 @@ export const RouterEnvSchema = v.object({
   ADMIN_PORT: v.optional(integerFromEnv(9901, 0, 65535)),
   /** Node only: the admin listener's address; unset: HOST's. */
   ADMIN_HOST: optionalText,
+  /** Node only: HTTPS with the certificates syncs publish (functions/node/tls/); unset: 8443, or any free port when PORT is 0. */
+  HTTPS_PORT: v.optional(integerFromEnv(8443, 0, 65535)),
+  /** Node only: opens the certificate records' keys (store/certificates.ts); unset: no HTTPS listener. */
+  TLS_STORE_KEY: TlsStoreKeyEnvSchema,
   EDGESLICE_PREFIX: v.optional(PrefixSchema, DEFAULT_PREFIX),
   ROUTER_CLUSTER: v.pipe(optionalText, v.optional(ClusterNameSchema)),
   ROUTER_ZONE: optionalText,
@@ -113,6 +118,9 @@ export const RouterEnvSchema = v.object({
 
 export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
 
+/** The HTTPS listener's port when HTTPS_PORT is unset (unprivileged, as PORT's 8080). */
+export const DEFAULT_HTTPS_PORT = 8443;
+
 /** The admin listener's port when ADMIN_PORT is unset (Envoy's admin port). */
 export const DEFAULT_ADMIN_PORT = 9901;
 
@@ -126,6 +134,10 @@ export interface RouterConfig {
   readonly adminPort: number;
   /** ADMIN_HOST; undefined: the public listener's address. */
   readonly adminHost: string | undefined;
+  /** HTTPS_PORT (Node): served only with a TLS store key; undefined where the runtime has no such listener. */
+  readonly httpsPort?: number;
+  /** TLS_STORE_KEY, decoded (Node); undefined: no HTTPS listener, and the router says why once. */
+  readonly tlsStoreKey?: Uint8Array | undefined;
   readonly prefix: string;
   readonly cluster: string | undefined;
   readonly zone: string | undefined;
@@ -162,6 +174,8 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     // Routers on any free port (tests, several per machine) would all fight for one fixed admin port.
     adminPort: e.ADMIN_PORT ?? (e.PORT === 0 ? 0 : DEFAULT_ADMIN_PORT),
     adminHost: e.ADMIN_HOST,
+    httpsPort: e.HTTPS_PORT ?? (e.PORT === 0 ? 0 : DEFAULT_HTTPS_PORT),
+    tlsStoreKey: e.TLS_STORE_KEY,
     prefix: e.EDGESLICE_PREFIX,
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,

@@ -7,7 +7,9 @@
  * - client_closed: the client went away before the response head; nothing is sent (nginx logs 499);
  * - invalid_backend: the rule's weighted choice fell on a backendRef the sync could not resolve (a Service
  *   not allowed or not found), or the rule has no backend with a weight (Gateway API HTTPRouteRule.backendRefs:
- *   "requests that would have otherwise been routed to an invalid backend MUST receive a 500").
+ *   "requests that would have otherwise been routed to an invalid backend MUST receive a 500");
+ * - misdirected_request: on TLS, a Host the certificate chosen by the connection's SNI does not cover
+ *   (RFC 9110 §15.5.20; functions/node/tls/certificate-table.ts).
  */
 export type RouterError =
   | "no_route"
@@ -19,7 +21,8 @@ export type RouterError =
   | "request_timeout"
   | "too_many_headers"
   | "client_closed"
-  | "invalid_backend";
+  | "invalid_backend"
+  | "misdirected_request";
 
 const STATUS: Record<RouterError, number> = {
   no_route: 404,
@@ -32,6 +35,7 @@ const STATUS: Record<RouterError, number> = {
   too_many_headers: 431,
   client_closed: 499,
   invalid_backend: 500,
+  misdirected_request: 421,
 };
 
 /** Seconds a client should wait before retrying a route that has no endpoints (RFC 9110 §10.2.3). */

@@ -8,7 +8,9 @@ import { exponentialDelay } from "../../lib/backoff.js";
 import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { processMetrics } from "../../lib/process-metrics.js";
+import type { CertificateReader } from "../../store/certificates.js";
 import { endpointAddress } from "../../store/records.js";
+import { createRedisCertificateReader } from "../../store/redis/certificate-reader.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { reportRedisConnection } from "../../store/redis/connection-report.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
@@ -29,6 +31,7 @@ import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
 import type { H2cSettings } from "./h2-upstream/h2c-session.js";
 import { createNodeProxy } from "./proxy.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
+import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
 import { createNodeUpgrades } from "./upgrade.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -60,6 +63,8 @@ export interface NodeRouterDeps {
   readonly drainMs?: number;
   /** Tuning of passive ejection (tests); defaults in core/ejection.ts. */
   readonly ejection?: AppDeps["ejection"];
+  /** Where HTTPS certificates are read with `source` (a MemoryStore); default: the router's Redis. */
+  readonly certificates?: CertificateReader;
 }
 
 export interface NodeRouter {
@@ -73,6 +78,8 @@ export interface NodeRouter {
   readonly adminServer: Server;
   /** The Redis source when the router owns one (for status and tests). */
   readonly redisSource: RedisSnapshotSource | undefined;
+  /** HTTPS_PORT's listener (tls/https-listener.ts); undefined without TLS_STORE_KEY. */
+  readonly https: HttpsListener | undefined;
   /**
    * Stops accepting, drains in-flight requests up to `drainMs`, then cuts what is left (upgraded
    * connections included) and closes pools and Redis.
@@ -97,6 +104,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   let redis: RedisClient | undefined;
   let redisSource: RedisSnapshotSource | undefined;
   let source = deps.source;
+  let connected: Promise<void> | undefined;
   if (!source) {
     const target = config.redis ?? redisTarget(DEFAULT_REDIS_URL, false);
     redis = createRedisClient(target, {
@@ -108,7 +116,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     });
     logger.info("redis target", { redis: describeRedisTarget(target) });
     reportRedisConnection(redis, describeRedisTarget(target), logger);
-    const connected = redis.connect().catch(() => {
+    connected = redis.connect().catch(() => {
       // Logged by reportRedisConnection, with the cause and the fix; the client keeps reconnecting.
     });
     redisSource = createRedisSnapshotSource({
@@ -190,9 +198,10 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         newRequestId,
       })
     : undefined;
+  let https: HttpsListener | undefined;
   const server = createServer((incoming, outgoing) => {
     const head = new RequestHead(incoming.rawHeaders);
-    const { problem } = head;
+    const problem = head.problem ?? https?.problemOf(incoming, head.host);
     if (problem === undefined) {
       if (direct?.(incoming, outgoing, head)) return;
       return listener(withRequestHead(incoming, head), outgoing);
@@ -226,6 +235,20 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     server.close();
     throw error;
   }
+  try {
+    const reader = redis ? createRedisCertificateReader(redis, config.prefix) : deps.certificates;
+    https = await startRouterHttps(config, {
+      reader,
+      httpServer: server,
+      host,
+      logger,
+      storeReady: connected,
+    });
+  } catch (error) {
+    server.close();
+    adminServer.close();
+    throw error;
+  }
   const adminPort = (adminServer.address() as AddressInfo).port;
   const adminUrl = `http://${endpointAddress({ ip: adminHost, port: adminPort })}`;
   logger.info("router listening", { url, adminUrl });
@@ -241,6 +264,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     closing ??= (async () => {
       clearInterval(sampling);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      void https?.close();
       // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
       adminServer.close();
       adminServer.closeIdleConnections();
@@ -275,5 +299,5 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     })();
     return closing;
   };
-  return { url, port, server, adminUrl, adminPort, adminServer, redisSource, close };
+  return { url, port, server, adminUrl, adminPort, adminServer, redisSource, https, close };
 }

@@ -1,0 +1,160 @@
+import { createSecureContext, type SecureContext } from "node:tls";
+import type { Logger } from "../../../lib/logger.js";
+import { createWarnOnce } from "../../../lib/warn-once.js";
+import { openKey, sealBinding } from "../../../store/certificate-seal.js";
+import { type CertificateReader, decodeCertificateRecord } from "../../../store/certificates.js";
+import {
+  type CertificateTable,
+  certificateTable,
+  EMPTY_CERTIFICATE_TABLE,
+  type TableCertificate,
+} from "./certificate-table.js";
+
+export interface CertificateSourceOptions {
+  readonly reader: CertificateReader;
+  /** TLS_STORE_KEY: opens the sealed keys. */
+  readonly storeKey: Uint8Array;
+  readonly logger: Logger;
+  /** How often the certificate versions are read: how long a renewal takes to reach new handshakes. */
+  readonly intervalMs?: number;
+}
+
+/** The router's view of the certificate records: the table SNI reads, and a TLS context per certificate. */
+export interface CertificateSource {
+  table(): CertificateTable;
+  /** The TLS context of a certificate of the current table (made once per version). */
+  context(certificate: TableCertificate): SecureContext | undefined;
+  /** Reads what changed now (the first load; tests). */
+  refresh(): Promise<void>;
+  /** Reads once `after` settles (the store's connection), then every interval. */
+  start(after?: Promise<unknown>): void;
+  close(): void;
+}
+
+interface Loaded {
+  readonly certificate: TableCertificate;
+  readonly context: SecureContext;
+}
+
+export const DEFAULT_CERTIFICATE_REFRESH_MS = 1_000;
+
+/**
+ * Polls the store's certificate versions (one small read per cluster, off the handshake path) and re-reads a
+ * cluster whose version moved: each record validated, its key opened with TLS_STORE_KEY and a TLS context made
+ * once per certificate version, so a renewed Secret reaches new handshakes within a poll while open
+ * connections keep theirs. A record that does not decode, open or load is logged once and left out; the rest
+ * keep serving. With the store unreachable the last table keeps serving.
+ */
+export function createCertificateSource(options: CertificateSourceOptions): CertificateSource {
+  const { reader, storeKey, logger } = options;
+  const warnings = createWarnOnce(logger);
+  const versions = new Map<string, string>();
+  const byCluster = new Map<string, Map<string, Loaded>>();
+  let table = EMPTY_CERTIFICATE_TABLE;
+  const contexts = new Map<string, SecureContext>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let failing = false;
+
+  const keyOf = (certificate: TableCertificate) =>
+    `${certificate.cluster}\n${certificate.id}\n${certificate.version}`;
+
+  const loadCluster = async (cluster: string): Promise<Map<string, Loaded>> => {
+    const previous = byCluster.get(cluster);
+    const loaded = new Map<string, Loaded>();
+    for (const [field, raw] of await reader.records(cluster)) {
+      const problem = `certificate ${cluster}/${field}`;
+      const decoded = decodeCertificateRecord(raw);
+      if (!decoded.ok || decoded.value.id !== field) {
+        const reason = decoded.ok ? `its id is ${decoded.value.id}` : decoded.error;
+        warnings.warn(problem, reason, "skipping an invalid certificate record", {
+          cluster,
+          id: field,
+          reason,
+        });
+        continue;
+      }
+      const record = decoded.value;
+      const certificate = { cluster, id: record.id, version: record.version, hostnames: record.hostnames };
+      const kept = previous?.get(record.id);
+      if (kept && kept.certificate.version === record.version) {
+        loaded.set(record.id, { certificate, context: kept.context });
+        continue;
+      }
+      const key = openKey(storeKey, sealBinding(cluster, record.id), record.key);
+      if (!key.ok) {
+        warnings.warn(problem, key.error, "skipping a certificate whose key does not open", {
+          cluster,
+          id: record.id,
+          reason: key.error,
+        });
+        continue;
+      }
+      try {
+        loaded.set(record.id, {
+          certificate,
+          context: createSecureContext({ cert: record.cert, key: key.value }),
+        });
+        warnings.clear(problem);
+      } catch (error) {
+        const reason = (error as Error).message;
+        warnings.warn(problem, reason, "skipping a certificate TLS cannot load", {
+          cluster,
+          id: record.id,
+          reason,
+        });
+      }
+    }
+    return loaded;
+  };
+
+  const poll = async () => {
+    try {
+      const now = await reader.versions();
+      for (const [cluster, version] of now) {
+        if (versions.get(cluster) === version) continue;
+        byCluster.set(cluster, await loadCluster(cluster));
+        versions.set(cluster, version);
+      }
+      for (const cluster of [...byCluster.keys()]) {
+        if (!now.has(cluster)) {
+          byCluster.delete(cluster);
+          versions.delete(cluster);
+        }
+      }
+      const all = [...byCluster.values()].flatMap((loaded) => [...loaded.values()]);
+      table = certificateTable(all.map((item) => item.certificate));
+      contexts.clear();
+      for (const item of all) contexts.set(keyOf(item.certificate), item.context);
+      if (failing) logger.info("certificate records readable again");
+      failing = false;
+    } catch (error) {
+      if (!failing) logger.warn("cannot read certificate records; serving the last ones", { error });
+      failing = true;
+    }
+  };
+
+  const refresh = () => {
+    running ??= poll().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  return {
+    table: () => table,
+    context: (certificate) => contexts.get(keyOf(certificate)),
+    refresh,
+    start(after) {
+      void Promise.resolve(after)
+        .catch(() => undefined)
+        .then(refresh);
+      timer = setInterval(() => void refresh(), options.intervalMs ?? DEFAULT_CERTIFICATE_REFRESH_MS);
+      timer.unref();
+    },
+    close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import type { IncomingMessage, Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createServer, type TLSSocket, type Server as TlsServer } from "node:tls";
+import { listenOn } from "../../../lib/listen.js";
+import type { Logger } from "../../../lib/logger.js";
+import type { CertificateReader } from "../../../store/certificates.js";
+import { endpointAddress } from "../../../store/records.js";
+import type { RouterError } from "../../core/errors.js";
+import { type CertificateSource, createCertificateSource } from "./certificate-source.js";
+import { isMisdirected, selectCertificate } from "./certificate-table.js";
+
+/** HTTP/2 to clients (functions/node/http2/): takes a TLS socket whose ALPN chose h2. */
+export interface Http2Front {
+  accept(socket: TLSSocket): void;
+  close(): Promise<void>;
+}
+
+export interface HttpsListenerOptions {
+  readonly reader: CertificateReader;
+  readonly storeKey: Uint8Array;
+  /** The router's HTTP/1.1 server: TLS sockets that chose http/1.1 are handed to it as connections. */
+  readonly httpServer: Server;
+  /** When given, ALPN offers h2 first and h2 connections go to it. */
+  readonly http2Front?: Http2Front | undefined;
+  readonly port: number;
+  readonly host: string;
+  readonly logger: Logger;
+  readonly refreshIntervalMs?: number;
+  /** The first certificate read waits for it (the store's connection). */
+  readonly storeReady?: Promise<unknown> | undefined;
+  /** A client that has not finished its handshake by then is cut (Node's default is 120 s). */
+  readonly handshakeTimeoutMs?: number;
+}
+
+export interface HttpsListener {
+  /** `https://host:port`. */
+  readonly url: string;
+  readonly port: number;
+  readonly server: TlsServer;
+  readonly certificates: CertificateSource;
+  /** Handshakes that failed (no certificate for the SNI, a client that gave up, a bad hello). */
+  handshakeFailures(): number;
+  /** misdirected_request for a TLS request whose Host its SNI's certificate does not cover, else undefined. */
+  problemOf(incoming: IncomingMessage, host: string | undefined): RouterError | undefined;
+  /** Stops accepting; connections already handed over are the HTTP servers' to drain. */
+  close(): Promise<void>;
+}
+
+/**
+ * The HTTPS listener: a `tls.Server` whose certificate is chosen per handshake by SNI from the certificate
+ * records (certificate-source.ts), and whose secure connections are dispatched by ALPN: `h2` to the HTTP/2
+ * front when there is one, `http/1.1` (or none) to the router's own HTTP/1.1 server, so HTTP/1.1 over TLS keeps
+ * the direct path, upgrades and every rule of the cleartext port. X-Forwarded-Proto follows from the socket.
+ */
+export async function startHttpsListener(options: HttpsListenerOptions): Promise<HttpsListener> {
+  const { logger, httpServer, http2Front } = options;
+  const certificates = createCertificateSource({
+    reader: options.reader,
+    storeKey: options.storeKey,
+    logger,
+    ...(options.refreshIntervalMs === undefined ? {} : { intervalMs: options.refreshIntervalMs }),
+  });
+  certificates.start(options.storeReady);
+  let failures = 0;
+  const server = createServer({
+    ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
+    handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+    SNICallback: (servername, callback) => {
+      const chosen = selectCertificate(certificates.table(), servername);
+      const context = chosen && certificates.context(chosen);
+      if (context) callback(null, context);
+      else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
+    },
+  });
+  server.on("secureConnection", (socket: TLSSocket) => {
+    if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
+    else httpServer.emit("connection", socket);
+  });
+  server.on("tlsClientError", (error) => {
+    failures++;
+    logger.debug("TLS handshake failed", { error: error.message });
+  });
+  try {
+    await listenOn(server, { port: options.port, host: options.host }, { port: "HTTPS_PORT", host: "HOST" });
+  } catch (error) {
+    certificates.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `https://${endpointAddress({ ip: options.host, port })}`,
+    port,
+    server,
+    certificates,
+    handshakeFailures: () => failures,
+    problemOf(incoming, host) {
+      const socket = incoming.socket as Partial<TLSSocket>;
+      if (!socket.encrypted) return undefined;
+      const servername = typeof socket.servername === "string" ? socket.servername : undefined;
+      return isMisdirected(certificates.table(), servername, host) ? "misdirected_request" : undefined;
+    },
+    close() {
+      certificates.close();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The router's HTTPS listener when TLS_STORE_KEY is set; without it, none, and the log says why once (the
+ * certificate records' keys cannot be opened without it).
+ */
+export async function startRouterHttps(
+  settings: { readonly httpsPort?: number | undefined; readonly tlsStoreKey?: Uint8Array | undefined },
+  options: Omit<HttpsListenerOptions, "storeKey" | "port" | "reader"> & {
+    reader: CertificateReader | undefined;
+  },
+): Promise<HttpsListener | undefined> {
+  if (settings.tlsStoreKey === undefined || options.reader === undefined) {
+    options.logger.info(
+      settings.tlsStoreKey === undefined
+        ? "TLS_STORE_KEY is not set: no HTTPS listener (set it, as on the syncs, to serve HTTPS_PORT)"
+        : "no store to read certificates from: no HTTPS listener",
+    );
+    return undefined;
+  }
+  const listener = await startHttpsListener({
+    ...options,
+    reader: options.reader,
+    storeKey: settings.tlsStoreKey,
+    port: settings.httpsPort ?? 8443,
+  });
+  options.logger.info("router listening for HTTPS", {
+    url: listener.url,
+    http2: options.http2Front !== undefined,
+  });
+  return listener;
+}

@@ -1,0 +1,145 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { parseRouterConfig } from "../../../functions/core/config.js";
+import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
+import { silentLogger } from "../../../lib/logger.js";
+import { createEchoFleet, type EchoFleet } from "../../e2e/support/echo-backends.js";
+import { type KubeCluster, startKubeCluster } from "../../e2e/support/kube-cluster.js";
+import type { ApplyInput } from "../../fake-kube/store.js";
+import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
+import { BACKEND_SERVICES, baseObjects, INFRA, serviceObjects } from "./conformance-base.js";
+
+/** What curl saw of one HTTPS request: the status (0 when the handshake failed), body, and the leaf's subject. */
+export interface CurlAnswer {
+  readonly status: number;
+  readonly body: string;
+  /** The server certificate's subject line as curl -v prints it (`CN = a.example.com`), "" when none. */
+  readonly subject: string;
+  /** The server certificate's "expire date" as curl -v prints it: tells a renewed certificate apart. */
+  readonly expires: string;
+}
+
+export interface TlsConformance {
+  readonly cluster: KubeCluster;
+  readonly router: NodeRouter;
+  readonly httpsPort: number;
+  /** curl -k to https://`sni`:port with --resolve to 127.0.0.1, Host `host` (default `sni`). */
+  curl(options: { sni: string; path?: string; host?: string; http2?: boolean }): Promise<CurlAnswer>;
+  /** The conditions of one listener of a Gateway of the infra namespace, as the sync wrote them. */
+  listenerConditions(
+    gateway: string,
+    listener: string,
+  ): readonly { type: string; status: string; reason: string }[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A conformance world with TLS: the base objects, echo backends, the live sync on a fake API server and one
+ * Node router, sync and router sharing a fresh TLS_STORE_KEY, the router's HTTPS listener on a free port.
+ */
+export async function startTlsConformance(options: {
+  readonly label: string;
+  readonly objects: readonly ApplyInput[];
+}): Promise<TlsConformance> {
+  const prefix = uniquePrefix(`tls-${options.label}`);
+  const storeKey = randomBytes(32).toString("base64");
+  const fleet: EchoFleet = createEchoFleet();
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  let cluster: KubeCluster | undefined;
+  let router: NodeRouter | undefined;
+  const stop = async () => {
+    await router?.close();
+    await cluster?.stop();
+    await fleet.closeAll();
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+  };
+  try {
+    const backends = await fleet.start(BACKEND_SERVICES.map((item) => `${item.namespace}/${item.name}`));
+    cluster = await startKubeCluster({
+      name: "east",
+      prefix,
+      redisUrl: REDIS_URL,
+      env: { GATEWAY_ADDRESSES: "127.0.0.1", LOG_LEVEL: "error", TLS_STORE_KEY: storeKey },
+    });
+    for (const object of [...baseObjects(), ...serviceObjects(backends), ...options.objects]) {
+      cluster.kube.apply(object);
+    }
+    const config = parseRouterConfig({
+      REDIS_URL,
+      PORT: "0",
+      EDGESLICE_PREFIX: prefix,
+      LOG_LEVEL: "error",
+      TLS_STORE_KEY: storeKey,
+    });
+    router = await startNodeRouter(config, {
+      host: "127.0.0.1",
+      logger: silentLogger,
+      refreshIntervalMs: 100,
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const started = router;
+  const httpsPort = started.https?.port;
+  if (httpsPort === undefined) throw new Error("the router has no HTTPS listener");
+  return {
+    cluster: cluster as KubeCluster,
+    router: started,
+    httpsPort,
+    curl: (request) => curlHttps(httpsPort, request),
+    listenerConditions(gateway, listener) {
+      const status = cluster?.kube.get("Gateway", INFRA, gateway)?.status as
+        | { listeners?: { name: string; conditions: { type: string; status: string; reason: string }[] }[] }
+        | undefined;
+      return status?.listeners?.find((item) => item.name === listener)?.conditions ?? [];
+    },
+    stop,
+  };
+}
+
+/** One request with Debian's curl; never throws for a failed handshake (status 0). */
+export function curlHttps(
+  port: number,
+  request: { sni: string; path?: string; host?: string; http2?: boolean },
+): Promise<CurlAnswer> {
+  const args = [
+    "-k",
+    "-sS",
+    "-v",
+    "--max-time",
+    "5",
+    "--resolve",
+    `${request.sni}:${port}:127.0.0.1`,
+    request.http2 ? "--http2" : "--http1.1",
+    "-w",
+    "\n%{http_code}",
+    ...(request.host ? ["-H", `Host: ${request.host}`] : []),
+    `https://${request.sni}:${port}${request.path ?? "/"}`,
+  ];
+  return new Promise((resolve) => {
+    execFile("/usr/bin/curl", args, { encoding: "utf8" }, (_error, stdout, stderr) => {
+      const lines = stdout.split("\n");
+      const status = Number(lines.pop() ?? "0") || 0;
+      const subject = /\*\s+subject: ([^\n]*)/.exec(stderr)?.[1]?.trim() ?? "";
+      const expires = /\*\s+expire date: ([^\n]*)/.exec(stderr)?.[1]?.trim() ?? "";
+      resolve({ status, body: lines.join("\n"), subject, expires });
+    });
+  });
+}
+
+/** Polls `check` until it holds or `timeoutMs` passes; returns the last value. */
+export async function untilTrue<T>(
+  read: () => Promise<T> | T,
+  check: (value: T) => boolean,
+  timeoutMs = 10_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
