@@ -22,6 +22,8 @@ export interface Conformance {
   send(request: ConformanceRequest): Promise<Answer>;
   /** Repeats `request` until `done` holds for its answer (the sync published, the router reloaded). */
   until(request: ConformanceRequest, done: (answer: Answer) => boolean, timeoutMs?: number): Promise<Answer>;
+  /** The URL router `router` (default the first) listens at, for clients that need their own socket. */
+  routerUrl(router?: string): string;
   /** Requests backend `namespace/service` received so far (mirrored copies included). */
   hits(backend: string): number;
   stop(): Promise<void>;
@@ -100,6 +102,11 @@ export async function startConformance(options: {
         if (done(answer) || Date.now() > deadline) return answer;
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
+    },
+    routerUrl: (router = first) => {
+      const chosen = routers.get(router);
+      if (!chosen) throw new Error(`no router ${router}`);
+      return chosen.router.url;
     },
     hits: (backend) => fleet.hitsByName().get(backend) ?? 0,
     stop,
