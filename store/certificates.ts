@@ -46,11 +46,12 @@ export const CertificateRecordSchema = v.object({
   v: v.literal(CERTIFICATE_SCHEMA_VERSION),
   id: CertificateIdSchema,
   /** Lower-case; `*.` wildcards rank below exact names (functions/node/tls/certificate-table.ts). */
-  hostnames: v.pipe(
-    v.array(CertificateHostnameSchema),
-    v.minLength(1),
-    v.maxLength(MAX_CERTIFICATE_HOSTNAMES),
-  ),
+  hostnames: v.pipe(v.array(CertificateHostnameSchema), v.maxLength(MAX_CERTIFICATE_HOSTNAMES)),
+  /**
+   * A listener without a hostname uses it: it is then also served to an SNI no name matches (or none), and
+   * covers every Host, as that listener accepts every host. Absent is false.
+   */
+  anyHost: v.optional(v.boolean()),
   /** sha256 of the chain, hex: a new one on every renewal, so routers cache a TLS context per version. */
   version: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "sha256 hex")),
   /** The leaf first, then its intermediates (the Secret's tls.crt). */
@@ -68,11 +69,12 @@ export function decodeCertificateRecord(raw: string): Result<CertificateRecord> 
 export function serializeCertificateRecord(record: CertificateRecord): string {
   const checked = validated(CertificateRecordSchema, record);
   if (!checked.ok) throw new Error(`invalid certificate record ${record.id}: ${checked.error}`);
-  const { v: version, id, hostnames, version: certVersion, cert, key } = checked.value;
+  const { v: version, id, hostnames, anyHost, version: certVersion, cert, key } = checked.value;
   return JSON.stringify({
     v: version,
     id,
     hostnames,
+    ...(anyHost ? { anyHost } : {}),
     version: certVersion,
     cert,
     key: { alg: key.alg, iv: key.iv, tag: key.tag, data: key.data },
@@ -83,8 +85,10 @@ export function serializeCertificateRecord(record: CertificateRecord): string {
  * What a sync compares to skip an unchanged write: the key is sealed with a fresh nonce each time, so the
  * stored strings of one certificate differ; its id, version and hostnames do not.
  */
-export function certificateIdentity(record: Pick<CertificateRecord, "id" | "version" | "hostnames">): string {
-  return `${record.id} ${record.version} ${record.hostnames.join(",")}`;
+export function certificateIdentity(
+  record: Pick<CertificateRecord, "id" | "version" | "hostnames" | "anyHost">,
+): string {
+  return `${record.id} ${record.version} ${record.hostnames.join(",")}${record.anyHost ? " *" : ""}`;
 }
 
 /** The sync side: one cluster's certificate records, each write atomic and fenced as the others (store.ts). */

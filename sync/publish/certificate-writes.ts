@@ -63,6 +63,7 @@ export function createCertificateWrites(options: CertificateWritesOptions) {
           v: CERTIFICATE_SCHEMA_VERSION,
           id: use.id,
           hostnames: [...use.hostnames],
+          ...(use.anyHost ? { anyHost: true } : {}),
           version: use.material.version,
           cert: use.material.cert,
           key: sealKey(storeKey, sealBinding(cluster, use.id), use.material.key),

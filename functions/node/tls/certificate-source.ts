@@ -75,7 +75,13 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
         continue;
       }
       const record = decoded.value;
-      const certificate = { cluster, id: record.id, version: record.version, hostnames: record.hostnames };
+      const certificate = {
+        cluster,
+        id: record.id,
+        version: record.version,
+        hostnames: record.hostnames,
+        anyHost: record.anyHost,
+      };
       const kept = previous?.get(record.id);
       if (kept && kept.certificate.version === record.version) {
         loaded.set(record.id, { certificate, context: kept.context });

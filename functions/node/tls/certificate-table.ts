@@ -12,16 +12,25 @@ export interface TableCertificate {
   readonly version: string;
   /** Lower-case names, `*.` wildcards among them. */
   readonly hostnames: readonly string[];
+  /** Used by a listener without a hostname: the default for other SNIs, covering every Host. */
+  readonly anyHost?: boolean | undefined;
 }
 
 export interface CertificateTable {
   /** Exact names, then wildcard suffixes (`*.example.com` → `example.com`), each to its chosen certificate. */
   readonly exact: ReadonlyMap<string, TableCertificate>;
   readonly wildcard: ReadonlyMap<string, TableCertificate>;
+  /** The first certificate of a listener without a hostname: for any other SNI, or none. */
+  readonly fallback: TableCertificate | undefined;
   readonly size: number;
 }
 
-export const EMPTY_CERTIFICATE_TABLE: CertificateTable = { exact: new Map(), wildcard: new Map(), size: 0 };
+export const EMPTY_CERTIFICATE_TABLE: CertificateTable = {
+  exact: new Map(),
+  wildcard: new Map(),
+  fallback: undefined,
+  size: 0,
+};
 
 /**
  * The table of `certificates`. When several claim one name, the first by cluster, then id, wins, so every
@@ -38,39 +47,35 @@ export function certificateTable(certificates: readonly TableCertificate[]): Cer
       if (!into.has(key)) into.set(key, certificate);
     }
   }
-  return { exact, wildcard, size: certificates.length };
+  const fallback = ordered.find((certificate) => certificate.anyHost === true);
+  return { exact, wildcard, fallback, size: certificates.length };
 }
 
 /**
  * The certificate for an SNI server name: an exact name over a wildcard, as listener hostnames rank (Gateway
  * API Listener.hostname); a wildcard covers exactly one more label (RFC 6125 §6.4.3: `*.example.com` covers
- * `a.example.com`, not `example.com` nor `a.b.example.com`). Undefined when none covers it.
+ * `a.example.com`, not `example.com` nor `a.b.example.com`), then the certificate of a listener without a
+ * hostname (it accepts every host). Undefined when none fits. (Node asks only for a client that sent an SNI:
+ * one that sent none gets no certificate, and its handshake fails.)
  */
 export function selectCertificate(
   table: CertificateTable,
   servername: string | undefined,
 ): TableCertificate | undefined {
-  if (!servername) return undefined;
+  if (!servername) return table.fallback;
   const name = normalise(servername);
   const exact = table.exact.get(name);
   if (exact) return exact;
   const dot = name.indexOf(".");
-  return dot > 0 ? table.wildcard.get(name.slice(dot + 1)) : undefined;
-}
-
-/** Whether `host` (a Host or :authority without port, any case) is one of `hostnames`, wildcards as above. */
-export function coversHost(hostnames: readonly string[], host: string): boolean {
-  const name = normalise(host);
-  const dot = name.indexOf(".");
-  const parent = dot > 0 ? `*.${name.slice(dot + 1)}` : undefined;
-  return hostnames.some((entry) => entry === name || entry === parent);
+  return (dot > 0 ? table.wildcard.get(name.slice(dot + 1)) : undefined) ?? table.fallback;
 }
 
 /**
  * RFC 9110 §15.5.20 (421 Misdirected Request): on a TLS connection whose SNI chose a certificate, a request
- * for a host that certificate does not cover was sent to the wrong place (a client reusing a connection for
- * another origin, or a forged SNI to reach another site's routes). `authority` is the Host or :authority
- * as received, port included; a connection without a chosen certificate is never misdirected here.
+ * whose host would have chosen another one (or none) was sent on the wrong connection: a client reusing a
+ * connection for another origin (RFC 9113 §9.1.1), or an SNI forged to reach another site's routes. The
+ * client retries on a connection of its own. `authority` is the Host or :authority as received, port
+ * included; a connection without a chosen certificate is never misdirected here.
  */
 export function isMisdirected(
   table: CertificateTable,
@@ -79,7 +84,8 @@ export function isMisdirected(
 ): boolean {
   const chosen = selectCertificate(table, servername);
   if (chosen === undefined || authority === undefined) return false;
-  return !coversHost(chosen.hostnames, hostOf(authority));
+  const host = hostOf(authority);
+  return host === "" || selectCertificate(table, host) !== chosen;
 }
 
 /** The host of an authority: without its port, an IPv6 literal without brackets. */

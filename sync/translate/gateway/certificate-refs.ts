@@ -87,6 +87,8 @@ export interface CertificateUse {
   readonly id: string;
   /** Sorted, lower-case: each listener's hostname that references it, or the certificate's names when one has none. */
   readonly hostnames: readonly string[];
+  /** A listener without a hostname uses it: it is the default for any other SNI, and covers every Host. */
+  readonly anyHost: boolean;
   readonly material: TlsMaterial;
 }
 
@@ -96,19 +98,25 @@ const HOSTNAME = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-
 /**
  * The certificates the serving listeners of our Gateways use, one per Secret: a listener with a hostname
  * chooses its certificates for that name (an SNI the listener would not route is not one of its own), one
- * without for every DNS name the certificate holds. Names the store cannot hold (an IP SAN, `_`) are left out.
+ * without for every DNS name the certificate holds, and for any SNI no other name matches (that listener
+ * accepts every host). Names the store cannot hold (an IP SAN, `_`) are left out.
  */
 export function certificateUses(
   listeners: Iterable<{ readonly hostname: string | undefined; readonly certificates: readonly string[] }>,
   context: CertificateContext,
 ): CertificateUse[] {
-  const names = new Map<string, { hostnames: Set<string>; material: TlsMaterial }>();
+  const names = new Map<string, { hostnames: Set<string>; anyHost: boolean; material: TlsMaterial }>();
   for (const listener of listeners) {
     for (const id of listener.certificates) {
       const secret = context.secrets.get(id);
       const material = secret && context.material(id, secret);
       if (!material?.ok) continue;
-      const entry = names.get(id) ?? { hostnames: new Set<string>(), material: material.value };
+      const entry = names.get(id) ?? {
+        hostnames: new Set<string>(),
+        anyHost: false,
+        material: material.value,
+      };
+      if (!listener.hostname) entry.anyHost = true;
       for (const name of listener.hostname ? [listener.hostname] : material.value.names) {
         if (HOSTNAME.test(name)) entry.hostnames.add(name);
       }
@@ -116,7 +124,12 @@ export function certificateUses(
     }
   }
   return [...names]
-    .filter(([, entry]) => entry.hostnames.size > 0)
+    .filter(([, entry]) => entry.hostnames.size > 0 || entry.anyHost)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([id, entry]) => ({ id, hostnames: [...entry.hostnames].sort(), material: entry.material }));
+    .map(([id, entry]) => ({
+      id,
+      hostnames: [...entry.hostnames].sort(),
+      anyHost: entry.anyHost,
+      material: entry.material,
+    }));
 }
