@@ -7,8 +7,9 @@ import { silentLogger } from "../../../lib/logger.js";
 import { createEchoFleet, type EchoFleet } from "../../e2e/support/echo-backends.js";
 import { type KubeCluster, startKubeCluster } from "../../e2e/support/kube-cluster.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
+import { createTestAuthority, tlsSecret } from "../../support/certificates.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
-import { BACKEND_SERVICES, baseObjects, INFRA, serviceObjects } from "./conformance-base.js";
+import { BACKEND_SERVICES, baseObjects, gatewayObject, INFRA, serviceObjects } from "./conformance-base.js";
 
 /** What curl saw of one HTTPS request: the status (0 when the handshake failed), body, and the leaf's subject. */
 export interface CurlAnswer {
@@ -142,4 +143,38 @@ export async function untilTrue<T>(
     if (check(value) || Date.now() > deadline) return value;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The suite's base HTTPS objects (gateway-api v1.6.1 conformance/base): the Gateway
+ * `same-namespace-with-https-listener` (listener `https` without hostname, `https-with-hostname` for
+ * second-example.org, both on 443 with the Secret `tls-validity-checks-certificate`), and that Secret, here
+ * issued at test time by a fresh authority for the names the tests ask for.
+ */
+export function httpsBaseObjects(): ApplyInput[] {
+  const certificate = createTestAuthority().issue(["example.org", "second-example.org", "*.example.org"]);
+  const https = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    port: 443,
+    protocol: "HTTPS",
+    allowedRoutes: { namespaces: { from: "Same" } },
+    tls: { certificateRefs: [{ group: "", kind: "Secret", name: "tls-validity-checks-certificate" }] },
+    ...extra,
+  });
+  return [
+    tlsSecret(INFRA, "tls-validity-checks-certificate", certificate),
+    gatewayObject("same-namespace-with-https-listener", [
+      https("https"),
+      https("https-with-hostname", { hostname: "second-example.org" }),
+    ]),
+  ];
+}
+
+/** The condition of `type` among a listener's, for assertions that name one. */
+export function conditionOf(
+  conditions: readonly { type: string; status: string; reason: string }[],
+  type: string,
+): { status: string; reason: string } | undefined {
+  const found = conditions.find((item) => item.type === type);
+  return found && { status: found.status, reason: found.reason };
 }
