@@ -1,4 +1,5 @@
 import type { Result } from "../../lib/result.js";
+import { parseGRPCRoute } from "../translate/gateway/grpc-route.js";
 import {
   parseGateway,
   parseGatewayClass,
@@ -64,6 +65,11 @@ export const KINDS = {
   GatewayClass: gatewayKind("gatewayclasses", false, parseGatewayClass),
   Gateway: gatewayKind("gateways", true, parseGateway),
   HTTPRoute: gatewayKind("httproutes", true, parseHTTPRoute),
+  // GRPCRoute is served as v1 and v1alpha2 with one schema (the experimental channel keeps the older name).
+  GRPCRoute: {
+    ...gatewayKind("grpcroutes", true, parseGRPCRoute),
+    manifestApiVersions: [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1alpha2`],
+  },
   ReferenceGrant: gatewayKind("referencegrants", true, parseReferenceGrant),
   Namespace: {
     group: "",
@@ -109,6 +115,7 @@ export const ROUTE_OBJECT_LISTS = {
   GatewayClass: "gatewayClasses",
   Gateway: "gateways",
   HTTPRoute: "httpRoutes",
+  GRPCRoute: "grpcRoutes",
   ReferenceGrant: "referenceGrants",
   Namespace: "namespaces",
   IngressClass: "ingressClasses",

@@ -79,14 +79,21 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       const [namespace, name = ""] = key.split("/");
       list.push({ kind: "Gateway", namespace, name, desired: (o) => gatewayStatus(o, desired, at()) });
     }
-    for (const [key, parents] of statuses.httpRoutes) {
-      const [namespace, name = ""] = key.split("/");
-      list.push({
-        kind: "HTTPRoute",
-        namespace,
-        name,
-        desired: (o) => httpRouteStatus(o, parents, controllerName, at()),
-      });
+    const routeKinds = [
+      ["HTTPRoute", statuses.httpRoutes],
+      ["GRPCRoute", statuses.grpcRoutes ?? new Map()],
+    ] as const;
+    for (const [kind, routeStatuses] of routeKinds) {
+      for (const [key, parents] of routeStatuses) {
+        const [namespace, name = ""] = key.split("/");
+        // GRPCRoute's status is HTTPRoute's (RouteStatus): the same parents merge.
+        list.push({
+          kind,
+          namespace,
+          name,
+          desired: (o) => httpRouteStatus(o, parents, controllerName, at()),
+        });
+      }
     }
     for (const [key, desired] of statuses.ingresses) {
       const [namespace, name = ""] = key.split("/");

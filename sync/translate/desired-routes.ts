@@ -109,6 +109,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     gatewayClasses: objects.gatewayClasses,
     gateways: objects.gateways,
     httpRoutes: objects.httpRoutes,
+    grpcRoutes: objects.grpcRoutes,
     referenceGrants: objects.referenceGrants,
     namespaces: objects.namespaces,
     secrets: objects.secrets,
@@ -143,6 +144,12 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     statuses: {
       ...gateway.statuses,
       httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),
+      grpcRoutes: withOwnership(
+        gateway.statuses.grpcRoutes ?? new Map(),
+        refusedClaims,
+        conflicts,
+        "grpcroute",
+      ),
       ingresses: ingress.statuses.ingresses,
     },
   };
@@ -216,10 +223,11 @@ function withOwnership(
   statuses: ReadonlyMap<string, readonly RouteParentStatus[]>,
   refusedClaims: readonly { route: string; host: string }[],
   conflicts: readonly RouteConflict[],
+  source: "httproute" | "grpcroute" = "httproute",
 ): Map<string, RouteParentStatus[]> {
   const out = new Map<string, RouteParentStatus[]>();
   for (const [key, parents] of statuses) {
-    const id = `httproute:${key}`;
+    const id = `${source}:${key}`;
     const refused = refusedClaims.filter((item) => item.route === id).map((item) => item.host);
     const lost = conflicts.filter((item) => item.loser === id);
     out.set(

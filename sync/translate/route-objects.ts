@@ -1,3 +1,4 @@
+import type { GRPCRoute } from "./gateway/grpc-route.js";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
 import type { Ingress, IngressClass } from "./ingress/objects.js";
 import type { KubeSecret } from "./tls-secrets.js";
@@ -11,6 +12,7 @@ export interface RouteObjects {
   readonly gatewayClasses: readonly GatewayClass[];
   readonly gateways: readonly Gateway[];
   readonly httpRoutes: readonly HTTPRoute[];
+  readonly grpcRoutes: readonly GRPCRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   readonly namespaces: readonly Namespace[];
   readonly ingressClasses: readonly IngressClass[];
@@ -25,6 +27,7 @@ export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: Rout
     gatewayClasses: [],
     gateways: [],
     httpRoutes: [],
+    grpcRoutes: [],
     referenceGrants: [],
     namespaces: [],
     ingressClasses: [],

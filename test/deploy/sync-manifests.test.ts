@@ -48,14 +48,14 @@ describe("deploy/sync", () => {
       { apiGroups: [""], resources: ["namespaces"], verbs: read },
       {
         apiGroups: [gateway],
-        resources: ["gatewayclasses", "gateways", "httproutes", "referencegrants"],
+        resources: ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"],
         verbs: read,
       },
       // TLS Secrets for HTTPS listeners' certificateRefs: read, never written.
       { apiGroups: [""], resources: ["secrets"], verbs: read },
       {
         apiGroups: [gateway],
-        resources: ["gatewayclasses/status", "gateways/status", "httproutes/status"],
+        resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
         verbs: ["update"],
       },
       { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses", "ingresses"], verbs: read },

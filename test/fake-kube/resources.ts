@@ -7,6 +7,7 @@ export type FakeKind =
   | "GatewayClass"
   | "Gateway"
   | "HTTPRoute"
+  | "GRPCRoute"
   | "ReferenceGrant"
   | "IngressClass"
   | "Ingress"
@@ -47,6 +48,7 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   GatewayClass: info("GatewayClass", "gateway.networking.k8s.io/v1", "gatewayclasses", false, true),
   Gateway: info("Gateway", "gateway.networking.k8s.io/v1", "gateways", true, true),
   HTTPRoute: info("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes", true, true),
+  GRPCRoute: info("GRPCRoute", "gateway.networking.k8s.io/v1", "grpcroutes", true, true),
   ReferenceGrant: info("ReferenceGrant", "gateway.networking.k8s.io/v1", "referencegrants", true),
   IngressClass: info("IngressClass", "networking.k8s.io/v1", "ingressclasses", false),
   Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),

@@ -6,6 +6,7 @@ describeStoreContract("MemoryStore", async () => {
   return {
     writer: (cluster, fence) => store.writer(cluster, fence),
     source: store,
+    certificates: store,
     hostIndex: async (cluster) => store.hostIndex(cluster),
     cannot: {
       writeRawRecord: "MemoryStore serialises every record itself: nothing can put a malformed one in",

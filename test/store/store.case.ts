@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CertificateReader } from "../../store/certificates.js";
 import { type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
 import type {
   ClusterView,
@@ -9,6 +10,7 @@ import type {
 } from "../../store/store.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { eventually } from "../support/eventually.js";
+import { describeCertificateContract } from "./certificate.case.js";
 import { describeFenceContract } from "./fence.case.js";
 import { describeRouteContract } from "./route.case.js";
 
@@ -20,6 +22,8 @@ export interface StoreDriver {
   /** The writer of `cluster`; fenced (ClusterWriter.fence) when `fence` is given. */
   writer(cluster: string, fence?: FenceOptions): ClusterWriter;
   readonly source: SnapshotSource;
+  /** The router's reader of certificate records. */
+  readonly certificates?: CertificateReader;
   /** The cluster's host index (keys.ts hostIndexMembers) as stored, sorted. */
   readonly hostIndex?: (cluster: string) => Promise<string[]>;
   /** The registry of clusters (keys.ts clustersKey), sorted. */
@@ -84,6 +88,7 @@ export function describeStoreContract(driverName: string, makeDriver: () => Prom
 
     describeFenceContract(() => driver);
     describeRouteContract(() => driver);
+    describeCertificateContract(() => driver);
 
     it("delivers a put record to the router's snapshot, decoded and equal to what was written", async () => {
       const east = await registered("east");

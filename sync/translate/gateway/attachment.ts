@@ -31,8 +31,13 @@ export interface AttachedListener {
 export function attachToGateway(
   parentRef: ParentRef,
   gateway: GatewayView,
-  route: HTTPRoute,
+  route: {
+    readonly metadata: HTTPRoute["metadata"];
+    readonly spec: { readonly hostnames?: readonly string[] | null };
+  },
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  /** The route's kind: a listener takes it only when its supportedKinds list it. */
+  kind: "HTTPRoute" | "GRPCRoute" = "HTTPRoute",
 ): Attachment {
   const selected = gateway.listeners.filter(
     (listener) =>
@@ -57,7 +62,9 @@ export function attachToGateway(
   const routeNamespace = namespaceOf(route);
   const allowing = selected.filter(
     (listener) =>
-      listener.attachable && allowsNamespace(listener, gateway.namespace, routeNamespace, namespaceLabels),
+      listener.attachable &&
+      listener.supportedKinds.some((supported) => supported.kind === kind) &&
+      allowsNamespace(listener, gateway.namespace, routeNamespace, namespaceLabels),
   );
   if (allowing.length === 0) {
     return refused("NotAllowedByListeners", `no listener of Gateway ${gateway.key} allows this route`);

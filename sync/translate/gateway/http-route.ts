@@ -16,6 +16,7 @@ import {
   creationTimeOf,
   GATEWAY_GROUP,
   type HTTPRoute,
+  type KubeRule,
   namespaceOf,
   type ParentRef,
 } from "./objects.js";
@@ -43,16 +44,48 @@ export interface HttpRouteTranslation {
 const DEFAULT_RULES = [{}];
 
 /**
+ * What differs between the route kinds translated here: HTTPRoute, and GRPCRoute (grpc-route.ts), whose rules
+ * become the same store rules. The kind names the route in listeners' supportedKinds and in ReferenceGrants.
+ */
+export interface RouteKindSpec<Rule> {
+  readonly kind: "HTTPRoute" | "GRPCRoute";
+  readonly source: "httproute" | "grpcroute";
+  readonly translateRule: (rule: Rule, namespace: string, context: BackendContext) => RuleTranslation;
+}
+
+const HTTP_ROUTE_KIND: RouteKindSpec<KubeRule> = { kind: "HTTPRoute", source: "httproute", translateRule };
+
+/** An HTTPRoute, or a route of another kind with the same parents, hostnames and rules of its own. */
+export interface RouteObject<Rule> {
+  readonly metadata: HTTPRoute["metadata"];
+  readonly spec: {
+    readonly parentRefs?: readonly ParentRef[] | null;
+    readonly hostnames?: readonly string[] | null;
+    readonly rules?: readonly Rule[] | null;
+  };
+}
+
+/**
  * One HTTPRoute → its route record (hostnames already intersected with the listeners it attached to, over
  * all its accepted parents) and its status toward each of our parents. Parents that are not ours (another
  * kind, another controller's Gateway, a Gateway that does not exist) get no entry: "Implementations of this
  * API can only populate Route status for the Gateways/parent resources they are responsible for."
  */
 export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext): HttpRouteTranslation {
+  return translateRouteOfKind(route, context, HTTP_ROUTE_KIND);
+}
+
+/** translateHttpRoute for a route of `kind` (grpc-route.ts's GRPCRoute). */
+export function translateRouteOfKind<Rule extends object>(
+  route: RouteObject<Rule>,
+  context: HttpRouteContext,
+  kind: RouteKindSpec<Rule>,
+): HttpRouteTranslation {
   const namespace = namespaceOf(route);
   const generation = route.metadata.generation;
-  const rules = route.spec.rules && route.spec.rules.length > 0 ? route.spec.rules : DEFAULT_RULES;
-  const translated = rules.map((rule) => translateRule(rule, namespace, context.backends));
+  const rules: readonly Rule[] =
+    route.spec.rules && route.spec.rules.length > 0 ? route.spec.rules : (DEFAULT_RULES as Rule[]);
+  const translated = rules.map((rule) => kind.translateRule(rule, namespace, context.backends));
   const valid = translated.filter((item) => item.ok);
   const problems: string[] = [];
   const dropped: string[] = [];
@@ -75,7 +108,7 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
     const gatewayKey = `${parentRef.namespace ?? namespace}/${parentRef.name}`;
     const gateway = context.gateways.get(gatewayKey);
     if (!gateway) continue;
-    const attachment = attachToGateway(parentRef, gateway, route, context.namespaceLabels);
+    const attachment = attachToGateway(parentRef, gateway, route, context.namespaceLabels, kind.kind);
     const conditions: Condition[] = [];
     if (!attachment.accepted) {
       conditions.push(condition("Accepted", false, attachment.reason, attachment.message, generation));
@@ -101,8 +134,8 @@ export function translateHttpRoute(route: HTTPRoute, context: HttpRouteContext):
     const hostnames = unionHostnames(served);
     const candidate: RouteRecord = {
       v: ROUTE_SCHEMA_VERSION,
-      id: routeId("httproute", namespace, route.metadata.name),
-      source: "httproute",
+      id: routeId(kind.source, namespace, route.metadata.name),
+      source: kind.source,
       createdAt: creationTimeOf(route.metadata),
       hostnames: hostnames === "any" ? [] : [...hostnames],
       wildcard: "suffix",

@@ -16,7 +16,15 @@ import {
  * (certificate-refs.ts); one without certificateRefs is served as before, its TLS ended in front of the router.
  */
 export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS"]);
-const HTTP_ROUTE = { group: GATEWAY_GROUP, kind: "HTTPRoute" } as const;
+/**
+ * The route kinds an HTTP or HTTPS listener takes: HTTPRoute, and GRPCRoute, which the Gateway API allows on
+ * both by default ("GRPCRoute ... MUST be accepted on HTTP and HTTPS listeners" unless allowedRoutes.kinds
+ * says otherwise; GEP-1016).
+ */
+const SERVED_KINDS: readonly RouteGroupKind[] = [
+  { group: GATEWAY_GROUP, kind: "HTTPRoute" },
+  { group: GATEWAY_GROUP, kind: "GRPCRoute" },
+];
 const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
 
 export interface RouteGroupKind {
@@ -29,7 +37,7 @@ export interface ListenerView {
   readonly name: string;
   readonly port: number;
   readonly hostname: string | undefined;
-  /** Routes may attach: the listener is accepted and lists HTTPRoute among its kinds. */
+  /** Routes may attach: the listener is accepted and lists a kind we serve (supportedKinds says which). */
   readonly attachable: boolean;
   readonly supportedKinds: readonly RouteGroupKind[];
   /** allowedRoutes.namespaces.from, defaulted to Same. */
@@ -135,11 +143,11 @@ function evaluateListener(
   const supportedKinds = !supported
     ? []
     : kinds.length === 0
-      ? [HTTP_ROUTE]
-      : kinds.some(isHttpRoute)
-        ? [HTTP_ROUTE]
-        : [];
-  const invalidKinds = supported ? kinds.filter((kind) => !isHttpRoute(kind)) : [];
+      ? SERVED_KINDS
+      : SERVED_KINDS.filter((served) => kinds.some((kind) => sameKind(kind, served)));
+  const invalidKinds = supported
+    ? kinds.filter((kind) => !SERVED_KINDS.some((served) => sameKind(kind, served)))
+    : [];
 
   let accepted: Condition;
   if (!supported) {
@@ -212,8 +220,8 @@ function programmedProblem(valid: boolean, accepted: Condition): string {
   return valid ? "no supported route kinds" : accepted.message;
 }
 
-function isHttpRoute(kind: { group?: string | null; kind: string }): boolean {
-  return (kind.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && kind.kind === "HTTPRoute";
+function sameKind(kind: { group?: string | null; kind: string }, served: RouteGroupKind): boolean {
+  return (kind.group ?? GATEWAY_GROUP) === served.group && kind.kind === served.kind;
 }
 
 /**

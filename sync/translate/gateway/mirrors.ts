@@ -36,6 +36,7 @@ export function translateMirrors(
   filters: readonly KubeFilter[],
   routeNamespace: string,
   context: BackendContext,
+  fromKind: "HTTPRoute" | "GRPCRoute" = "HTTPRoute",
 ): Result<MirrorTranslation, string> {
   const mirrors: Mirror[] = [];
   const refProblems: RefProblem[] = [];
@@ -47,7 +48,7 @@ export function translateMirrors(
     const { backendRef, percent, fraction } = parsed.output;
     if (fraction && fraction.numerator > (fraction.denominator ?? 100))
       return { ok: false, error: "RequestMirror: fraction above 1" };
-    const resolved = resolveBackendRef(backendRef as KubeBackendRef, routeNamespace, "HTTPRoute", context);
+    const resolved = resolveBackendRef(backendRef as KubeBackendRef, routeNamespace, fromKind, context);
     if (resolved.problem) refProblems.push(resolved.problem);
     if (resolved.problem || !("service" in resolved.backend)) continue;
     const share = percent ?? (fraction ? (100 * fraction.numerator) / (fraction.denominator ?? 100) : 100);

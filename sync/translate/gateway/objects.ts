@@ -74,7 +74,7 @@ export const GatewaySchema = v.looseObject({
 });
 export type Gateway = v.InferOutput<typeof GatewaySchema>;
 
-const ParentRefSchema = v.looseObject({
+export const ParentRefSchema = v.looseObject({
   group: text,
   kind: text,
   namespace: text,
@@ -99,7 +99,7 @@ const PathModifierSchema = v.looseObject({
 });
 export type KubePathModifier = v.InferOutput<typeof PathModifierSchema>;
 
-const FilterSchema = v.looseObject({
+export const FilterSchema = v.looseObject({
   type: v.string(),
   requestHeaderModifier: v.nullish(HeaderModifierSchema),
   responseHeaderModifier: v.nullish(HeaderModifierSchema),
@@ -124,7 +124,7 @@ const MatchSchema = v.looseObject({
 });
 export type KubeMatch = v.InferOutput<typeof MatchSchema>;
 
-const BackendRefSchema = v.looseObject({
+export const BackendRefSchema = v.looseObject({
   group: text,
   kind: text,
   name: v.string(),

@@ -27,6 +27,8 @@ export function translateRule(
   rule: KubeRule,
   routeNamespace: string,
   context: BackendContext,
+  /** The route kind ReferenceGrants name as `from`. */
+  fromKind: "HTTPRoute" | "GRPCRoute" = "HTTPRoute",
 ): RuleTranslation {
   const matches = translateMatches(rule.matches);
   if (!matches.ok) return { ok: false, reason: "UnsupportedValue", message: matches.error };
@@ -44,7 +46,7 @@ export function translateRule(
     refs.length > 0,
   );
   if (!filters.ok) return { ok: false, ...filters.error };
-  const mirrored = translateMirrors(ruleFilters, routeNamespace, context);
+  const mirrored = translateMirrors(ruleFilters, routeNamespace, context, fromKind);
   if (!mirrored.ok) return { ok: false, reason: "UnsupportedValue", message: mirrored.error };
 
   const timeouts = translateTimeouts(rule.timeouts);
@@ -52,7 +54,7 @@ export function translateRule(
 
   const refProblems: RefProblem[] = [...mirrored.value.refProblems];
   const backends = refs.map((ref, index) => {
-    const resolved = resolveBackendRef(ref, routeNamespace, "HTTPRoute", context);
+    const resolved = resolveBackendRef(ref, routeNamespace, fromKind, context);
     if (resolved.problem) refProblems.push(resolved.problem);
     const filters = backendFilters[index];
     return filters && "service" in resolved.backend ? { ...resolved.backend, filters } : resolved.backend;

@@ -11,7 +11,8 @@ import {
   resolveCertificateRefs,
 } from "./certificate-refs.js";
 import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
-import { translateHttpRoute } from "./http-route.js";
+import { GRPC_ROUTE_KIND, type GRPCRoute } from "./grpc-route.js";
+import { type HttpRouteTranslation, translateHttpRoute, translateRouteOfKind } from "./http-route.js";
 import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
 import {
   byCodeUnits,
@@ -21,6 +22,7 @@ import {
   keyOf,
   type Namespace,
   namespaceOf,
+  type ObjectMeta,
   type ReferenceGrant,
 } from "./objects.js";
 
@@ -30,6 +32,8 @@ export interface GatewayApiInput {
   readonly gatewayClasses: readonly GatewayClass[];
   readonly gateways: readonly Gateway[];
   readonly httpRoutes: readonly HTTPRoute[];
+  /** GRPCRoutes (grpc-route.ts): translated as HTTPRoutes are, their backends spoken to over h2c. */
+  readonly grpcRoutes?: readonly GRPCRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   /** The cluster's Services: backendRefs must name one of them and one of its ports. */
   readonly services: readonly KubeService[];
@@ -75,6 +79,8 @@ export interface GatewayApiTranslation {
      * parents is ours, so the writer removes entries we wrote before; see mergeRouteParents).
      */
     readonly httpRoutes: ReadonlyMap<string, readonly RouteParentStatus[]>;
+    /** Every GRPCRoute given, as httpRoutes. */
+    readonly grpcRoutes?: ReadonlyMap<string, readonly RouteParentStatus[]>;
   };
   readonly problems: readonly Problem[];
   /** The certificates our serving HTTPS listeners use, by Secret id. */
@@ -132,26 +138,39 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     backends: { services: serviceMap(input.services), grants: input.referenceGrants },
   };
   const routes: RouteRecord[] = [];
-  const routeStatuses = new Map<string, RouteParentStatus[]>();
   const attachedRoutes = new Map<string, Set<string>>();
-  for (const route of sortBy(input.httpRoutes, keyOf)) {
-    const key = keyOf(route);
-    const result = translateHttpRoute(route, context);
-    if (result.record) routes.push(result.record);
-    routeStatuses.set(
-      key,
-      result.parents.map((parent) => ({ ...parent, conditions: stamped(parent.conditions, input.now) })),
-    );
-    for (const { gateway, listeners } of result.attached) {
-      for (const listener of listeners) {
-        const listenerKey = `${gateway}\n${listener}`;
-        const counted = attachedRoutes.get(listenerKey) ?? new Set<string>();
-        counted.add(key);
-        attachedRoutes.set(listenerKey, counted);
+  const translateAll = <R extends { metadata: ObjectMeta }>(
+    kind: "HTTPRoute" | "GRPCRoute",
+    objects: readonly R[],
+    translateOne: (route: R) => HttpRouteTranslation,
+  ): Map<string, RouteParentStatus[]> => {
+    const statuses = new Map<string, RouteParentStatus[]>();
+    for (const route of sortBy(objects, keyOf)) {
+      const key = keyOf(route);
+      const result = translateOne(route);
+      if (result.record) routes.push(result.record);
+      statuses.set(
+        key,
+        result.parents.map((parent) => ({ ...parent, conditions: stamped(parent.conditions, input.now) })),
+      );
+      for (const { gateway, listeners } of result.attached) {
+        for (const listener of listeners) {
+          const listenerKey = `${gateway}\n${listener}`;
+          const counted = attachedRoutes.get(listenerKey) ?? new Set<string>();
+          counted.add(`${kind} ${key}`);
+          attachedRoutes.set(listenerKey, counted);
+        }
       }
+      for (const reason of result.problems) problems.push({ object: `${kind} ${key}`, reason });
     }
-    for (const reason of result.problems) problems.push({ object: `HTTPRoute ${key}`, reason });
-  }
+    return statuses;
+  };
+  const routeStatuses = translateAll("HTTPRoute", input.httpRoutes, (route) =>
+    translateHttpRoute(route, context),
+  );
+  const grpcRouteStatuses = translateAll("GRPCRoute", input.grpcRoutes ?? [], (route) =>
+    translateRouteOfKind(route, context, GRPC_ROUTE_KIND),
+  );
 
   const gatewayStatuses = new Map<string, GatewayStatus>();
   for (const [key, gateway] of gateways) {
@@ -169,7 +188,12 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   routes.sort((a, b) => byCodeUnits(a.id, b.id));
   return {
     routes,
-    statuses: { gatewayClasses: classStatuses, gateways: gatewayStatuses, httpRoutes: routeStatuses },
+    statuses: {
+      gatewayClasses: classStatuses,
+      gateways: gatewayStatuses,
+      httpRoutes: routeStatuses,
+      grpcRoutes: grpcRouteStatuses,
+    },
     problems,
     certificates: certificateUses(
       [...gateways.values()].flatMap((gateway) => gateway.listeners),

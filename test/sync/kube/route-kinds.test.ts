@@ -57,6 +57,7 @@ describe("route kinds' reflectors on the fake API server", () => {
       "gatewayclasses (cluster)",
       "gateways (all namespaces)",
       "httproutes (all namespaces)",
+      "grpcroutes (all namespaces)",
       "referencegrants (all namespaces)",
     ]);
     expect(h.errors).toEqual([]);

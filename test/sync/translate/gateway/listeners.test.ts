@@ -53,8 +53,10 @@ describe("Gateway and listener conditions", () => {
     const status = result.statuses.gateways.get("infra/gw");
     expect(summaryOf(status?.conditions)).toEqual(["Accepted=True/Accepted", "Programmed=True/Programmed"]);
     expect(status?.conditions.every((item) => item.observedGeneration === 2)).toBe(true);
+    // GRPCRoute is allowed on HTTP and HTTPS listeners by default, as HTTPRoute is.
     expect(status?.listeners[0]?.supportedKinds).toEqual([
       { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
+      { group: "gateway.networking.k8s.io", kind: "GRPCRoute" },
     ]);
     expect(listenerSummary(result)).toEqual([
       "http: 0 Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts",
