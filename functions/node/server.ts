@@ -29,6 +29,7 @@ import { createDirectRequests } from "./direct-requests.js";
 import { withH2Clients } from "./h2-upstream/h2-clients.js";
 import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
 import type { H2cSettings } from "./h2-upstream/h2c-session.js";
+import { serveHttp2 } from "./http2/router-http2.js";
 import { createNodeProxy } from "./proxy.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
@@ -217,6 +218,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // Both above a load balancer's idle timeout, so it closes an idle connection before the router does (config.ts).
   server.keepAliveTimeout = config.clientKeepAliveTimeoutMs;
   server.headersTimeout = config.clientHeadersTimeoutMs;
+  const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
+  const http2Deps = { server, listener, newRequestId, metrics, config, logger, drainMs };
+  const http2 = serveHttp2({ ...http2Deps, problemOf: (incoming, host) => https?.problemOf(incoming, host) });
   const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
@@ -240,6 +244,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     https = await startRouterHttps(config, {
       reader,
       httpServer: server,
+      http2Front: http2.front,
       host,
       logger,
       storeReady: connected,
@@ -264,6 +269,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     closing ??= (async () => {
       clearInterval(sampling);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      const http2Drained = http2.close();
       void https?.close();
       // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
       adminServer.close();
@@ -275,8 +281,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       const bound = setTimeout(() => {
         server.closeAllConnections();
         upgrades.destroyAll();
-      }, deps.drainMs ?? DEFAULT_DRAIN_MS);
-      await drained;
+      }, drainMs);
+      await Promise.all([drained, http2Drained]);
       adminServer.closeAllConnections();
       clearInterval(sweep);
       clearTimeout(bound);
