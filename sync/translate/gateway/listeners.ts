@@ -1,6 +1,7 @@
 import type { GatewayAddress } from "./addresses.js";
 import type { ListenerCertificates } from "./certificate-refs.js";
 import { type Condition, condition } from "./conditions.js";
+import { gatewaySpecProblem, reportedAddresses } from "./gateway-spec.js";
 import { selectorMatches, selectorProblem } from "./label-selector.js";
 import {
   GATEWAY_GROUP,
@@ -64,11 +65,12 @@ export interface GatewayView {
 
 /**
  * Gateway and listener conditions (gateway.networking.k8s.io/v1 GatewayConditionType and
- * ListenerConditionType). edgeslice assigns no addresses: a Gateway that asks for some is not accepted
- * (UnsupportedAddress), and one whose routers' address the operator did not state (GATEWAY_ADDRESSES) is
- * accepted but not Programmed (AddressNotAssigned: "none of the requested addresses have been assigned"), so
- * tools waiting for status.addresses are told why. A listener with a protocol other than HTTP or HTTPS is not accepted
- * (UnsupportedProtocol); listeners sharing a port with different protocols conflict (ProtocolConflict).
+ * ListenerConditionType). What in a Gateway's own spec keeps it from being accepted (its class, its
+ * parameters, static addresses) is gateway-spec.ts's; one whose routers' address the operator did not state
+ * (GATEWAY_ADDRESSES) is accepted but not Programmed (AddressNotAssigned: "none of the requested addresses
+ * have been assigned"), so tools waiting for status.addresses are told why. A listener with a protocol other
+ * than HTTP or HTTPS is not accepted (UnsupportedProtocol); listeners sharing a port with different protocols
+ * conflict (ProtocolConflict).
  */
 export function evaluateGateway(
   gateway: Gateway,
@@ -83,12 +85,8 @@ export function evaluateGateway(
     protocols.add(listener.protocol);
     protocolsByPort.set(listener.port, protocols);
   }
-  const requested = gateway.spec.addresses ?? [];
-  const gatewayProblem =
-    classProblem ??
-    (requested.length > 0
-      ? "edgeslice does not assign Gateway addresses; leave spec.addresses empty"
-      : undefined);
+  const problem = gatewaySpecProblem(gateway, classProblem, addresses);
+  const gatewayProblem = problem?.message;
 
   const evaluated = gateway.spec.listeners.map((listener) =>
     evaluateListener(
@@ -101,9 +99,8 @@ export function evaluateGateway(
   );
   const valid = evaluated.filter((listener) => listener.valid).length;
   let accepted: Condition;
-  if (gatewayProblem !== undefined) {
-    const reason = classProblem !== undefined ? "Invalid" : "UnsupportedAddress";
-    accepted = condition("Accepted", false, reason, gatewayProblem, generation);
+  if (problem !== undefined) {
+    accepted = condition("Accepted", false, problem.reason, problem.message, generation);
   } else if (valid === evaluated.length) {
     accepted = condition("Accepted", true, "Accepted", "Gateway accepted", generation);
   } else {
@@ -111,16 +108,17 @@ export function evaluateGateway(
     accepted = condition("Accepted", valid > 0, "ListenersNotValid", message, generation);
   }
   const isAccepted = accepted.status === "True";
+  const reported = reportedAddresses(gateway, addresses);
   const programmed = !isAccepted
     ? condition("Programmed", false, "Invalid", accepted.message, generation)
-    : addresses.length === 0
+    : reported.length === 0
       ? condition("Programmed", false, "AddressNotAssigned", NO_ADDRESS_MESSAGE, generation)
       : condition("Programmed", true, "Programmed", "Gateway programmed", generation);
   return {
     key: keyOf(gateway),
     namespace: namespaceOf(gateway),
     accepted: isAccepted,
-    addresses: isAccepted ? addresses : [],
+    addresses: isAccepted ? reported : [],
     conditions: [accepted, programmed],
     listeners: evaluated.map((item) => item.view),
   };
