@@ -80,6 +80,19 @@ describe("HTTPS on the Node router from certificateRefs", () => {
     expect((await world.curl({ sni: "api.example.com", host: "www.example.com" })).status).toBe(200);
   });
 
+  it("speaks HTTP/2 when the client offers h2 by ALPN, with the same certificate choice and 421", async () => {
+    const h2 = await world.curl({ sni: "shop.example.com", http2: true });
+    expect(h2.status).toBe(200);
+    expect(h2.httpVersion).toBe("2");
+    expect(h2.subject).toContain("shop.example.com");
+    expect(h2.body).toContain("infra-backend-v1");
+    const h1 = await world.curl({ sni: "shop.example.com" });
+    expect(h1.httpVersion).toBe("1.1");
+    const misdirected = await world.curl({ sni: "shop.example.com", host: "api.example.com", http2: true });
+    expect(misdirected.httpVersion).toBe("2");
+    expect(misdirected.status).toBe(421);
+  });
+
   it("fails the handshake for a name no certificate covers", async () => {
     const answer = await world.curl({ sni: "nothing.test" });
     expect(answer.status).toBe(0);

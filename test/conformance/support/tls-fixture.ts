@@ -19,6 +19,8 @@ export interface CurlAnswer {
   readonly subject: string;
   /** The server certificate's "expire date" as curl -v prints it: tells a renewed certificate apart. */
   readonly expires: string;
+  /** The HTTP version of the answer as curl reports it: "1.1" or "2" ("0" when none). */
+  readonly httpVersion: string;
 }
 
 export interface TlsConformance {
@@ -116,17 +118,18 @@ export function curlHttps(
     `${request.sni}:${port}:127.0.0.1`,
     request.http2 ? "--http2" : "--http1.1",
     "-w",
-    "\n%{http_code}",
+    "\n%{http_version} %{http_code}",
     ...(request.host ? ["-H", `Host: ${request.host}`] : []),
     `https://${request.sni}:${port}${request.path ?? "/"}`,
   ];
   return new Promise((resolve) => {
     execFile("/usr/bin/curl", args, { encoding: "utf8" }, (_error, stdout, stderr) => {
       const lines = stdout.split("\n");
-      const status = Number(lines.pop() ?? "0") || 0;
+      const [httpVersion = "0", code = "0"] = (lines.pop() ?? "").split(" ");
+      const status = Number(code) || 0;
       const subject = /\*\s+subject: ([^\n]*)/.exec(stderr)?.[1]?.trim() ?? "";
       const expires = /\*\s+expire date: ([^\n]*)/.exec(stderr)?.[1]?.trim() ?? "";
-      resolve({ status, body: lines.join("\n"), subject, expires });
+      resolve({ status, body: lines.join("\n"), subject, expires, httpVersion });
     });
   });
 }
