@@ -85,10 +85,13 @@ describe("deploy/router", () => {
       ingress: { ports: { port: string }[]; from?: unknown[] }[];
     };
 
-    expect(service.ports).toEqual([{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }]);
+    expect(service.ports).toEqual([
+      { name: "http", port: 80, targetPort: "http", protocol: "TCP" },
+      { name: "https", port: 443, targetPort: "https", protocol: "TCP" },
+    ]);
     expect(policy.policyTypes).toEqual(["Ingress"]);
     expect(policy.ingress.map((rule) => [rule.ports.map((p) => p.port), rule.from])).toEqual([
-      [["http"], undefined],
+      [["http", "https"], undefined],
       [["admin"], [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }]],
     ]);
   });
@@ -105,8 +108,13 @@ describe("deploy/router", () => {
       const service = only(objects, "Service").spec as { ports: { port: number; targetPort: string }[] };
 
       expect(admin?.containerPort).toBe(config.adminPort);
+      // HTTPS_PORT is the containerPort the Service's https port targets.
+      const https = container(deployment).ports?.find((p) => p.name === "https");
+      expect(https?.containerPort).toBe(
+        parseRouterConfig({ HTTPS_PORT: env.get("HTTPS_PORT")?.value }).httpsPort,
+      );
       expect(config.adminPort).not.toBe(config.port);
-      expect(service.ports.map((p) => p.targetPort)).toEqual(["http"]);
+      expect(service.ports.map((p) => p.targetPort)).not.toContain("admin");
     }
   });
 
