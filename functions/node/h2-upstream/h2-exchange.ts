@@ -96,7 +96,16 @@ class H2Exchange implements H2AttemptOwner {
       queueMicrotask(() => this.#next());
       return;
     }
-    this.#end.ended(result.ok ? result : this.#loop.failure());
+    if (!result.ok) {
+      this.#end.ended(this.#loop.failure());
+      return;
+    }
+    // Told once the stream closed, not when the head went out: @hono/node-server destroys an HTTP/2 request
+    // whose body has not ended once its handler returned, which would cut a call that streams both ways
+    // (bidi gRPC) at its first answer.
+    const outgoing = this.outgoing;
+    if (outgoing.stream.closed || outgoing.stream.destroyed) this.#end.ended(result);
+    else outgoing.once("close", () => this.#end.ended(result));
   }
 
   bodySent(attempt: H2Attempt): void {
