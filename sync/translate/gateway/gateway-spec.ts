@@ -16,19 +16,15 @@ const InfrastructureSchema = v.looseObject({
 const ADDRESS_TYPES: ReadonlySet<string> = new Set(["IPAddress", "Hostname"]);
 
 /**
- * What in a Gateway's spec keeps edgeslice from accepting it, in the order the spec's reasons rank them:
+ * What in a Gateway's spec keeps edgeslice from accepting it:
  * - its GatewayClass is not accepted (Invalid);
  * - `infrastructure.parametersRef`: edgeslice reads no parameters, so every reference is to an unsupported
  *   kind, which GatewayInfrastructure.parametersRef says is rejected with InvalidParameters;
- * - `addresses`: edgeslice allocates none, the routers sit behind what the operator put in front of them
- *   (GATEWAY_ADDRESSES). An entry with a value asks for a static address (GatewayStaticAddresses, not
- *   supported); an entry without one asks for any address of its type (GatewayAddressEmpty), which is met
- *   when GATEWAY_ADDRESSES gives this Gateway one of that type. Anything else is UnsupportedAddress.
+ * - an address of a type other than IPAddress and Hostname (UnsupportedAddress).
  */
 export function gatewaySpecProblem(
   gateway: Gateway,
   classProblem: string | undefined,
-  configured: readonly GatewayAddress[],
 ): GatewaySpecProblem | undefined {
   if (classProblem !== undefined) return { reason: "Invalid", message: classProblem };
   const infrastructure = v.safeParse(InfrastructureSchema, gateway.spec.infrastructure ?? {});
@@ -42,29 +38,41 @@ export function gatewaySpecProblem(
   }
   for (const address of gateway.spec.addresses ?? []) {
     const type = address.type ?? "IPAddress";
-    if (address.value) {
+    if (!ADDRESS_TYPES.has(type)) {
       return {
         reason: "UnsupportedAddress",
-        message: `edgeslice does not assign static addresses (${type} ${address.value}); leave the value empty`,
-      };
-    }
-    if (!ADDRESS_TYPES.has(type) || !configured.some((known) => known.type === type)) {
-      return {
-        reason: "UnsupportedAddress",
-        message: `no ${type} address is known for this Gateway's routers: set one in GATEWAY_ADDRESSES on the sync`,
+        message: `address type ${type} is not supported (IPAddress, Hostname)`,
       };
     }
   }
   return undefined;
 }
 
-/** The addresses a Gateway reports: of the types its spec asks for, or all when it asks for none. */
-export function reportedAddresses(
-  gateway: Gateway,
-  configured: readonly GatewayAddress[],
-): readonly GatewayAddress[] {
+/** The addresses a Gateway reports, and why one it asked for cannot be used (Programmed=False AddressNotUsable). */
+export interface AddressAssignment {
+  readonly addresses: readonly GatewayAddress[];
+  readonly unusable: string | undefined;
+}
+
+/**
+ * edgeslice allocates no addresses: the routers are reached where the operator put them (GATEWAY_ADDRESSES),
+ * so those are the addresses a Gateway can have. Without spec.addresses it reports them all. An address asked
+ * for without a value (GatewayAddressEmpty) is given those of its type; a static one (GatewayStaticAddresses)
+ * is usable when it is one of them, and is otherwise AddressNotUsable.
+ */
+export function assignAddresses(gateway: Gateway, configured: readonly GatewayAddress[]): AddressAssignment {
   const requested = gateway.spec.addresses ?? [];
-  if (requested.length === 0) return configured;
-  const types = new Set(requested.map((address) => address.type ?? "IPAddress"));
-  return configured.filter((address) => types.has(address.type));
+  if (requested.length === 0) return { addresses: configured, unusable: undefined };
+  const assigned: GatewayAddress[] = [];
+  let unusable: string | undefined;
+  for (const address of requested) {
+    const type = address.type ?? "IPAddress";
+    const value = address.value?.toLowerCase();
+    const matching = configured.filter((known) => known.type === type && (!value || known.value === value));
+    if (value && matching.length === 0) {
+      unusable ??= `${type} ${address.value} is not where this Gateway's routers are reached (GATEWAY_ADDRESSES)`;
+    }
+    for (const known of matching) if (!assigned.includes(known)) assigned.push(known);
+  }
+  return { addresses: assigned, unusable };
 }

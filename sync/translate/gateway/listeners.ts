@@ -1,7 +1,7 @@
 import type { GatewayAddress } from "./addresses.js";
 import type { ListenerCertificates } from "./certificate-refs.js";
 import { type Condition, condition } from "./conditions.js";
-import { gatewaySpecProblem, reportedAddresses } from "./gateway-spec.js";
+import { assignAddresses, gatewaySpecProblem } from "./gateway-spec.js";
 import { selectorMatches, selectorProblem } from "./label-selector.js";
 import {
   GATEWAY_GROUP,
@@ -66,7 +66,7 @@ export interface GatewayView {
 /**
  * Gateway and listener conditions (gateway.networking.k8s.io/v1 GatewayConditionType and
  * ListenerConditionType). What in a Gateway's own spec keeps it from being accepted (its class, its
- * parameters, static addresses) is gateway-spec.ts's; one whose routers' address the operator did not state
+ * parameters, an address type) and which addresses it gets are gateway-spec.ts's; one whose routers' address the operator did not state
  * (GATEWAY_ADDRESSES) is accepted but not Programmed (AddressNotAssigned: "none of the requested addresses
  * have been assigned"), so tools waiting for status.addresses are told why. A listener with a protocol other
  * than HTTP or HTTPS is not accepted (UnsupportedProtocol); listeners sharing a port with different protocols
@@ -85,7 +85,7 @@ export function evaluateGateway(
     protocols.add(listener.protocol);
     protocolsByPort.set(listener.port, protocols);
   }
-  const problem = gatewaySpecProblem(gateway, classProblem, addresses);
+  const problem = gatewaySpecProblem(gateway, classProblem);
   const gatewayProblem = problem?.message;
 
   const evaluated = gateway.spec.listeners.map((listener) =>
@@ -108,17 +108,19 @@ export function evaluateGateway(
     accepted = condition("Accepted", valid > 0, "ListenersNotValid", message, generation);
   }
   const isAccepted = accepted.status === "True";
-  const reported = reportedAddresses(gateway, addresses);
+  const assignment = assignAddresses(gateway, addresses);
   const programmed = !isAccepted
     ? condition("Programmed", false, "Invalid", accepted.message, generation)
-    : reported.length === 0
-      ? condition("Programmed", false, "AddressNotAssigned", NO_ADDRESS_MESSAGE, generation)
-      : condition("Programmed", true, "Programmed", "Gateway programmed", generation);
+    : assignment.unusable !== undefined
+      ? condition("Programmed", false, "AddressNotUsable", assignment.unusable, generation)
+      : assignment.addresses.length === 0
+        ? condition("Programmed", false, "AddressNotAssigned", NO_ADDRESS_MESSAGE, generation)
+        : condition("Programmed", true, "Programmed", "Gateway programmed", generation);
   return {
     key: keyOf(gateway),
     namespace: namespaceOf(gateway),
     accepted: isAccepted,
-    addresses: isAccepted ? reported : [],
+    addresses: isAccepted ? assignment.addresses : [],
     conditions: [accepted, programmed],
     listeners: evaluated.map((item) => item.view),
   };

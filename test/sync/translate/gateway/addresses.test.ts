@@ -86,10 +86,30 @@ describe("Gateway status.addresses", () => {
     const result = translate({
       addresses: parsed("192.0.2.1"),
       gatewayClasses: [gatewayClass()],
-      gateways: [gateway({ spec: { addresses: [{ type: "IPAddress", value: "192.0.2.5" }] } })],
+      gateways: [gateway({ spec: { addresses: [{ type: "example.com/named", value: "edge" }] } })],
     });
     const status = result.statuses.gateways.get("infra/gw");
     expect(status?.addresses).toEqual([]);
     expect(status?.conditions[0]).toMatchObject({ type: "Accepted", reason: "UnsupportedAddress" });
+  });
+
+  it.each([
+    [
+      "one of GATEWAY_ADDRESSES: Programmed with it alone",
+      "192.0.2.1",
+      "Programmed=True/Programmed",
+      ["192.0.2.1"],
+    ],
+    ["not one of them: AddressNotUsable", "192.0.2.5", "Programmed=False/AddressNotUsable", []],
+  ])("takes a static address that is %s", (_name, value, programmed, values) => {
+    const result = translate({
+      addresses: parsed("192.0.2.1, edge.example.com"),
+      gatewayClasses: [gatewayClass()],
+      gateways: [gateway({ spec: { addresses: [{ type: "IPAddress", value }] } })],
+    });
+    const status = result.statuses.gateways.get("infra/gw");
+    const conditions = status?.conditions.map((item) => `${item.type}=${item.status}/${item.reason}`);
+    expect(conditions).toEqual(["Accepted=True/Accepted", programmed]);
+    expect(status?.addresses.map((item) => item.value)).toEqual(values);
   });
 });

@@ -195,7 +195,7 @@ describe("parentRefs and allowedRoutes", () => {
   });
 
   it("refuses a route on a Gateway that is not accepted", () => {
-    const gw = gateway({ spec: { addresses: [{ type: "IPAddress", value: "192.0.2.1" }] } });
+    const gw = gateway({ spec: { addresses: [{ type: "example.com/named", value: "edge" }] } });
     expect(parentConditions(translate({ gateways: [gw], httpRoutes: [simple({})] }), "infra/web")[0]).toBe(
       "Accepted=False/NotAllowedByListeners",
     );

@@ -151,8 +151,8 @@ describe("Gateway and listener conditions", () => {
     expect(summaryOf(status?.conditions)).toContain(programmed);
   });
 
-  it("does not accept a Gateway that asks for addresses: edgeslice assigns none", () => {
-    const gw = gateway({ spec: { addresses: [{ type: "IPAddress", value: "192.0.2.1" }] } });
+  it("does not accept a Gateway that asks for an address type edgeslice does not know", () => {
+    const gw = gateway({ spec: { addresses: [{ type: "example.com/named", value: "edge" }] } });
     const status = translate({ gateways: [gw] }).statuses.gateways.get("infra/gw");
     expect(summaryOf(status?.conditions)).toEqual([
       "Accepted=False/UnsupportedAddress",
