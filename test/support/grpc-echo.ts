@@ -137,9 +137,12 @@ export function unary(
   name: "Echo" | "EchoTwo" | "EchoThree" | "Hang",
   body: string,
   options: grpc.CallOptions = {},
+  headers: Record<string, string> = {},
 ): Promise<
   { ok: true; text: string; trailers: grpc.Metadata } | { ok: false; code: number; details: string }
 > {
+  const metadata = new grpc.Metadata();
+  for (const [name, value] of Object.entries(headers)) metadata.set(name, value);
   return new Promise((resolve) => {
     let answer: Buffer | undefined;
     const call = client.makeUnaryRequest<Buffer, Buffer>(
@@ -147,7 +150,7 @@ export function unary(
       (value) => value,
       (value) => value,
       Buffer.from(body),
-      new grpc.Metadata(),
+      metadata,
       options,
       (_error, value) => {
         answer = value;
