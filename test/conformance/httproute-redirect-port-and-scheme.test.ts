@@ -1,12 +1,20 @@
+import { request } from "node:https";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayObject, httpListener, httpRouteObject } from "./support/conformance-base.js";
 import { describeRoutingConformance } from "./support/routing-cases.js";
+import {
+  httpsBaseObjects,
+  startTlsConformance,
+  type TlsConformance,
+  untilTrue,
+} from "./support/tls-fixture.js";
 
 /**
  * Conformance HTTPRouteRedirectPortAndScheme, its HTTP listeners on 80 and 8080: redirects to example.org
  * with and without a scheme and a port. HTTPRequestRedirectFilter.port: without a port, a redirect that names
  * a scheme goes to that scheme's well-known port and one that does not goes to the listener's port; a port
- * that is its scheme's well-known one is left out of the Location. The suite's third part, over the HTTPS
- * listener on 443, needs the Gateway's TLS (conformance tests of the HTTPS profile).
+ * that is its scheme's well-known one is left out of the Location. The third part goes through the HTTPS
+ * listener on 443, where the scheme kept is https.
  */
 const redirect = (path: string, requestRedirect: Record<string, unknown>) => ({
   matches: [{ path: { type: "Exact", value: path } }],
@@ -62,4 +70,68 @@ describeRoutingConformance("HTTPRouteRedirectPortAndScheme", {
     found("/scheme-nil-and-port-80", "http://example.org", "127.0.0.1:8080"),
     found("/scheme-https-and-port-nil", "https://example.org", "127.0.0.1:8080"),
   ],
+});
+
+/** GET `path` over TLS to the router's HTTPS listener, SNI and Host example.org: the status and Location. */
+function httpsRedirect(
+  port: number,
+  path: string,
+): Promise<{ status: number; location: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const sent = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        servername: "example.org",
+        headers: { host: "example.org" },
+        rejectUnauthorized: false,
+      },
+      (answer) => {
+        answer.resume();
+        resolve({ status: answer.statusCode ?? 0, location: answer.headers.location });
+      },
+    );
+    sent.on("error", reject);
+    sent.end();
+  });
+}
+
+describe("conformance HTTPRouteRedirectPortAndScheme over the HTTPS listener on 443", () => {
+  let world: TlsConformance;
+  beforeAll(async () => {
+    world = await startTlsConformance({
+      label: "redirect-443",
+      objects: [
+        ...httpsBaseObjects(),
+        httpRouteObject("http-route-for-listener-on-port-443", {
+          parentRefs: [{ name: "same-namespace-with-https-listener" }],
+          rules: [
+            redirect("/scheme-nil-and-port-nil", {}),
+            redirect("/scheme-nil-and-port-443", { port: 443 }),
+            redirect("/scheme-nil-and-port-8443", { port: 8443 }),
+            redirect("/scheme-http-and-port-nil", { scheme: "http" }),
+            redirect("/scheme-http-and-port-80", { scheme: "http", port: 80 }),
+            redirect("/scheme-http-and-port-8080", { scheme: "http", port: 8080 }),
+          ],
+        }),
+      ],
+    });
+  }, 30_000);
+  afterAll(() => world?.stop());
+
+  it.each([
+    ["/scheme-nil-and-port-nil", "https://example.org"],
+    ["/scheme-nil-and-port-443", "https://example.org"],
+    ["/scheme-nil-and-port-8443", "https://example.org:8443"],
+    ["/scheme-http-and-port-nil", "http://example.org"],
+    ["/scheme-http-and-port-80", "http://example.org"],
+    ["/scheme-http-and-port-8080", "http://example.org:8080"],
+  ])("redirects %s to %s", async (path, origin) => {
+    const answer = await untilTrue(
+      () => httpsRedirect(world.httpsPort, path).catch(() => ({ status: 0, location: undefined })),
+      (found) => found.status === 302,
+    );
+    expect(answer).toEqual({ status: 302, location: `${origin}${path}` });
+  });
 });
