@@ -112,10 +112,13 @@ function toWebHeaders(incoming: IncomingHttpHeaders): Headers {
 function webStreamOf(
   body: NodeJS.ReadableStream & { destroy(error?: Error): void },
 ): ReadableStream<Uint8Array> {
+  // Settled by the end, an error or a cancel: a chunk the body still emits after that is dropped (enqueue
+  // would throw, uncaught, from the body's 'data' event: a client resetting its HTTP/2 stream does that).
+  let settled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      let settled = false;
       body.on("data", (chunk: Buffer) => {
+        if (settled) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 0) <= 0) body.pause();
       });
@@ -132,6 +135,7 @@ function webStreamOf(
       body.resume();
     },
     cancel(reason) {
+      settled = true;
       body.destroy(reason instanceof Error ? reason : undefined);
     },
   });
