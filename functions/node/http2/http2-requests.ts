@@ -25,6 +25,8 @@ export function createHttp2Requests(
   deps: Http2RequestDeps,
 ): (request: Http2ServerRequest, response: Http2ServerResponse) => void {
   return (request, response) => {
+    // Reset by the client in the packet that opened it (rapid reset): nobody to answer, nothing to forward.
+    if (request.stream.destroyed) return;
     const head = new RequestHead(request.rawHeaders);
     // @hono/node-server takes either kind of request and response (it tests for Http2ServerRequest).
     const incoming = request as unknown as IncomingMessage;

@@ -27,6 +27,7 @@ export function guardSession(
   const end = (kind: FloodKind) => {
     if (session.destroyed) return;
     flooded(kind);
+    session.goaway(ENHANCE_YOUR_CALM);
     session.destroy(undefined, ENHANCE_YOUR_CALM);
   };
   session.on("ping", () => {
@@ -35,12 +36,19 @@ export function guardSession(
   session.on("remoteSettings", () => {
     if (!settings.spend(now())) end("settings_flood");
   });
+  const aborted = () => {
+    if (!resets.spend(now())) end("rapid_reset");
+  };
   session.on("stream", (stream: ServerHttp2Stream) => {
+    // Node emits 'stream' after the frames of its read were handled: a stream the client opened and reset
+    // in one packet is already closed here, its 'aborted' gone.
+    if (stream.destroyed) {
+      if (stream.aborted) aborted();
+      return;
+    }
     open++;
     // 'aborted': the client reset the stream (or the connection went) before the answer was complete.
-    stream.once("aborted", () => {
-      if (!resets.spend(now())) end("rapid_reset");
-    });
+    stream.once("aborted", aborted);
     stream.once("close", () => {
       open--;
     });

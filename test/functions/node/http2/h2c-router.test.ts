@@ -1,12 +1,13 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { constants } from "node:http2";
 import { connect } from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { publish, serviceRecord } from "../../fixtures.js";
 import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
-import { metric, rawExchange, statusLineOf } from "../hostile-kit.js";
+import { metric, rawExchange, statusLineOf, until } from "../hostile-kit.js";
 import { h2Request, h2Session } from "./h2-client.js";
 
 /**
@@ -205,5 +206,49 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
       "PRI / HTTP/1.1\r\nHost: app.example\r\nConnection: close\r\n\r\n",
     );
     expect(statusLineOf(reply)).toMatch(/^HTTP\/1\.1 \d{3}/);
+  });
+
+  it("gives up the backend's answer when the client cancels its stream before or during it, and keeps serving", async () => {
+    let backendClosed = 0;
+    const backend = await closing(
+      startBackend("127.0.0.1", (req, res) => {
+        req.resume();
+        if (!req.url?.startsWith("/stream/")) return void res.end("ok");
+        const chunk = Buffer.alloc(16 * 1024, 1);
+        let timer: NodeJS.Timeout | undefined;
+        // The head comes after the client has cancelled for half of the streams, before for the others.
+        const answerAfter = req.url.endsWith("/late") ? 80 : 0;
+        const start = setTimeout(() => {
+          res.writeHead(200, { "content-type": "application/octet-stream" });
+          timer = setInterval(() => res.write(chunk), 2);
+        }, answerAfter);
+        res.on("close", () => {
+          clearTimeout(start);
+          clearInterval(timer);
+          backendClosed++;
+        });
+      }),
+    );
+    const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
+    await publish(
+      router.store,
+      serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
+    );
+    const session = h2Session(router.port);
+    closing(Promise.resolve({ close: async () => void session.destroy() }));
+    for (let i = 0; i < 6; i++) {
+      const late = i % 2 === 0;
+      const stream = session.request({
+        ":path": `/stream/${i}${late ? "/late" : ""}`,
+        ":authority": "app.example",
+      });
+      stream.on("error", () => undefined);
+      if (late) await new Promise((resolve) => setTimeout(resolve, 30));
+      else await once(stream, "data");
+      stream.close(constants.NGHTTP2_CANCEL);
+    }
+    await until(() => backendClosed === 6, "every backend answer given up");
+    const answer = await h2Request(session, { ":path": "/", ":authority": "app.example" });
+    expect(answer).toMatchObject({ status: 200, body: "ok" });
   });
 });
