@@ -110,6 +110,12 @@ export const RouterEnvSchema = v.object({
   /** The fraction of requests the access log writes, 0 to 1. */
   ACCESS_LOG_SAMPLE: fractionFromEnv(1),
   /** edgeslice_backends per `service` (and cluster), per `cluster` only, or `none` (core/backend-metrics.ts). */
+  /**
+   * Node only, h2c backends (node/h2-upstream/): streams the router opens on one HTTP/2 session before it
+   * opens another (the backend's SETTINGS_MAX_CONCURRENT_STREAMS wins when lower), and sessions per backend.
+   */
+  H2C_STREAMS_PER_SESSION: integerFromEnv(100, 1, 10_000),
+  H2C_SESSIONS_PER_BACKEND: integerFromEnv(4, 1, 256),
   METRICS_BACKENDS: v.optional(
     v.picklist(BACKEND_SERIES, `METRICS_BACKENDS must be one of ${BACKEND_SERIES.join(", ")}`),
     "service",
@@ -161,6 +167,8 @@ export interface RouterConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly accessLog: AccessLogSettings;
   readonly metricsBackends: BackendSeries;
+  /** H2C_STREAMS_PER_SESSION and H2C_SESSIONS_PER_BACKEND; absent: their defaults. */
+  readonly h2c?: { readonly streamsPerSession: number; readonly sessionsPerBackend: number };
 }
 
 /** Validates the environment; throws one error listing every bad variable. */
@@ -195,5 +203,6 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     logLevel: e.LOG_LEVEL,
     accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },
     metricsBackends: e.METRICS_BACKENDS,
+    h2c: { streamsPerSession: e.H2C_STREAMS_PER_SESSION, sessionsPerBackend: e.H2C_SESSIONS_PER_BACKEND },
   };
 }

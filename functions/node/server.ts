@@ -138,7 +138,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
   // HTTP/1.1 backends over the router's own client, h2c ones over node:http2 sessions (h2-upstream/).
   const client = ownedUpstream
-    ? withH2cBackends(createBackendPools(deps.upstreamOptions), deps.h2c)
+    ? withH2cBackends(createBackendPools(deps.upstreamOptions), { ...config.h2c, ...deps.h2c })
     : undefined;
   const upstream = deps.upstream ?? ownedUpstream;
   if (!upstream) throw new Error("no upstream transport");
