@@ -46,6 +46,8 @@ export interface AppDeps extends RoutingDeps {
    * runtime built (Workers: Cloudflare's, from the visitor's connection).
    */
   readonly clientProto?: (c: Context) => "http" | "https";
+  /** The HTTP version the client spoke, for the access log (Node: "1.1" or "2.0"). */
+  readonly clientProtocol?: (c: Context) => string | undefined;
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
   readonly native?: NativeProxy;
   /** Request headers for route matching, read the cheapest way the runtime has (Node: rawHeaders). */
@@ -272,6 +274,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
         client: deps.clientAddress?.(c),
         host: host ?? url?.host ?? "",
         path: path ?? (url ? `${url.pathname}${url.search}` : ""),
+        protocol: deps.clientProtocol?.(c),
       }),
     );
   }

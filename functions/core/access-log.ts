@@ -16,6 +16,8 @@ export interface AccessLogEntry {
   readonly host: string;
   /** Origin-form path and query. */
   readonly path: string;
+  /** The HTTP version the client spoke ("1.1", "2.0"); undefined (left out) where the runtime does not say. */
+  readonly protocol?: string | undefined;
   readonly status: number;
   /** Response body bytes sent to the client; undefined where the runtime cannot count them. */
   readonly bytes: number | undefined;
@@ -71,6 +73,7 @@ export function accessLogLine(entry: AccessLogEntry): string {
     method: entry.method,
     host: cut(entry.host, MAX_LOGGED_HOST),
     path: cut(entry.path, MAX_LOGGED_PATH),
+    protocol: entry.protocol,
     status: entry.status,
     bytes: entry.bytes ?? null,
     durationMs: Math.round(entry.durationMs * 1000) / 1000,

@@ -130,7 +130,12 @@ export class RequestObservation {
   entry(
     now: number,
     wallNow: number,
-    request: { readonly client: string | undefined; readonly host: string; readonly path: string },
+    request: {
+      readonly client: string | undefined;
+      readonly host: string;
+      readonly path: string;
+      readonly protocol?: string | undefined;
+    },
   ): AccessLogEntry {
     const series = this.series();
     return {
@@ -140,6 +145,7 @@ export class RequestObservation {
       method: this.method,
       host: request.host,
       path: request.path,
+      protocol: request.protocol,
       // No head went out: the client left first (nginx's 499).
       status: this.status === 0 ? CLIENT_CLOSED : this.status,
       bytes: this.bytesCounted ? this.bytes : undefined,

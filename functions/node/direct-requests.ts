@@ -172,6 +172,7 @@ class DirectRequest implements ExchangeEnd {
         client: this.#incoming.socket.remoteAddress,
         host: routedHost ?? parsed?.host ?? "",
         path: path ?? (parsed ? `${parsed.pathname}${parsed.search}` : ""),
+        protocol: this.#incoming.httpVersion,
       }),
     );
   }

@@ -175,6 +175,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
         ? "https"
         : "http",
+    clientProtocol: (c) => (c.env as HttpBindings | undefined)?.incoming?.httpVersion,
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
     ...(client ? { native: withH2Clients(createNodeProxy(client), client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),

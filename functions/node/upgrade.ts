@@ -57,6 +57,7 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       client: client.remoteAddress,
       host: request.headers.host ?? "",
       path: request.url ?? "",
+      protocol: request.httpVersion,
     });
     accessLog?.write(entry);
   };

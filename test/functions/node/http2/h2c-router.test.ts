@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { constants } from "node:http2";
 import { connect } from "node:net";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { publish, serviceRecord } from "../../fixtures.js";
 import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
 import { metric, rawExchange, statusLineOf, until } from "../hostile-kit.js";
@@ -250,5 +250,40 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     await until(() => backendClosed === 6, "every backend answer given up");
     const answer = await h2Request(session, { ":path": "/", ":authority": "app.example" });
     expect(answer).toMatchObject({ status: 200, body: "ok" });
+  });
+
+  it("writes access log lines that show the protocol: 2.0 for HTTP/2, 1.1 for HTTP/1.1", async () => {
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(
+        ...String(chunk)
+          .split("\n")
+          .filter((line) => line.includes('"kind":"access"')),
+      );
+      return true;
+    });
+    try {
+      const backend = await closing(startBackend("127.0.0.1", echo));
+      const router = await closing(
+        startNodeRouterOver({ config: { retries: 0, accessLog: { enabled: true, sample: 1 } } }),
+      );
+      await publish(
+        router.store,
+        serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
+      );
+      const session = h2Session(router.port);
+      closing(Promise.resolve({ close: async () => void session.destroy() }));
+      await h2Request(session, { ":path": "/over-h2", ":authority": "app.example" });
+      await rawExchange(
+        router.port,
+        "GET /over-h1 HTTP/1.1\r\nHost: app.example\r\nConnection: close\r\n\r\n",
+      );
+      await until(() => lines.length >= 2, "two access log lines");
+    } finally {
+      write.mockRestore();
+    }
+    const byPath = new Map(lines.map((line) => JSON.parse(line)).map((entry) => [entry.path, entry]));
+    expect(byPath.get("/over-h2")).toMatchObject({ protocol: "2.0", status: 200, host: "app.example" });
+    expect(byPath.get("/over-h1")).toMatchObject({ protocol: "1.1", status: 200, host: "app.example" });
   });
 });
