@@ -286,4 +286,28 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     expect(byPath.get("/over-h2")).toMatchObject({ protocol: "2.0", status: 200, host: "app.example" });
     expect(byPath.get("/over-h1")).toMatchObject({ protocol: "1.1", status: 200, host: "app.example" });
   });
+
+  it("drains HTTP/2 sessions on close: GOAWAY at once, the request under way still answered", async () => {
+    const backend = await closing(
+      startBackend("127.0.0.1", (req, res) => {
+        req.resume();
+        setTimeout(() => res.end("finished"), 100);
+      }),
+    );
+    const router = await startNodeRouterOver({ config: { retries: 0 } });
+    await publish(
+      router.store,
+      serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
+    );
+    const session = h2Session(router.port);
+    const goaway = once(session, "goaway");
+    const answer = h2Request(session, { ":path": "/slow", ":authority": "app.example" });
+    await until(() => backend.seen.length === 1, "the request at the backend");
+    const closed = router.close();
+    const [code] = await goaway;
+    expect(code).toBe(constants.NGHTTP2_NO_ERROR);
+    expect(await answer).toMatchObject({ status: 200, body: "finished" });
+    await closed;
+    session.destroy();
+  });
 });
