@@ -128,6 +128,18 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
     return false;
   }
 
+  /**
+   * Node corks the client's socket from a write until the end of the tick: what the read brought (the head
+   * with it, the end too if it came) goes now instead, in one writev still; whatever the kernel did not take
+   * stays held by the socket.
+   */
+  holdsChunk(): boolean {
+    const outgoing = this.#exchange.outgoing;
+    const socket = outgoing.socket;
+    if (socket !== null && socket.writableCorked === 1) socket.uncork();
+    return outgoing.writableLength > 0;
+  }
+
   onComplete(): void {
     this.#done = true;
     const outgoing = this.#exchange.outgoing;

@@ -9,6 +9,7 @@ import {
 } from "./connection-timer.js";
 import { requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
+import { ReadBuffer } from "./read-buffer.js";
 import type { ResponseHead } from "./response-head.js";
 import { ResponseParser, type ResponseSink, ServerClosedError } from "./response-parser.js";
 import type { ConnectionSettings } from "./settings.js";
@@ -22,10 +23,14 @@ export interface ConnectionOwner {
   closed(connection: ClientConnection, replay: PendingRequest | undefined): void;
 }
 
+/** TCP keep-alive finds a server that vanished mid-response (its host gone) long before bodyTimeoutMs would. */
+const SOCKET_OPTIONS = { noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 } as const;
+
 /**
  * One keep-alive HTTP/1.1 connection to an origin server, carrying one request at a time: the head written in one
  * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
- * handed on as it arrives, reading paused while the handler cannot take more.
+ * handed on as it arrives, reading paused while the handler cannot take more (pausing stops reading at once: the
+ * server's close is read once reading resumes). Reads go to a buffer reused while nothing holds them (read-buffer.ts).
  */
 export class ClientConnection implements ResponseSink, RequestCarrier, TimedConnection {
   readonly #owner: ConnectionOwner;
@@ -39,21 +44,19 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   #socketPaused = false;
   /** A response body is under way and read: the body timer restarts with every read. */
   #watchingBody = false;
-  /** The server closed while reading was paused: the end is due once the held bytes are read (resumeResponse). */
-  #endedWhilePaused = false;
   /** This connection carried a request before the current one. */
   #reused = false;
   /** Bytes of the current request's response arrived. */
   #answering = false;
   /** The request to send again on a fresh connection once this one is closed (see #lost). */
   #replay: PendingRequest | undefined;
+  readonly #reads = new ReadBuffer();
 
   constructor(owner: ConnectionOwner, host: string, port: number) {
     this.#owner = owner;
-    // TCP keep-alive finds a server that vanished mid-response (its host gone) long before bodyTimeoutMs would.
-    this.#socket = connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 });
+    const onread = { buffer: this.#reads.next, callback: this.#onRead };
+    this.#socket = connect({ host, port, ...SOCKET_OPTIONS, onread });
     this.#socket.on("connect", this.#onConnect);
-    this.#socket.on("data", this.#onData);
     this.#socket.on("end", this.#onEnd);
     this.#socket.on("error", this.#onError);
     this.#socket.on("close", this.#onClose);
@@ -126,6 +129,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   onResponseData(chunk: Buffer): boolean {
     const pending = this.#request;
     if (pending === undefined) return false;
+    this.#reads.gave(pending.handler);
     if (pending.handler.onData(chunk)) return true;
     if (this.#request === pending && !this.#socketPaused) {
       // Waiting on the handler, not the server: no body timeout until reading resumes.
@@ -234,31 +238,28 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (this.#request) this.#send(this.#request);
   };
 
-  readonly #onData = (chunk: Buffer): void => {
+  /** `bytes` bytes were read into #reads; true: reading goes on (pausing is #socket.pause's). */
+  readonly #onRead = (bytes: number): boolean => {
     const pending = this.#request;
     // Bytes while nothing was asked (a server's 408 before it closes an idle connection): no request's answer.
     if (pending === undefined || !this.#parser.awaiting) {
       this.destroy();
-      return;
+      return true;
     }
     this.#answering = true;
     if (this.#watchingBody) this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
     try {
-      this.#parser.execute(chunk);
+      this.#parser.execute(this.#reads.bytes(bytes));
     } catch (error) {
       if (this.#request === pending) this.fail(pending, error as Error);
       else this.destroy();
     }
+    this.#reads.done();
+    return true;
   };
 
   readonly #onEnd = (): void => {
     const pending = this.#request;
-    if (pending !== undefined && this.#parser.paused) {
-      // Node ends a paused socket once its buffer is empty: the rest of the response is what the parser holds.
-      this.#endedWhilePaused = true;
-      this.#parser.closed();
-      return;
-    }
     try {
       this.#parser.closed();
     } catch (error) {
@@ -285,7 +286,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     this.#upload?.stop();
     this.#upload = undefined;
     const pending = this.#request;
-    if (pending !== undefined && !this.#endedWhilePaused) {
+    if (pending !== undefined) {
       this.#request = undefined;
       if (this.#replayable(pending)) this.#replay = pending;
       else pending.fail(new ServerClosedError("backend closed the connection before the response ended"));

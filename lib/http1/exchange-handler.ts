@@ -37,6 +37,12 @@ export interface ExchangeHandler {
   onHead(head: ResponseHead): void;
   /** A piece of the body; false pauses reading from the server until `control.resume()`. */
   onData(chunk: Buffer): boolean;
+  /**
+   * Asked once the chunks of one read from the server were handed on (to this handler, its onComplete perhaps
+   * called since): false when nothing references them any more (their writes went to the kernel), so the
+   * connection reads into the same buffer again instead of a new one. Without it, every chunk counts as held.
+   */
+  holdsChunk?(): boolean;
   onComplete(): void;
   /** Connect failures carry `syscall: "connect"`: nothing of the request was sent. */
   onError(error: Error): void;

@@ -100,7 +100,8 @@ export class ResponseParser {
   /**
    * Bytes from the socket; throws MalformedResponseError. The response's end is the last thing it tells the
    * sink: bytes past it are never parsed (they make the connection unreusable instead), so the sink may hand the
-   * connection to the next request from onResponseEnd.
+   * connection to the next request from onResponseEnd. `data` may be overwritten once this returns (the
+   * connection reuses its read buffer): what the parser keeps of it, it copies.
    */
   execute(data: Buffer): void {
     this.#parse(data);
@@ -117,7 +118,7 @@ export class ResponseParser {
     let offset = 0;
     while (offset < data.length) {
       if (this.#paused) {
-        this.#held = data.subarray(offset);
+        this.#held = Buffer.from(data.subarray(offset));
         this.#searched = 0;
         return;
       }
@@ -246,7 +247,7 @@ export class ResponseParser {
   #hold(data: Buffer, offset: number, limit: number): void {
     if (data.length - offset > limit)
       throw new MalformedResponseError("response head or chunk line too long");
-    this.#held = offset === 0 ? data : data.subarray(offset);
+    this.#held = Buffer.from(offset === 0 ? data : data.subarray(offset));
     this.#searched = data.length - offset;
   }
 

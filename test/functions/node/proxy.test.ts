@@ -203,4 +203,49 @@ describe("node fast path", () => {
     });
     expect(metrics.body).toContain('edgeslice_requests_total{class="2xx"} 3');
   });
+
+  it("relays long bodies whole, byte for byte, to a client that reads them slowly and to one that keeps up", async () => {
+    // Every byte says where it is, so a chunk overwritten by a later read of the backend's socket would show.
+    const body = Buffer.alloc(8 * 1024 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 7 + (i >> 16)) % 251;
+    const b = await backend("127.0.0.1", (_req, res) => {
+      res.writeHead(200, { "content-length": String(body.length) });
+      // In pieces, so the router reads the body over many reads.
+      let at = 0;
+      const next = () => {
+        if (at >= body.length) return void res.end();
+        const piece = body.subarray(at, at + 48 * 1024);
+        at += piece.length;
+        if (res.write(piece)) setImmediate(next);
+        else res.once("drain", next);
+      };
+      next();
+    });
+    const r = await router();
+    await publish(r.store, serviceRecord({ cluster: "a", ipv4: [ep(b.host, b.port)] }));
+    const fetchBody = (slow: boolean) =>
+      new Promise<Buffer>((resolve, reject) => {
+        const client = request(
+          { host: "127.0.0.1", port: r.port, path: "/", headers: { host: "app.example" } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => {
+              chunks.push(chunk);
+              if (!slow) return;
+              // Reading stops now and then, long enough for the kernel's buffers to fill: the router's
+              // writes to this client then wait in its socket.
+              res.pause();
+              setTimeout(() => res.resume(), chunks.length % 16 === 1 ? 50 : 1);
+            });
+            res.on("end", () => resolve(Buffer.concat(chunks)));
+            res.on("error", reject);
+          },
+        );
+        client.on("error", reject);
+        client.end();
+      });
+    const [slow, fast] = await Promise.all([fetchBody(true), fetchBody(false)]);
+    expect(slow.equals(body)).toBe(true);
+    expect(fast.equals(body)).toBe(true);
+  });
 });
