@@ -92,7 +92,6 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
 
     it("grants the sync reads of what routes are made of, updates of their status subresource, and nothing beyond (its own namespace's Leases aside)", async () => {
       const refused = [
-        "/api/v1/secrets",
         "/api/v1/endpoints",
         "/api/v1/pods",
         "/api/v1/namespaces/shop/configmaps",
@@ -102,6 +101,8 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
         expect([path, (await controlPlane.get(path, "sync")).status]).toEqual([path, 403]);
       const allowed = [
         "/api/v1/namespaces",
+        // TLS Secrets for HTTPS listeners' certificateRefs (the sync asks with a type field selector).
+        "/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls",
         "/apis/networking.k8s.io/v1/ingresses",
         "/apis/networking.k8s.io/v1/ingressclasses",
       ];
@@ -119,7 +120,8 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
       const denied = [
         ["create", "services"],
         ["delete", "endpointslices.discovery.k8s.io"],
-        ["get", "secrets"],
+        ["update", "secrets"],
+        ["create", "secrets"],
         ["update", gateway("httproutes")],
         ["patch", gateway("httproutes"), "status"],
         ["create", gateway("httproutes")],
@@ -166,9 +168,10 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
       }
       expect(await can("create", "leases.coordination.k8s.io", "default")).toBe("no");
       expect(await can("update", "services", home)).toBe("no");
-      for (const resource of ["secrets", "endpoints", "pods"]) {
+      for (const resource of ["endpoints", "pods"]) {
         expect([resource, await can("list", resource)]).toEqual([resource, "no"]);
       }
+      expect(await can("watch", "secrets")).toBe("yes");
     });
 
     it("keeps the sync unready and logging 'not authorised' when the endpointslices rule is missing (README upgrade note)", async () => {
