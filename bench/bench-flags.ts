@@ -11,6 +11,7 @@ export const BENCH_PARTS = [
   "metrics",
   "steering",
   "scale",
+  "h2",
 ] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 

@@ -4,6 +4,8 @@ import {
   formatConvergenceReport,
   runConvergenceBench,
 } from "./convergence/convergence-bench.js";
+import { formatH2Report, type H2BenchOptions, runH2Bench } from "./h2/h2-bench.js";
+import { h2loadAvailable } from "./h2/h2load.js";
 import { type MetricsBenchOptions, runMetricsBench } from "./metrics/metrics-bench.js";
 import { formatMetricsReport } from "./metrics/report.js";
 import { routerRunnerFromEnv } from "./proxy/built-router.js";
@@ -18,7 +20,7 @@ import { runWorkersBench, WORKERS_READERS, type WorkersBenchOptions } from "./wo
 /**
  * `npm run bench` — every benchmark, printed as tables with ratios measured in the same run.
  * `npm run bench -- --smoke` — the same harness with short runs and a small convergence set (a quick check that
- * everything works, not figures to quote). `--only proxy|convergence|workers|metrics|steering|scale` runs one part;
+ * everything works, not figures to quote). `--only proxy|convergence|workers|metrics|steering|scale|h2` runs one part;
  * `--help` lists every flag (bench-flags.ts).
  */
 const read = readBenchFlags(process.argv.slice(2));
@@ -168,6 +170,18 @@ const scaleOptions: ScaleBenchOptions = smoke
       profileDir: process.env.BENCH_SCALE_PROFILE_DIR,
     };
 
+/** HTTP/2 clients through the router and a minimal node:http2 proxy (bench/h2/): 3 rounds of 10 s per cell. */
+const h2Options: H2BenchOptions = {
+  rounds: flags.rounds ?? (smoke ? 1 : 3),
+  durationSeconds: flags.durationSeconds ?? (smoke ? 1 : 10),
+  warmupSeconds: flags.warmupSeconds ?? (smoke ? 0 : 2),
+  clients: 16,
+  streamsPerClient: 16,
+  payloads: ["small", "large"],
+  pin: flags.pin,
+  runner: routerRunnerFromEnv(),
+};
+
 /** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */
 function withOverrides(options: ProxyBenchOptions): ProxyBenchOptions {
   return {
@@ -225,6 +239,16 @@ async function main(): Promise<void> {
     const result = await runScaleBench(scaleOptions, log);
     console.log(formatScaleReport(result, scaleOptions.sync.changesPerSecond));
     console.log("");
+  }
+  if (only === undefined || only === "h2") {
+    if (!h2loadAvailable()) {
+      log("h2 bench skipped: no /usr/bin/h2load (apt-get install nghttp2-client)");
+    } else {
+      log("h2 bench ...");
+      const report = await runH2Bench(h2Options, log);
+      console.log(formatH2Report(report, h2Options));
+      console.log("");
+    }
   }
 }
 

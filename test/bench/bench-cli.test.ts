@@ -42,7 +42,7 @@ describe("npm run bench's command line", () => {
 
     expect(run.code).toBe(2);
     expect(errorLines(run.stderr).map((line) => line.msg)).toEqual([
-      "--only prxy: name one of proxy, profile, convergence, workers, metrics, steering, scale; --duration five: give a number of at least 1 (`npm run bench -- --help` lists the flags)",
+      "--only prxy: name one of proxy, profile, convergence, workers, metrics, steering, scale, h2; --duration five: give a number of at least 1 (`npm run bench -- --help` lists the flags)",
     ]);
   });
 });
