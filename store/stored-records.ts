@@ -1,3 +1,4 @@
+import { PersistentMap } from "../lib/persistent-map.js";
 import type { WarnOnce } from "../lib/warn-once.js";
 import { annotationRoute } from "./legacy.js";
 import {
@@ -25,13 +26,13 @@ import type { ClusterView } from "./store.js";
  */
 export interface ClusterRecords {
   /** Every valid service record as version 2, by `ns/name`. */
-  readonly servicesV2: ReadonlyMap<string, ServiceRecordV2>;
+  readonly servicesV2: PersistentMap<ServiceRecordV2>;
   /** The valid version 1 records among them, as stored. */
-  readonly services: ReadonlyMap<string, ServiceRecord>;
+  readonly services: PersistentMap<ServiceRecord>;
   /** Valid version 2 route records of the `routes` hash, by id. */
-  readonly routes: ReadonlyMap<string, RouteRecord>;
+  readonly routes: PersistentMap<RouteRecord>;
   /** The annotation route of each version 1 service record, by service. */
-  readonly legacyRoutes: ReadonlyMap<string, RouteRecord>;
+  readonly legacyRoutes: PersistentMap<RouteRecord>;
 }
 
 /** A decoded service record as version 2; a version 1 record also as stored, with the route it stands for. */
@@ -41,10 +42,10 @@ export interface DecodedService {
 }
 
 export const NO_RECORDS: ClusterRecords = {
-  servicesV2: new Map(),
-  services: new Map(),
-  routes: new Map(),
-  legacyRoutes: new Map(),
+  servicesV2: PersistentMap.empty(),
+  services: PersistentMap.empty(),
+  routes: PersistentMap.empty(),
+  legacyRoutes: PersistentMap.empty(),
 };
 
 /** One `services` hash value; undefined (reported) when it cannot be served. */
@@ -153,50 +154,73 @@ export function decodeClusterRecords(
 
 /**
  * `records` with some services and routes read again: a decoded value replaces, undefined removes (the
- * record is gone, or can no longer be served).
+ * record is gone, or can no longer be served). The maps are persistent (lib/persistent-map.ts): the result
+ * shares every record not named with `records`, so a change costs what it names, not the cluster's size.
  */
 export function updatedRecords(
   records: ClusterRecords,
   services: ReadonlyMap<string, DecodedService | undefined>,
   routes: ReadonlyMap<string, RouteRecord | undefined>,
 ): ClusterRecords {
-  const nextV2 = new Map(records.servicesV2);
-  const nextServices = new Map(records.services);
-  const nextLegacy = new Map(records.legacyRoutes);
+  const v2: [string, ServiceRecordV2 | undefined][] = [];
+  const v1: [string, ServiceRecord | undefined][] = [];
+  const legacy: [string, RouteRecord | undefined][] = [];
   for (const [service, decoded] of services) {
-    if (decoded) nextV2.set(service, decoded.record);
-    else nextV2.delete(service);
-    if (decoded?.v1) {
-      nextServices.set(service, decoded.v1.record);
-      nextLegacy.set(service, decoded.v1.route);
-    } else {
-      nextServices.delete(service);
-      nextLegacy.delete(service);
-    }
+    v2.push([service, decoded?.record]);
+    if (decoded?.v1 || records.services.has(service)) v1.push([service, decoded?.v1?.record]);
+    if (decoded?.v1 || records.legacyRoutes.has(service)) legacy.push([service, decoded?.v1?.route]);
   }
-  let nextRoutes = records.routes;
-  if (routes.size > 0) {
-    const changed = new Map(records.routes);
-    for (const [id, route] of routes) {
-      if (route) changed.set(id, route);
-      else changed.delete(id);
-    }
-    nextRoutes = changed;
-  }
-  return { servicesV2: nextV2, services: nextServices, routes: nextRoutes, legacyRoutes: nextLegacy };
+  return {
+    servicesV2: v2.length > 0 ? records.servicesV2.withChanges(v2) : records.servicesV2,
+    services: v1.length > 0 ? records.services.withChanges(v1) : records.services,
+    routes: routes.size > 0 ? records.routes.withChanges(routes) : records.routes,
+    legacyRoutes: legacy.length > 0 ? records.legacyRoutes.withChanges(legacy) : records.legacyRoutes,
+  };
 }
 
 /**
  * What routers see of one cluster: its service records and every route it publishes, stored (version 2)
- * or standing for a version 1 record; a stored route wins over a derived one with the same id.
+ * or standing for a version 1 record; a stored route wins over a derived one with the same id. Given the
+ * view `previous` was built from `before`, only the routes whose records changed are looked at again.
  */
-export function clusterView(name: string, stale: boolean, records: ClusterRecords): ClusterView {
-  let routes: ReadonlyMap<string, RouteRecord> = records.routes;
-  if (records.legacyRoutes.size > 0) {
-    const merged = new Map<string, RouteRecord>();
-    for (const route of records.legacyRoutes.values()) merged.set(route.id, route);
-    for (const [id, route] of records.routes) merged.set(id, route);
-    routes = merged;
+export function clusterView(
+  name: string,
+  stale: boolean,
+  records: ClusterRecords,
+  previous?: { readonly view: ClusterView; readonly records: ClusterRecords },
+): ClusterView {
+  const base = { name, stale, servicesV2: records.servicesV2, services: records.services };
+  if (records.legacyRoutes.size === 0) return { ...base, routes: records.routes };
+  const before = previous?.records;
+  const previousRoutes = previous?.view.routes;
+  if (before && before.legacyRoutes.size > 0 && previousRoutes instanceof PersistentMap) {
+    const ids = new Set(PersistentMap.changedKeys(before.routes, records.routes));
+    const legacyById = new Map<string, RouteRecord>();
+    for (const service of PersistentMap.changedKeys(before.legacyRoutes, records.legacyRoutes)) {
+      const old = before.legacyRoutes.get(service);
+      const now = records.legacyRoutes.get(service);
+      if (old) ids.add(old.id);
+      if (now) {
+        ids.add(now.id);
+        legacyById.set(now.id, now);
+      }
+    }
+    const changes: [string, RouteRecord | undefined][] = [];
+    for (const id of ids) {
+      const stored = records.routes.get(id);
+      // A derived route whose service did not change is found only by a walk; rare enough (a version 2
+      // route removed over a version 1 record of the same id) to rebuild the view for.
+      if (!stored && !legacyById.has(id) && previousRoutes.has(id)) return wholeView(base, records);
+      changes.push([id, stored ?? legacyById.get(id)]);
+    }
+    return { ...base, routes: previousRoutes.withChanges(changes) };
   }
-  return { name, stale, servicesV2: records.servicesV2, services: records.services, routes };
+  return wholeView(base, records);
+}
+
+function wholeView(base: Omit<ClusterView, "routes">, records: ClusterRecords): ClusterView {
+  const merged: [string, RouteRecord][] = [];
+  for (const route of records.legacyRoutes.values()) merged.push([route.id, route]);
+  for (const entry of records.routes) merged.push(entry);
+  return { ...base, routes: PersistentMap.from(merged) };
 }

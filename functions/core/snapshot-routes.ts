@@ -9,6 +9,13 @@ import {
   type RouteConflict,
 } from "./routes/clusters.js";
 import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
+import {
+  indexRoutes,
+  type RoutesIndex,
+  snapshotRoutes,
+  sourceIdOf,
+  updatedSnapshotRoutes,
+} from "./snapshot-routes-update.js";
 
 export type { RoutePublisher } from "./routes/clusters.js";
 
@@ -33,6 +40,8 @@ export interface SnapshotRoutes {
   readonly refusals: readonly GrantRefusal[];
   /** The snapshot's clusters as served: without what CLUSTER_GRANTS refused. */
   readonly clusters: readonly ClusterView[];
+  /** What the next snapshot's routes are updated from (snapshot-routes-update.ts); absent under CLUSTER_GRANTS. */
+  readonly index?: RoutesIndex | undefined;
 }
 
 /** The memo key of a router without CLUSTER_GRANTS. */
@@ -40,10 +49,14 @@ const UNGRANTED: ClusterGrants = new Map();
 /** The memo key of a router without GATEWAYS. */
 const EVERY_GATEWAY: ReadonlySet<string> = new Set();
 const built = new WeakMap<ClusterGrants, WeakMap<ReadonlySet<string>, WeakMap<Snapshot, SnapshotRoutes>>>();
+/** The routes last built per grants and gateways: a newer snapshot's are updated from them. */
+const latest = new WeakMap<ClusterGrants, WeakMap<ReadonlySet<string>, { routes: SnapshotRoutes }>>();
 
 /**
  * Memoised on the snapshot's identity (and the grants' and gateways'): a snapshot is immutable and replaced
- * on any change. `gateways`: GATEWAYS, the Gateways this router implements; undefined, all of them.
+ * on any change. A snapshot not seen yet gets the routes last built updated by what differs between the two
+ * (snapshot-routes-update.ts, docs/design.md "Cost per change"), or built whole when they cannot be. `gateways`:
+ * GATEWAYS, the Gateways this router implements; undefined, all of them.
  */
 export function snapshotRoutesOf(
   snapshot: Snapshot,
@@ -54,8 +67,12 @@ export function snapshotRoutesOf(
   const bySnapshot = memo(byGateways, gateways ?? EVERY_GATEWAY);
   let routes = bySnapshot.get(snapshot);
   if (!routes) {
-    routes = buildSnapshotRoutes(snapshot, grants, gateways);
+    const last = memo(latest, grants ?? UNGRANTED).get(gateways ?? EVERY_GATEWAY);
+    routes =
+      (grants === undefined && last && updatedSnapshotRoutes(last.routes, snapshot, gateways)) ||
+      buildSnapshotRoutes(snapshot, grants, gateways);
     bySnapshot.set(snapshot, routes);
+    memo(latest, grants ?? UNGRANTED).set(gateways ?? EVERY_GATEWAY, { routes });
   }
   return routes;
 }
@@ -97,18 +114,29 @@ export function buildSnapshotRoutes(
     ? (clusters, route) => everyClusterGranted(grants, clusters, route)
     : undefined;
   const merged = mergeAcrossClusters(published, mayShadow);
-  const routes: ServedRoute[] = merged.routes.map(({ route, clusters, failStatic, publishers }) => ({
-    route,
-    clusters: clusters.flatMap((name) => views.get(name) ?? []),
-    failStatic,
-    publishers,
-  }));
-  return {
+  const routes: ServedRoute[] = [];
+  const bySource = new Map<string, ServedRoute[]>();
+  const publishedIds = new Set(published.map((copy) => copy.route.id));
+  for (const { route, clusters, failStatic, publishers } of merged.routes) {
+    const source = publishedIds.has(route.id) ? route.id : sourceIdOf(route.id);
+    const served = {
+      route,
+      clusters: clusters.flatMap((name) => views.get(name) ?? []),
+      failStatic,
+      publishers,
+    };
+    routes.push(served);
+    const group = bySource.get(source);
+    if (group) group.push(served);
+    else bySource.set(source, [served]);
+  }
+  return snapshotRoutes({
     version: snapshot.version,
-    routes,
+    routes: () => routes,
     table: buildRouteTable(routes, gateways),
     conflicts: merged.conflicts,
     refusals: granted.refusals,
     clusters: granted.clusters,
-  };
+    index: grants === undefined ? indexRoutes(bySource) : undefined,
+  });
 }

@@ -213,7 +213,7 @@ export function applyFollowUp(
     clusters.set(name, {
       ...cluster,
       records,
-      view: clusterView(name, cluster.view.stale, records),
+      view: clusterView(name, cluster.view.stale, records, cluster),
       lastChangeId,
     });
     changed = true;

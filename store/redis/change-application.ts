@@ -57,7 +57,7 @@ export async function applyChanges(
       readRoutes(redis, prefix, cluster, touchedRoutes, logger, warnings),
     ]);
     const records = updatedRecords(state.records, services, routes);
-    const view = clusterView(cluster, state.view.stale, records);
+    const view = clusterView(cluster, state.view.stale, records, state);
     table.clusters.set(cluster, { ...state, records, view, lastChangeId });
     logger.debug("applied changes", { cluster, services: touched, routes: touchedRoutes, id: lastChangeId });
   }

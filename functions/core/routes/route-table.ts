@@ -1,3 +1,4 @@
+import { PersistentMap } from "../../../lib/persistent-map.js";
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
 import {
   effectivePort,
@@ -5,18 +6,13 @@ import {
   listenerKey,
   listenerServes,
   type ServedListener,
-  servedListeners,
 } from "./listener-ports.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
-import { compareRanks, type MatchRank, rankOf } from "./precedence.js";
-import {
-  hasPathPrefix,
-  headersMatch,
-  normalisePathPrefix,
-  pathOf,
-  queryParamsMatch,
-  type RequestFacts,
-} from "./request-match.js";
+import { compareRanks, type MatchRank } from "./precedence.js";
+import { hasPathPrefix, headersMatch, pathOf, queryParamsMatch, type RequestFacts } from "./request-match.js";
+import { type ListenerUse, routeContribution } from "./route-candidates.js";
+
+export { ruleKey } from "./route-candidates.js";
 
 /**
  * The request matcher over route records, built once per snapshot. Records are bucketed by host
@@ -42,22 +38,42 @@ export interface RouteCandidate<T> {
   readonly listeners: readonly ServedListener[] | undefined;
 }
 
+export type Bucket<T> = readonly RouteCandidate<T>[];
+
+/**
+ * The path index of each large bucket, by the bucket's identity. Shared by a table and the tables updated from
+ * it (route-table-update.ts): a bucket is never changed once built, so an entry never goes out of date, and
+ * the buckets no table holds any more drop out with them.
+ */
+export type PathIndexes<T> = WeakMap<Bucket<T>, PathIndex<RouteCandidate<T>>>;
+
+/**
+ * Persistent maps (lib/persistent-map.ts): an update (route-table-update.ts) shares every bucket it does not
+ * touch with the table it starts from.
+ */
 export interface RouteTable<T> {
   /** Exact host → its candidates, best first. */
-  readonly exact: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
+  readonly exact: PersistentMap<Bucket<T>>;
   /** `*.example.com` is kept under `example.com`. */
-  readonly wildcard: ReadonlyMap<string, readonly RouteCandidate<T>[]>;
-  /** The longest key of `wildcard` (0 when none): no longer suffix of a Host is looked up. */
+  readonly wildcard: PersistentMap<Bucket<T>>;
+  /**
+   * No key of `wildcard` is longer (0 when none): no longer suffix of a Host is looked up. After updates it
+   * may exceed the longest key left (a bound, not the maximum).
+   */
   readonly longestWildcard: number;
-  readonly anyHost: readonly RouteCandidate<T>[];
+  readonly anyHost: Bucket<T>;
   /** The path index of each bucket of at least INDEXED_BUCKET_SIZE candidates (path-index.ts). */
-  readonly indexes: ReadonlyMap<readonly RouteCandidate<T>[], PathIndex<RouteCandidate<T>>>;
+  readonly indexes: PathIndexes<T>;
   /** Ids given more than once: the first entry was kept (merge clusters first, see clusters.ts). */
   readonly duplicates: readonly string[];
   /** Every port a listener of the table's routes uses (listener-ports.ts effectivePort). */
   readonly listenerPorts: ReadonlySet<number>;
   /** The hostnames of the listeners per Gateway and port, for listener isolation. */
   readonly listenerHostnames: ListenerHostnames;
+  /** The entry of each route id: what an update finds a route's old candidates through. */
+  readonly entries: PersistentMap<T>;
+  /** How many routes are served through each listener (route-candidates.ts listenerUseKey). */
+  readonly listenerUses: ReadonlyMap<string, { readonly listener: ServedListener; readonly routes: number }>;
 }
 
 export interface RouteMatchResult<T> {
@@ -73,9 +89,8 @@ export interface RouteMatchResult<T> {
   readonly hostname: string | undefined;
 }
 
-/** Identity of one rule of one route object, the same in every cluster that publishes it. */
-export function ruleKey(routeId: string, ruleIndex: number): string {
-  return `${routeId}[${ruleIndex}]`;
+export function byRank<T>(a: RouteCandidate<T>, b: RouteCandidate<T>): number {
+  return compareRanks(a.rank, b.rank);
 }
 
 /**
@@ -89,83 +104,78 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   const exact = new Map<string, RouteCandidate<T>[]>();
   const wildcard = new Map<string, RouteCandidate<T>[]>();
   const anyHost: RouteCandidate<T>[] = [];
-  const seen = new Set<string>();
+  const kept = new Map<string, T>();
   const duplicates: string[] = [];
-  const allPorts = new Set<number>();
-  const hostnames = new Map<string, string[]>();
-  const add = (map: Map<string, RouteCandidate<T>[]>, key: string, candidate: RouteCandidate<T>) => {
-    const bucket = map.get(key);
-    if (bucket) bucket.push(candidate);
-    else map.set(key, [candidate]);
-  };
+  const uses = new Map<string, { listener: ServedListener; routes: number }>();
   for (const entry of entries) {
-    const route = entry.route;
-    if (seen.has(route.id)) {
-      duplicates.push(route.id);
+    const id = entry.route.id;
+    if (kept.has(id)) {
+      duplicates.push(id);
       continue;
     }
-    seen.add(route.id);
-    const deep = route.wildcard === "suffix";
-    const served = servedListeners(route, gateways);
-    for (const list of served?.values() ?? []) {
-      for (const listener of list) {
-        allPorts.add(listener.port);
-        const key = listenerKey(listener.gateway, listener.port);
-        const known = hostnames.get(key) ?? [];
-        if (!known.includes(listener.listenerHostname)) known.push(listener.listenerHostname);
-        hostnames.set(key, known);
-      }
+    kept.set(id, entry);
+    const contribution = routeContribution(entry, gateways);
+    countListeners(uses, contribution.listeners, 1);
+    for (const { kind, key, candidates } of contribution.buckets) {
+      const map = kind === "exact" ? exact : kind === "wildcard" ? wildcard : undefined;
+      const bucket = map ? map.get(key) : anyHost;
+      if (bucket) for (const candidate of candidates) bucket.push(candidate);
+      else map?.set(key, candidates);
     }
-    route.rules.forEach((rule, ruleIndex) => {
-      rule.matches.forEach((match, matchIndex) => {
-        const base = {
-          entry,
-          ruleIndex,
-          matchIndex,
-          match,
-          deep,
-          rank: rankOf(route, ruleIndex, matchIndex),
-          prefix: match.path.type === "PathPrefix" ? normalisePathPrefix(match.path.value) : undefined,
-          ruleKey: ruleKey(route.id, ruleIndex),
-        };
-        const candidate = (hostname: string | undefined): RouteCandidate<T> | undefined => {
-          if (served === undefined) return { ...base, listeners: undefined };
-          const through = served.get(hostname);
-          return through === undefined ? undefined : { ...base, listeners: through };
-        };
-        if (route.hostnames.length === 0) {
-          const any = candidate(undefined);
-          if (any) anyHost.push(any);
-        }
-        for (const hostname of new Set(route.hostnames)) {
-          const found = candidate(hostname);
-          if (!found) continue;
-          if (hostname.startsWith("*.")) add(wildcard, hostname.slice(2), found);
-          else add(exact, hostname, found);
-        }
-      });
-    });
   }
-  const byRank = (a: RouteCandidate<T>, b: RouteCandidate<T>) => compareRanks(a.rank, b.rank);
   for (const bucket of exact.values()) bucket.sort(byRank);
   for (const bucket of wildcard.values()) bucket.sort(byRank);
   anyHost.sort(byRank);
   let longestWildcard = 0;
   for (const suffix of wildcard.keys()) longestWildcard = Math.max(longestWildcard, suffix.length);
-  const indexes = new Map<readonly RouteCandidate<T>[], PathIndex<RouteCandidate<T>>>();
-  for (const bucket of [...exact.values(), ...wildcard.values(), anyHost]) {
-    if (bucket.length >= INDEXED_BUCKET_SIZE) indexes.set(bucket, buildPathIndex(bucket));
-  }
+  const indexes: PathIndexes<T> = new WeakMap();
+  for (const bucket of [...exact.values(), ...wildcard.values(), anyHost]) indexBucket(indexes, bucket);
   return {
-    exact,
-    wildcard,
+    exact: PersistentMap.from<Bucket<T>>(exact),
+    wildcard: PersistentMap.from<Bucket<T>>(wildcard),
     longestWildcard,
     anyHost,
     indexes,
     duplicates,
-    listenerPorts: allPorts,
-    listenerHostnames: hostnames,
+    ...listenersOf(uses),
+    entries: PersistentMap.from(kept),
+    listenerUses: uses,
   };
+}
+
+/** Indexes a bucket large enough to be worth it (path-index.ts). */
+export function indexBucket<T>(indexes: PathIndexes<T>, bucket: Bucket<T>): void {
+  if (bucket.length >= INDEXED_BUCKET_SIZE && !indexes.has(bucket))
+    indexes.set(bucket, buildPathIndex(bucket));
+}
+
+/** Adds (`by` 1) or takes away (-1) one route's listener uses. */
+export function countListeners(
+  uses: Map<string, { listener: ServedListener; routes: number }>,
+  listeners: readonly ListenerUse[],
+  by: 1 | -1,
+): void {
+  for (const { key, listener } of listeners) {
+    const routes = (uses.get(key)?.routes ?? 0) + by;
+    if (routes > 0) uses.set(key, { listener, routes });
+    else uses.delete(key);
+  }
+}
+
+/** The ports and per-port hostnames of the listeners in use. */
+export function listenersOf(
+  uses: ReadonlyMap<string, { readonly listener: ServedListener }>,
+): Pick<RouteTable<unknown>, "listenerPorts" | "listenerHostnames"> {
+  const ports = new Set<number>();
+  const hostnames = new Map<string, string[]>();
+  for (const { listener } of uses.values()) {
+    ports.add(listener.port);
+    const key = listenerKey(listener.gateway, listener.port);
+    const known = hostnames.get(key);
+    if (known) known.push(listener.listenerHostname);
+    else hostnames.set(key, [listener.listenerHostname]);
+  }
+  return { listenerPorts: ports, listenerHostnames: hostnames };
 }
 
 /**

@@ -1,0 +1,90 @@
+import type { RouteRecord } from "../../../store/routes.js";
+import { listenerKey, type ServedListener, servedListeners } from "./listener-ports.js";
+import { rankOf } from "./precedence.js";
+import { normalisePathPrefix } from "./request-match.js";
+import type { RouteCandidate } from "./route-table.js";
+
+/** Where one route's candidates go: an exact host, a wildcard suffix (`*.` dropped), or the catch-all. */
+export interface BucketCandidates<T> {
+  readonly kind: "exact" | "wildcard" | "any";
+  /** The host or suffix; "" for the catch-all. */
+  readonly key: string;
+  readonly candidates: RouteCandidate<T>[];
+}
+
+/** One listener a route uses, counted once per route (listener isolation reads every hostname of a port). */
+export interface ListenerUse {
+  readonly key: string;
+  readonly listener: ServedListener;
+}
+
+export interface RouteContribution<T> {
+  readonly buckets: readonly BucketCandidates<T>[];
+  readonly listeners: readonly ListenerUse[];
+}
+
+/** Identity of one rule of one route object, the same in every cluster that publishes it. */
+export function ruleKey(routeId: string, ruleIndex: number): string {
+  return `${routeId}[${ruleIndex}]`;
+}
+
+/** The key listener uses are counted under: the listener's Gateway, port and own hostname. */
+export function listenerUseKey(listener: ServedListener): string {
+  return `${listenerKey(listener.gateway, listener.port)}\u0000${listener.listenerHostname}`;
+}
+
+/**
+ * What one route adds to a route table: its candidates per host bucket (unsorted) and the listeners it is
+ * served through. The full build (route-table.ts) and the update (route-table-update.ts) both add routes
+ * through here, so a table updated route by route holds what a table built at once does.
+ */
+export function routeContribution<T extends { readonly route: RouteRecord }>(
+  entry: T,
+  gateways: ReadonlySet<string> | undefined,
+): RouteContribution<T> {
+  const route = entry.route;
+  const deep = route.wildcard === "suffix";
+  const served = servedListeners(route, gateways);
+  const listeners = new Map<string, ListenerUse>();
+  for (const list of served?.values() ?? []) {
+    for (const listener of list)
+      listeners.set(listenerUseKey(listener), { key: listenerUseKey(listener), listener });
+  }
+  const buckets = new Map<string, BucketCandidates<T>>();
+  const add = (kind: BucketCandidates<T>["kind"], key: string, candidate: RouteCandidate<T>) => {
+    const id = `${kind} ${key}`;
+    const bucket = buckets.get(id);
+    if (bucket) bucket.candidates.push(candidate);
+    else buckets.set(id, { kind, key, candidates: [candidate] });
+  };
+  route.rules.forEach((rule, ruleIndex) => {
+    rule.matches.forEach((match, matchIndex) => {
+      const base = {
+        entry,
+        ruleIndex,
+        matchIndex,
+        match,
+        deep,
+        rank: rankOf(route, ruleIndex, matchIndex),
+        prefix: match.path.type === "PathPrefix" ? normalisePathPrefix(match.path.value) : undefined,
+        ruleKey: ruleKey(route.id, ruleIndex),
+      };
+      const candidate = (hostname: string | undefined): RouteCandidate<T> | undefined => {
+        if (served === undefined) return { ...base, listeners: undefined };
+        const through = served.get(hostname);
+        return through === undefined ? undefined : { ...base, listeners: through };
+      };
+      if (route.hostnames.length === 0) {
+        const any = candidate(undefined);
+        if (any) add("any", "", any);
+      }
+      for (const hostname of new Set(route.hostnames)) {
+        const found = candidate(hostname);
+        if (!found) continue;
+        if (hostname.startsWith("*.")) add("wildcard", hostname.slice(2), found);
+        else add("exact", hostname, found);
+      }
+    });
+  });
+  return { buckets: [...buckets.values()], listeners: [...listeners.values()] };
+}

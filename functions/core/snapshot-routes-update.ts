@@ -1,0 +1,183 @@
+import { PersistentMap } from "../../lib/persistent-map.js";
+import type { RouteRecord } from "../../store/routes.js";
+import type { ClusterView, Snapshot } from "../../store/store.js";
+import { mergeAcrossClusters, type PublishedRoute, type RouteConflict } from "./routes/clusters.js";
+import { type RouteTableChange, updateRouteTable } from "./routes/route-table-update.js";
+import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
+
+/**
+ * What an update of a snapshot's routes starts from, besides the table: the served routes of each published
+ * route id (one, or several `<id>@<clusters>` when definitions are served apart), and the ids whose rules or
+ * mirrors name each Service (in any cluster), so a changed service record finds the routes that resolve it.
+ */
+export interface RoutesIndex {
+  readonly bySource: PersistentMap<readonly ServedRoute[]>;
+  readonly byService: PersistentMap<readonly string[]>;
+}
+
+/** The Services a route's backendRefs and mirrors name (`ns/name`). */
+export function servicesOf(route: RouteRecord): Set<string> {
+  const names = new Set<string>();
+  for (const rule of route.rules) {
+    for (const backend of rule.backends) if ("service" in backend) names.add(backend.service);
+    for (const mirror of rule.filters.mirrors ?? []) names.add(mirror.service);
+  }
+  return names;
+}
+
+/** The served routes grouped by the published id they came from, and the ids per Service. */
+export function indexRoutes(bySource: ReadonlyMap<string, readonly ServedRoute[]>): RoutesIndex {
+  const byService = new Map<string, string[]>();
+  for (const [id, served] of bySource) {
+    for (const route of served) {
+      for (const service of servicesOf(route.route)) {
+        const ids = byService.get(service);
+        if (!ids) byService.set(service, [id]);
+        else if (!ids.includes(id)) ids.push(id);
+      }
+    }
+  }
+  return { bySource: PersistentMap.from(bySource), byService: PersistentMap.from(byService) };
+}
+
+/** One published id's copies in every cluster, merged and served from `views` (as the full build does). */
+export function servedOf(
+  id: string,
+  views: readonly ClusterView[],
+): { routes: ServedRoute[]; conflicts: RouteConflict[] } {
+  const published: PublishedRoute[] = [];
+  for (const view of views) {
+    const route = view.routes.get(id);
+    if (route) published.push({ cluster: view.name, route, stale: view.stale });
+  }
+  const merged = mergeAcrossClusters(published);
+  const byName = new Map(views.map((view) => [view.name, view]));
+  return {
+    routes: merged.routes.map(({ route, clusters, failStatic, publishers }) => ({
+      route,
+      clusters: clusters.flatMap((name) => byName.get(name) ?? []),
+      failStatic,
+      publishers,
+    })),
+    conflicts: merged.conflicts,
+  };
+}
+
+/**
+ * The routes of `snapshot` from those of an earlier snapshot, without CLUSTER_GRANTS: the route ids and
+ * Services whose records differ between the two (found by comparing the persistent maps, lib/persistent-map.ts,
+ * at the cost of the difference) are merged again and replace their entries in the table (route-table-update.ts);
+ * everything else is kept. A served route kept holds the cluster views of the snapshot it was built in: those
+ * give the same records for every Service it names, as no such record changed (else it would have been built
+ * again). Undefined when the snapshots differ in what this cannot follow (clusters added, removed or turned
+ * stale, views not built on persistent maps): the caller builds the routes whole.
+ */
+export function updatedSnapshotRoutes(
+  previous: SnapshotRoutes,
+  snapshot: Snapshot,
+  gateways: ReadonlySet<string> | undefined,
+): SnapshotRoutes | undefined {
+  const index = previous.index;
+  if (!index || previous.refusals.length > 0) return undefined;
+  const before = previous.clusters;
+  const after = snapshot.clusters;
+  if (before.length !== after.length) return undefined;
+  const again = new Set<string>();
+  for (const [position, view] of after.entries()) {
+    const old = before[position];
+    if (!old || old.name !== view.name || old.stale !== view.stale) return undefined;
+    if (old === view) continue;
+    if (!(old.routes instanceof PersistentMap && view.routes instanceof PersistentMap)) return undefined;
+    if (!(old.servicesV2 instanceof PersistentMap && view.servicesV2 instanceof PersistentMap))
+      return undefined;
+    for (const id of PersistentMap.changedKeys(old.routes, view.routes)) again.add(id);
+    for (const service of PersistentMap.changedKeys(old.servicesV2, view.servicesV2)) {
+      for (const id of index.byService.get(service) ?? []) again.add(id);
+    }
+  }
+  const tableChanges: RouteTableChange<ServedRoute>[] = [];
+  const sourceChanges: [string, readonly ServedRoute[] | undefined][] = [];
+  const serviceIds = new Map<string, string[]>();
+  const serviceIdsOf = (service: string) => {
+    let ids = serviceIds.get(service);
+    if (!ids) {
+      ids = [...(index.byService.get(service) ?? [])];
+      serviceIds.set(service, ids);
+    }
+    return ids;
+  };
+  const sourceOf = (id: string) => (index.bySource.has(id) ? id : sourceIdOf(id));
+  const conflicts = previous.conflicts.filter((conflict) => !again.has(sourceOf(conflict.id)));
+  for (const id of again) {
+    const old = index.bySource.get(id) ?? [];
+    const next = servedOf(id, after);
+    const names = new Set(next.routes.map((served) => served.route.id));
+    const oldNames = new Set(old.map((served) => served.route.id));
+    // A name another id's routes hold (`<id>@<clusters>` equal to a published id): the full build decides.
+    for (const name of names) if (!oldNames.has(name) && previous.table.entries.has(name)) return undefined;
+    for (const served of old) {
+      if (!names.has(served.route.id)) tableChanges.push([served.route.id, undefined]);
+      for (const service of servicesOf(served.route)) {
+        const ids = serviceIdsOf(service);
+        const at = ids.indexOf(id);
+        if (at >= 0) ids.splice(at, 1);
+      }
+    }
+    for (const served of next.routes) {
+      tableChanges.push([served.route.id, served]);
+      for (const service of servicesOf(served.route)) {
+        const ids = serviceIdsOf(service);
+        if (!ids.includes(id)) ids.push(id);
+      }
+    }
+    sourceChanges.push([id, next.routes.length > 0 ? next.routes : undefined]);
+    conflicts.push(...next.conflicts);
+  }
+  const table = updateRouteTable(previous.table, tableChanges, gateways);
+  if (!table) return undefined;
+  const bySource = index.bySource.withChanges(sourceChanges);
+  return snapshotRoutes({
+    version: snapshot.version,
+    table,
+    conflicts,
+    refusals: [],
+    clusters: after,
+    index: {
+      bySource,
+      byService: index.byService.withChanges(
+        [...serviceIds].map(([service, ids]) => [service, ids.length > 0 ? ids : undefined] as const),
+      ),
+    },
+    routes: () => sortedRoutes(bySource),
+  });
+}
+
+/**
+ * The published id a served route's id stands for when it is not a published id itself: `<id>@<clusters>` of
+ * definitions served apart (routes/clusters.ts). Kubernetes names hold no `@`.
+ */
+export function sourceIdOf(servedId: string): string {
+  const at = servedId.lastIndexOf("@");
+  return at < 0 ? servedId : servedId.slice(0, at);
+}
+
+function sortedRoutes(bySource: PersistentMap<readonly ServedRoute[]>): ServedRoute[] {
+  const routes: ServedRoute[] = [];
+  for (const served of bySource.values()) for (const route of served) routes.push(route);
+  return routes.sort((a, b) => (a.route.id < b.route.id ? -1 : a.route.id > b.route.id ? 1 : 0));
+}
+
+/** SnapshotRoutes whose sorted list of routes is made when first read (admin pages read it, routing never). */
+export function snapshotRoutes(
+  fields: Omit<SnapshotRoutes, "routes"> & { readonly routes: () => readonly ServedRoute[] },
+): SnapshotRoutes {
+  let routes: readonly ServedRoute[] | undefined;
+  const { routes: list, ...rest } = fields;
+  return {
+    ...rest,
+    get routes() {
+      routes ??= list();
+      return routes;
+    },
+  };
+}
