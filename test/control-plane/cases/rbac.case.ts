@@ -174,6 +174,34 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
       expect(await can("watch", "secrets")).toBe("yes");
     });
 
+    it("keeps the sync ready and publishing, and says so once, when the secrets rule is missing (an RBAC from before HTTPS)", async () => {
+      const rules = (deploy.readRules as { resources?: string[] }[]).filter(
+        (rule) => !rule.resources?.includes("secrets"),
+      );
+      await controlPlane.apply({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "edgeslice-sync" },
+        rules,
+      });
+      await pollUntil(async () => (await controlPlane.get("/api/v1/secrets", "sync")).status === 403, {
+        timeoutMs: 10_000,
+        describe: () => "the narrowed ClusterRole never took effect",
+      });
+      try {
+        const { sync, prefix } = await start("south");
+        await untilReady(sync);
+        await pollUntil(async () => (await published(redis, prefix, "south")).services.size === 2, {
+          timeoutMs: 15_000,
+          describe: () => "shop/web and blog/posts were not both published",
+        });
+        await sync.waitForLog((line) => line.msg.includes("Secrets are not readable"));
+        expect(sync.logged("Secrets are not readable")).toHaveLength(1);
+      } finally {
+        await controlPlane.apply(deploy.objects.filter((object) => object.kind === "ClusterRole"));
+      }
+    });
+
     it("keeps the sync unready and logging 'not authorised' when the endpointslices rule is missing (README upgrade note)", async () => {
       const rules = (deploy.readRules as { resources?: string[] }[]).filter(
         (rule) => !rule.resources?.includes("endpointslices"),
