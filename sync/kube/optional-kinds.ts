@@ -29,7 +29,8 @@ export function createOptionalKinds(
       retryMs,
       // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these. Secrets
       // are read only for HTTPS listeners: a sync whose RBAC predates them keeps serving everything else.
-      unreadableWhenRefused: (options.namespaced && !namespaced) || kind === "Secret",
+      // GRPCRoutes likewise: a sync whose RBAC predates them (no grpcroutes rule) serves everything else.
+      unreadableWhenRefused: (options.namespaced && !namespaced) || kind === "Secret" || kind === "GRPCRoute",
       onMissing: (why) => {
         observer?.missing?.(resource);
         if (why === "refused" && kind === "Secret") {
@@ -37,6 +38,15 @@ export function createOptionalKinds(
           logger.warn(
             "Secrets are not readable: HTTPS listeners' certificateRefs resolve to nothing; retrying " +
               "(grant get, list, watch on secrets, as deploy/ does)",
+            { informer: label, retryInMs: retryMs },
+          );
+          return;
+        }
+        if (why === "refused" && kind === "GRPCRoute") {
+          refusedLabels.add(label);
+          logger.warn(
+            "GRPCRoutes are not readable: none is published; retrying (grant get, list, watch on grpcroutes and " +
+              "update on grpcroutes/status, as deploy/ does)",
             { informer: label, retryInMs: retryMs },
           );
           return;

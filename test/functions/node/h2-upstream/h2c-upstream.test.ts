@@ -1,3 +1,4 @@
+import { constants } from "node:http2";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../../support/redis.js";
 import { closeAfterEach, type Router, send, startNodeRouterOver } from "../../harness.js";
@@ -97,6 +98,34 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     expect((await send(r.port, { path: "/" })).status).toBe(200);
     expect((await send(r.port, { path: "/" })).status).toBe(200);
     expect(b.sessions).toHaveLength(2);
+  });
+
+  it("sends a POST to another backend when the first refuses its stream (REFUSED_STREAM: not processed)", async () => {
+    // Without a body, so that only the failure's kind decides (a body already read cannot be sent again).
+    const refusing = await backend((stream) => stream.close(constants.NGHTTP2_REFUSED_STREAM));
+    const answering = await backend(echo);
+    const r = await router();
+    // Refused first: the balancer picks among both, so either order is tried until the refusing one came first.
+    await publishH2c(r.store, [refusing.port, answering.port], { protocol: "h2c" });
+    for (let i = 0; i < 10; i++) {
+      const res = await send(r.port, { method: "POST", path: "/", body: "" });
+      expect(res.status).toBe(200);
+    }
+    expect(refusing.sessions.length).toBeGreaterThan(0);
+  });
+
+  it("does not send a POST again after a backend reset its stream once it had it (it may have acted on it)", async () => {
+    let resets = 0;
+    const reset: Parameters<typeof startH2cBackend>[0] = (stream) => {
+      resets++;
+      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+    };
+    const first = await backend(reset);
+    const second = await backend(reset);
+    const r = await router();
+    await publishH2c(r.store, [first.port, second.port], { protocol: "h2c" });
+    expect((await send(r.port, { method: "POST", path: "/", body: "" })).status).toBe(502);
+    expect(resets).toBe(1);
   });
 
   it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
