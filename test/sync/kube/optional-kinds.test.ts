@@ -78,4 +78,23 @@ describe("optional kinds (the Gateway API's CRDs) through API server restarts", 
     expect(logged(h, "informer not authorised")).toEqual([]);
     expect(h.watch.health().refused).toEqual([]);
   });
+
+  it("reads GRPCRoutes as none when RBAC refuses them (a ClusterRole that predates them), says so once, and serves the rest", async () => {
+    const h = await setUp((kube) => kube.apply(GATEWAY_CLASS), {
+      routeKinds: true,
+      forbiddenReportMs: 300,
+      missingKindRetryMs: 50,
+    });
+    h.kube.failNext(10_000, 403, { kind: "GRPCRoute" });
+    await h.watch.start();
+    expect(classes(h)).toBe(1);
+    await eventually(
+      () => h.kube.requests("list", "GRPCRoute") >= 3,
+      5_000,
+      "the refused kind listed again on its retry",
+    );
+    expect(logged(h, "GRPCRoutes are not readable")).toHaveLength(1);
+    expect(h.watch.health().missing).toEqual(["grpcroutes (all namespaces)"]);
+    expect(h.watch.routeObjects?.().grpcRoutes).toEqual([]);
+  });
 });
