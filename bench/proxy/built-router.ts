@@ -83,6 +83,8 @@ export async function startEdgesliceRouter(start: RouterStart): Promise<{ child:
       REDIS_URL: start.redisUrl,
       PORT: String(port),
       HOST: "127.0.0.1",
+      // A port of its own: a second router (--access-log) or anything else on 9901 would stop it starting.
+      ADMIN_PORT: "0",
       LOG_LEVEL: "error",
       BENCH_ROUTER_PROBE: "process",
       ...start.env,

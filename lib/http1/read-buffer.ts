@@ -9,7 +9,8 @@ const READ_BUFFER_BYTES = 64 * 1024;
  * chunks of it says whether it still holds them (a write the kernel did not take yet), and if it does, or cannot
  * say, the next read goes to a fresh buffer. Node's 'data' events would allocate a 64 KiB buffer per read
  * instead: under a stream of large bodies that external memory, dropped as fast as it comes, is what sets off
- * V8's full collections (a mark-compact every few hundred responses).
+ * V8's full collections (a mark-compact every few hundred responses). The cost: an open connection keeps its
+ * buffer (the pages its reads touched stay resident) until it closes, idle ones after keepAliveTimeoutMs.
  */
 export class ReadBuffer {
   #buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
