@@ -67,6 +67,25 @@ const readWhole = (from: number, prefix: string, cluster: string) =>
 const bodyStartsWith = (prefix: string) => (response: { body: string }) => response.body.startsWith(prefix);
 
 describe("the Worker following the store by deltas", () => {
+  it("serves a cluster that publishes certificate records, and never reads them (Cloudflare ends TLS)", async () => {
+    const prefix = freshPrefix();
+    const tls = await backend("127.0.0.1", namedBackend("tls"));
+    const east = createRedisWriter(client, { prefix, cluster: "east" });
+    await publish(east, "shop/tls", "tls.example.test", [tls]);
+    const keys = clusterKeys(prefix, "east");
+    // What a sync with TLS_STORE_KEY writes next to the records: a certificate hash and its version counter.
+    await client.hset(keys.certificates, "shop/cert", '{"v":2,"id":"shop/cert"}');
+    await client.incr(keys.certificatesVersion);
+    const start = monitor.commands.length;
+    const mf = worker({ REDIS_URL: privateRedis.url, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "100" });
+    expect((await get(mf, "http://tls.example.test/")).body).toMatch(/^tls /);
+    await readWhole(start, prefix, "east");
+    const touched = monitor.commands
+      .slice(start)
+      .filter((args) => args.slice(1).some((arg) => arg.includes(":certificates")));
+    expect(touched).toEqual([]);
+  });
+
   it("serves a change within the TTL by re-reading only the changed record", async () => {
     const prefix = freshPrefix();
     const before = await backend("127.0.0.1", namedBackend("before"));
