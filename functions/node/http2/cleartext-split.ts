@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import type { Http2Front } from "./http2-front.js";
 import { prefaceVerdict } from "./preface.js";
 
@@ -15,7 +16,7 @@ export interface CleartextSplit {
  * connection costs one comparison of its first byte. A preface split across packets is gathered until it is
  * whole or a byte differs; a connection that sends fewer bytes and stalls for `firstBytesTimeoutMs` (the
  * same bound as an HTTP/1.1 head) is closed. The HTTP/1.1 Upgrade to h2c is not this: it stays with the
- * HTTP/1.1 server (RFC 9113 deprecates it).
+ * HTTP/1.1 server (RFC 9113 deprecates it). TLS connections the HTTPS listener hands over go straight through.
  */
 export function splitCleartext(
   server: Server,
@@ -26,6 +27,11 @@ export function splitCleartext(
   server.removeAllListeners("connection");
   const undecided = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
+    // The HTTPS listener's http/1.1 connections: ALPN has chosen already.
+    if ((socket as Partial<TLSSocket>).encrypted) {
+      for (const listener of http1) listener.call(server, socket);
+      return;
+    }
     let gathered: Buffer | undefined;
     undecided.add(socket);
     const onTimeout = () => socket.destroy();
