@@ -1,10 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
-import { renderDeploy } from "../support/deploy.js";
+import { startDeployedPlane } from "../support/deployed-plane.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "../support/objects.js";
 import { holderRuns, publishedAddresses, sampleLease } from "../support/store.js";
 import { type SyncCli, startSyncCli, untilLeader, untilReady } from "../support/sync-cli.js";
@@ -18,15 +17,10 @@ export function describeApiserverRestartContract(plane: ControlPlaneKind): void 
     const prefix = uniquePrefix("plane-restart");
 
     beforeAll(async () => {
-      const deploy = await renderDeploy();
-      controlPlane = await plane.start({ serviceAccount: deploy.serviceAccount });
-      await controlPlane.apply([
-        ...deploy.objects,
+      controlPlane = await startDeployedPlane(plane, [
         namespaceObject("shop"),
         ...exposedWithSlice("shop", "web", ["10.5.0.1"]),
       ]);
-      await untilAllowed(controlPlane, "/apis/discovery.k8s.io/v1/endpointslices");
-      await untilAllowed(controlPlane, "/api/v1/services");
     });
     afterAll(async () => {
       await sync?.kill();

@@ -2,11 +2,10 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { clusterKeys } from "../../../store/keys.js";
 import { decodeHeartbeatRecord } from "../../../store/records.js";
-import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
-import { renderDeploy } from "../support/deploy.js";
+import { startDeployedPlane } from "../support/deployed-plane.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "../support/objects.js";
 import { holderRuns, published, publishedAddresses, sampleLease } from "../support/store.js";
 import { interleavedLogs, type SyncCli, startSyncCli, untilLeader, untilReady } from "../support/sync-cli.js";
@@ -36,17 +35,12 @@ export function describeControlPlaneOutageContract(plane: ControlPlaneKind): voi
     const keys = clusterKeys(prefix, "east");
 
     beforeAll(async () => {
-      const deploy = await renderDeploy();
-      controlPlane = await plane.start({ serviceAccount: deploy.serviceAccount });
-      await controlPlane.apply([
-        ...deploy.objects,
+      controlPlane = await startDeployedPlane(plane, [
         namespaceObject("shop"),
         namespaceObject("blog"),
         ...exposedWithSlice("shop", "web", ["10.6.0.1"]),
         ...exposedWithSlice("blog", "posts", ["10.6.0.2"]),
       ]);
-      await untilAllowed(controlPlane, "/apis/discovery.k8s.io/v1/endpointslices");
-      await untilAllowed(controlPlane, "/api/v1/services");
     });
     afterAll(async () => {
       await Promise.all(syncs.map((sync) => sync.kill()));

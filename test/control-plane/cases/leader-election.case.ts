@@ -1,10 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
-import { renderDeploy } from "../support/deploy.js";
+import { startDeployedPlane } from "../support/deployed-plane.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "../support/objects.js";
 import { holderRuns, type LeaseSample, publishedAddresses, sampleLease } from "../support/store.js";
 import { type SyncCli, startSyncCli, untilLeader, untilReady } from "../support/sync-cli.js";
@@ -28,11 +27,7 @@ export function describeLeaderElectionContract(plane: ControlPlaneKind): void {
     let syncs: SyncCli[] = [];
 
     beforeAll(async () => {
-      const deploy = await renderDeploy();
-      controlPlane = await plane.start({ serviceAccount: deploy.serviceAccount });
-      await controlPlane.apply([...deploy.objects, namespaceObject("shop")]);
-      await untilAllowed(controlPlane, "/api/v1/services");
-      await untilAllowed(controlPlane, "/apis/discovery.k8s.io/v1/endpointslices");
+      controlPlane = await startDeployedPlane(plane, [namespaceObject("shop")]);
     });
     afterEach(async () => {
       await Promise.all(syncs.map((sync) => sync.kill()));

@@ -3,11 +3,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildRouteIndex, lookupRoute } from "../../../functions/core/route-index.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { loadSnapshot } from "../../../store/redis/snapshot.js";
-import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
-import { renderDeploy } from "../support/deploy.js";
+import { startDeployedPlane } from "../support/deployed-plane.js";
 import { exposedWithSlice, namespaceObject } from "../support/objects.js";
 import { published } from "../support/store.js";
 import { type SyncCli, startSyncCli, untilReady } from "../support/sync-cli.js";
@@ -35,12 +34,8 @@ export function describeManyServicesContract(plane: ControlPlaneKind): void {
     const prefix = uniquePrefix("plane-many");
 
     beforeAll(async () => {
-      const deploy = await renderDeploy();
-      controlPlane = await plane.start({ serviceAccount: deploy.serviceAccount });
-      await controlPlane.apply([...deploy.objects, ...NAMESPACES.map(namespaceObject)]);
+      controlPlane = await startDeployedPlane(plane, NAMESPACES.map(namespaceObject));
       await controlPlane.apply(batch(0));
-      await untilAllowed(controlPlane, "/apis/discovery.k8s.io/v1/endpointslices");
-      await untilAllowed(controlPlane, "/api/v1/services");
     });
     afterAll(async () => {
       await sync?.kill();

@@ -1,10 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { untilAllowed } from "../../support/envtest.js";
 import { pollUntil } from "../../support/envtest-process.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { type ControlPlane, type ControlPlaneKind, describeOn } from "../control-plane.js";
-import { renderDeploy } from "../support/deploy.js";
+import { startDeployedPlane } from "../support/deployed-plane.js";
 import { exposedWithSlice, namespaceObject, sliceObject } from "../support/objects.js";
 import { published } from "../support/store.js";
 import { type SyncCli, startSyncCli, untilReady } from "../support/sync-cli.js";
@@ -23,17 +22,16 @@ export function describeWatchGoneContract(plane: ControlPlaneKind): void {
     const prefix = uniquePrefix("plane-gone");
 
     beforeAll(async () => {
-      const deploy = await renderDeploy();
-      controlPlane = await plane.start({ watchCache: false, serviceAccount: deploy.serviceAccount });
-      await controlPlane.apply([
-        ...deploy.objects,
-        namespaceObject("shop"),
-        ...exposedWithSlice("shop", "kept", ["10.4.0.1"]),
-        ...exposedWithSlice("shop", "removed", ["10.4.0.2"]),
-        ...exposedWithSlice("shop", "changed", ["10.4.0.3"]),
-      ]);
-      await untilAllowed(controlPlane, "/apis/discovery.k8s.io/v1/endpointslices");
-      await untilAllowed(controlPlane, "/api/v1/services");
+      controlPlane = await startDeployedPlane(
+        plane,
+        [
+          namespaceObject("shop"),
+          ...exposedWithSlice("shop", "kept", ["10.4.0.1"]),
+          ...exposedWithSlice("shop", "removed", ["10.4.0.2"]),
+          ...exposedWithSlice("shop", "changed", ["10.4.0.3"]),
+        ],
+        { watchCache: false },
+      );
     });
     afterAll(async () => {
       await sync?.kill();
