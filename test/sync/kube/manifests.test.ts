@@ -128,6 +128,19 @@ describe("loadManifests", () => {
     expect(loaded.problems[0]?.error).toContain("discovery.k8s.io/v1beta1 is not supported");
   });
 
+  it("reads GRPCRoutes written as v1 or v1alpha2, and refuses another version", async () => {
+    const route = (name: string, version: string) =>
+      `apiVersion: gateway.networking.k8s.io/${version}\nkind: GRPCRoute\nmetadata: { name: ${name}, namespace: shop }\nspec:\n  parentRefs: [{ name: gw }]\n`;
+    const dir = await folder({
+      "grpc.yaml": [route("a", "v1"), route("b", "v1alpha2"), route("c", "v1beta1")].join("---\n"),
+    });
+    const loaded = await loadManifests(dir);
+    expect(ids(loaded.routeObjects.grpcRoutes)).toEqual(["shop/a", "shop/b"]);
+    expect(loaded.problems.map((problem) => problem.error)).toEqual([
+      expect.stringContaining("gateway.networking.k8s.io/v1beta1 is not supported"),
+    ]);
+  });
+
   it("fails when the folder cannot be read", async () => {
     await expect(loadManifests(join(tmpdir(), "edgeslice-no-such-folder-x9"))).rejects.toThrow(/ENOENT/);
   });
