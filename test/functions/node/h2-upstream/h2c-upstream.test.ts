@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { constants } from "node:http2";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../../support/redis.js";
@@ -6,6 +7,14 @@ import { type H2cBackend, publishH2c, startH2cBackend } from "./h2c-kit.js";
 
 /** h2c upstreams (node/h2-upstream/) from HTTP/1.1 clients, through startNodeRouter over a MemoryStore. */
 const closing = closeAfterEach();
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 const router = (config = {}) => closing(startNodeRouterOver({ config }));
 const backend = (...args: Parameters<typeof startH2cBackend>): Promise<H2cBackend> =>
   closing(startH2cBackend(...args));
@@ -126,6 +135,23 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     await publishH2c(r.store, [first.port, second.port], { protocol: "h2c" });
     expect((await send(r.port, { method: "POST", path: "/", body: "" })).status).toBe(502);
     expect(resets).toBe(1);
+  });
+
+  it("cancels the backend's stream when the HTTP/1.1 client goes away before the answer", async () => {
+    let arrived = false;
+    let cancelled = false;
+    const b = await backend((stream) => {
+      arrived = true;
+      stream.on("close", () => (cancelled = stream.rstCode === constants.NGHTTP2_CANCEL));
+    });
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    const client = request({ host: "127.0.0.1", port: r.port, path: "/", headers: { host: "app.example" } });
+    client.on("error", () => undefined);
+    client.end();
+    await until(() => arrived, "the stream at the backend");
+    client.destroy();
+    await until(() => cancelled, "the backend's stream reset with CANCEL");
   });
 
   it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
