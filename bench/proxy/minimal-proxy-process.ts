@@ -2,6 +2,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
 import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
+// Answers {type: "gc"} with V8's collections so far, as the router's probe does.
+import "./gc-counts.mjs";
 
 /**
  * The floor a Node proxy can reach: one hard-coded backend, an undici keep-alive Pool, `Pool.request` and a

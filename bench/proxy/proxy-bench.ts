@@ -56,6 +56,8 @@ export interface Measurement {
   readonly roundsCpu: readonly number[];
   /** CPU time of the proxy process (the backend's for `direct`) per request, median over rounds. */
   readonly cpuMicrosPerRequest: number;
+  /** V8 mark-compacts of the proxy process per 1,000 requests, every round (none counted for `direct`). */
+  readonly roundsMarkCompacts: readonly number[];
 }
 
 export interface ProxyBenchReport {
@@ -123,6 +125,7 @@ export async function runProxyBench(
       for (const mode of ["saturation", "moderate"] as const) {
         const runs = new Map<TargetName, LoadResult[]>();
         const cpu = new Map<TargetName, number[]>();
+        const markCompacts = new Map<TargetName, number[]>();
         for (let round = 0; round < options.rounds; round++) {
           for (const target of targets) {
             log(
@@ -132,11 +135,19 @@ export async function runProxyBench(
             if (round === 0 && options.warmupSeconds > 0) {
               await runLoad(load, { ...plan, durationSeconds: options.warmupSeconds });
             }
+            const counted = target.name !== "direct";
+            const gcBefore = counted ? await gcCounts(target.process) : undefined;
             const cpuBefore = await cpuMicros(target.process);
             const result = await runLoad(load, plan);
             const cpuUsed = (await cpuMicros(target.process)) - cpuBefore;
+            const requests = Math.max(1, result.requests);
             runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
-            cpu.set(target.name, [...(cpu.get(target.name) ?? []), cpuUsed / Math.max(1, result.requests)]);
+            cpu.set(target.name, [...(cpu.get(target.name) ?? []), cpuUsed / requests]);
+            if (gcBefore) {
+              const gcAfter = await gcCounts(target.process);
+              const perThousand = ((gcAfter.markCompacts - gcBefore.markCompacts) / requests) * 1000;
+              markCompacts.set(target.name, [...(markCompacts.get(target.name) ?? []), perThousand]);
+            }
           }
         }
         for (const target of targets) {
@@ -152,6 +163,7 @@ export async function runProxyBench(
               roundsP99Ms: results.map((r) => r.p99Ms),
               roundsCpu: cpu.get(target.name) ?? [],
               cpuMicrosPerRequest: medianOf(cpu.get(target.name) ?? []),
+              roundsMarkCompacts: markCompacts.get(target.name) ?? [],
             });
           }
         }
@@ -180,6 +192,12 @@ function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName,
   return mode === "saturation"
     ? { ...base, connections: options.connections }
     : { ...base, connections: options.moderateConnections, overallRate: options.moderateRate };
+}
+
+/** V8's collections in a proxy process so far (gc-counts.mjs, loaded into each proxy). */
+async function gcCounts(child: Child): Promise<{ scavenges: number; markCompacts: number }> {
+  child.send({ type: "gc" });
+  return child.next("gc", 10_000);
 }
 
 async function runLoad(load: Child, plan: LoadPlan): Promise<LoadResult> {

@@ -18,11 +18,12 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
   const measurement = (target: TargetName, payload: string, mode: LoadMode) =>
     report.measurements.find((m) => m.target === target && m.payload === payload && m.mode === mode);
   const rows: string[][] = report.measurements.map(
-    ({ target, payload, mode, result, roundsRps, cpuMicrosPerRequest }) => [
+    ({ target, payload, mode, result, roundsRps, cpuMicrosPerRequest, roundsMarkCompacts }) => [
       `${target} ${payload} ${mode}`,
       fixed(result.rps, 0),
       roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
       fixed(cpuMicrosPerRequest, 1),
+      roundsMarkCompacts.map((count) => fixed(count, 1)).join(" / "),
       fixed(result.p50Ms, 3),
       fixed(result.p99Ms, 3),
       String(result.non2xx + result.errors + result.timeouts),
@@ -33,10 +34,20 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     `Layout: ${report.layout}.`,
     `edgeslice runs as: ${RUNNERS[report.runner]}.`,
     formatTable(
-      ["run", "rps (median)", "rps per round", "CPU µs/req", "p50 ms", "p99 ms", "non-2xx/errors"],
+      [
+        "run",
+        "rps (median)",
+        "rps per round",
+        "CPU µs/req",
+        "mark-compacts/1k req per round",
+        "p50 ms",
+        "p99 ms",
+        "non-2xx/errors",
+      ],
       rows,
     ),
     "CPU µs/req: CPU time (user+system) of the proxy process per request; for direct, the backend's.",
+    "mark-compacts/1k req: V8's full collections in the proxy process per 1,000 requests (bench/proxy/gc-counts.mjs).",
     "",
   ];
   const ratioRows: string[][] = [];

@@ -9,6 +9,8 @@
 // Plain JavaScript so the built router runs without tsx.
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
+// {type: "gc"} -> {type: "gc", scavenges, markCompacts}: V8's collections so far (gc-counts.mjs).
+import "./gc-counts.mjs";
 
 const ownsProcess = process.env.BENCH_ROUTER_PROBE === "process";
 let session;

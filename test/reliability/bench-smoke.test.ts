@@ -29,5 +29,13 @@ describe("bench harness smoke", () => {
       expect(result.requests).toBeGreaterThan(0);
       expect(result.non2xx + result.errors + result.timeouts).toBe(0);
     }
+    // The router's mark-compacts are counted each round (gc-counts.mjs through its probe); the backend's are not.
+    const counted = report.measurements.map((m) => [m.target, m.roundsMarkCompacts.length]);
+    expect(counted.sort()).toEqual([
+      ["direct", 0],
+      ["direct", 0],
+      ["edgeslice", 1],
+      ["edgeslice", 1],
+    ]);
   }, 30_000);
 });
