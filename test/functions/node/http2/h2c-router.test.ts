@@ -1,14 +1,13 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { constants } from "node:http2";
-import { connect } from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, it, vi } from "vitest";
 import { publish, serviceRecord } from "../../fixtures.js";
 import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
-import { metric, rawExchange, statusLineOf, until } from "../hostile-kit.js";
+import { metric, rawExchange, until } from "../hostile-kit.js";
 import { h2Request, h2Session } from "./h2-client.js";
+import { echo, routerToEcho as routerToEchoWith } from "./h2c-kit.js";
 
 /**
  * HTTP/2 clients on the router's cleartext port (h2c with prior knowledge, RFC 9113 §3.3) reach HTTP/1.1
@@ -17,31 +16,7 @@ import { h2Request, h2Session } from "./h2-client.js";
  */
 const closing = closeAfterEach();
 const run = promisify(execFile);
-
-/** A backend that answers with the request it saw as JSON, and sets the response fields a test asks for. */
-function echo(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on("data", (chunk: Buffer) => chunks.push(chunk));
-  req.on("end", () => {
-    const extra = req.headers["x-answer-with"];
-    if (typeof extra === "string") for (const [name, value] of JSON.parse(extra)) res.setHeader(name, value);
-    const body = Buffer.concat(chunks).toString();
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
-  });
-}
-
-async function routerToEcho() {
-  const backend = await closing(startBackend("127.0.0.1", echo));
-  const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
-  await publish(
-    router.store,
-    serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
-  );
-  const session = h2Session(router.port);
-  closing(Promise.resolve({ close: async () => void session.destroy() }));
-  return { router, backend, session };
-}
+const routerToEcho = () => routerToEchoWith(closing);
 
 describe("HTTP/2 clients with prior knowledge on PORT", () => {
   it("routes by :authority and forwards X-Forwarded-*, Forwarded and the client's request id", async () => {
@@ -182,32 +157,6 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     expect(JSON.parse(body ?? "").headers.host).toBe(`app.example:${router.port}`);
   });
 
-  it("still serves HTTP/1.1 on the same port, a head split across packets and pipelined requests included", async () => {
-    const { router } = await routerToEcho();
-    const socket = connect(router.port, "127.0.0.1");
-    await once(socket, "connect");
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.write("G");
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    socket.write("ET /one HTTP/1.1\r\nHost: app.example\r\n\r\nGET /two HTTP/1.1\r\nHost: app.example\r\n");
-    socket.write("Connection: close\r\n\r\n");
-    await once(socket, "close");
-    const reply = Buffer.concat(chunks).toString("latin1");
-    expect(reply.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
-    expect(reply).toContain('"url":"/one"');
-    expect(reply).toContain('"url":"/two"');
-  });
-
-  it("answers an HTTP/1.1 request that starts like the preface but is not it as HTTP/1.1 does", async () => {
-    const { router } = await routerToEcho();
-    const reply = await rawExchange(
-      router.port,
-      "PRI / HTTP/1.1\r\nHost: app.example\r\nConnection: close\r\n\r\n",
-    );
-    expect(statusLineOf(reply)).toMatch(/^HTTP\/1\.1 \d{3}/);
-  });
-
   it("gives up the backend's answer when the client cancels its stream before or during it, and keeps serving", async () => {
     let backendClosed = 0;
     const backend = await closing(
@@ -285,29 +234,5 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     const byPath = new Map(lines.map((line) => JSON.parse(line)).map((entry) => [entry.path, entry]));
     expect(byPath.get("/over-h2")).toMatchObject({ protocol: "2.0", status: 200, host: "app.example" });
     expect(byPath.get("/over-h1")).toMatchObject({ protocol: "1.1", status: 200, host: "app.example" });
-  });
-
-  it("drains HTTP/2 sessions on close: GOAWAY at once, the request under way still answered", async () => {
-    const backend = await closing(
-      startBackend("127.0.0.1", (req, res) => {
-        req.resume();
-        setTimeout(() => res.end("finished"), 100);
-      }),
-    );
-    const router = await startNodeRouterOver({ config: { retries: 0 } });
-    await publish(
-      router.store,
-      serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
-    );
-    const session = h2Session(router.port);
-    const goaway = once(session, "goaway");
-    const answer = h2Request(session, { ":path": "/slow", ":authority": "app.example" });
-    await until(() => backend.seen.length === 1, "the request at the backend");
-    const closed = router.close();
-    const [code] = await goaway;
-    expect(code).toBe(constants.NGHTTP2_NO_ERROR);
-    expect(await answer).toMatchObject({ status: 200, body: "finished" });
-    await closed;
-    session.destroy();
   });
 });
