@@ -52,9 +52,10 @@ export function certificateTable(certificates: readonly TableCertificate[]): Cer
 }
 
 /**
- * The certificate for an SNI server name: an exact name over a wildcard, as listener hostnames rank (Gateway
- * API Listener.hostname); a wildcard covers exactly one more label (RFC 6125 §6.4.3: `*.example.com` covers
- * `a.example.com`, not `example.com` nor `a.b.example.com`), then the certificate of a listener without a
+ * The certificate for an SNI server name: an exact name over a wildcard, and the longest wildcard over a
+ * shorter one, as listener hostnames rank (Gateway API Listener.hostname: `*.example.com` covers one or more
+ * labels, never `example.com`; the conformance test HTTPSListenerMultiTLSCertsLongestMatchingSNI), then the
+ * certificate of a listener without a
  * hostname (it accepts every host). Undefined when none fits. (Node asks only for a client that sent an SNI:
  * one that sent none gets no certificate, and its handshake fails.)
  */
@@ -66,8 +67,11 @@ export function selectCertificate(
   const name = normalise(servername);
   const exact = table.exact.get(name);
   if (exact) return exact;
-  const dot = name.indexOf(".");
-  return (dot > 0 ? table.wildcard.get(name.slice(dot + 1)) : undefined) ?? table.fallback;
+  for (let dot = name.indexOf("."); dot > 0; dot = name.indexOf(".", dot + 1)) {
+    const wildcard = table.wildcard.get(name.slice(dot + 1));
+    if (wildcard) return wildcard;
+  }
+  return table.fallback;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Result } from "../../../lib/result.js";
 import type { KubeSecret, TlsMaterial } from "../tls-secrets.js";
 import { referenceGranted } from "./backends.js";
+import { hostnamesThroughListener } from "./hostnames.js";
 import { GATEWAY_GROUP, type ReferenceGrant } from "./objects.js";
 
 /** One entry of a listener's `tls.certificateRefs` (SecretObjectReference: group "" and kind Secret by default). */
@@ -96,10 +97,10 @@ export interface CertificateUse {
 const HOSTNAME = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
- * The certificates the serving listeners of our Gateways use, one per Secret: a listener with a hostname
- * chooses its certificates for that name (an SNI the listener would not route is not one of its own), one
- * without for every DNS name the certificate holds, and for any SNI no other name matches (that listener
- * accepts every host). Names the store cannot hold (an IP SAN, `_`) are left out.
+ * The certificates the serving listeners of our Gateways use, one per Secret, each chosen for its DNS names
+ * as far as its listener's hostname reaches (certificateNames); a listener without hostname also makes it the
+ * certificate for any SNI no other name matches (that listener accepts every host). Names the store cannot
+ * hold (an IP SAN, `_`) are left out.
  */
 export function certificateUses(
   listeners: Iterable<{ readonly hostname: string | undefined; readonly certificates: readonly string[] }>,
@@ -117,7 +118,7 @@ export function certificateUses(
         material: material.value,
       };
       if (!listener.hostname) entry.anyHost = true;
-      for (const name of listener.hostname ? [listener.hostname] : material.value.names) {
+      for (const name of certificateNames(listener.hostname, material.value.names)) {
         if (HOSTNAME.test(name)) entry.hostnames.add(name);
       }
       names.set(id, entry);
@@ -132,4 +133,17 @@ export function certificateUses(
       anyHost: entry.anyHost,
       material: entry.material,
     }));
+}
+
+/**
+ * The names a certificate is chosen for through one listener: each of its DNS names intersected with the
+ * listener's hostname (the more specific of the two, as routes' hostnames are), so one listener with several
+ * certificates picks the longest match per SNI. A certificate none of whose names meets the listener's
+ * hostname still serves that hostname: a wrong certificate a client can see beats a failed handshake.
+ */
+export function certificateNames(listenerHostname: string | undefined, names: readonly string[]): string[] {
+  const through = hostnamesThroughListener(listenerHostname, names);
+  if (through === "any") return [];
+  if (through.length === 0 && listenerHostname) return [listenerHostname];
+  return [...through];
 }

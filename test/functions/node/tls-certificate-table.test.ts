@@ -28,8 +28,9 @@ describe("choosing a certificate by SNI", () => {
     ["shop.example.com", "shop/exact", "an exact name beats the wildcard covering it"],
     ["SHOP.Example.COM.", "shop/exact", "SNI is matched case-insensitively, without a trailing dot"],
     ["api.example.com", "shop/wildcard", "a wildcard covers one more label"],
+    ["a.c.example.com", "shop/wildcard", "or several, as listener hostnames do"],
     ["example.com", "shop/wildcard", "the wildcard's certificate serves its own exact name too"],
-    ["x.b.example.com", "shop/deep", "the closest wildcard wins"],
+    ["x.b.example.com", "shop/deep", "the longest wildcard wins"],
     ["west.test", "a/east-second", "a tie goes to the first cluster, then id, whatever the read order"],
   ])("%s gets %s: %s", (sni, id) => {
     expect(selectCertificate(table, sni)?.id).toBe(id);
@@ -56,7 +57,7 @@ describe("421 Misdirected Request (RFC 9110 §15.5.20)", () => {
     ["shop.example.com", "Shop.Example.Com", false, "Host is compared case-insensitively"],
     ["shop.example.com", "api.example.com", true, "a host another certificate is chosen for"],
     ["api.example.com", "www.example.com", false, "a Host the chosen wildcard covers"],
-    ["api.example.com", "a.b.example.com", true, "a wildcard covers one label only"],
+    ["api.example.com", "a.b.example.com", true, "a longer wildcard of the host is another certificate"],
     ["api.example.com", "[::1]:8443", true, "an IP literal no certificate names"],
     ["nothing.test", "other.test", false, "no certificate chosen: nothing to compare with"],
     ["shop.example.com", undefined, false, "no Host: the request is refused elsewhere"],
