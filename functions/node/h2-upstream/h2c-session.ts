@@ -1,4 +1,5 @@
 import { type ClientHttp2Session, connect, constants } from "node:http2";
+import { connect as netConnect } from "node:net";
 import { endpointAddress } from "../../../store/records.js";
 import type { UpstreamTarget } from "../../transports/upstream.js";
 
@@ -20,6 +21,9 @@ export const DEFAULT_H2C_SETTINGS: H2cSettings = {
   connectTimeoutMs: 5_000,
   idleSessionMs: 60_000,
 };
+
+/** Idle time before the first TCP keep-alive probe on a session's connection. */
+const KEEP_ALIVE_INITIAL_DELAY_MS = 30_000;
 
 /** The connect did not finish in time: nothing was sent, so any method may go to another backend. */
 class H2cConnectTimeoutError extends Error {
@@ -56,6 +60,17 @@ export class H2cSession {
     this.#settings = settings;
     this.#onRetired = onRetired;
     const session = connect(`http://${endpointAddress(target)}`, {
+      // TCP keep-alive, as the HTTP/1.1 pools have it: a backend that vanished without a FIN (a node lost, a
+      // partition) fails its session's streams once probes go unanswered, where a gRPC stream may rightly
+      // be silent for a long time and no idle timeout may cut it.
+      createConnection: () =>
+        netConnect({
+          host: target.ip,
+          port: target.port,
+          noDelay: true,
+          keepAlive: true,
+          keepAliveInitialDelay: KEEP_ALIVE_INITIAL_DELAY_MS,
+        }),
       settings: { enablePush: false },
       // The peer's limit decides; until its SETTINGS arrive, RFC 9113 §6.5.2's recommended minimum.
       peerMaxConcurrentStreams: 100,

@@ -154,6 +154,15 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     await until(() => cancelled, "the backend's stream reset with CANCEL");
   });
 
+  it("sends a POST to another backend when the first refuses the connection (nothing was sent)", async () => {
+    const answering = await backend(echo);
+    const r = await router();
+    await publishH2c(r.store, [await freePort(), answering.port], { protocol: "h2c" });
+    for (let i = 0; i < 10; i++) {
+      expect((await send(r.port, { method: "POST", path: "/", body: "x" })).status).toBe(200);
+    }
+  });
+
   it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
     const r = await router();
     await publishH2c(r.store, [await freePort(), await freePort()], { protocol: "h2c" });
