@@ -33,11 +33,14 @@ const found = (path: string, location: string, host?: string) => ({
   answered: { location: `${location}${path}` },
 });
 
-describeRoutingConformance("HTTPRouteRedirectPortAndScheme", {
+const listener8080 = gatewayObject(LISTENER_8080, [
+  httpListener("http", 8080, { allowedRoutes: { namespaces: { from: "Same" } } }),
+]);
+
+// One world per listener, so each waits until its own route is served before its cases run.
+describeRoutingConformance("HTTPRouteRedirectPortAndScheme (HTTP listener on 80)", {
   objects: [
-    gatewayObject(LISTENER_8080, [
-      httpListener("http", 8080, { allowedRoutes: { namespaces: { from: "Same" } } }),
-    ]),
+    listener8080,
     httpRouteObject("http-route-for-listener-on-port-80", {
       parentRefs: [{ name: "same-namespace" }],
       rules: [
@@ -49,6 +52,21 @@ describeRoutingConformance("HTTPRouteRedirectPortAndScheme", {
         redirect("/scheme-https-and-port-8443", { scheme: "https", port: 8443 }),
       ],
     }),
+  ],
+  routes: [{ name: "http-route-for-listener-on-port-80" }],
+  cases: [
+    found("/scheme-nil-and-port-nil", "http://example.org"),
+    found("/scheme-nil-and-port-80", "http://example.org"),
+    found("/scheme-nil-and-port-8080", "http://example.org:8080"),
+    found("/scheme-https-and-port-nil", "https://example.org"),
+    found("/scheme-https-and-port-443", "https://example.org"),
+    found("/scheme-https-and-port-8443", "https://example.org:8443"),
+  ],
+});
+
+describeRoutingConformance("HTTPRouteRedirectPortAndScheme (HTTP listener on 8080)", {
+  objects: [
+    listener8080,
     httpRouteObject("http-route-for-listener-on-port-8080", {
       parentRefs: [{ name: LISTENER_8080 }],
       rules: [
@@ -58,14 +76,8 @@ describeRoutingConformance("HTTPRouteRedirectPortAndScheme", {
       ],
     }),
   ],
-  routes: [{ name: "http-route-for-listener-on-port-80" }, { name: "http-route-for-listener-on-port-8080" }],
+  routes: [{ name: "http-route-for-listener-on-port-8080" }],
   cases: [
-    found("/scheme-nil-and-port-nil", "http://example.org"),
-    found("/scheme-nil-and-port-80", "http://example.org"),
-    found("/scheme-nil-and-port-8080", "http://example.org:8080"),
-    found("/scheme-https-and-port-nil", "https://example.org"),
-    found("/scheme-https-and-port-443", "https://example.org"),
-    found("/scheme-https-and-port-8443", "https://example.org:8443"),
     found("/scheme-nil-and-port-nil", "http://example.org:8080", "127.0.0.1:8080"),
     found("/scheme-nil-and-port-80", "http://example.org", "127.0.0.1:8080"),
     found("/scheme-https-and-port-nil", "https://example.org", "127.0.0.1:8080"),
