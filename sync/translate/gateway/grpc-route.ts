@@ -117,8 +117,13 @@ export function translateGrpcRule(
     backendRefs: rule.backendRefs ?? [],
   };
   const translated = translateRule(httpRule, namespace, context, "GRPCRoute");
-  if (!translated.ok || !rule.sessionPersistence) return translated;
-  return { ...translated, ignored: [...translated.ignored, "sessionPersistence"] };
+  if (!translated.ok) return translated;
+  const ignored = [...translated.ignored];
+  if (rule.sessionPersistence) ignored.push("sessionPersistence");
+  // Copies go over HTTP/1.1 without a body (routes/mirrors.ts): a gRPC call is never copied.
+  if ((rule.filters ?? []).some((filter) => filter.type === "RequestMirror"))
+    ignored.push("RequestMirror filters");
+  return ignored.length === translated.ignored.length ? translated : { ...translated, ignored };
 }
 
 /** GRPCRoute for the route translation (http-route.ts translateRouteOfKind). */

@@ -3,6 +3,7 @@ import { mirrorTargets } from "../../../functions/core/routes/mirrors.js";
 import type { ServedRoute } from "../../../functions/core/snapshot-routes.js";
 
 const served = {
+  route: { source: "httproute" },
   clusters: [
     {
       servicesV2: new Map([
@@ -14,6 +15,12 @@ const served = {
                 number: 8080,
                 ipv4: { endpoints: [{ ip: "127.0.0.1", port: 18080 }] },
                 ipv6: { endpoints: [{ ip: "::1", port: 18081 }] },
+              },
+              {
+                number: 9090,
+                protocol: "h2c",
+                ipv4: { endpoints: [{ ip: "127.0.0.1", port: 19090 }] },
+                ipv6: { endpoints: [] },
               },
             ],
           },
@@ -49,5 +56,15 @@ describe("where a request's copies go", () => {
 
   it("makes no copy for a rule without mirrors", () => {
     expect(mirrorTargets(served, undefined, fixed(0))).toEqual([]);
+  });
+
+  it("makes no copy for an h2c port, nor for a GRPCRoute's mirrors: copies go over HTTP/1.1", () => {
+    expect(mirrorTargets(served, [{ service: "infra/mirror", port: 9090, percent: 100 }], fixed(0))).toEqual(
+      [],
+    );
+    const grpc = { ...served, route: { source: "grpcroute" } } as unknown as ServedRoute;
+    expect(mirrorTargets(grpc, [{ service: "infra/mirror", port: 8080, percent: 100 }], fixed(0))).toEqual(
+      [],
+    );
   });
 });

@@ -172,6 +172,20 @@ describe("GRPCRoute translation", () => {
     expect(result.routes[0]?.rules).toHaveLength(1);
   });
 
+  it("accepts a RequestMirror but says it is not applied: a gRPC call is never copied", () => {
+    const mirror = {
+      type: "RequestMirror",
+      requestMirror: { backendRef: { name: "infra-backend-v2", port: 8080 } },
+    };
+    const result = translate({
+      grpcRoutes: [grpcRoute("mirrored", { rules: [{ filters: [mirror], ...toV1 }] })],
+    });
+    expect(grpcConditions(result, "infra/mirrored")[0]).toBe("Accepted=True/Accepted");
+    expect(result.problems).toEqual([
+      { object: "GRPCRoute infra/mirrored", reason: "rule 0: RequestMirror filters are not applied" },
+    ]);
+  });
+
   it("needs a ReferenceGrant from GRPCRoute for a Service of another namespace", () => {
     const other = service("echo", "apps");
     const route = grpcRoute("cross", {
