@@ -36,7 +36,12 @@ export function secretGrant(name: string, to: Record<string, unknown>): ApplyInp
  */
 export function describeSecretGrantConformance(
   name: string,
-  options: { readonly grants: readonly ApplyInput[]; readonly granted: boolean },
+  options: {
+    readonly grants: readonly ApplyInput[];
+    readonly granted: boolean;
+    /** More HTTPS listeners of the Gateway, each expected with the same ResolvedRefs as `https`. */
+    readonly moreListeners?: readonly { readonly name: string }[];
+  },
 ): void {
   describe(name, () => {
     let world: TlsConformance;
@@ -46,7 +51,10 @@ export function describeSecretGrantConformance(
         label: "grant",
         objects: [
           tlsSecret(WEB, "certificate", certificate),
-          gatewayObject("gateway-secret-reference-grant", [crossNamespaceListener("https", "certificate")]),
+          gatewayObject("gateway-secret-reference-grant", [
+            crossNamespaceListener("https", "certificate"),
+            ...(options.moreListeners ?? []),
+          ]),
           ...options.grants,
         ],
       });
@@ -71,15 +79,17 @@ export function describeSecretGrantConformance(
       });
     } else {
       it("reports ResolvedRefs=False RefNotPermitted and serves no certificate", async () => {
-        const conditions = await untilTrue(
-          () => world.listenerConditions("gateway-secret-reference-grant", "https"),
-          (items) => conditionOf(items, "ResolvedRefs") !== undefined,
-        );
-        expect(conditionOf(conditions, "ResolvedRefs")).toEqual({
-          status: "False",
-          reason: "RefNotPermitted",
-        });
-        expect(conditionOf(conditions, "Programmed")?.status).toBe("False");
+        for (const listener of ["https", ...(options.moreListeners ?? []).map((item) => item.name)]) {
+          const conditions = await untilTrue(
+            () => world.listenerConditions("gateway-secret-reference-grant", listener),
+            (items) => conditionOf(items, "ResolvedRefs") !== undefined,
+          );
+          expect([listener, conditionOf(conditions, "ResolvedRefs")]).toEqual([
+            listener,
+            { status: "False", reason: "RefNotPermitted" },
+          ]);
+          expect(conditionOf(conditions, "Programmed")?.status).toBe("False");
+        }
         expect((await world.curl({ sni: "grant.example.org" })).status).toBe(0);
       });
     }
