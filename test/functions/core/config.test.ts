@@ -102,3 +102,27 @@ describe("parseRouterConfig: the admin listener", () => {
     expect(() => parseRouterConfig({ ADMIN_PORT: "70000" })).toThrow(/ADMIN_PORT/);
   });
 });
+
+describe("parseRouterConfig: HTTPS", () => {
+  const key = Buffer.alloc(32, 7).toString("base64");
+  it.each([
+    { env: {}, httpsPort: 8443, keyed: false },
+    { env: { PORT: "0" }, httpsPort: 0, keyed: false },
+    { env: { HTTPS_PORT: "443", TLS_STORE_KEY: key }, httpsPort: 443, keyed: true },
+    { env: { TLS_STORE_KEY: "  " }, httpsPort: 8443, keyed: false },
+  ])("reads $env as HTTPS_PORT $httpsPort, a store key: $keyed", ({ env, httpsPort, keyed }) => {
+    const config = parseRouterConfig(env);
+    expect(config.httpsPort).toBe(httpsPort);
+    expect(config.tlsStoreKey?.length ?? 0).toBe(keyed ? 32 : 0);
+  });
+
+  it.each([
+    "c2hvcnQ=",
+    `${Buffer.alloc(33).toString("base64")}`,
+    "not base64 at all, but 44 characters long!!",
+  ])("refuses TLS_STORE_KEY %j, saying what it must be", (value) => {
+    expect(() => parseRouterConfig({ TLS_STORE_KEY: value })).toThrow(
+      /TLS_STORE_KEY must be 32 bytes in base64/,
+    );
+  });
+});
