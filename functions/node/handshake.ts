@@ -21,6 +21,8 @@ import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "./attempt
  * connection leaves any pool anyway, so a pooled one would buy nothing.
  */
 
+const NOT_HTTP1: AttemptResult<never> = { ok: false, kind: "transport", stop: true };
+
 /** The backend's answer to one handshake: a 101 with its socket, or any other response to relay. */
 export interface HandshakeAnswer {
   readonly backend: Backend;
@@ -58,6 +60,8 @@ export class Handshake implements Attempts<HandshakeAnswer> {
     const remaining = this.#deadline - Date.now();
     const refused = refusedAttempt(this.#clientGone, remaining);
     if (refused) return Promise.resolve(refused);
+    // An HTTP/1.1 upgrade cannot go to a backend that speaks only HTTP/2 (docs/design.md, router rule 7): 502.
+    if (backend.protocol === "h2c") return Promise.resolve(NOT_HTTP1);
     const policy = this.#policy;
     return new Promise((resolve) => {
       let settled = false;

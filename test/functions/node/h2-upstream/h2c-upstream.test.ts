@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { constants } from "node:http2";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../../../support/redis.js";
-import { closeAfterEach, type Router, send, startNodeRouterOver } from "../../harness.js";
+import { closeAfterEach, type Router, send, sendRaw, startNodeRouterOver } from "../../harness.js";
 import { type H2cBackend, publishH2c, startH2cBackend } from "./h2c-kit.js";
 
 /** h2c upstreams (node/h2-upstream/) from HTTP/1.1 clients, through startNodeRouter over a MemoryStore. */
@@ -161,6 +161,19 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     for (let i = 0; i < 10; i++) {
       expect((await send(r.port, { method: "POST", path: "/", body: "x" })).status).toBe(200);
     }
+  });
+
+  it("answers a WebSocket upgrade to an h2c backend 502 and sends it nothing: an upgrade is HTTP/1.1's", async () => {
+    const b = await backend(echo);
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    const reply = await sendRaw(
+      r.port,
+      "GET /chat HTTP/1.1\r\nHost: app.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    );
+    expect(reply.split("\r\n")[0]).toBe("HTTP/1.1 502 Bad Gateway");
+    expect(b.sessions).toHaveLength(0);
   });
 
   it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
