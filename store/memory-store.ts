@@ -18,7 +18,7 @@ import {
   serializeRoute,
   type WriterFence,
 } from "./store.js";
-import { clusterView, decodeClusterRecords } from "./stored-records.js";
+import { type DecodedCluster, decodedAfterChanges } from "./stored-delta.js";
 
 interface Expiring {
   readonly holder: string;
@@ -42,6 +42,10 @@ interface ClusterState {
   /** The `certificates` hash and its version counter. */
   readonly certificates: Map<string, string>;
   certificatesVersion: number;
+  /** What the last snapshot decoded; the records changed since are decoded again, the rest kept. */
+  decoded: DecodedCluster | undefined;
+  readonly dirtyServices: Set<string>;
+  readonly dirtyRoutes: Set<string>;
 }
 
 /**
@@ -223,15 +227,24 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
     }
     const clusters: ClusterView[] = [];
     for (const [name, state] of this.#clusters) {
-      // The routers' own decoding (stored-records.ts): every schema version, a version 1 record's route too.
-      const records = decodeClusterRecords(name, state.records, state.routes);
-      clusters.push(clusterView(name, state.leaseUntil <= now, records));
+      const decoded = this.#decoded(name, state);
+      const stale = state.leaseUntil <= now;
+      clusters.push(decoded.view.stale === stale ? decoded.view : { ...decoded.view, stale });
     }
     const version = this.#cached ? this.#cached.snapshot.version + 1 : 1;
     this.#version = version;
     const snapshot: Snapshot = { version, clusters };
     this.#cached = { snapshot, staleMask };
     return snapshot;
+  }
+
+  /** The cluster decoded, only what changed since the last snapshot decoded again (stored-delta.ts). */
+  #decoded(name: string, state: ClusterState): DecodedCluster {
+    const next = decodedAfterChanges(name, state, state.decoded, state.dirtyServices, state.dirtyRoutes);
+    state.dirtyServices.clear();
+    state.dirtyRoutes.clear();
+    state.decoded = next;
+    return next;
   }
 
   #state(cluster: string): ClusterState {
@@ -248,6 +261,9 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
         claim: undefined,
         certificates: new Map(),
         certificatesVersion: 0,
+        decoded: undefined,
+        dirtyServices: new Set(),
+        dirtyRoutes: new Set(),
       };
       this.#clusters.set(cluster, state);
     }
@@ -256,6 +272,10 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
 
   #changed(change: StoreChange): void {
     this.#version++;
+    const state = this.#clusters.get(change.cluster);
+    // A service write also drops a version 1 route kept under its name (putService): both are read again.
+    if (change.kind !== "route") state?.dirtyServices.add(change.id);
+    state?.dirtyRoutes.add(change.id);
     for (const listener of this.#listeners) listener(change);
   }
 }

@@ -4,6 +4,7 @@ import type { Snapshot } from "../../store/store.js";
 import type { ClusterGrants } from "./cluster-grants.js";
 import type { GrantRefusal } from "./granted-clusters.js";
 import type { RouterMetrics } from "./metrics.js";
+import type { RouteConflict } from "./routes/clusters.js";
 import { type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
 
 const REFUSAL_MESSAGES: Record<GrantRefusal["kind"], string> = {
@@ -26,21 +27,36 @@ export function reportingRoutesOf(
   const warnings = createWarnOnce(logger);
   let last: SnapshotRoutes | undefined;
   let reported = new Set<string>();
+  const warnConflict = (conflict: RouteConflict) => {
+    const key = `route conflict ${conflict.id}`;
+    warnings.warn(
+      key,
+      `${conflict.served.join(",")} / ${conflict.shadowed.join(",")}`,
+      "clusters publish one route with different definitions; serving the one most of them publish",
+      { route: conflict.id, served: conflict.served, shadowed: conflict.shadowed },
+    );
+    return key;
+  };
   return (snapshot) => {
     const routes = snapshotRoutesOf(snapshot, grants, gateways);
     if (routes === last) return routes;
+    const changes = routes.conflictChanges;
+    // Updated from the routes reported last (snapshot-routes-update.ts): only the conflicts that changed.
+    if (changes && last?.version === changes.since && routes.refusals.length === 0) {
+      last = routes;
+      const kept = new Set(changes.added.map(warnConflict));
+      for (const key of kept) reported.add(key);
+      for (const conflict of changes.removed) {
+        const key = `route conflict ${conflict.id}`;
+        if (kept.has(key)) continue;
+        warnings.clear(key);
+        reported.delete(key);
+      }
+      return routes;
+    }
     last = routes;
     const now = new Set<string>();
-    for (const conflict of routes.conflicts) {
-      const key = `route conflict ${conflict.id}`;
-      now.add(key);
-      warnings.warn(
-        key,
-        `${conflict.served.join(",")} / ${conflict.shadowed.join(",")}`,
-        "clusters publish one route with different definitions; serving the one most of them publish",
-        { route: conflict.id, served: conflict.served, shadowed: conflict.shadowed },
-      );
-    }
+    for (const conflict of routes.conflicts) now.add(warnConflict(conflict));
     for (const refusal of routes.refusals) {
       const key = `grant ${refusal.kind} ${refusal.cluster} ${refusal.id}`;
       now.add(key);

@@ -13,6 +13,15 @@ import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
 export interface RoutesIndex {
   readonly bySource: PersistentMap<readonly ServedRoute[]>;
   readonly byService: PersistentMap<readonly string[]>;
+  /** The conflicts of each published id that has any. */
+  readonly conflicts: PersistentMap<readonly RouteConflict[]>;
+}
+
+/** The conflicts that differ from those of the routes of version `since` (snapshot-reports.ts logs them). */
+export interface ConflictChanges {
+  readonly since: number;
+  readonly removed: readonly RouteConflict[];
+  readonly added: readonly RouteConflict[];
 }
 
 /** The Services a route's backendRefs and mirrors name (`ns/name`). */
@@ -26,7 +35,10 @@ export function servicesOf(route: RouteRecord): Set<string> {
 }
 
 /** The served routes grouped by the published id they came from, and the ids per Service. */
-export function indexRoutes(bySource: ReadonlyMap<string, readonly ServedRoute[]>): RoutesIndex {
+export function indexRoutes(
+  bySource: ReadonlyMap<string, readonly ServedRoute[]>,
+  conflicts: readonly RouteConflict[],
+): RoutesIndex {
   const byService = new Map<string, string[]>();
   for (const [id, served] of bySource) {
     for (const route of served) {
@@ -37,7 +49,18 @@ export function indexRoutes(bySource: ReadonlyMap<string, readonly ServedRoute[]
       }
     }
   }
-  return { bySource: PersistentMap.from(bySource), byService: PersistentMap.from(byService) };
+  const conflictsBySource = new Map<string, RouteConflict[]>();
+  for (const conflict of conflicts) {
+    const source = bySource.has(conflict.id) ? conflict.id : sourceIdOf(conflict.id);
+    const list = conflictsBySource.get(source);
+    if (list) list.push(conflict);
+    else conflictsBySource.set(source, [conflict]);
+  }
+  return {
+    bySource: PersistentMap.from(bySource),
+    byService: PersistentMap.from(byService),
+    conflicts: PersistentMap.from(conflictsBySource),
+  };
 }
 
 /** One published id's copies in every cluster, merged and served from `views` (as the full build does). */
@@ -106,8 +129,9 @@ export function updatedSnapshotRoutes(
     }
     return ids;
   };
-  const sourceOf = (id: string) => (index.bySource.has(id) ? id : sourceIdOf(id));
-  const conflicts = previous.conflicts.filter((conflict) => !again.has(sourceOf(conflict.id)));
+  const conflictChanges: [string, readonly RouteConflict[] | undefined][] = [];
+  const removed: RouteConflict[] = [];
+  const added: RouteConflict[] = [];
   for (const id of again) {
     const old = index.bySource.get(id) ?? [];
     const next = servedOf(id, after);
@@ -131,15 +155,19 @@ export function updatedSnapshotRoutes(
       }
     }
     sourceChanges.push([id, next.routes.length > 0 ? next.routes : undefined]);
-    conflicts.push(...next.conflicts);
+    removed.push(...(index.conflicts.get(id) ?? []));
+    added.push(...next.conflicts);
+    conflictChanges.push([id, next.conflicts.length > 0 ? next.conflicts : undefined]);
   }
   const table = updateRouteTable(previous.table, tableChanges, gateways);
   if (!table) return undefined;
   const bySource = index.bySource.withChanges(sourceChanges);
+  const conflicts = index.conflicts.withChanges(conflictChanges);
   return snapshotRoutes({
     version: snapshot.version,
     table,
-    conflicts,
+    conflicts: () => sortedConflicts(conflicts),
+    conflictChanges: { since: previous.version, removed, added },
     refusals: [],
     clusters: after,
     index: {
@@ -147,6 +175,7 @@ export function updatedSnapshotRoutes(
       byService: index.byService.withChanges(
         [...serviceIds].map(([service, ids]) => [service, ids.length > 0 ? ids : undefined] as const),
       ),
+      conflicts,
     },
     routes: () => sortedRoutes(bySource),
   });
@@ -167,17 +196,34 @@ function sortedRoutes(bySource: PersistentMap<readonly ServedRoute[]>): ServedRo
   return routes.sort((a, b) => (a.route.id < b.route.id ? -1 : a.route.id > b.route.id ? 1 : 0));
 }
 
-/** SnapshotRoutes whose sorted list of routes is made when first read (admin pages read it, routing never). */
+function sortedConflicts(bySource: PersistentMap<readonly RouteConflict[]>): RouteConflict[] {
+  const conflicts: RouteConflict[] = [];
+  for (const list of bySource.values()) conflicts.push(...list);
+  return conflicts.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * SnapshotRoutes whose sorted lists of routes and conflicts are made when first read (admin pages and metrics
+ * read them; routing never, and the reports follow conflictChanges).
+ */
 export function snapshotRoutes(
-  fields: Omit<SnapshotRoutes, "routes"> & { readonly routes: () => readonly ServedRoute[] },
+  fields: Omit<SnapshotRoutes, "routes" | "conflicts"> & {
+    readonly routes: () => readonly ServedRoute[];
+    readonly conflicts: () => readonly RouteConflict[];
+  },
 ): SnapshotRoutes {
   let routes: readonly ServedRoute[] | undefined;
-  const { routes: list, ...rest } = fields;
+  let conflicts: readonly RouteConflict[] | undefined;
+  const { routes: listRoutes, conflicts: listConflicts, ...rest } = fields;
   return {
     ...rest,
     get routes() {
-      routes ??= list();
+      routes ??= listRoutes();
       return routes;
+    },
+    get conflicts() {
+      conflicts ??= listConflicts();
+      return conflicts;
     },
   };
 }

@@ -10,6 +10,7 @@ import {
 } from "./routes/clusters.js";
 import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
 import {
+  type ConflictChanges,
   indexRoutes,
   type RoutesIndex,
   snapshotRoutes,
@@ -42,6 +43,8 @@ export interface SnapshotRoutes {
   readonly clusters: readonly ClusterView[];
   /** What the next snapshot's routes are updated from (snapshot-routes-update.ts); absent under CLUSTER_GRANTS. */
   readonly index?: RoutesIndex | undefined;
+  /** Set when updated from the routes of an earlier snapshot: how the conflicts differ from theirs. */
+  readonly conflictChanges?: ConflictChanges | undefined;
 }
 
 /** The memo key of a router without CLUSTER_GRANTS. */
@@ -134,9 +137,9 @@ export function buildSnapshotRoutes(
     version: snapshot.version,
     routes: () => routes,
     table: buildRouteTable(routes, gateways),
-    conflicts: merged.conflicts,
+    conflicts: () => merged.conflicts,
     refusals: granted.refusals,
     clusters: granted.clusters,
-    index: grants === undefined ? indexRoutes(bySource) : undefined,
+    index: grants === undefined ? indexRoutes(bySource, merged.conflicts) : undefined,
   });
 }
