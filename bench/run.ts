@@ -170,14 +170,14 @@ const scaleOptions: ScaleBenchOptions = smoke
       profileDir: process.env.BENCH_SCALE_PROFILE_DIR,
     };
 
-/** HTTP/2 clients through the router and a minimal node:http2 proxy (bench/h2/): 3 rounds of 10 s per cell. */
+/** HTTP/2 clients and unary gRPC calls through the router and minimal node:http2 proxies (bench/h2/): 3 rounds of 10 s per cell. */
 const h2Options: H2BenchOptions = {
   rounds: flags.rounds ?? (smoke ? 1 : 3),
   durationSeconds: flags.durationSeconds ?? (smoke ? 1 : 10),
   warmupSeconds: flags.warmupSeconds ?? (smoke ? 0 : 2),
   clients: 16,
   streamsPerClient: 16,
-  payloads: ["small", "large"],
+  payloads: ["small", "large", "grpc"],
   pin: flags.pin,
   runner: routerRunnerFromEnv(),
 };

@@ -1,5 +1,8 @@
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { DEFAULT_PREFIX } from "../../store/names.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import type { PrivateRedis } from "../../test/support/redis.js";
 import {
   buildRouter,
@@ -10,13 +13,19 @@ import {
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "../proxy/payloads.js";
 import { medianOf } from "../proxy/rounds.js";
 import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
-import { type H2loadResult, runH2load } from "./h2load.js";
+import { GRPC_HOST, GRPC_PATH, grpcRequestFile, publishGrpcRoute } from "./grpc-call.js";
+import { type H2loadPlan, type H2loadResult, runH2load } from "./h2load.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BACKEND = here("../proxy/backend-process.ts");
 const MINIMAL_H2 = here("./minimal-h2-proxy-process.ts");
+const GRPC_BACKEND = here("./grpc-backend-process.ts");
+const MINIMAL_GRPC = here("./minimal-grpc-proxy-process.ts");
 
-export type H2Target = "minimal-h2" | "edgeslice";
+/** `minimal`: the payload's minimal node:http2 proxy (to the HTTP/1.1 backend, or to the h2c gRPC one). */
+export type H2Target = "minimal" | "edgeslice";
+/** Bodies from the HTTP/1.1 backend, or unary gRPC calls to an h2c backend (built router only). */
+export type H2Payload = PayloadName | "grpc";
 
 export interface H2BenchOptions {
   readonly rounds: number;
@@ -25,14 +34,14 @@ export interface H2BenchOptions {
   /** h2load connections, and streams each keeps in flight. */
   readonly clients: number;
   readonly streamsPerClient: number;
-  readonly payloads: readonly PayloadName[];
+  readonly payloads: readonly H2Payload[];
   readonly pin: boolean;
   readonly runner: RouterRunner;
 }
 
 export interface H2Measurement {
   readonly target: H2Target;
-  readonly payload: PayloadName;
+  readonly payload: H2Payload;
   /** rps, CPU µs per request and mean ms of every round, in round order. */
   readonly roundsRps: readonly number[];
   readonly roundsCpu: readonly number[];
@@ -76,12 +85,30 @@ export async function runH2Bench(
     children.push(backend);
     const { port: backendPort } = await backend.next<{ port: number }>("ready", 20_000);
     if (options.runner === "built") store = await startRouterStore(backendPort);
-    const minimal = startChild(MINIMAL_H2, {
-      cpu: cpu.proxy,
-      env: { BENCH_BACKEND_PORT: String(backendPort) },
-    });
-    children.push(minimal);
-    const { port: minimalPort } = await minimal.next<{ port: number }>("ready", 30_000);
+    const minimalH2 = await startTarget(MINIMAL_H2, { BENCH_BACKEND_PORT: String(backendPort) }, cpu.proxy);
+    children.push(minimalH2.process);
+    // gRPC needs the router to read a GRPCRoute's records: the built runner's Redis store only.
+    let minimalGrpc: Target | undefined;
+    let grpcBody: string | undefined;
+    if (options.payloads.includes("grpc") && store) {
+      const grpcBackend = startChild(GRPC_BACKEND, { cpu: cpu.other });
+      children.push(grpcBackend);
+      const { port: grpcPort } = await grpcBackend.next<{ port: number }>("ready", 20_000);
+      const client = new Redis(store.url);
+      try {
+        await publishGrpcRoute(
+          createRedisWriter(client, { prefix: DEFAULT_PREFIX, cluster: "bench" }),
+          grpcPort,
+        );
+      } finally {
+        client.disconnect();
+      }
+      minimalGrpc = await startTarget(MINIMAL_GRPC, { BENCH_GRPC_BACKEND_PORT: String(grpcPort) }, cpu.proxy);
+      children.push(minimalGrpc.process);
+      grpcBody = await grpcRequestFile();
+    } else if (options.payloads.includes("grpc")) {
+      log("  grpc skipped: it needs the built router (BENCH_ROUTER_RUNNER=built)");
+    }
     const router = await startEdgesliceRouter({
       runner: options.runner,
       backendPort,
@@ -89,20 +116,27 @@ export async function runH2Bench(
       cpu: cpu.proxy,
     });
     children.push(router.child);
-    const targets: Target[] = [
-      { name: "minimal-h2", port: minimalPort, process: minimal },
-      { name: "edgeslice", port: router.port, process: router.child },
-    ];
+    const edgeslice: Target = { name: "edgeslice", port: router.port, process: router.child };
     const measurements: H2Measurement[] = [];
     for (const payload of options.payloads) {
+      const minimal = payload === "grpc" ? minimalGrpc : minimalH2;
+      if (!minimal) continue;
+      const request: Pick<H2loadPlan, "url" | "data" | "headers"> =
+        payload === "grpc"
+          ? {
+              url: `http://${GRPC_HOST}${GRPC_PATH}`,
+              ...(grpcBody ? { data: grpcBody } : {}),
+              headers: ["content-type: application/grpc", "te: trailers"],
+            }
+          : { url: `http://${BENCH_HOST}${PAYLOAD_PATHS[payload]}` };
       const rounds = new Map<H2Target, { result: H2loadResult; cpu: number }[]>();
       for (let round = 0; round < options.rounds; round++) {
-        for (const target of targets) {
+        for (const target of [minimal, edgeslice]) {
           log(`  ${target.name.padEnd(10)} ${payload.padEnd(5)} round ${round + 1}/${options.rounds} ...`);
           const before = await cpuMicros(target.process);
           const result = await runH2load({
+            ...request,
             connectTo: `127.0.0.1:${target.port}`,
-            url: `http://${BENCH_HOST}${PAYLOAD_PATHS[payload]}`,
             clients: options.clients,
             streamsPerClient: options.streamsPerClient,
             durationSeconds: options.durationSeconds,
@@ -118,7 +152,7 @@ export async function runH2Bench(
           ]);
         }
       }
-      for (const target of targets) {
+      for (const target of [minimal, edgeslice]) {
         const runs = rounds.get(target.name) ?? [];
         measurements.push({
           target: target.name,
@@ -135,6 +169,17 @@ export async function runH2Bench(
     await Promise.all(children.map((child) => child.stop()));
     await store?.stop();
   }
+}
+
+/** A proxy process of the bench, once it listens. */
+async function startTarget(
+  script: string,
+  env: Record<string, string>,
+  cpu: number | undefined,
+): Promise<Target> {
+  const child = startChild(script, { cpu, env });
+  const { port } = await child.next<{ port: number }>("ready", 30_000);
+  return { name: "minimal", port, process: child };
 }
 
 /** Medians over the rounds, and edgeslice against the minimal proxy. */
@@ -155,7 +200,8 @@ export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): 
   const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
   const lines = [
     `HTTP/2 bench: h2load (h2c prior knowledge), ${options.clients} connections x ${options.streamsPerClient} streams, ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell after ${options.warmupSeconds} s warm-up; medians over the rounds.`,
-    `Layout: ${report.layout}. Backend: HTTP/1.1 (bench/proxy/backend-process.ts).`,
+    `Layout: ${report.layout}.`,
+    "small, large: HTTP/1.1 backend (bench/proxy/), minimal = minimal-h2-proxy-process.ts; grpc: unary calls of 32-byte messages to an h2c backend, minimal = minimal-grpc-proxy-process.ts.",
     line(header),
     ...rows.map(line),
     "CPU µs/req: CPU time (user+system) of the proxy process per request.",
@@ -163,12 +209,12 @@ export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): 
   for (const payload of options.payloads) {
     const of = (target: H2Target) =>
       report.measurements.find((m) => m.target === target && m.payload === payload);
-    const minimal = of("minimal-h2");
+    const minimal = of("minimal");
     const edgeslice = of("edgeslice");
     if (!minimal || !edgeslice) continue;
     const rps = medianOf(edgeslice.roundsRps) / medianOf(minimal.roundsRps);
     const cpu = medianOf(edgeslice.roundsCpu) / medianOf(minimal.roundsCpu);
-    lines.push(`${payload}: edgeslice/minimal-h2 rps ${fixed(rps, 2)}x, CPU per request ${fixed(cpu, 2)}x`);
+    lines.push(`${payload}: edgeslice/minimal rps ${fixed(rps, 2)}x, CPU per request ${fixed(cpu, 2)}x`);
   }
   return lines.join("\n");
 }

@@ -13,6 +13,9 @@ export interface H2loadPlan {
   readonly warmupSeconds: number;
   /** Pin h2load to this CPU with taskset. */
   readonly cpu: number | undefined;
+  /** A file each request posts as its body (h2load `-d`), and extra request fields. */
+  readonly data?: string;
+  readonly headers?: readonly string[];
 }
 
 export interface H2loadResult {
@@ -38,6 +41,8 @@ export async function runH2load(plan: H2loadPlan): Promise<H2loadResult> {
     "--threads=1",
     `--duration=${plan.durationSeconds}`,
     ...(plan.warmupSeconds > 0 ? [`--warm-up-time=${plan.warmupSeconds}`] : []),
+    ...(plan.data ? [`--data=${plan.data}`] : []),
+    ...(plan.headers ?? []).map((field) => `--header=${field}`),
     plan.url,
   ];
   const pinned = plan.cpu !== undefined && existsSync("/usr/bin/taskset");
