@@ -24,6 +24,9 @@ export interface ConflictChanges {
   readonly added: readonly RouteConflict[];
 }
 
+/** Above this share of the routes changed, building whole costs less than updating route by route. */
+const MOST_OF_A_BUILD = 0.25;
+
 /** The Services a route's backendRefs and mirrors name (`ns/name`). */
 export function servicesOf(route: RouteRecord): Set<string> {
   const names = new Set<string>();
@@ -118,6 +121,8 @@ export function updatedSnapshotRoutes(
       for (const id of index.byService.get(service) ?? []) again.add(id);
     }
   }
+  // A difference as large as the routes (a cold read's few hosts, then the whole store): a full build is cheaper.
+  if (again.size > MOST_OF_A_BUILD * (index.bySource.size + 64)) return undefined;
   const tableChanges: RouteTableChange<ServedRoute>[] = [];
   const sourceChanges: [string, readonly ServedRoute[] | undefined][] = [];
   const serviceIds = new Map<string, string[]>();
