@@ -113,6 +113,9 @@ export class H2cRequest implements RequestControl {
   #aborted: Error | undefined;
   #answered = false;
   #done = false;
+  #origin: H2cOrigin | undefined;
+  /** Sent again once already, on a new session: a GOAWAY said the first stream was not processed. */
+  #resent = false;
 
   constructor(target: UpstreamTarget, request: OutgoingRequest, handler: H2cExchangeHandler) {
     this.#target = target;
@@ -126,6 +129,7 @@ export class H2cRequest implements RequestControl {
       this.#fail(this.#aborted);
       return;
     }
+    this.#origin = origin;
     origin.acquire((session, error) => this.#open(session, error));
   }
 
@@ -201,7 +205,24 @@ export class H2cRequest implements RequestControl {
       this.#complete();
       return;
     }
-    this.#fail(this.#aborted ?? this.#streamError(stream, code));
+    const error = this.#aborted ?? this.#streamError(stream, code);
+    // The session is going away (GOAWAY) and never processed this stream: the backend is fine, so a request
+    // without a body goes once more on a new session of the same backend, as the HTTP/1.1 client sends a GET
+    // again when a kept-alive connection closed under it. A body already read cannot be sent again.
+    const origin = this.#origin;
+    if (
+      origin &&
+      error instanceof UpstreamConnectError &&
+      !this.#resent &&
+      this.#request.body === null &&
+      this.#session?.retired === true
+    ) {
+      this.#resent = true;
+      this.#stream = undefined;
+      origin.acquire((session, acquired) => this.#open(session, acquired));
+      return;
+    }
+    this.#fail(error);
   }
 
   #streamError(stream: ClientHttp2Stream, code: number): Error {

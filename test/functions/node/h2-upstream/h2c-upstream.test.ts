@@ -176,6 +176,37 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     expect(b.sessions).toHaveLength(0);
   });
 
+  it("sends a POST again when the backend's GOAWAY says its stream was not processed (RFC 9113 §6.8)", async () => {
+    let streams = 0;
+    const held: (() => void)[] = [];
+    const b = await backend((stream) => {
+      streams++;
+      if (streams === 1) {
+        held.push(() => {
+          stream.respond({ ":status": 200 });
+          stream.end("first");
+        });
+        return;
+      }
+      if (streams === 2) {
+        // The second stream arrives on the first session: refuse it by GOAWAY naming stream 1 as the last.
+        stream.session?.goaway(constants.NGHTTP2_NO_ERROR, stream.id ? stream.id - 2 : 1);
+        return;
+      }
+      stream.respond({ ":status": 200 });
+      stream.end("again");
+    });
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    const first = send(r.port, { method: "POST", path: "/", body: "" });
+    while (held.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await send(r.port, { method: "POST", path: "/", body: "" });
+    expect([second.status, second.body]).toEqual([200, "again"]);
+    held.shift()?.();
+    expect((await first).body).toBe("first");
+    expect(b.sessions).toHaveLength(2);
+  });
+
   it("answers 502 when no h2c backend accepts the connection, after trying each", async () => {
     const r = await router();
     await publishH2c(r.store, [await freePort(), await freePort()], { protocol: "h2c" });
