@@ -158,6 +158,22 @@ describe("the router's settings", () => {
       taken.close();
     }
   });
+  it("names HTTPS_PORT when the HTTPS listener's port is taken, in one line, exit 78", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const key = Buffer.alloc(32, 1).toString("base64");
+      const run = await runRouter([], { HTTPS_PORT: String(port), TLS_STORE_KEY: key, REDIS_URL });
+
+      expect(run.code).toBe(78);
+      expect(errorLines(run.stdout).map((line) => line.msg)).toEqual([
+        `HTTPS_PORT=${port}: 127.0.0.1:${port} is already in use (EADDRINUSE): stop the process that holds it, or choose another HTTPS_PORT`,
+      ]);
+    } finally {
+      taken.close();
+    }
+  });
 });
 
 describe("the router with its Redis unreachable", () => {
