@@ -31,7 +31,7 @@ export interface ProxyBenchOptions {
   readonly payloads: readonly PayloadName[];
   /** Which proxies to start besides `direct` (all of them unless narrowed for a quick look). */
   readonly proxies: readonly Exclude<TargetName, "direct">[];
-  /** Profile the edgeslice router (small body, saturation) with `--cpu-prof`. */
+  /** Profile the edgeslice router at saturation, small body and 64 KiB, through its probe. */
   readonly profile: boolean;
   /**
    * Each cell is measured this many times, interleaved across targets (so a noisy neighbour hits every target
@@ -62,7 +62,8 @@ export interface Measurement {
 
 export interface ProxyBenchReport {
   readonly measurements: readonly Measurement[];
-  readonly profile: ProfileSummary | undefined;
+  /** The router's CPU profile per body size (none without `profile`). */
+  readonly profiles: readonly { readonly payload: PayloadName; readonly summary: ProfileSummary }[];
   readonly layout: string;
   readonly runner: RouterRunner;
 }
@@ -171,11 +172,14 @@ export async function runProxyBench(
     }
     for (const target of targets) await target.stop();
 
-    const profile =
-      options.profile && options.proxies.includes("edgeslice")
-        ? await profileRouter(options, routerStart, load, log)
-        : undefined;
-    return { measurements, profile, layout, runner };
+    const profiles: ProxyBenchReport["profiles"][number][] = [];
+    if (options.profile && options.proxies.includes("edgeslice")) {
+      for (const payload of ["small", "large"] as const) {
+        const summary = await profileRouter(options, routerStart, load, payload, log);
+        if (summary) profiles.push({ payload, summary });
+      }
+    }
+    return { measurements, profiles, layout, runner };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await store?.stop();
@@ -212,20 +216,21 @@ async function runLoad(load: Child, plan: LoadPlan): Promise<LoadResult> {
 }
 
 /**
- * A CPU profile of the router under the small-body saturation load: a fresh router, warmed up, then V8's
+ * A CPU profile of the router under the saturation load of `payload`: a fresh router, warmed up, then V8's
  * profiler on for the measured run only (router-probe.mjs), so start-up and module loading stay out of it.
  */
 async function profileRouter(
   options: ProxyBenchOptions,
   routerStart: Parameters<typeof startEdgesliceRouter>[0],
   load: Child,
+  payload: PayloadName,
   log: (line: string) => void,
 ): Promise<ProfileSummary | undefined> {
   const directory = await mkdtemp(join(tmpdir(), "edgeslice-cpuprof-"));
   const { child: router, port } = await startEdgesliceRouter(routerStart);
   try {
-    log("  edgeslice small saturation under the CPU profiler ...");
-    const plan = planFor(options, port, "small", "saturation");
+    log(`  edgeslice ${payload} saturation under the CPU profiler ...`);
+    const plan = planFor(options, port, payload, "saturation");
     if (options.warmupSeconds > 0) await runLoad(load, { ...plan, durationSeconds: options.warmupSeconds });
     router.send({ type: "profile-start" });
     await router.next("profile-started", 10_000);

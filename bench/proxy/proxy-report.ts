@@ -139,18 +139,18 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
       ),
     );
   }
-  if (report.profile) {
+  for (const { payload, summary } of report.profiles) {
     lines.push(
       "",
-      `Where the router's time goes (V8 CPU profile of the measured run after warm-up, small body at saturation; idle ${(report.profile.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
+      `Where the router's time goes (V8 CPU profile of the measured run after warm-up, ${payload === "large" ? "64 KiB" : "small"} body at saturation; idle ${(summary.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
       formatTable(
         ["area", "self %"],
-        report.profile.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
+        summary.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
       ),
       "",
       formatTable(
         ["function", "self %", "where", "native frame called from"],
-        report.profile.top.map((entry) => [
+        summary.top.map((entry) => [
           entry.name,
           fixed(entry.share * 100, 1),
           entry.location,
