@@ -1,24 +1,14 @@
 import { sleep } from "../../lib/async.js";
 import type { RedisSnapshotSource } from "../../store/redis/source.js";
 import type { FakeKube } from "../../test/fake-kube/server.js";
+import { applyPacedChanges, type ChangePace, type ChangeTimings } from "../support/paced-changes.js";
 import { BENCH_NAMESPACE, changedAddress, serviceName, sliceObject } from "./objects.js";
 
-export interface ChangePace {
-  readonly changesPerSecond: number;
-  readonly changeSeconds: number;
-}
-
-export interface ChangeTimings {
-  readonly applied: number;
-  readonly observedMs: number[];
-  readonly achievedRate: number;
-}
+export type { ChangePace, ChangeTimings } from "../support/paced-changes.js";
 
 /**
- * Paced changes, round-robin over Services: each replaces endpoint 0 of one slice with a fresh address. A change
- * has converged when the reader's snapshot holds its address, or the address of a later change to the same
- * Service (the store moved past it: with the debounce, several changes to one Service may land in one write).
- * Checked every millisecond, only when the snapshot version moved.
+ * Paced changes, round-robin over Services: each replaces endpoint 0 of one slice with a fresh address, timed
+ * until the reader holds it (bench/support/paced-changes.ts).
  */
 export async function applyChanges(
   kube: FakeKube,
@@ -27,59 +17,20 @@ export async function applyChanges(
   addresses: string[][],
   options: ChangePace,
 ): Promise<ChangeTimings> {
-  const total = Math.round(options.changesPerSecond * options.changeSeconds);
-  const intervalMs = 1000 / options.changesPerSecond;
-  /** Per Service, its not yet converged changes in the order they were made. */
-  const pending = new Map<string, { ip: string; at: number }[]>();
-  let pendingCount = 0;
-  const observedMs: number[] = [];
-  let lastVersion = -1;
-  const check = () => {
-    const snapshot = reader.current();
-    if (!snapshot || snapshot.version === lastVersion) return;
-    lastVersion = snapshot.version;
-    const now = performance.now();
-    // Every schema version as routers read it (servicesV2): a sync writes v2, one port per referenced port.
-    const services = snapshot.clusters.find((c) => c.name === cluster)?.servicesV2;
-    for (const [service, changes] of pending) {
-      const ports = services?.get(service)?.ports ?? [];
-      const ips = new Set(ports.flatMap((port) => port.ipv4.endpoints.map((e) => e.ip)));
-      let newest = -1;
-      changes.forEach((change, index) => {
-        if (ips.has(change.ip)) newest = index;
-      });
-      if (newest < 0) continue;
-      for (const change of changes.splice(0, newest + 1)) observedMs.push(now - change.at);
-      pendingCount -= newest + 1;
-      if (changes.length === 0) pending.delete(service);
-    }
-  };
-  const started = performance.now();
-  for (let change = 0; change < total; change++) {
-    const due = started + change * intervalMs;
-    while (performance.now() < due) {
-      check();
-      await sleep(1);
-    }
-    const index = change % addresses.length;
-    const list = addresses[index];
-    if (!list) continue;
-    const ip = changedAddress(change);
-    list[0] = ip;
-    const service = `${BENCH_NAMESPACE}/${serviceName(index)}`;
-    const queue = pending.get(service) ?? [];
-    queue.push({ ip, at: performance.now() });
-    pending.set(service, queue);
-    pendingCount++;
-    kube.apply(sliceObject(index, list));
-  }
-  const achievedRate = total / ((performance.now() - started) / 1000);
-  const deadline = performance.now() + 15_000;
-  while (pendingCount > 0 && performance.now() < deadline) {
-    check();
-    await sleep(1);
-  }
-  return { applied: total, observedMs, achievedRate };
+  return applyPacedChanges({
+    ...options,
+    current: () => reader.current(),
+    cluster,
+    drainMs: 15_000,
+    make: (change) => {
+      const index = change % addresses.length;
+      const list = addresses[index] ?? [];
+      const address = changedAddress(change);
+      list[0] = address;
+      kube.apply(sliceObject(index, list));
+      return { service: `${BENCH_NAMESPACE}/${serviceName(index)}`, address };
+    },
+  });
 }
 
 export function serviceCount(reader: RedisSnapshotSource, cluster: string): number {

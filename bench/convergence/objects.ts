@@ -11,14 +11,19 @@ export function serviceName(index: number): string {
   return `svc-${index}`;
 }
 
-export function serviceObject(index: number): ApplyInput {
+/** The host a Service is annotated with: `svc-<index>.<namespace>.example`. */
+export function serviceHost(index: number, namespace = BENCH_NAMESPACE): string {
+  return `${serviceName(index)}.${namespace}.example`;
+}
+
+export function serviceObject(index: number, namespace = BENCH_NAMESPACE): ApplyInput {
   const service = {
     kind: "Service",
     apiVersion: "v1",
     metadata: {
       name: serviceName(index),
-      namespace: BENCH_NAMESPACE,
-      annotations: { "edgeslice.io/hosts": `${serviceName(index)}.bench.example` },
+      namespace,
+      annotations: { "edgeslice.io/hosts": serviceHost(index, namespace) },
     },
     spec: { type: "ClusterIP", ports: [{ name: "http", port: 80, protocol: "TCP", targetPort: 8080 }] },
   };
@@ -35,13 +40,25 @@ export function changedAddress(change: number): string {
   return `100.${64 + ((change >> 16) & 63)}.${(change >> 8) & 255}.${change & 255}`;
 }
 
-export function sliceObject(index: number, addresses: readonly string[]): ApplyInput {
-  const slice = {
+/**
+ * The EndpointSlice of Service `index` holding `addresses` as ready endpoints. `slice` numbers one of several
+ * slices of a large Service, as the EndpointSlice controller splits one (the scale bench); without it, the
+ * Service's only slice.
+ */
+export function sliceObject(
+  index: number,
+  addresses: readonly string[],
+  namespace = BENCH_NAMESPACE,
+  slice?: number,
+): ApplyInput {
+  const name = slice === undefined ? `${serviceName(index)}-abcde` : `${serviceName(index)}-${slice}`;
+  const pod = slice === undefined ? serviceName(index) : `${serviceName(index)}-${slice}`;
+  const object = {
     kind: "EndpointSlice",
     apiVersion: "discovery.k8s.io/v1",
     metadata: {
-      name: `${serviceName(index)}-abcde`,
-      namespace: BENCH_NAMESPACE,
+      name,
+      namespace,
       labels: {
         "kubernetes.io/service-name": serviceName(index),
         "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
@@ -53,8 +70,8 @@ export function sliceObject(index: number, addresses: readonly string[]): ApplyI
       addresses: [address],
       conditions: { ready: true, serving: true, terminating: false },
       zone: k % 2 === 0 ? "zone-a" : "zone-b",
-      targetRef: { kind: "Pod", namespace: BENCH_NAMESPACE, name: `${serviceName(index)}-pod-${k}` },
+      targetRef: { kind: "Pod", namespace, name: `${pod}-pod-${k}` },
     })),
   };
-  return slice;
+  return object;
 }

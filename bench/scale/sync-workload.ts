@@ -1,6 +1,13 @@
 import type { FakeKube } from "../../test/fake-kube/server.js";
+import { serviceName, serviceObject, sliceObject } from "../convergence/objects.js";
+import type { ChangeMade } from "../support/paced-changes.js";
 import { changedAddress, endpointAddress } from "./addresses.js";
-import { SCALE_NAMESPACE, scaleServiceName, scaleServiceObject, scaleSliceObject } from "./kube-objects.js";
+
+/**
+ * The sync's workload at scale (issue 26): Services of 20 endpoints in one slice, plus a few large Services
+ * whose endpoints are spread over many slices, as the EndpointSlice controller splits a big Service.
+ */
+const SCALE_NAMESPACE = "scale";
 
 export interface SyncWorkloadShape {
   /** Services of `endpointsPerSmall` endpoints in one slice each. */
@@ -14,12 +21,6 @@ export interface SyncWorkloadShape {
 
 export function workloadEndpoints(shape: SyncWorkloadShape): number {
   return shape.smallServices * shape.endpointsPerSmall + shape.largeServices * shape.endpointsPerLarge;
-}
-
-export interface ChangeMade {
-  /** namespace/name, as the store names the Service. */
-  readonly service: string;
-  readonly address: string;
 }
 
 /**
@@ -59,9 +60,9 @@ export function createSyncWorkload(shape: SyncWorkloadShape): SyncWorkload {
     services: slices.length,
     applyAll(kube) {
       slices.forEach((lists, index) => {
-        kube.apply(scaleServiceObject(index));
+        kube.apply(serviceObject(index, SCALE_NAMESPACE));
         lists.forEach((addresses, slice) => {
-          kube.apply(scaleSliceObject(index, slice, addresses));
+          kube.apply(sliceObject(index, addresses, SCALE_NAMESPACE, slice));
         });
       });
     },
@@ -72,8 +73,8 @@ export function createSyncWorkload(shape: SyncWorkloadShape): SyncWorkload {
       if (!list) throw new Error(`no slice ${slice} of Service ${index}`);
       const address = changedAddress(change);
       list[0] = address;
-      kube.apply(scaleSliceObject(index, slice, list));
-      return { service: `${SCALE_NAMESPACE}/${scaleServiceName(index)}`, address };
+      kube.apply(sliceObject(index, list, SCALE_NAMESPACE, slice));
+      return { service: `${SCALE_NAMESPACE}/${serviceName(index)}`, address };
     },
   };
 }
