@@ -147,7 +147,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const trafficHistory = new TrafficHistory();
   const appDeps: AppDeps = {
     trafficHistory,
-    processFamilies: () => processMetrics().families(),
+    processFamilies: () => [...processMetrics().families(), ...(https?.families() ?? [])],
     newRequestId,
     source,
     upstream,

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backend, GATEWAY_API, httpRouteObject, INFRA } from "../conformance/support/conformance-base.js";
-import { startTlsConformance, type TlsConformance, untilTrue } from "../conformance/support/tls-fixture.js";
+import {
+  ADMIN_TOKEN,
+  startTlsConformance,
+  type TlsConformance,
+  untilTrue,
+} from "../conformance/support/tls-fixture.js";
 import { createTestAuthority, type TestAuthority, tlsSecret } from "../support/certificates.js";
 
 /**
@@ -94,8 +99,18 @@ describe("HTTPS on the Node router from certificateRefs", () => {
   });
 
   it("fails the handshake for a name no certificate covers", async () => {
+    const metric = async (name: string) => {
+      const response = await fetch(`${world.router.adminUrl}/_edgeslice/metrics`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      const line = (await response.text()).split("\n").find((item) => item.startsWith(`${name} `));
+      return Number(line?.split(" ")[1]);
+    };
+    const before = await metric("edgeslice_tls_handshake_failures_total");
     const answer = await world.curl({ sni: "nothing.test" });
     expect(answer.status).toBe(0);
+    expect(await metric("edgeslice_tls_handshake_failures_total")).toBe(before + 1);
+    expect(await metric("edgeslice_tls_certificates")).toBe(2);
   });
 
   it("serves a rotated certificate to new handshakes while requests keep succeeding", async () => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createServer, type TLSSocket, type Server as TlsServer } from "node:tls";
 import { listenOn } from "../../../lib/listen.js";
 import type { Logger } from "../../../lib/logger.js";
+import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
 import type { RouterError } from "../../core/errors.js";
@@ -40,6 +41,8 @@ export interface HttpsListener {
   readonly certificates: CertificateSource;
   /** Handshakes that failed (no certificate for the SNI, a client that gave up, a bad hello). */
   handshakeFailures(): number;
+  /** For the metrics endpoint: failed handshakes and the certificates served. */
+  families(): MetricFamily[];
   /** misdirected_request for a TLS request whose Host its SNI's certificate does not cover, else undefined. */
   problemOf(incoming: IncomingMessage, host: string | undefined): RouterError | undefined;
   /** Stops accepting; connections already handed over are the HTTP servers' to drain. */
@@ -93,6 +96,20 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     server,
     certificates,
     handshakeFailures: () => failures,
+    families: () => [
+      {
+        name: "edgeslice_tls_handshake_failures_total",
+        type: "counter",
+        help: "TLS handshakes on HTTPS_PORT that failed: no certificate for the SNI, a bad hello, a client that gave up.",
+        samples: [{ value: failures }],
+      },
+      {
+        name: "edgeslice_tls_certificates",
+        type: "gauge",
+        help: "Certificates the HTTPS listener serves (certificate records that decoded, opened and loaded).",
+        samples: [{ value: certificates.table().size }],
+      },
+    ],
     problemOf(incoming, host) {
       const socket = incoming.socket as Partial<TLSSocket>;
       if (!socket.encrypted) return undefined;

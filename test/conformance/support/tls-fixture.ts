@@ -11,6 +11,9 @@ import { createTestAuthority, tlsSecret } from "../../support/certificates.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../support/redis.js";
 import { BACKEND_SERVICES, baseObjects, gatewayObject, INFRA, serviceObjects } from "./conformance-base.js";
 
+/** The fixture router's ADMIN_TOKEN, for its metrics endpoint. */
+export const ADMIN_TOKEN = "tls-fixture-admin-token";
+
 /** What curl saw of one HTTPS request: the status (0 when the handshake failed), body, and the leaf's subject. */
 export interface CurlAnswer {
   readonly status: number;
@@ -75,6 +78,7 @@ export async function startTlsConformance(options: {
       EDGESLICE_PREFIX: prefix,
       LOG_LEVEL: "error",
       TLS_STORE_KEY: storeKey,
+      ADMIN_TOKEN: ADMIN_TOKEN,
     });
     router = await startNodeRouter(config, {
       host: "127.0.0.1",
