@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExchangeHandler } from "../../../lib/http1/exchange-handler.js";
 import { OriginPool } from "../../../lib/http1/origin-pool.js";
+import { ResponseParser } from "../../../lib/http1/response-parser.js";
 import { httpBackend, TEST_POOL_SETTINGS, type TestBackend } from "./client-kit.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -92,5 +93,41 @@ describe("the connection's read buffer", () => {
     });
     expect(Buffer.concat(kept).equals(BODY)).toBe(true);
     expect(new Set(kept.map((chunk) => chunk.buffer)).size).toBe(kept.length);
+  });
+
+  it("leaves the parser's held bytes intact when the buffer it was given is read into again", () => {
+    let room = true;
+    const heard = { fields: [] as string[], body: "", ends: [] as boolean[] };
+    const parser = new ResponseParser({
+      onResponseHead: ({ fields }) => {
+        heard.fields = fields;
+      },
+      onResponseData: (chunk) => {
+        heard.body += chunk.toString("latin1");
+        return room;
+      },
+      onResponseEnd: (reusable) => heard.ends.push(reusable),
+    });
+    parser.expect(false);
+    // One buffer, filled read after read, as the connection fills its own.
+    const buffer = Buffer.alloc(64);
+    const read = (text: string) => {
+      buffer.fill(0x21);
+      parser.execute(buffer.subarray(0, buffer.write(text, "latin1")));
+    };
+    // A head cut in two, a chunk-size line cut in two, then bytes held while paused.
+    read("HTTP/1.1 200 OK\r\ntransfer-enc");
+    read("oding: chunked\r\n\r\n1");
+    read("0\r\n0123456789abcdef\r\n");
+    room = false;
+    read("6\r\nghijkl\r\n");
+    read("3\r\nmno\r\n0\r\n\r\n");
+    room = true;
+    parser.resume();
+    expect([heard.fields, heard.body, heard.ends]).toEqual([
+      ["transfer-encoding", "chunked"],
+      "0123456789abcdefghijklmno",
+      [true],
+    ]);
   });
 });

@@ -281,32 +281,4 @@ describe("the upstream response parser", () => {
     parser.resume();
     expect([heard.body, heard.ends]).toEqual(["ab", [false]]);
   });
-
-  it("keeps what it holds of a read intact when the reader reuses that read's buffer", () => {
-    let room = true;
-    const { parser, heard } = parserFor(() => room);
-    parser.expect(false);
-    // One buffer, filled read after read, as the connection reads the socket (client-connection.ts).
-    const buffer = Buffer.alloc(64);
-    const read = (text: string) => {
-      buffer.fill(0x21);
-      const bytes = buffer.write(text, "latin1");
-      parser.execute(buffer.subarray(0, bytes));
-    };
-    // A head cut in two, a chunk-size line cut in two, then a body held while paused.
-    read("HTTP/1.1 200 OK\r\ntransfer-enc");
-    read("oding: chunked\r\n\r\n1");
-    read("0\r\n0123456789abcdef\r\n");
-    room = false;
-    read("6\r\nghijkl\r\n");
-    read("3\r\nmno\r\n0\r\n\r\n");
-    room = true;
-    parser.resume();
-    parser.resume();
-    expect([heard.heads[0]?.[2], heard.body, heard.ends]).toEqual([
-      ["transfer-encoding", "chunked"],
-      "0123456789abcdefghijklmno",
-      [true],
-    ]);
-  });
 });
