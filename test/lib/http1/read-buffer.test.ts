@@ -31,7 +31,7 @@ async function bodyBackend(): Promise<TestBackend> {
   return b;
 }
 
-/** Fetches the body through a fresh pool; `keep` is what the handler does with each chunk it is given. */
+/** Fetches the body through a fresh pool, each chunk handed to `handler`. */
 function fetchBody(b: TestBackend, handler: Pick<ExchangeHandler, "onData" | "holdsChunk">): Promise<void> {
   const pool = new OriginPool("127.0.0.1", b.port, TEST_POOL_SETTINGS);
   cleanups.push(async () => pool.destroy());
