@@ -19,7 +19,10 @@ function method(name: string, requestStream: boolean, responseStream: boolean) {
 }
 
 export const ECHO_SERVICE = {
-  /** Unary: `<backend> <text>`, trailer `x-backend: <backend>`. A text "fail:<code>" answers that status. */
+  /**
+   * Unary: `<backend> <text>`, trailer `x-backend: <backend>`. A text "fail:<code>" answers that status, and
+   * "headers" the call's `x-header-*` metadata as JSON.
+   */
   Echo: method("Echo", false, false),
   /** Another unary method, for matches that tell methods apart. */
   EchoTwo: method("EchoTwo", false, false),
@@ -49,6 +52,17 @@ export interface EchoBackend {
 
 const text = (value: Buffer) => value.toString("utf8");
 
+/** The request's `x-header-*` metadata as JSON, names sorted (a body of "headers" asks for it). */
+function seenHeaders(metadata: grpc.Metadata): string {
+  const map = metadata.getMap();
+  const names = Object.keys(map)
+    .filter((name) => name.startsWith("x-header-"))
+    .sort();
+  return JSON.stringify(
+    Object.fromEntries(names.map((name) => [name, metadata.get(name).map(String).join(",")])),
+  );
+}
+
 export async function startEchoBackend(name: string): Promise<EchoBackend> {
   const server = new grpc.Server();
   const cancelled: string[] = [];
@@ -65,13 +79,18 @@ export async function startEchoBackend(name: string): Promise<EchoBackend> {
         done({ code: Number(body.slice(5)), details: `failed as asked by ${name}` });
         return;
       }
+      if (body === "headers") {
+        done(null, Buffer.from(`${name} ${seenHeaders(call.metadata)}`));
+        return;
+      }
       const trailer = new grpc.Metadata();
       trailer.set("x-backend", name);
       done(null, Buffer.from(`${name} ${body}`), trailer);
     },
     EchoTwo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
       watch(call, "EchoTwo");
-      done(null, Buffer.from(`${name} two ${text(call.request)}`));
+      const body = text(call.request);
+      done(null, Buffer.from(`${name} two ${body === "headers" ? seenHeaders(call.metadata) : body}`));
     },
     Count: (call: grpc.ServerWritableStream<Buffer, Buffer>) => {
       watch(call, "Count");
