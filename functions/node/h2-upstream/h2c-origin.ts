@@ -49,9 +49,16 @@ export class H2cOrigin {
       if (least === undefined || session.active < least.active) least = session;
     }
     if (least !== undefined && this.#sessions.length >= this.#settings.sessionsPerBackend) return least;
-    const opened = new H2cSession(this.#target, this.#settings, (retired) => {
-      this.#sessions = this.#sessions.filter((session) => session !== retired);
-    });
+    // A new session of a backend whose other sessions told their limit assumes it until its own SETTINGS come,
+    // so a burst does not pile onto it past what the backend allows.
+    const opened = new H2cSession(
+      this.#target,
+      this.#settings,
+      (retired) => {
+        this.#sessions = this.#sessions.filter((session) => session !== retired);
+      },
+      least?.peerLimit,
+    );
     this.#sessions.push(opened);
     return opened;
   }

@@ -56,7 +56,16 @@ export class H2cSession {
   readonly #settings: H2cSettings;
   readonly #onRetired: (session: H2cSession) => void;
 
-  constructor(target: UpstreamTarget, settings: H2cSettings, onRetired: (session: H2cSession) => void) {
+  /** The peer's stream limit assumed until its SETTINGS arrive. */
+  readonly #assumedPeerLimit: number;
+
+  constructor(
+    target: UpstreamTarget,
+    settings: H2cSettings,
+    onRetired: (session: H2cSession) => void,
+    assumedPeerLimit = 100,
+  ) {
+    this.#assumedPeerLimit = assumedPeerLimit;
     this.#settings = settings;
     this.#onRetired = onRetired;
     const session = connect(`http://${endpointAddress(target)}`, {
@@ -104,8 +113,17 @@ export class H2cSession {
 
   /** How many streams this session takes before the origin opens another: the lower of ours and the peer's. */
   get capacity(): number {
-    const peer = this.#connected ? (this.session.remoteSettings.maxConcurrentStreams ?? 100) : 100;
-    return Math.min(peer, this.#settings.streamsPerSession);
+    return Math.min(this.peerLimit, this.#settings.streamsPerSession);
+  }
+
+  /**
+   * The peer's SETTINGS_MAX_CONCURRENT_STREAMS once its SETTINGS came (100, RFC 9113 §6.5.2's recommended
+   * minimum, when it sets none), the assumed limit before.
+   */
+  get peerLimit(): number {
+    return this.#connected
+      ? (this.session.remoteSettings.maxConcurrentStreams ?? 100)
+      : this.#assumedPeerLimit;
   }
 
   /** `waiter` runs once the peer's SETTINGS came (at once when they did), or with the connect's error. */
