@@ -23,7 +23,8 @@ const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print]]   (development:
   (no flag)    live: watch the cluster of KUBECONFIG (else ~/.kube/config, else the pod's service account)
                and publish it to Redis until SIGTERM
   --from DIR   read manifests (YAML, JSON, Lists) from DIR instead of a cluster: Services, EndpointSlices,
-               GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses, Ingresses
+               GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses, Ingresses,
+               Secrets of type kubernetes.io/tls (HTTPS listeners' certificates)
   --once       with --from: publish once and exit instead of keeping the heartbeat going
   --print      with --from: print one JSON line per Service port, then one per route, to stdout instead of
                writing to the store
