@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type { Result } from "../lib/result.js";
 import type { Sealed } from "./certificates.js";
 
@@ -15,6 +15,7 @@ export function sealKey(storeKey: Uint8Array, bindTo: string, plaintext: string)
   const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   return {
     alg: "A256GCM",
+    kid: storeKeyId(storeKey),
     iv: iv.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
     data: data.toString("base64"),
@@ -22,6 +23,13 @@ export function sealKey(storeKey: Uint8Array, bindTo: string, plaintext: string)
 }
 
 export function openKey(storeKey: Uint8Array, bindTo: string, sealed: Sealed): Result<string> {
+  const kid = storeKeyId(storeKey);
+  if (sealed.kid !== kid) {
+    return {
+      ok: false,
+      error: `sealed under another TLS_STORE_KEY (key id ${sealed.kid}; this one is ${kid})`,
+    };
+  }
   try {
     const decipher = createDecipheriv("aes-256-gcm", storeKey, Buffer.from(sealed.iv, "base64"));
     decipher.setAAD(Buffer.from(bindTo, "utf8"));
@@ -31,6 +39,18 @@ export function openKey(storeKey: Uint8Array, bindTo: string, sealed: Sealed): R
   } catch {
     return { ok: false, error: "the key does not open with TLS_STORE_KEY (another key, or altered)" };
   }
+}
+
+/**
+ * A TLS_STORE_KEY's id: the first 8 bytes of a domain-separated SHA-256 of it. One-way (the key is 256
+ * random bits), so it tells keys apart in records and logs without revealing anything of one.
+ */
+export function storeKeyId(storeKey: Uint8Array): string {
+  return createHash("sha256")
+    .update("edgeslice TLS_STORE_KEY id\n")
+    .update(storeKey)
+    .digest("hex")
+    .slice(0, 16);
 }
 
 /** What a sealed key is bound to: its cluster and record id. */

@@ -33,9 +33,14 @@ export const CertificateHostnameSchema = v.pipe(
 
 const Base64Schema = v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64"));
 
-/** AES-256-GCM output: a 12-byte nonce, the 16-byte tag, and the ciphertext, each base64. */
+/**
+ * AES-256-GCM output: which TLS_STORE_KEY sealed it (`kid`, a one-way fingerprint of the key, so a router
+ * holding another key says so, and a sync given a new key rewrites every record), a 12-byte nonce, the
+ * 16-byte tag, and the ciphertext, each base64.
+ */
 export const SealedSchema = v.object({
   alg: v.literal("A256GCM"),
+  kid: v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/, "16 hex digits")),
   iv: v.pipe(Base64Schema, v.length(16)),
   tag: v.pipe(Base64Schema, v.length(24)),
   data: v.pipe(Base64Schema, v.maxLength(MAX_CERTIFICATE_PEM * 2)),
@@ -77,18 +82,19 @@ export function serializeCertificateRecord(record: CertificateRecord): string {
     ...(anyHost ? { anyHost } : {}),
     version: certVersion,
     cert,
-    key: { alg: key.alg, iv: key.iv, tag: key.tag, data: key.data },
+    key: { alg: key.alg, kid: key.kid, iv: key.iv, tag: key.tag, data: key.data },
   });
 }
 
 /**
  * What a sync compares to skip an unchanged write: the key is sealed with a fresh nonce each time, so the
- * stored strings of one certificate differ; its id, version and hostnames do not.
+ * stored strings of one certificate differ; its id, version, hostnames and sealing key do not.
  */
 export function certificateIdentity(
-  record: Pick<CertificateRecord, "id" | "version" | "hostnames" | "anyHost">,
+  record: Pick<CertificateRecord, "id" | "version" | "hostnames" | "anyHost" | "key">,
 ): string {
-  return `${record.id} ${record.version} ${record.hostnames.join(",")}${record.anyHost ? " *" : ""}`;
+  const names = `${record.hostnames.join(",")}${record.anyHost ? " *" : ""}`;
+  return `${record.id} ${record.version} ${names} ${record.key.kid}`;
 }
 
 /** The sync side: one cluster's certificate records, each write atomic and fenced as the others (store.ts). */

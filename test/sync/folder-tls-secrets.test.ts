@@ -86,6 +86,26 @@ describe("the sync's folder mode with an HTTPS listener", () => {
     });
   });
 
+  it("seals every record again under a new TLS_STORE_KEY, though no certificate changed", async () => {
+    const newKey = randomBytes(32);
+    const config = parseSyncConfig({
+      CLUSTER_NAME: "east",
+      EDGESLICE_PREFIX: prefix,
+      REDIS_URL,
+      TLS_STORE_KEY: newKey.toString("base64"),
+    });
+    expect(await publishFromFolder(dir, config, { logger: silentLogger, once: true })).toBe(0);
+    const raw = await redis.hget(clusterKeys(prefix, "east").certificates, "shop/shop-tls");
+    const decoded = decodeCertificateRecord(raw ?? "");
+    expect(decoded.ok && openKey(newKey, sealBinding("east", "shop/shop-tls"), decoded.value.key)).toEqual({
+      ok: true,
+      value: leaf.key,
+    });
+    expect(decoded.ok && openKey(storeKey, sealBinding("east", "shop/shop-tls"), decoded.value.key).ok).toBe(
+      false,
+    );
+  });
+
   it("refuses a TLS_STORE_KEY that is not 32 bytes of base64, naming the variable", () => {
     expect(() => parseSyncConfig({ CLUSTER_NAME: "east", TLS_STORE_KEY: "c2hvcnQ=" })).toThrow(
       /TLS_STORE_KEY must be 32 bytes/,

@@ -66,8 +66,12 @@ describe("the router's certificate source", () => {
     expect(selectCertificate(source.table(), "other.test")).toBeUndefined();
     expect(selectCertificate(source.table(), "moved.test")).toBeUndefined();
     expect(source.table().size).toBe(1);
-    const warnings = entries.filter((entry) => entry.level === "warn").map((entry) => entry.fields?.id);
-    expect(warnings.sort()).toEqual(["a/garbage", "a/moved", "a/other-key"]);
+    const warnings = entries.filter((entry) => entry.level === "warn");
+    expect(warnings.map((entry) => entry.fields.id).sort()).toEqual(["a/garbage", "a/moved", "a/other-key"]);
+    const otherKey = warnings.find((entry) => entry.fields.id === "a/other-key");
+    expect(String(otherKey?.fields.reason)).toMatch(
+      /sealed under another TLS_STORE_KEY \(key id [0-9a-f]{16}; this one is [0-9a-f]{16}\)/,
+    );
     source.close();
   });
 
