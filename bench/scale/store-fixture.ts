@@ -28,7 +28,12 @@ export interface ScaleStore extends ScaleStoreShape {
   changeOne(cluster: number, index: number): Promise<string>;
 }
 
-const NAMESPACE = "scale";
+/**
+ * A namespace per cluster: the route ids (`annotation:<ns>/<name>`) hold no cluster name, so one namespace in
+ * every cluster would make each id one route published with ten different definitions (the hosts differ),
+ * served from one cluster only (core/routes/clusters.ts): a table of a tenth of the Services, and a conflict each.
+ */
+const namespaceOf = (cluster: number) => `scale-c${cluster}`;
 const LEASE_MS = 3_600_000;
 const WRITES_IN_FLIGHT = 256;
 
@@ -48,7 +53,7 @@ export async function writeScaleStore(redis: Redis, shape: ScaleStoreShape): Pro
     return {
       v: SCHEMA_VERSION,
       cluster: clusterName(cluster),
-      service: `${NAMESPACE}/svc-${index}`,
+      service: `${namespaceOf(cluster)}/svc-${index}`,
       hosts: [hostOf(cluster, index)],
       pathPrefix: "/",
       port: { name: "http", number: 80 },

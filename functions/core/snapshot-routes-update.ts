@@ -15,6 +15,42 @@ export interface RoutesIndex {
   readonly byService: PersistentMap<readonly string[]>;
   /** The conflicts of each published id that has any. */
   readonly conflicts: PersistentMap<readonly RouteConflict[]>;
+  /** The cluster handles served routes hold (liveViews), by name. */
+  readonly live: ReadonlyMap<string, LiveView>;
+}
+
+/** A cluster as served routes hold it: a handle the update points at each new view of the cluster. */
+export interface LiveView extends ClusterView {
+  current: ClusterView;
+}
+
+/**
+ * One handle per cluster for the served routes of one build and the updates that follow it: a route kept by an
+ * update reads the cluster's newest records through it, so it never pins the view (and the persistent maps'
+ * old paths) of the snapshot it was built in; a store changing all day costs the memory of its last version.
+ * The handle changes in one place only, updatedSnapshotRoutes, before the routes it returns are used. Name and
+ * staleness never change under a handle: a cluster turning stale makes a full build, with new handles.
+ */
+export function liveViews(views: readonly ClusterView[]): Map<string, LiveView> {
+  return new Map(
+    views.map((view): [string, LiveView] => [
+      view.name,
+      {
+        current: view,
+        name: view.name,
+        stale: view.stale,
+        get servicesV2() {
+          return this.current.servicesV2;
+        },
+        get services() {
+          return this.current.services;
+        },
+        get routes() {
+          return this.current.routes;
+        },
+      },
+    ]),
+  );
 }
 
 /** The conflicts that differ from those of the routes of version `since` (snapshot-reports.ts logs them). */
@@ -41,6 +77,7 @@ export function servicesOf(route: RouteRecord): Set<string> {
 export function indexRoutes(
   bySource: ReadonlyMap<string, readonly ServedRoute[]>,
   conflicts: readonly RouteConflict[],
+  live: ReadonlyMap<string, LiveView>,
 ): RoutesIndex {
   const byService = new Map<string, string[]>();
   for (const [id, served] of bySource) {
@@ -63,6 +100,7 @@ export function indexRoutes(
     bySource: PersistentMap.from(bySource),
     byService: PersistentMap.from(byService),
     conflicts: PersistentMap.from(conflictsBySource),
+    live,
   };
 }
 
@@ -70,6 +108,7 @@ export function indexRoutes(
 export function servedOf(
   id: string,
   views: readonly ClusterView[],
+  live: ReadonlyMap<string, ClusterView>,
 ): { routes: ServedRoute[]; conflicts: RouteConflict[] } {
   const published: PublishedRoute[] = [];
   for (const view of views) {
@@ -77,11 +116,10 @@ export function servedOf(
     if (route) published.push({ cluster: view.name, route, stale: view.stale });
   }
   const merged = mergeAcrossClusters(published);
-  const byName = new Map(views.map((view) => [view.name, view]));
   return {
     routes: merged.routes.map(({ route, clusters, failStatic, publishers }) => ({
       route,
-      clusters: clusters.flatMap((name) => byName.get(name) ?? []),
+      clusters: clusters.flatMap((name) => live.get(name) ?? []),
       failStatic,
       publishers,
     })),
@@ -93,9 +131,8 @@ export function servedOf(
  * The routes of `snapshot` from those of an earlier snapshot, without CLUSTER_GRANTS: the route ids and
  * Services whose records differ between the two (found by comparing the persistent maps, lib/persistent-map.ts,
  * at the cost of the difference) are merged again and replace their entries in the table (route-table-update.ts);
- * everything else is kept. A served route kept holds the cluster views of the snapshot it was built in: those
- * give the same records for every Service it names, as no such record changed (else it would have been built
- * again). Undefined when the snapshots differ in what this cannot follow (clusters added, removed or turned
+ * everything else is kept. Served routes hold their clusters through handles (liveViews) that this moves to
+ * the new views; a route kept had no Service it names change, so its memoised selection stays right. Undefined when the snapshots differ in what this cannot follow (clusters added, removed or turned
  * stale, views not built on persistent maps): the caller builds the routes whole.
  */
 export function updatedSnapshotRoutes(
@@ -139,7 +176,7 @@ export function updatedSnapshotRoutes(
   const added: RouteConflict[] = [];
   for (const id of again) {
     const old = index.bySource.get(id) ?? [];
-    const next = servedOf(id, after);
+    const next = servedOf(id, after, index.live);
     const names = new Set(next.routes.map((served) => served.route.id));
     const oldNames = new Set(old.map((served) => served.route.id));
     // A name another id's routes hold (`<id>@<clusters>` equal to a published id): the full build decides.
@@ -166,6 +203,10 @@ export function updatedSnapshotRoutes(
   }
   const table = updateRouteTable(previous.table, tableChanges, gateways);
   if (!table) return undefined;
+  for (const view of after) {
+    const handle = index.live.get(view.name);
+    if (handle) handle.current = view;
+  }
   const bySource = index.bySource.withChanges(sourceChanges);
   const conflicts = index.conflicts.withChanges(conflictChanges);
   return snapshotRoutes({
@@ -181,6 +222,7 @@ export function updatedSnapshotRoutes(
         [...serviceIds].map(([service, ids]) => [service, ids.length > 0 ? ids : undefined] as const),
       ),
       conflicts,
+      live: index.live,
     },
     routes: () => sortedRoutes(bySource),
   });

@@ -12,6 +12,7 @@ import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
 import {
   type ConflictChanges,
   indexRoutes,
+  liveViews,
   type RoutesIndex,
   snapshotRoutes,
   sourceIdOf,
@@ -117,6 +118,8 @@ export function buildSnapshotRoutes(
     ? (clusters, route) => everyClusterGranted(grants, clusters, route)
     : undefined;
   const merged = mergeAcrossClusters(published, mayShadow);
+  // Without grants, routes hold their clusters through handles the next updates move (snapshot-routes-update.ts).
+  const live = grants === undefined ? liveViews(granted.clusters) : undefined;
   const routes: ServedRoute[] = [];
   const bySource = new Map<string, ServedRoute[]>();
   const publishedIds = new Set(published.map((copy) => copy.route.id));
@@ -124,7 +127,7 @@ export function buildSnapshotRoutes(
     const source = publishedIds.has(route.id) ? route.id : sourceIdOf(route.id);
     const served = {
       route,
-      clusters: clusters.flatMap((name) => views.get(name) ?? []),
+      clusters: clusters.flatMap((name) => live?.get(name) ?? views.get(name) ?? []),
       failStatic,
       publishers,
     };
@@ -140,6 +143,6 @@ export function buildSnapshotRoutes(
     conflicts: () => merged.conflicts,
     refusals: granted.refusals,
     clusters: granted.clusters,
-    index: grants === undefined ? indexRoutes(bySource, merged.conflicts) : undefined,
+    index: live ? indexRoutes(bySource, merged.conflicts, live) : undefined,
   });
 }

@@ -144,6 +144,12 @@ describe("a snapshot's routes updated from the last snapshot's", () => {
             routes = snapshotRoutesOf(snapshot, undefined, gateways);
             expect(routes.index).toBeDefined();
           }
+          // No served route pins an older view of its clusters (their old records would stay in memory).
+          for (const entry of routes.table.entries.values()) {
+            for (const view of entry.clusters) {
+              expect(view.servicesV2).toBe(snapshot.clusters.find((c) => c.name === view.name)?.servicesV2);
+            }
+          }
           expect(described(routes, snapshot)).toEqual(
             described(buildSnapshotRoutes(snapshot, undefined, gateways), snapshot),
           );
