@@ -54,6 +54,10 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
   #cause: AbortCause | undefined;
   #answered = false;
   #done = false;
+  /** The client's socket still held bytes when the last read was handed on: chunks go as copies meanwhile. */
+  #backlogged = false;
+  /** A chunk of the read under way went to the client's socket as it came (a view of the read's buffer). */
+  #sentAsRead = false;
   timer: AttemptTimer | undefined;
 
   constructor(exchange: AttemptOwner, backend: Backend) {
@@ -121,7 +125,12 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
   onData(chunk: Buffer): boolean {
     this.#exchange.route.observation.bytes += chunk.length;
     const outgoing = this.#exchange.outgoing;
-    if (outgoing.write(chunk) || outgoing.writableLength <= RESPONSE_BUFFER_BYTES) return true;
+    // Behind bytes the client has not taken, the chunk would wait in the socket: it goes as a copy of its own
+    // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/read-buffer.ts).
+    const behind = this.#backlogged && outgoing.writableLength > 0;
+    if (!behind) this.#sentAsRead = true;
+    const sent = outgoing.write(behind ? Buffer.from(chunk) : chunk);
+    if (sent || outgoing.writableLength <= RESPONSE_BUFFER_BYTES) return true;
     // Paused until the client's socket drains: nothing more is read from the backend meanwhile. Past
     // RESPONSE_BUFFER_BYTES the last write returned false, so a 'drain' is due.
     outgoing.once("drain", () => this.#control?.resume());
@@ -131,13 +140,16 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
   /**
    * Node corks the client's socket from a write until the end of the tick: what the read brought (the head
    * with it, the end too if it came) goes now instead, in one writev still; whatever the kernel did not take
-   * stays held by the socket.
+   * stays held by the socket, chunks sent as they came among it.
    */
   holdsChunk(): boolean {
     const outgoing = this.#exchange.outgoing;
     const socket = outgoing.socket;
     if (socket !== null && socket.writableCorked === 1) socket.uncork();
-    return outgoing.writableLength > 0;
+    this.#backlogged = outgoing.writableLength > 0;
+    const held = this.#sentAsRead && this.#backlogged;
+    this.#sentAsRead = false;
+    return held;
   }
 
   onComplete(): void {

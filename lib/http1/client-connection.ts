@@ -54,8 +54,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
 
   constructor(owner: ConnectionOwner, host: string, port: number) {
     this.#owner = owner;
-    const onread = { buffer: this.#reads.next, callback: this.#onRead };
-    this.#socket = connect({ host, port, ...SOCKET_OPTIONS, onread });
+    this.#socket = connect({ host, port, ...SOCKET_OPTIONS, onread: this.#reads.onread(this.#onRead) });
     this.#socket.on("connect", this.#onConnect);
     this.#socket.on("end", this.#onEnd);
     this.#socket.on("error", this.#onError);
@@ -129,7 +128,9 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   onResponseData(chunk: Buffer): boolean {
     const pending = this.#request;
     if (pending === undefined) return false;
-    this.#reads.gave(pending.handler);
+    // A handler that cannot say whether it keeps a chunk is given a copy (read-buffer.ts).
+    if (pending.handler.holdsChunk === undefined) chunk = Buffer.from(chunk);
+    else this.#reads.gave(pending.handler);
     if (pending.handler.onData(chunk)) return true;
     if (this.#request === pending && !this.#socketPaused) {
       // Waiting on the handler, not the server: no body timeout until reading resumes.
@@ -238,7 +239,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (this.#request) this.#send(this.#request);
   };
 
-  /** `bytes` bytes were read into #reads; true: reading goes on (pausing is #socket.pause's). */
+  /** `bytes` bytes came into #reads; true: reading goes on (pausing is #socket.pause's). */
   readonly #onRead = (bytes: number): boolean => {
     const pending = this.#request;
     // Bytes while nothing was asked (a server's 408 before it closes an idle connection): no request's answer.

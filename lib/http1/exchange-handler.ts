@@ -39,8 +39,9 @@ export interface ExchangeHandler {
   onData(chunk: Buffer): boolean;
   /**
    * Asked once the chunks of one read from the server were handed on (to this handler, its onComplete perhaps
-   * called since): false when nothing references them any more (their writes went to the kernel), so the
-   * connection reads into the same buffer again instead of a new one. Without it, every chunk counts as held.
+   * called since): false when nothing references them any more (their writes went to the kernel, or were of
+   * copies), so the connection reads into the same buffer again instead of a new one. A handler without it is
+   * given each chunk as a copy of its own.
    */
   holdsChunk?(): boolean;
   onComplete(): void;

@@ -1,16 +1,20 @@
 import type { ExchangeHandler } from "./exchange-handler.js";
 
-/** What one read from the server may bring: libuv's own read size, so a 64 KiB body comes in one or two reads. */
-const READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * What one read from the server may bring: twice libuv's own read size, so that a 64 KiB body and its head come
+ * in one read, go out in one writev, instead of two each.
+ */
+const READ_BUFFER_BYTES = 128 * 1024;
 
 /**
  * Where a connection's reads from the server go (net's `onread`): one buffer, read into again and again while
  * nothing holds on to what the last read brought. The parser copies what it keeps of a read; the handler given
- * chunks of it says whether it still holds them (a write the kernel did not take yet), and if it does, or cannot
- * say, the next read goes to a fresh buffer. Node's 'data' events would allocate a 64 KiB buffer per read
- * instead: under a stream of large bodies that external memory, dropped as fast as it comes, is what sets off
- * V8's full collections (a mark-compact every few hundred responses). The cost: an open connection keeps its
- * buffer (the pages its reads touched stay resident) until it closes, idle ones after keepAliveTimeoutMs.
+ * chunks of it says whether it still holds them (a write the kernel did not take yet; a handler that cannot say
+ * is given copies), and if it does, the next read goes to a fresh buffer. Node's 'data' events would allocate a
+ * 64 KiB buffer per read instead: under a stream of large bodies that external memory, dropped as fast as it
+ * comes, is what sets off V8's full collections (a mark-compact every few hundred responses). The cost: an open
+ * connection keeps its buffer (the pages its reads touched stay resident) until it closes, idle ones after
+ * keepAliveTimeoutMs.
  */
 export class ReadBuffer {
   #buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
@@ -19,8 +23,16 @@ export class ReadBuffer {
   /** The handler given chunks of the read under way. */
   #taker: ExchangeHandler | undefined;
 
-  /** For `onread.buffer`: where the next read goes. */
-  readonly next = (): Buffer => {
+  /** net's `onread` option: reads go here, and `callback` is told how many bytes each brought. */
+  onread(callback: (bytes: number) => boolean): {
+    buffer: () => Buffer;
+    callback: (bytes: number) => boolean;
+  } {
+    return { buffer: this.#next, callback };
+  }
+
+  /** Where the next read goes. */
+  readonly #next = (): Buffer => {
     if (this.#held) {
       this.#held = false;
       this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);

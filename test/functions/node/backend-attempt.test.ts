@@ -1,0 +1,74 @@
+import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
+import { connect, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Backend } from "../../../functions/core/selection.js";
+import { type AttemptOwner, BackendAttempt } from "../../../functions/node/backend-attempt.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+/**
+ * A response on a real connection whose client reads nothing yet, after `filler` bytes written to it: the
+ * kernel's buffers are full and the rest waits in the socket. `read()` then takes everything the client gets.
+ */
+async function stalledResponse(
+  filler: Buffer,
+): Promise<{ outgoing: ServerResponse; read: () => Promise<Buffer> }> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const client: Socket = connect(port, "127.0.0.1");
+  cleanups.push(() => {
+    client.destroy();
+    server.closeAllConnections();
+    server.close();
+  });
+  client.pause();
+  client.write("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+  const [, outgoing] = (await once(server, "request")) as [unknown, ServerResponse];
+  outgoing.writeHead(200, { "content-length": String(filler.length + 1000) });
+  outgoing.write(filler);
+  const read = async () => {
+    const chunks: Buffer[] = [];
+    client.on("data", (chunk: Buffer) => chunks.push(chunk));
+    client.resume();
+    await new Promise<void>((resolve) => outgoing.once("finish", () => setTimeout(resolve, 50)));
+    const all = Buffer.concat(chunks);
+    return all.subarray(all.indexOf("\r\n\r\n") + 4);
+  };
+  return { outgoing, read };
+}
+
+/** The attempt's owner: only what onData and holdsChunk read of it is there. */
+function ownerOf(outgoing: ServerResponse): AttemptOwner {
+  return { outgoing, route: { observation: { bytes: 0 } } } as unknown as AttemptOwner;
+}
+
+describe("a backend attempt relaying a body", () => {
+  it("relays chunks that come while the client's socket is backed up as copies, so the read buffer is read into again", async () => {
+    const filler = Buffer.alloc(16 * 1024 * 1024, 0x2e);
+    const { outgoing, read } = await stalledResponse(filler);
+    expect(outgoing.writableLength).toBeGreaterThan(0);
+    const attempt = new BackendAttempt(ownerOf(outgoing), { ip: "127.0.0.1" } as unknown as Backend);
+    // One buffer, filled read after read and replaced when held, as the HTTP/1.1 client does (read-buffer.ts).
+    let buffer = Buffer.alloc(1024);
+    const held: boolean[] = [];
+    for (let read = 0; read < 10; read++) {
+      buffer.fill(0x61 + read);
+      attempt.onData(buffer.subarray(0, 100));
+      held.push(attempt.holdsChunk());
+      if (held.at(-1)) buffer = Buffer.alloc(1024);
+    }
+    // The first read found no backlog known yet and went as it came (held); once the backlog is known, chunks
+    // go as copies of their own size and hold nothing.
+    expect(held).toEqual([true, false, false, false, false, false, false, false, false, false]);
+    outgoing.end();
+    const pieces = Array.from({ length: 10 }, (_, read) => Buffer.alloc(100, 0x61 + read));
+    expect((await read()).equals(Buffer.concat([filler, ...pieces]))).toBe(true);
+  });
+});
