@@ -12,7 +12,7 @@ afterEach(() => {
 
 /**
  * A response on a real connection whose client reads nothing yet, after `filler` bytes written to it: the
- * kernel's buffers are full and the rest waits in the socket. `read()` then takes everything the client gets.
+ * kernel's buffers are full and the rest waits in the socket. `read()` then reads the body the client gets.
  */
 async function stalledResponse(
   filler: Buffer,
@@ -33,13 +33,24 @@ async function stalledResponse(
   const [, outgoing] = (await once(server, "request")) as [unknown, ServerResponse];
   outgoing.writeHead(200, { "content-length": String(filler.length + 1000) });
   outgoing.write(filler);
+  // Everything the client gets, once the whole body (the filler and 1,000 bytes more) came.
   const read = async () => {
     const chunks: Buffer[] = [];
-    client.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let bytes = 0;
+    let headBytes = -1;
     client.resume();
-    await new Promise<void>((resolve) => outgoing.once("finish", () => setTimeout(resolve, 50)));
-    const all = Buffer.concat(chunks);
-    return all.subarray(all.indexOf("\r\n\r\n") + 4);
+    for await (const chunk of client as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      bytes += chunk.length;
+      if (headBytes < 0) {
+        const end = Buffer.concat(chunks).indexOf("\r\n\r\n");
+        if (end >= 0) headBytes = end + 4;
+      }
+      if (headBytes >= 0 && bytes - headBytes >= filler.length + 1000) {
+        return Buffer.concat(chunks, bytes).subarray(headBytes);
+      }
+    }
+    throw new Error("the connection ended before the body did");
   };
   return { outgoing, read };
 }
