@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import { ServerResponse } from "node:http";
 import type { ExchangeHandler, RequestControl } from "../../lib/http1/exchange-handler.js";
 import type { ResponseHead } from "../../lib/http1/response-head.js";
 import type { NativeRoute } from "../app/app.js";
@@ -126,10 +126,11 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
     this.#exchange.route.observation.bytes += chunk.length;
     const outgoing = this.#exchange.outgoing;
     // Behind bytes the client has not taken, the chunk would wait in the socket: it goes as a copy of its own
-    // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/read-buffer.ts).
-    const behind = this.#backlogged && outgoing.writableLength > 0;
-    if (!behind) this.#sentAsRead = true;
-    const sent = outgoing.write(behind ? Buffer.from(chunk) : chunk);
+    // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/read-buffer.ts). An
+    // HTTP/2 client's stream is always given copies: when its frames leave is not in sight here.
+    const copy = !(outgoing instanceof ServerResponse) || (this.#backlogged && outgoing.writableLength > 0);
+    if (!copy) this.#sentAsRead = true;
+    const sent = outgoing.write(copy ? Buffer.from(chunk) : chunk);
     if (sent || outgoing.writableLength <= RESPONSE_BUFFER_BYTES) return true;
     // Paused until the client's socket drains: nothing more is read from the backend meanwhile. Past
     // RESPONSE_BUFFER_BYTES the last write returned false, so a 'drain' is due.
@@ -144,6 +145,7 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
    */
   holdsChunk(): boolean {
     const outgoing = this.#exchange.outgoing;
+    if (!(outgoing instanceof ServerResponse)) return false;
     const socket = outgoing.socket;
     if (socket !== null && socket.writableCorked === 1) socket.uncork();
     this.#backlogged = outgoing.writableLength > 0;
