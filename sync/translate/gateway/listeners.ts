@@ -184,22 +184,27 @@ function evaluateListener(
             generation,
           )
         : condition("ResolvedRefs", true, "ResolvedRefs", "References resolved", generation);
-  // A listener none of whose certificates can serve is not programmed; one with some keeps serving them.
+  // A listener none of whose certificates can serve is not programmed; one with some keeps serving them. Its
+  // routes stay attached: they were served before the router ended TLS (behind TLS ended in front of it), and
+  // a sync whose RBAC cannot read Secrets must not take them away on upgrade.
   const noCertificate = certificates?.problem !== undefined && certificates.secrets.length === 0;
   const conflictedCondition = conflicted
     ? condition("Conflicted", true, "ProtocolConflict", accepted.message, generation)
     : condition("Conflicted", false, "NoConflicts", "No conflicts", generation);
-  const serving = valid && gatewayProblem === undefined && supportedKinds.length > 0 && !noCertificate;
-  const programmed = serving
-    ? condition("Programmed", true, "Programmed", "Listener programmed", generation)
-    : condition(
-        "Programmed",
-        false,
-        "Invalid",
-        gatewayProblem ??
-          (noCertificate ? (certificates?.problem?.message ?? "") : programmedProblem(valid, accepted)),
-        generation,
-      );
+  const serving = valid && gatewayProblem === undefined && supportedKinds.length > 0;
+  const programmed =
+    serving && !noCertificate
+      ? condition("Programmed", true, "Programmed", "Listener programmed", generation)
+      : condition(
+          "Programmed",
+          false,
+          "Invalid",
+          gatewayProblem ??
+            (serving && noCertificate
+              ? (certificates?.problem?.message ?? "")
+              : programmedProblem(valid, accepted)),
+          generation,
+        );
   return {
     valid,
     view: {

@@ -171,6 +171,28 @@ describe("an HTTPS listener's certificateRefs", () => {
     expect(open[0]?.material.key).toBe(shop.key);
   });
 
+  it("keeps the routes of a listener none of whose certificates resolves attached (TLS may end in front)", () => {
+    const result = translateGatewayApi({
+      controllerName: "edgeslice.io/gateway-controller",
+      gatewayClasses: [CLASS],
+      gateways: [gatewayWith([{ name: "none" }])] as never[],
+      httpRoutes: [
+        {
+          metadata: { name: "web", namespace: "infra" },
+          spec: { parentRefs: [{ name: "gw" }], hostnames: ["shop.example.com"], rules: [{}] },
+        },
+      ] as never[],
+      referenceGrants: [],
+      services: [],
+      secrets: [],
+    });
+    const listener = result.statuses.gateways.get("infra/gw")?.listeners[0];
+    expect(listener?.attachedRoutes).toBe(1);
+    expect(listener?.conditions.find((item) => item.type === "Programmed")?.status).toBe("False");
+    expect(result.routes.map((route) => route.id)).toEqual(["httproute:infra/web"]);
+    expect(result.certificates).toEqual([]);
+  });
+
   it("publishes nothing for a listener whose references do not resolve", () => {
     expect(
       translate([{ name: "shop", namespace: "certs" }], { secrets: [tlsSecret("certs", "shop", shop)] })
