@@ -8,6 +8,7 @@ import { REQUEST_ID_HEADER } from "../core/request-id.js";
 import type { Backend } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
+import { type ClientResponse, writeResponseHead } from "./client-response.js";
 import { relayFraming } from "./relayed-framing.js";
 import type { BodyAttempt } from "./request-body.js";
 
@@ -18,7 +19,7 @@ import type { BodyAttempt } from "./request-body.js";
  */
 const RESPONSE_BUFFER_BYTES = 128 * 1024;
 
-function endResponse(this: ServerResponse): void {
+function endResponse(this: ClientResponse): void {
   this.end();
 }
 
@@ -26,7 +27,7 @@ function endResponse(this: ServerResponse): void {
 export interface AttemptOwner {
   readonly deps: PolicyDeps;
   readonly route: Pick<NativeRoute, "responseHeaders" | "observation">;
-  readonly outgoing: ServerResponse;
+  readonly outgoing: ClientResponse;
   /** The client went away: a response head that arrives now is no longer wanted. */
   readonly clientGone: boolean;
   /** The client's request said HTTP/1.1 (or later): a response to it may carry transfer codings. */
@@ -106,8 +107,7 @@ export class BackendAttempt implements ExchangeHandler, BodyAttempt {
     try {
       const unrelayable = relayFraming(response, head, exchange.clientSpeaks11);
       if (unrelayable) throw unrelayable;
-      if (reason) exchange.outgoing.writeHead(statusCode, reason, head);
-      else exchange.outgoing.writeHead(statusCode, head);
+      writeResponseHead(exchange.outgoing, statusCode, reason, head);
     } catch (error) {
       // A head that cannot be relayed as it came, or that Node refuses to write: the backend's answer cannot be
       // passed on (502), and the attempt settles like any other, so nothing stays counted in flight.

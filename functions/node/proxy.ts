@@ -11,6 +11,7 @@ import type { Backend } from "../core/selection.js";
 import type { UpstreamTarget } from "../transports/upstream.js";
 import { refusedAttempt } from "./attempt-bounds.js";
 import { type AttemptOwner, BackendAttempt } from "./backend-attempt.js";
+import { answeredWhole, type ClientResponse } from "./client-response.js";
 import { RequestBody } from "./request-body.js";
 
 /**
@@ -37,8 +38,8 @@ export function createNodeProxy(transport: NodeProxyTransport): NativeProxy {
       const bindings = env as Partial<HttpBindings> | undefined;
       const incoming = bindings?.incoming;
       const outgoing = bindings?.outgoing;
-      // HTTP/2 responses are not ServerResponse; HEAD responses are rewrapped by Hono (app.fetch), so the
-      // adapter would write them a second time: both take the web path.
+      // HTTP/2 responses are not ServerResponse (http2/h2-to-h1-exchange.ts takes them); HEAD responses are
+      // rewrapped by Hono (app.fetch), so the adapter would write them a second time: they take the web path.
       if (!incoming || !(outgoing instanceof ServerResponse) || incoming.method === "HEAD") return undefined;
       return proxyOnNode(transport, incoming, outgoing, route, deps);
     },
@@ -61,6 +62,37 @@ export function proxyOnNode(
   });
 }
 
+/** What an exchange sends upstream for its client's request, read once from the request's head. */
+export interface UpstreamRequest {
+  readonly method: string;
+  readonly headers: string[];
+  /** How the request's content is framed (undefined: it has none), sent on as it came. */
+  readonly content: RequestContent | undefined;
+  /** The request's framing cannot be read reliably (RFC 9112 §6.3): it is refused before any attempt. */
+  readonly framingRefused: boolean;
+  /** A response to the client may carry transfer codings: HTTP/1.1 or later on HTTP/1 (RFC 9112 §6.1). */
+  readonly clientSpeaks11: boolean;
+}
+
+/** An HTTP/1.x client's request, from Node's `rawHeaders`. */
+export function upstreamRequestOf(incoming: IncomingMessage, route: NativeRoute): UpstreamRequest {
+  let content: RequestContent | undefined;
+  let framingRefused = false;
+  try {
+    content = requestContentOf(incoming.rawHeaders);
+  } catch {
+    // Node's parser refuses such heads before they get here; the proxy would not guess either.
+    framingRefused = true;
+  }
+  return {
+    method: incoming.method ?? "GET",
+    headers: upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding),
+    content,
+    framingRefused,
+    clientSpeaks11: incoming.httpVersionMajor > 1 || incoming.httpVersionMinor >= 1,
+  };
+}
+
 /** Who hears how an exchange ended: proxyOnNode's promise, or the Node listener's request itself. */
 export interface ExchangeEnd {
   /** The status sent, or the error to answer (nothing was written then); once. */
@@ -73,7 +105,7 @@ const FRAMING_REFUSED: ProxyResult<number> = { ok: false, error: "bad_request" }
 
 /** The Exchange a response belongs to, so one shared 'close' listener serves every request (no closure each). */
 const EXCHANGE = Symbol("edgeslice.exchange");
-type ExchangeResponse = ServerResponse & { [EXCHANGE]?: Exchange };
+type ExchangeResponse = ClientResponse & { [EXCHANGE]?: Exchange };
 
 function onResponseClose(this: ExchangeResponse): void {
   this[EXCHANGE]?.onClose();
@@ -85,7 +117,7 @@ function onResponseClose(this: ExchangeResponse): void {
  */
 export class Exchange implements AttemptOwner {
   readonly transport: NodeProxyTransport;
-  readonly outgoing: ServerResponse;
+  readonly outgoing: ClientResponse;
   readonly route: NativeRoute;
   readonly deps: PolicyDeps;
   readonly method: string;
@@ -110,29 +142,23 @@ export class Exchange implements AttemptOwner {
   constructor(
     transport: NodeProxyTransport,
     incoming: IncomingMessage,
-    outgoing: ServerResponse,
+    outgoing: ClientResponse,
     route: NativeRoute,
     deps: PolicyDeps,
     end: ExchangeEnd,
+    request: UpstreamRequest = upstreamRequestOf(incoming, route),
   ) {
     this.transport = transport;
     this.outgoing = outgoing;
     this.route = route;
     this.deps = deps;
-    this.method = incoming.method ?? "GET";
-    this.headers = upstreamRequestHeaderList(incoming.rawHeaders, route.forwarding);
-    let content: RequestContent | undefined;
-    let framingRefused = false;
-    try {
-      content = requestContentOf(incoming.rawHeaders);
-    } catch {
-      // Node's parser refuses such heads before they get here; the proxy would not guess either.
-      framingRefused = true;
-    }
-    this.#framingRefused = framingRefused;
+    this.method = request.method;
+    this.headers = request.headers;
+    const content = request.content;
+    this.#framingRefused = request.framingRefused;
     this.content = content;
     this.body = content && content.length !== 0 ? new RequestBody(incoming, deps.settings) : undefined;
-    this.clientSpeaks11 = incoming.httpVersionMajor > 1 || incoming.httpVersionMinor >= 1;
+    this.clientSpeaks11 = request.clientSpeaks11;
     this.deadline = this.body ? undefined : Date.now() + deps.settings.totalTimeoutMs;
     this.#loop = new RetryLoop(route.selection, this.method, deps, route.observation);
     this.#end = end;
@@ -156,7 +182,7 @@ export class Exchange implements AttemptOwner {
   /** The client went away (or the response ended): cut what is still running upstream. */
   onClose(): void {
     this.route.logEnd?.();
-    if (this.outgoing.writableFinished) return;
+    if (answeredWhole(this.outgoing)) return;
     this.clientGone = true;
     this.current?.cut("client-gone");
   }

@@ -29,6 +29,7 @@ import { createDirectRequests } from "./direct-requests.js";
 import { withH2Clients } from "./h2-upstream/h2-clients.js";
 import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
 import type { H2cSettings } from "./h2-upstream/h2c-session.js";
+import { withH2ToH1 } from "./http2/h2-to-h1-exchange.js";
 import { serveHttp2 } from "./http2/router-http2.js";
 import { createNodeProxy } from "./proxy.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
@@ -177,7 +178,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         : "http",
     clientProtocol: (c) => (c.env as HttpBindings | undefined)?.incoming?.httpVersion,
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
-    ...(client ? { native: withH2Clients(createNodeProxy(client), client) } : {}),
+    ...(client ? { native: withH2Clients(withH2ToH1(createNodeProxy(client), client), client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
     // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
     yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),

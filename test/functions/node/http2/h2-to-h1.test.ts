@@ -1,0 +1,117 @@
+import { once } from "node:events";
+import { request as http1Request } from "node:http";
+import { createServer, type Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { publish, serviceRecord } from "../../fixtures.js";
+import { closeAfterEach, type Router, startNodeRouterOver } from "../../harness.js";
+import { h2Request, h2Session } from "./h2-client.js";
+
+/**
+ * HTTP/2 clients' requests to HTTP/1.1 backends take the Node-native path (http2/h2-to-h1-exchange.ts): the
+ * backend reads the very head an HTTP/1.1 client's request gets (the web path's client would add its own
+ * Connection field), and the backend's connection-specific fields never reach the HTTP/2 client.
+ */
+const closing = closeAfterEach();
+
+const ANSWER =
+  "HTTP/1.1 200 OK\r\nconnection: keep-alive, x-hop\r\nkeep-alive: timeout=5\r\nproxy-connection: keep-alive\r\n" +
+  "x-hop: for this hop\r\nx-kept: yes\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n" +
+  "transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+
+/** A raw HTTP/1.1 backend that records each request head as it came and answers every one with ANSWER. */
+async function startRawBackend() {
+  const heads: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    let held = "";
+    socket.on("data", (chunk: Buffer) => {
+      held += chunk.toString("latin1");
+      let end = held.indexOf("\r\n\r\n");
+      while (end !== -1) {
+        const head = held.slice(0, end);
+        held = held.slice(end + 4);
+        // A chunked request body's last chunk ends in CRLF CRLF too: only request lines open a head.
+        if (/^[A-Z]+ \S+ HTTP\/1\.1\r\n/.test(head)) {
+          heads.push(head);
+          socket.write(ANSWER);
+        }
+        end = held.indexOf("\r\n\r\n");
+      }
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return {
+    heads,
+    port: address.port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function routerTo(port: number): Promise<Router> {
+  const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
+  await publish(router.store, serviceRecord({ cluster: "a", ipv4: [{ ip: "127.0.0.1", port }] }));
+  return router;
+}
+
+function http1Get(port: number, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http1Request({ host: "127.0.0.1", port, path: "/native?q=1", headers, agent: false });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve(String(res.statusCode)));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("HTTP/2 requests to HTTP/1.1 backends", () => {
+  it("reach the backend with the same head as the same request over HTTP/1.1, one Cookie field and no pseudo-header", async () => {
+    const backend = await closing(startRawBackend());
+    const router = await routerTo(backend.port);
+    const fields = { "x-request-id": "same-request-1", "x-custom": "1" };
+    expect(await http1Get(router.port, { host: "app.example", ...fields, cookie: "a=1; b=2" })).toBe("200");
+    const session = h2Session(router.port);
+    closing(Promise.resolve({ close: async () => void session.destroy() }));
+    const answer = await h2Request(session, {
+      ":path": "/native?q=1",
+      ":authority": "app.example",
+      ...fields,
+      cookie: ["a=1", "b=2"],
+    });
+    expect(answer.status).toBe(200);
+    expect(backend.heads).toHaveLength(2);
+    const [overHttp1, overHttp2] = backend.heads;
+    expect(overHttp2).toBe(overHttp1);
+    expect(overHttp2).toContain("\r\ncookie: a=1; b=2");
+  });
+
+  it("answer the HTTP/2 client without the backend's connection-specific fields (RFC 9113 §8.2.2)", async () => {
+    const backend = await closing(startRawBackend());
+    const router = await routerTo(backend.port);
+    const session = h2Session(router.port);
+    closing(Promise.resolve({ close: async () => void session.destroy() }));
+    const answer = await h2Request(
+      session,
+      { ":method": "POST", ":path": "/", ":authority": "app.example" },
+      "a body",
+    );
+    expect(answer).toMatchObject({ status: 200, body: "hello" });
+    for (const name of ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "x-hop"]) {
+      expect(answer.headers[name]).toBeUndefined();
+    }
+    expect(answer.headers["x-kept"]).toBe("yes");
+    expect(answer.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
+    // The body went chunked: an HTTP/2 request declares no length unless it sends a Content-Length.
+    expect(backend.heads[0]).toMatch(/^POST \/ HTTP\/1\.1\r\n/);
+    expect(backend.heads[0]).toContain("\r\ntransfer-encoding: chunked");
+  });
+});
