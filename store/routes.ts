@@ -151,12 +151,28 @@ export const MirrorSchema = v.strictObject({
 });
 export type Mirror = v.InferOutput<typeof MirrorSchema>;
 
+/**
+ * HTTPCORSFilter: the router answers preflights itself and adds the Access-Control-* fields to the answers of
+ * allowed origins (functions/core/cors.ts). Origins are lower-case `scheme://host[:port]`, a host may start
+ * with `*.`, or `*` alone; method and header lists may be `["*"]`. `maxAge` in seconds.
+ */
+export const CorsSchema = v.strictObject({
+  allowOrigins: v.array(v.pipe(v.string(), v.maxLength(253))),
+  allowMethods: v.array(v.pipe(v.string(), v.maxLength(64))),
+  allowHeaders: v.array(HeaderNameSchema),
+  exposeHeaders: v.array(HeaderNameSchema),
+  allowCredentials: v.boolean(),
+  maxAge: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400 * 365)),
+});
+export type Cors = v.InferOutput<typeof CorsSchema>;
+
 export const RouteFiltersSchema = v.strictObject({
   requestHeaders: v.optional(HeaderModifierSchema),
   responseHeaders: v.optional(HeaderModifierSchema),
   redirect: v.optional(RedirectSchema),
   rewrite: v.optional(RewriteSchema),
   mirrors: v.optional(v.array(MirrorSchema)),
+  cors: v.optional(CorsSchema),
 });
 export type RouteFilters = v.InferOutput<typeof RouteFiltersSchema>;
 

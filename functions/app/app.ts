@@ -17,6 +17,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import {
   createRouting,
+  type Preflighted,
   type Redirected,
   type Routing,
   type RoutingDeps,
@@ -165,6 +166,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     });
     if (typeof routed === "string") return answer(routed, observation, c);
     if ("redirect" in routed) return redirect(routed.redirect, observation, c);
+    if ("preflight" in routed) return preflight(routed.preflight, observation, c);
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return answer(routed.error, observation, c);
     const forwarding: ForwardingInfo = {
@@ -246,6 +248,22 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       status: to.status,
       headers: { location: to.location, [REQUEST_ID_HEADER]: observation.requestId },
     });
+  }
+
+  /** A CORS preflight the route answers itself (core/cors.ts): 200, no body. */
+  function preflight(
+    fields: Preflighted["preflight"],
+    observation: RequestObservation,
+    c: Context,
+  ): Response {
+    observation.respond(metrics, 200, performance.now(), false);
+    observation.bytes = 0;
+    logLine(observation, c, undefined, undefined);
+    const headers = new Headers([...fields, [REQUEST_ID_HEADER, observation.requestId]] as [
+      string,
+      string,
+    ][]);
+    return new Response(null, { status: 200, headers });
   }
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {

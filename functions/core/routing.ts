@@ -2,9 +2,17 @@ import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import type { RouterConfig } from "./config.js";
+import { corsOutcome } from "./cors.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
-import { modifiedPath, type RulePlan, redirectLocation, rulePlan } from "./filters.js";
+import {
+  type CompiledModifier,
+  modifiedPath,
+  type RulePlan,
+  redirectLocation,
+  rulePlan,
+  thenModifier,
+} from "./filters.js";
 import { authorityPort, wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import type { PolicyDeps } from "./proxy-policy.js";
@@ -60,6 +68,11 @@ export interface Redirected {
   readonly redirect: { readonly status: number; readonly location: string };
 }
 
+/** A CORS preflight of a rule with a CORS filter: the router answers it 200 with these fields (cors.ts). */
+export interface Preflighted {
+  readonly preflight: readonly (readonly [string, string])[];
+}
+
 /** A request the store has backends for. */
 export interface Routed {
   readonly target: RequestTarget;
@@ -108,7 +121,7 @@ export interface Routing {
   routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome>;
 }
 
-export type RoutingOutcome = RouterError | Unserved | Redirected | Routed;
+export type RoutingOutcome = RouterError | Unserved | Redirected | Preflighted | Routed;
 
 export function createRouting(deps: RoutingDeps): Routing {
   const { config } = deps;
@@ -170,7 +183,9 @@ export function createRouting(deps: RoutingDeps): Routing {
     });
     if (!found) return "no_route";
     const { rule } = found;
-    const { redirect, rewrite } = rule.filters;
+    const { redirect, rewrite, cors } = rule.filters;
+    const corsAnswer = cors ? corsOutcome(cors, request) : undefined;
+    if (corsAnswer && "preflight" in corsAnswer) return corsAnswer;
     if (redirect) {
       const from = {
         proto: request.proto ?? target.proto,
@@ -192,7 +207,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       selection,
       upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
       upstreamHost: rewrite?.hostname,
-      plan: rulePlan(rule, choice.index),
+      plan: withCorsFields(rulePlan(rule, choice.index), corsAnswer?.response),
       mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random),
     };
   }
@@ -210,4 +225,9 @@ export function matchRequest(
   const found = matchRoute(routes.table, host, request);
   if (!found || (found.hostname !== undefined && !wildcardCovers(found.hostname, host))) return undefined;
   return found;
+}
+
+/** The rule's plan with a CORS answer's fields after its response header modifiers (per request: they echo Origin). */
+function withCorsFields(plan: RulePlan, cors: CompiledModifier | undefined): RulePlan {
+  return cors ? { ...plan, responseHeaders: thenModifier(plan.responseHeaders, cors) } : plan;
 }

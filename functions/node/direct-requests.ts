@@ -135,6 +135,16 @@ class DirectRequest implements ExchangeEnd {
       outgoing.end();
       return;
     }
+    if ("preflight" in routed) {
+      // A CORS preflight the route answers itself (core/cors.ts): 200, no body.
+      observation.respond(metrics, 200, performance.now(), false);
+      observation.bytes = 0;
+      this.logLine(undefined, undefined);
+      const fields = [...routed.preflight, [REQUEST_ID_HEADER, observation.requestId]].flat();
+      outgoing.writeHead(200, fields as string[]);
+      outgoing.end();
+      return;
+    }
     observation.routed(metrics, routed.selection);
     if ("error" in routed) {
       this.#answer(routed.error);

@@ -127,6 +127,13 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       ];
       return ownAnswer(client, { status, headers, body: "" }, observation, request);
     }
+    if ("preflight" in routed) {
+      const headers: (readonly [string, string])[] = [
+        ...routed.preflight,
+        [REQUEST_ID_HEADER, observation.requestId],
+      ];
+      return ownAnswer(client, { status: 200, headers, body: "" }, observation, request);
+    }
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return refuse(client, routed.error, observation, request);
     const forwarding: ForwardingInfo = {

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { type BackendFilters, type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
 import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
+import { translateCors } from "./cors.js";
 import { type FilterProblem, translateBackendFilters, translateFilters } from "./filters.js";
 import { translateMatches } from "./matches.js";
 import { translateMirrors } from "./mirrors.js";
@@ -41,13 +42,16 @@ export function translateRule(
   }
   const ruleFilters = rule.filters ?? [];
   const filters = translateFilters(
-    ruleFilters.filter((filter) => filter.type !== "RequestMirror"),
+    ruleFilters.filter((filter) => filter.type !== "RequestMirror" && filter.type !== "CORS"),
     matches.value,
     refs.length > 0,
   );
   if (!filters.ok) return { ok: false, ...filters.error };
   const mirrored = translateMirrors(ruleFilters, routeNamespace, context, fromKind);
   if (!mirrored.ok) return { ok: false, reason: "UnsupportedValue", message: mirrored.error };
+
+  const cors = translateCors(ruleFilters);
+  if (!cors.ok) return { ok: false, reason: "UnsupportedValue", message: cors.error };
 
   const timeouts = translateTimeouts(rule.timeouts);
   if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
@@ -61,10 +65,11 @@ export function translateRule(
   });
   const translated: RouteRule = {
     matches: matches.value,
-    filters:
-      mirrored.value.mirrors.length > 0
-        ? { ...filters.value, mirrors: [...mirrored.value.mirrors] }
-        : filters.value,
+    filters: {
+      ...filters.value,
+      ...(mirrored.value.mirrors.length > 0 ? { mirrors: [...mirrored.value.mirrors] } : {}),
+      ...(cors.value ? { cors: cors.value } : {}),
+    },
     backends,
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
   };

@@ -28,6 +28,7 @@ async function routed(snapshot: Snapshot, url: string, draw: number) {
   });
   if (typeof result === "string") return result;
   if ("redirect" in result) return result.redirect;
+  if ("preflight" in result) throw new Error("a CORS preflight answer: no CORS filter here");
   if ("error" in result) return result.error;
   return result.selection.addresses;
 }

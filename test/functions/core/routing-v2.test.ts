@@ -30,6 +30,7 @@ async function routed(routing: Routing, url: string, headers: Record<string, str
   const result = await routing.route(url, { method, headers: new Headers(headers) });
   if (typeof result === "string") return result;
   if ("redirect" in result) return result.redirect;
+  if ("preflight" in result) throw new Error("a CORS preflight answer: no CORS filter here");
   if ("error" in result) return result.error;
   return { addresses: result.selection.addresses, path: result.upstreamPath, host: result.upstreamHost };
 }

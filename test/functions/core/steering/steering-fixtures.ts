@@ -79,7 +79,7 @@ export async function steered(
   client?: Parameters<Routing["route"]>[1]["client"],
 ): Promise<Selection> {
   const result = await routing.route("http://shop.test/", { method: "GET", headers: new Headers(), client });
-  if (typeof result === "string" || "redirect" in result)
+  if (typeof result === "string" || "redirect" in result || "preflight" in result)
     throw new Error(`not routed: ${JSON.stringify(result)}`);
   return result.selection;
 }
