@@ -42,7 +42,7 @@ items:
       parentRefs: [{ name: edge }]
       hostnames: [mirror.example]
       rules:
-        - filters: [{ type: CORS, cors: { allowOrigins: ["https://app.example"] } }]
+        - filters: [{ type: ExtensionRef, extensionRef: { group: example.io, kind: Thing, name: x } }]
           backendRefs: [{ name: stable, port: 80 }]
         - { matches: [{ path: { type: PathPrefix, value: /ok } }], backendRefs: [{ name: stable, port: 80 }] }
   - { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: { name: broken, namespace: shop }, spec: { rules: 5 } }
