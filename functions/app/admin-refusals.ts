@@ -1,6 +1,6 @@
 import { hostPatternCovers } from "../core/cluster-grants.js";
 import type { GrantRefusal } from "../core/granted-clusters.js";
-import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../core/served-routes.js";
 
 /**
  * What CLUSTER_GRANTS refused that bears on one request, for `/_edgeslice/explain`: every cluster it does not

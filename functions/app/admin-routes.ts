@@ -8,7 +8,7 @@ import { shadowedBy } from "../core/routes/shadowing.js";
 import { matchRequest } from "../core/routing.js";
 import { backendCandidates, type SelectFor } from "../core/select.js";
 import type { Selection } from "../core/selection.js";
-import type { ServedRoute, SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { ServedRoute, SnapshotRoutes } from "../core/served-routes.js";
 import type { ClientLocation } from "../core/steering/origin.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";
 import { describeRefusal, refusalsFor } from "./admin-refusals.js";

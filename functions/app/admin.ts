@@ -5,7 +5,7 @@ import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
 import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { SelectFor } from "../core/select.js";
-import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../core/served-routes.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";
 import type { TrafficHistory } from "../core/traffic-history.js";
 import { describeRoute, explainRequest } from "./admin-routes.js";

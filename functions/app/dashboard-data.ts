@@ -6,7 +6,7 @@ import type { PassiveEjection } from "../core/ejection.js";
 import type { GrantRefusal } from "../core/granted-clusters.js";
 import type { ServiceTotals } from "../core/request-metrics.js";
 import type { SelectFor } from "../core/select.js";
-import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../core/served-routes.js";
 import type { TrafficView } from "../core/traffic-history.js";
 import type { DashboardSteering } from "./admin-steering-view.js";
 import { type DashboardPod, podsOf } from "./dashboard-pods.js";

@@ -6,7 +6,7 @@ import { eachServiceBackends } from "../core/backend-states.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import type { RouterMetrics } from "../core/metrics.js";
-import type { SnapshotRoutes } from "../core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../core/served-routes.js";
 
 export interface MetricsEndpointDeps {
   readonly source: SnapshotSource;

@@ -4,7 +4,8 @@ import type { Snapshot } from "../../store/store.js";
 import { normaliseHost } from "./hosts.js";
 import { matchRequest } from "./routing.js";
 import { backendCandidates } from "./select.js";
-import { buildSnapshotRoutes, type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
+import type { SnapshotRoutes } from "./served-routes.js";
+import { buildSnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
 
 /**
  * A GET's destination by host and path, for code outside the router that only asks where a host goes

@@ -24,8 +24,8 @@ import { chooseBackend } from "./routes/weights.js";
 import { policySettings } from "./routing-defaults.js";
 import { createSelector, type SelectFor } from "./select.js";
 import type { Selection } from "./selection.js";
+import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
 import { reportingRoutesOf } from "./snapshot-reports.js";
-import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
 import type { ClientLocation } from "./steering/origin.js";
 import {
   createRoutingSteering,

@@ -12,7 +12,7 @@ import type {
   TierName,
   ZoneHints,
 } from "./selection.js";
-import type { ServedRoute } from "./snapshot-routes.js";
+import type { ServedRoute } from "./served-routes.js";
 import { type SelectSteering, steeringPlan } from "./steering/plan.js";
 
 export interface SelectPolicy {

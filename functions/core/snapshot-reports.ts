@@ -5,7 +5,8 @@ import type { ClusterGrants } from "./cluster-grants.js";
 import type { GrantRefusal } from "./granted-clusters.js";
 import type { RouterMetrics } from "./metrics.js";
 import type { RouteConflict } from "./routes/clusters.js";
-import { type SnapshotRoutes, snapshotRoutesOf } from "./snapshot-routes.js";
+import type { SnapshotRoutes } from "./served-routes.js";
+import { snapshotRoutesOf } from "./snapshot-routes.js";
 
 const REFUSAL_MESSAGES: Record<GrantRefusal["kind"], string> = {
   cluster: "ignoring a cluster CLUSTER_GRANTS does not list: none of its routes and services is served",

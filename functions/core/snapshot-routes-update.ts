@@ -3,26 +3,7 @@ import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
 import { mergeAcrossClusters, type PublishedRoute, type RouteConflict } from "./routes/clusters.js";
 import { type RouteTableChange, updateRouteTable } from "./routes/route-table-update.js";
-import type { ServedRoute, SnapshotRoutes } from "./snapshot-routes.js";
-
-/**
- * What an update of a snapshot's routes starts from, besides the table: the served routes of each published
- * route id (one, or several `<id>@<clusters>` when definitions are served apart), and the ids whose rules or
- * mirrors name each Service (in any cluster), so a changed service record finds the routes that resolve it.
- */
-export interface RoutesIndex {
-  readonly bySource: PersistentMap<readonly ServedRoute[]>;
-  readonly byService: PersistentMap<readonly string[]>;
-  /** The conflicts of each published id that has any. */
-  readonly conflicts: PersistentMap<readonly RouteConflict[]>;
-  /** The cluster handles served routes hold (liveViews), by name. */
-  readonly live: ReadonlyMap<string, LiveView>;
-}
-
-/** A cluster as served routes hold it: a handle the update points at each new view of the cluster. */
-export interface LiveView extends ClusterView {
-  current: ClusterView;
-}
+import type { ConflictChanges, LiveView, RoutesIndex, ServedRoute, SnapshotRoutes } from "./served-routes.js";
 
 /**
  * One handle per cluster for the served routes of one build and the updates that follow it: a route kept by an
@@ -51,13 +32,6 @@ export function liveViews(views: readonly ClusterView[]): Map<string, LiveView> 
       },
     ]),
   );
-}
-
-/** The conflicts that differ from those of the routes of version `since` (snapshot-reports.ts logs them). */
-export interface ConflictChanges {
-  readonly since: number;
-  readonly removed: readonly RouteConflict[];
-  readonly added: readonly RouteConflict[];
 }
 
 /** Above this share of the routes changed, building whole costs less than updating route by route. */

@@ -1,52 +1,18 @@
 import type { ClusterView, Snapshot } from "../../store/store.js";
 import type { ClusterGrants } from "./cluster-grants.js";
-import { applyClusterGrants, everyClusterGranted, type GrantRefusal } from "./granted-clusters.js";
+import { applyClusterGrants, everyClusterGranted } from "./granted-clusters.js";
+import { type MayShadow, mergeAcrossClusters, type PublishedRoute } from "./routes/clusters.js";
+import { buildRouteTable } from "./routes/route-table.js";
+import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
 import {
-  type MayShadow,
-  type MergedRoute,
-  mergeAcrossClusters,
-  type PublishedRoute,
-  type RouteConflict,
-} from "./routes/clusters.js";
-import { buildRouteTable, type RouteTable } from "./routes/route-table.js";
-import {
-  type ConflictChanges,
   indexRoutes,
   liveViews,
-  type RoutesIndex,
   snapshotRoutes,
   sourceIdOf,
   updatedSnapshotRoutes,
 } from "./snapshot-routes-update.js";
 
 export type { RoutePublisher } from "./routes/clusters.js";
-
-/**
- * A merged route (routes/clusters.ts) as the router serves it: its clusters as the views its rules' backends
- * resolve against.
- */
-export interface ServedRoute extends Omit<MergedRoute, "clusters"> {
-  /** The clusters traffic may go to, sorted: the serving publishers of the served definition. */
-  readonly clusters: readonly ClusterView[];
-}
-
-/** Everything a router derives from one snapshot to route requests; built once per snapshot. */
-export interface SnapshotRoutes {
-  readonly version: number;
-  /** Sorted by id. */
-  readonly routes: readonly ServedRoute[];
-  readonly table: RouteTable<ServedRoute>;
-  /** Clusters that publish one id with different definitions (only the served one is used). */
-  readonly conflicts: readonly RouteConflict[];
-  /** What CLUSTER_GRANTS refused (granted-clusters.ts); empty without grants. */
-  readonly refusals: readonly GrantRefusal[];
-  /** The snapshot's clusters as served: without what CLUSTER_GRANTS refused. */
-  readonly clusters: readonly ClusterView[];
-  /** What the next snapshot's routes are updated from (snapshot-routes-update.ts); absent under CLUSTER_GRANTS. */
-  readonly index?: RoutesIndex | undefined;
-  /** Set when updated from the routes of an earlier snapshot: how the conflicts differ from theirs. */
-  readonly conflictChanges?: ConflictChanges | undefined;
-}
 
 /** The memo key of a router without CLUSTER_GRANTS. */
 const UNGRANTED: ClusterGrants = new Map();

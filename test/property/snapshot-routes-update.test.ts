@@ -1,10 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  buildSnapshotRoutes,
-  type SnapshotRoutes,
-  snapshotRoutesOf,
-} from "../../functions/core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../../functions/core/served-routes.js";
+import { buildSnapshotRoutes, snapshotRoutesOf } from "../../functions/core/snapshot-routes.js";
 import type { RouteRecord } from "../../store/routes.js";
 import { serviceRecordFromV1 } from "../../store/services.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";

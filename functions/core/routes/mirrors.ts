@@ -1,6 +1,6 @@
 import type { Mirror } from "../../../store/routes.js";
 import { servicePort } from "../../../store/services.js";
-import type { ServedRoute } from "../snapshot-routes.js";
+import type { ServedRoute } from "../served-routes.js";
 
 /** Where one copy of a request goes. */
 export interface MirrorTarget {

@@ -1,8 +1,23 @@
-import type { RouteRecord } from "../../../store/routes.js";
+import type { RouteMatch, RouteRecord } from "../../../store/routes.js";
 import { listenerKey, type ServedListener, servedListeners } from "./listener-ports.js";
-import { rankOf } from "./precedence.js";
+import { type MatchRank, rankOf } from "./precedence.js";
 import { normalisePathPrefix } from "./request-match.js";
-import type { RouteCandidate } from "./route-table.js";
+
+/** One match of one rule of a route, as a host bucket of the route table (route-table.ts) holds it. */
+export interface RouteCandidate<T> {
+  readonly entry: T;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+  readonly match: RouteMatch;
+  /** For wildcard buckets: the pattern also covers hosts more than one label deeper. */
+  readonly deep: boolean;
+  readonly rank: MatchRank;
+  /** The PathPrefix value normalised once (request-match.ts normalisePathPrefix); undefined for Exact. */
+  readonly prefix: string | undefined;
+  readonly ruleKey: string;
+  /** The listeners this host bucket serves the route through; undefined: every port (listener-ports.ts). */
+  readonly listeners: readonly ServedListener[] | undefined;
+}
 
 /** Where one route's candidates go: an exact host, a wildcard suffix (`*.` dropped), or the catch-all. */
 export interface BucketCandidates<T> {

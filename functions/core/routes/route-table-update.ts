@@ -1,13 +1,12 @@
 import type { RouteRecord } from "../../../store/routes.js";
 import type { ServedListener } from "./listener-ports.js";
-import { routeContribution } from "./route-candidates.js";
+import { type RouteCandidate, routeContribution } from "./route-candidates.js";
 import {
   type Bucket,
   byRank,
   countListeners,
   indexBucket,
   listenersOf,
-  type RouteCandidate,
   type RouteTable,
 } from "./route-table.js";
 

@@ -10,7 +10,7 @@ import {
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank } from "./precedence.js";
 import { hasPathPrefix, headersMatch, pathOf, queryParamsMatch, type RequestFacts } from "./request-match.js";
-import { type ListenerUse, routeContribution } from "./route-candidates.js";
+import { type ListenerUse, type RouteCandidate, routeContribution } from "./route-candidates.js";
 
 export { ruleKey } from "./route-candidates.js";
 
@@ -23,21 +23,6 @@ export { ruleKey } from "./route-candidates.js";
  * wildcard, a longer wildcard a shorter one. Within a bucket the match precedence of precedence.ts applies.
  * A request no match of a bucket accepts falls through to the next bucket, then to 404.
  */
-export interface RouteCandidate<T> {
-  readonly entry: T;
-  readonly ruleIndex: number;
-  readonly matchIndex: number;
-  readonly match: RouteMatch;
-  /** For wildcard buckets: the pattern also covers hosts more than one label deeper. */
-  readonly deep: boolean;
-  readonly rank: MatchRank;
-  /** The PathPrefix value normalised once (request-match.ts normalisePathPrefix); undefined for Exact. */
-  readonly prefix: string | undefined;
-  readonly ruleKey: string;
-  /** The listeners this host bucket serves the route through; undefined: every port (listener-ports.ts). */
-  readonly listeners: readonly ServedListener[] | undefined;
-}
-
 export type Bucket<T> = readonly RouteCandidate<T>[];
 
 /**
