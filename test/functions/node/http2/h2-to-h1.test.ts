@@ -176,4 +176,35 @@ describe("HTTP/2 requests to HTTP/1.1 backends", () => {
     for (let i = 0; i < total / chunk.length; i++) expected.update(chunk);
     expect(hash.digest("hex")).toBe(expected.digest("hex"));
   });
+
+  it("go to another backend when one refuses the connection, and answer 504 when no head comes in time", async () => {
+    const gone = await startRawBackend();
+    await gone.close();
+    const live = await closing(startRawBackend());
+    const router = await closing(startNodeRouterOver({ config: { retries: 2 } }));
+    const endpoints = [
+      { ip: "127.0.0.1", port: gone.port },
+      { ip: "127.0.0.1", port: live.port },
+    ];
+    await publish(router.store, serviceRecord({ cluster: "a", ipv4: endpoints }));
+    const session = h2Session(router.port);
+    closing(Promise.resolve({ close: async () => void session.destroy() }));
+    for (let i = 0; i < 6; i++) {
+      const answer = await h2Request(session, { ":path": `/${i}`, ":authority": "app.example" });
+      expect(answer).toMatchObject({ status: 200, body: "hello" });
+    }
+
+    const silent = await closing(startBackend("127.0.0.1", () => undefined));
+    const slow = await closing(
+      startNodeRouterOver({ config: { tryTimeoutMs: 200, totalTimeoutMs: 300, retries: 0 } }),
+    );
+    await publish(
+      slow.store,
+      serviceRecord({ cluster: "a", ipv4: [{ ip: "127.0.0.1", port: silent.port }] }),
+    );
+    const toSlow = h2Session(slow.port);
+    closing(Promise.resolve({ close: async () => void toSlow.destroy() }));
+    const timedOut = await h2Request(toSlow, { ":path": "/", ":authority": "app.example" });
+    expect(timedOut.status).toBe(504);
+  });
 });
