@@ -9,7 +9,8 @@ import { normalisePathPrefix } from "./request-match.js";
  * still exist across multiple Routes [...]: the oldest Route based on creation timestamp; the Route
  * appearing first in alphabetical order by {namespace}/{name}. If ties still exist within an HTTPRoute,
  * [...] the FIRST matching rule (in list order)".
- * The host comes before all of this and is the bucket itself (see route-table.ts).
+ * Every host bucket covering the request takes part; the more specific host wins only between matches that
+ * rank the same on the match alone (route-table.ts matchRoute).
  */
 export interface MatchRank {
   /** An Ingress defaultBackend: after everything else of its bucket. */

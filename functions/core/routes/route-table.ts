@@ -175,8 +175,24 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
   const port = effectivePort(table.listenerPorts, facts.port);
   const request = port === facts.port ? facts : { ...facts, port };
   const path = pathOf(request.path);
-  const exact = firstMatch(table, table.exact.get(host), host, path, request, false);
-  if (exact) return result(exact, host);
+  // Every bucket that covers the host takes part: the rules of the routes serving a host are ranked together
+  // (official HTTPRouteMatchingAcrossRoutes: `/v2` of a `*.com` route beats `/` of an `example.com` route).
+  // The more specific host wins only between matches that rank the same (matchOutranks).
+  let best: RouteCandidate<T> | undefined = firstMatch(
+    table,
+    table.exact.get(host),
+    host,
+    path,
+    request,
+    false,
+  );
+  let bestHostname: string | undefined = host;
+  const consider = (found: RouteCandidate<T> | undefined, hostname: string | undefined) => {
+    if (found && (!best || matchOutranks(found.rank, best.rank))) {
+      best = found;
+      bestHostname = hostname;
+    }
+  };
   // IPv6 literals have no labels to strip; an IPv4 literal never matches a host pattern anyway.
   const first = host.indexOf(".");
   if (first > 0 && table.longestWildcard > 0 && !host.startsWith("[")) {
@@ -186,13 +202,25 @@ export function matchRoute<T extends { readonly route: RouteRecord }>(
     while (dot > 0) {
       const suffix = host.slice(dot + 1);
       // More than one label before the suffix: only patterns covering deeper hosts apply.
-      const found = firstMatch(table, table.wildcard.get(suffix), host, path, request, dot > first);
-      if (found) return result(found, `*.${suffix}`);
+      consider(
+        firstMatch(table, table.wildcard.get(suffix), host, path, request, dot > first),
+        `*.${suffix}`,
+      );
       dot = host.indexOf(".", dot + 1);
     }
   }
-  const any = firstMatch(table, table.anyHost, host, path, request, false);
-  return any ? result(any, undefined) : undefined;
+  consider(firstMatch(table, table.anyHost, host, path, request, false), undefined);
+  return best ? result(best, bestHostname) : undefined;
+}
+
+/** Whether `a` wins over `b` on the match alone (precedence.ts without creation time and name). */
+function matchOutranks(a: MatchRank, b: MatchRank): boolean {
+  if (a.fallback !== b.fallback) return b.fallback;
+  if (a.exact !== b.exact) return a.exact;
+  if (a.pathLength !== b.pathLength) return a.pathLength > b.pathLength;
+  if (a.method !== b.method) return a.method;
+  if (a.headers !== b.headers) return a.headers > b.headers;
+  return a.queryParams > b.queryParams;
 }
 
 function firstMatch<T>(

@@ -201,14 +201,21 @@ describe("precedence between hostnames (HTTPRoute.hostnames)", () => {
   ];
   it.each([
     ["an exact hostname wins over every wildcard", "a.b.example.com", "/only", "exact"],
-    ["a longer wildcard wins over a shorter one", "a.b.example.com", "/x", "long"],
+    ["a longer wildcard wins over a shorter one on the same match", "a.b.example.com", "/y", "long"],
     ["a longer wildcard covers deeper hosts", "z.a.b.example.com", "/", "long"],
-    ["the shorter wildcard serves what the longer does not cover", "c.example.com", "/x", "short"],
+    ["the shorter wildcard serves what the longer does not cover", "c.example.com", "/y", "short"],
+    // The rules of every route serving a host are ranked together (official HTTPRouteMatchingAcrossRoutes).
     [
-      "a matching hostname wins over a catch-all route, even with an Exact path",
+      "an Exact path of a catch-all route wins over a wildcard route's prefix",
       "c.example.com",
       "/x",
-      "short",
+      "catch-all",
+    ],
+    [
+      "an Exact path of a catch-all route wins over an exact hostname's prefix",
+      "a.b.example.com",
+      "/x",
+      "catch-all",
     ],
     ["the catch-all serves other hosts", "other.net", "/x", "catch-all"],
   ])("%s (%s%s → %s)", (_case, host, path, backend) => {
