@@ -37,6 +37,8 @@ export function describeRoutingConformance(
       readonly parents?: number;
     }[];
     readonly cases: readonly RoutingCase[];
+    /** More checks of the official test (status of other routes, listeners), given the running world. */
+    readonly more?: (world: () => Conformance) => void;
   },
 ): void {
   let world: Conformance;
@@ -94,5 +96,7 @@ export function describeRoutingConformance(
         }
       },
     );
+
+    options.more?.(() => world);
   });
 }
