@@ -3,18 +3,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { getRequestListener, type HttpBindings } from "@hono/node-server";
-import { settlesWithin } from "../../lib/async.js";
-import { exponentialDelay } from "../../lib/backoff.js";
 import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { processMetrics } from "../../lib/process-metrics.js";
 import type { CertificateReader } from "../../store/certificates.js";
 import { endpointAddress } from "../../store/records.js";
-import { createRedisCertificateReader } from "../../store/redis/certificate-reader.js";
-import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
-import { reportRedisConnection } from "../../store/redis/connection-report.js";
-import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
-import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
+import type { RedisSnapshotSource } from "../../store/redis/source.js";
 import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import { batchedLines, createAccessLog } from "../core/access-log.js";
@@ -33,10 +27,9 @@ import { withH2ToH1 } from "./http2/h2-to-h1-exchange.js";
 import { serveHttp2 } from "./http2/router-http2.js";
 import { createNodeProxy } from "./proxy.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
+import { openRouterStore } from "./router-store.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
 import { createNodeUpgrades } from "./upgrade.js";
-
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
 /** How long close() waits for in-flight requests and upgraded connections; deploy/router sizes its grace period on it. */
 export const DEFAULT_DRAIN_MS = 10_000;
@@ -89,53 +82,26 @@ export interface NodeRouter {
   close(): Promise<void>;
 }
 
-/** How long close() waits for the store reader and the Redis client before cutting them. */
-const STORE_CLOSE_MS = 1_000;
-
 /**
- * Wires the Node router: one long-lived ioredis client (no offline queue, so nothing waits on a dead Redis),
- * the in-memory Redis source, its own upstream client (upstream/) for the native proxy (proxy.ts) and undici
- * pools for the web path, the Hono app on @hono/node-server, and the upgrade listener (upgrade.ts) on the same
- * routing core, and a second listener on ADMIN_PORT for the admin endpoints over the same core (the public one
- * answers only the probes under /_edgeslice/). It listens at once: the first store load runs in the background (a Redis that hangs, or a peer that accepts and never answers,
+ * Wires the Node router: the store (router-store.ts), its own upstream client (lib/http1/, h2-upstream/) for
+ * the native proxy (proxy.ts) and undici pools for the web path, the Hono app on @hono/node-server, the upgrade
+ * listener (upgrade.ts) and HTTP/2 (http2/) on the same routing core, HTTPS (tls/) when TLS_STORE_KEY is set, and
+ * a second listener on ADMIN_PORT for the admin endpoints over the same core (the public one answers only the
+ * probes under /_edgeslice/). It listens at once: the first store load runs in the background (a Redis that
+ * hangs, or a peer that accepts and never answers,
  * never delays it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
   const now = deps.now ?? Date.now;
-  let redis: RedisClient | undefined;
-  let redisSource: RedisSnapshotSource | undefined;
-  let source = deps.source;
-  let connected: Promise<void> | undefined;
-  if (!source) {
-    const target = config.redis ?? redisTarget(DEFAULT_REDIS_URL, false);
-    redis = createRedisClient(target, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
-      connectionName: "edgeslice-router",
-      lazyConnect: true,
-    });
-    logger.info("redis target", { redis: describeRedisTarget(target) });
-    reportRedisConnection(redis, describeRedisTarget(target), logger);
-    connected = redis.connect().catch(() => {
-      // Logged by reportRedisConnection, with the cause and the fix; the client keeps reconnecting.
-    });
-    redisSource = createRedisSnapshotSource({
-      redis,
-      prefix: config.prefix,
-      logger,
-      now,
-      refreshIntervalMs: deps.refreshIntervalMs,
-    });
-    // The first load waits for the connection (or its first failure): sent before, it met a client that was not
-    // ready, which refuses commands at once without an offline queue, and every start logged a failed load.
-    const starting = redisSource;
-    void connected
-      .then(() => starting.start())
-      .catch((error) => logger.error("store reader failed to start", { error }));
-    source = redisSource;
-  }
+  const store = openRouterStore(config, {
+    logger,
+    now,
+    source: deps.source,
+    certificates: deps.certificates,
+    refreshIntervalMs: deps.refreshIntervalMs,
+  });
+  const { source, redisSource } = store;
   const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
   // HTTP/1.1 backends over the router's own client, h2c ones over node:http2 sessions (h2-upstream/).
   const client = ownedUpstream
@@ -242,14 +208,13 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     throw error;
   }
   try {
-    const reader = redis ? createRedisCertificateReader(redis, config.prefix) : deps.certificates;
     https = await startRouterHttps(config, {
-      reader,
+      reader: store.certificates,
       httpServer: server,
       http2Front: http2.front,
       host,
       logger,
-      storeReady: connected,
+      storeReady: store.connected,
     });
   } catch (error) {
     server.close();
@@ -289,20 +254,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       clearInterval(sweep);
       clearTimeout(bound);
       await Promise.all([ownedUpstream?.destroy(), client?.destroy()]);
-      // A Redis that hangs (or never answered) must not hold the shutdown: bounded, then cut.
-      const sourceClosed = redisSource?.close() ?? Promise.resolve();
-      await settlesWithin(sourceClosed, STORE_CLOSE_MS);
-      if (
-        redis &&
-        !(await settlesWithin(
-          redis.quit().catch(() => undefined),
-          STORE_CLOSE_MS,
-        ))
-      ) {
-        redis.disconnect();
-      }
-      // Cut off from Redis, whatever the reader still waited for has failed by now.
-      await settlesWithin(sourceClosed, STORE_CLOSE_MS);
+      await store.close();
       logger.info("router stopped");
     })();
     return closing;
