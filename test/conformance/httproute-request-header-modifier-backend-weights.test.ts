@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backend, httpRouteObject, INFRA } from "./support/conformance-base.js";
 import { type Conformance, startConformance } from "./support/conformance-fixture.js";
+import { headerModifierFilter } from "./support/header-modifiers.js";
 import { acceptedAndResolved, untilParents } from "./support/route-parents.js";
+import { GATEWAY_ADDRESS } from "./support/routing-cases.js";
 
 /**
  * Conformance HTTPRouteRequestHeaderModifierBackendWeights: two backendRefs of equal weight, each with its
@@ -9,13 +11,10 @@ import { acceptedAndResolved, untilParents } from "./support/route-parents.js";
  * backend's value, and both are reached.
  */
 let world: Conformance;
-const GATEWAY_ADDRESS = "127.0.0.1:80";
 const setBackend = (name: string) =>
   backend(name, {
     weight: 10,
-    filters: [
-      { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "Backend", value: name }] } },
-    ],
+    filters: [headerModifierFilter("RequestHeaderModifier", { set: [["Backend", name]] })],
   });
 
 beforeAll(async () => {

@@ -1,28 +1,13 @@
-import { backend, httpRouteObject, prefixMatch } from "./support/conformance-base.js";
+import { httpRouteObject } from "./support/conformance-base.js";
+import { type ModifierSpec, modifiedRule } from "./support/header-modifiers.js";
 import { describeRoutingConformance } from "./support/routing-cases.js";
 
 /**
  * Conformance HTTPRouteRequestHeaderModifier: set replaces, add appends (the echo backend reads repeated
  * fields as one list joined by ", "), remove deletes; names compared case-insensitively.
  */
-const pairs = (list: [string, string][]) => list.map(([name, value]) => ({ name, value }));
-const modified = (
-  path: string,
-  modifier: { set?: [string, string][]; add?: [string, string][]; remove?: string[] },
-) => ({
-  matches: [prefixMatch(path)],
-  filters: [
-    {
-      type: "RequestHeaderModifier",
-      requestHeaderModifier: {
-        ...(modifier.set ? { set: pairs(modifier.set) } : {}),
-        ...(modifier.add ? { add: pairs(modifier.add) } : {}),
-        ...(modifier.remove ? { remove: modifier.remove } : {}),
-      },
-    },
-  ],
-  backendRefs: [backend("infra-backend-v1")],
-});
+const modified = (path: string, modifier: ModifierSpec) =>
+  modifiedRule("RequestHeaderModifier", path, modifier);
 const v1 = "infra-backend-v1";
 
 describeRoutingConformance("HTTPRouteRequestHeaderModifier", {

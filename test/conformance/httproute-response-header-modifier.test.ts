@@ -1,29 +1,14 @@
 import { ECHO_SET_HEADER } from "../e2e/support/echo-backends.js";
-import { backend, httpRouteObject, prefixMatch } from "./support/conformance-base.js";
+import { httpRouteObject } from "./support/conformance-base.js";
+import { type ModifierSpec, modifiedRule } from "./support/header-modifiers.js";
 import { describeRoutingConformance } from "./support/routing-cases.js";
 
 /**
  * Conformance HTTPRouteResponseHeaderModifier: set replaces the backend's field, add appends to it, remove
  * deletes it; names compared case-insensitively. The echo backend answers with the fields it is asked for.
  */
-const pairs = (list: [string, string][]) => list.map(([name, value]) => ({ name, value }));
-const modified = (
-  path: string,
-  modifier: { set?: [string, string][]; add?: [string, string][]; remove?: string[] },
-) => ({
-  matches: [prefixMatch(path)],
-  filters: [
-    {
-      type: "ResponseHeaderModifier",
-      responseHeaderModifier: {
-        ...(modifier.set ? { set: pairs(modifier.set) } : {}),
-        ...(modifier.add ? { add: pairs(modifier.add) } : {}),
-        ...(modifier.remove ? { remove: modifier.remove } : {}),
-      },
-    },
-  ],
-  backendRefs: [backend("infra-backend-v1")],
-});
+const modified = (path: string, modifier: ModifierSpec) =>
+  modifiedRule("ResponseHeaderModifier", path, modifier);
 const v1 = "infra-backend-v1";
 const backendSets = (fields: string) => ({ [ECHO_SET_HEADER]: fields });
 
