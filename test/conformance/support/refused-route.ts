@@ -15,8 +15,12 @@ export function describeRefusedRoute(
   options: {
     readonly objects: readonly ApplyInput[];
     readonly route: string;
+    /** The route's namespace; default the infra namespace. */
+    readonly namespace?: string;
     readonly gateway: string;
     readonly reason: string;
+    /** Other conditions the parent entry must hold, as `Type=Status/Reason`. */
+    readonly alsoConditions?: readonly string[];
   },
 ): void {
   let world: Conformance;
@@ -34,15 +38,22 @@ export function describeRefusedRoute(
 
   describe(`conformance ${name}`, () => {
     it(`says Accepted=False/${options.reason} for ${options.route} on ${options.gateway}, and no parent accepts it`, async () => {
-      const parents = await untilParents(world.cluster.kube, INFRA, options.route, refused);
+      const parents = await untilParents(
+        world.cluster.kube,
+        options.namespace ?? INFRA,
+        options.route,
+        refused,
+      );
       expect(refused(parents)).toBe(true);
+      const entry = parents.find((item) => item.parent.split("/")[0] === options.gateway);
+      expect(entry?.conditions).toEqual(expect.arrayContaining([...(options.alsoConditions ?? [])]));
       expect(
         parents.filter((entry) => entry.conditions.some((item) => item.startsWith("Accepted=True"))),
       ).toEqual([]);
     });
 
     it(`counts no route on the listeners of ${options.gateway}`, async () => {
-      await untilParents(world.cluster.kube, INFRA, options.route, refused);
+      await untilParents(world.cluster.kube, options.namespace ?? INFRA, options.route, refused);
       const listeners = readListeners(world.cluster.kube, options.gateway);
       expect(listeners.length).toBeGreaterThan(0);
       expect(listeners.map((listener) => listener.attachedRoutes)).toEqual(listeners.map(() => 0));
