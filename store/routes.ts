@@ -185,11 +185,13 @@ const WeightSchema = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1
  */
 /**
  * HTTPBackendRef.filters: applied after the rule's, "if and only if the request is being forwarded to the
- * backend defined here". Header modifiers only (the extended BackendRequestHeaderModification).
+ * backend defined here": header modifiers (BackendRequestHeaderModification) and URLRewrite.
  */
 export const BackendFiltersSchema = v.strictObject({
   requestHeaders: v.optional(HeaderModifierSchema),
   responseHeaders: v.optional(HeaderModifierSchema),
+  /** URLRewrite on the backendRef (HTTPRouteBackendURLRewrite): each of its fields replaces the rule's. */
+  rewrite: v.optional(RewriteSchema),
 });
 export type BackendFilters = v.InferOutput<typeof BackendFiltersSchema>;
 

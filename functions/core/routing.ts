@@ -202,11 +202,15 @@ export function createRouting(deps: RoutingDeps): Routing {
     const selection = steering.steer(select(found.entry, found.ruleIndex, choice.index), request.client);
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
+    // A URLRewrite on the chosen backendRef applies after the rule's: each field it sets replaces the rule's.
+    const chosen = rule.backends[choice.index];
+    const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
+    const pathRewrite = backendRewrite?.path ?? rewrite?.path;
     return {
       target,
       selection,
-      upstreamPath: rewrite?.path ? modifiedPath(target.path, found.match, rewrite.path) : target.path,
-      upstreamHost: rewrite?.hostname,
+      upstreamPath: pathRewrite ? modifiedPath(target.path, found.match, pathRewrite) : target.path,
+      upstreamHost: backendRewrite?.hostname ?? rewrite?.hostname,
       plan: withCorsFields(rulePlan(rule, choice.index), corsAnswer?.response),
       mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random),
     };

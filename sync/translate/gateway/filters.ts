@@ -176,9 +176,8 @@ function pathModifier(modifier: KubePathModifier): Result<PathModifier> {
 }
 
 /**
- * HTTPBackendRef.filters → the backend's header modifiers. Only RequestHeaderModifier and
- * ResponseHeaderModifier are carried there; any other filter on a backendRef drops the rule, as an
- * unsupported filter on the rule does.
+ * HTTPBackendRef.filters → the backend's header modifiers and URLRewrite; any other filter on a backendRef
+ * drops the rule, as an unsupported filter on the rule does.
  */
 export function translateBackendFilters(
   filters: readonly KubeFilter[],
@@ -187,14 +186,18 @@ export function translateBackendFilters(
   if (filters.length === 0) return { ok: true, value: undefined };
   const translated = translateFilters(filters, matches, true);
   if (!translated.ok) return translated;
-  const { requestHeaders, responseHeaders, ...others } = translated.value;
+  const { requestHeaders, responseHeaders, rewrite, ...others } = translated.value;
   const unsupported = Object.keys(others);
   if (unsupported.length > 0) {
-    const message = `filters on a backendRef other than header modifiers are not supported (${unsupported.join(", ")})`;
+    const message = `filters on a backendRef other than header modifiers and URLRewrite are not supported (${unsupported.join(", ")})`;
     return { ok: false, error: { reason: "UnsupportedValue", message } };
   }
   return {
     ok: true,
-    value: { ...(requestHeaders ? { requestHeaders } : {}), ...(responseHeaders ? { responseHeaders } : {}) },
+    value: {
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      ...(rewrite ? { rewrite } : {}),
+    },
   };
 }

@@ -151,11 +151,11 @@ describe("rules the router cannot carry out are dropped, not served differently"
           {
             name: "infra-backend-v1",
             port: 8080,
-            filters: [{ type: "URLRewrite", urlRewrite: { hostname: "elsewhere.test" } }],
+            filters: [{ type: "RequestRedirect", requestRedirect: { hostname: "elsewhere.test" } }],
           },
         ],
       },
-      "filters on a backendRef other than header modifiers",
+      "RequestRedirect",
     ],
     [
       "a redirect scheme this version does not know",
