@@ -86,5 +86,7 @@ export function routerAclRules(prefix: string): string[] {
     // The Workers router: the clusters registry, and one host's routes from a cluster's host index.
     "+smembers",
     "+zrangebylex",
+    // The Workers router: Redis' estimate of a cluster's hashes, to hold hosts, not the store, when it is larger.
+    "+memory|usage",
   ];
 }

@@ -104,6 +104,11 @@ export const RouterEnvSchema = v.object({
   UPSTREAM_RETRIES: integerFromEnv(2, 0, 10),
   /** Workers: how long decoded records are served from isolate memory before a background refresh. */
   CACHE_TTL_MS: integerFromEnv(2_000, 0, 600_000),
+  /**
+   * Workers: bytes of serialized records an isolate holds at most once the store is larger (host mode,
+   * workers/host-budget.ts); 32 MiB leaves a 128 MB isolate room for their decoded form and the requests.
+   */
+  WORKER_HOST_BUDGET_BYTES: integerFromEnv(32 * 1024 * 1024, 1, 1024 * 1024 * 1024),
   LOG_LEVEL: v.optional(v.picklist(["debug", "info", "warn", "error"]), "info"),
   /** One JSON line per request on stdout (core/access-log.ts). */
   ACCESS_LOG: booleanFromEnv(false),
@@ -164,6 +169,7 @@ export interface RouterConfig {
   readonly clientHeadersTimeoutMs: number;
   readonly retries: number;
   readonly cacheTtlMs: number;
+  readonly workerHostBudgetBytes: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly accessLog: AccessLogSettings;
   readonly metricsBackends: BackendSeries;
@@ -200,6 +206,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     clientHeadersTimeoutMs: e.CLIENT_HEADERS_TIMEOUT_MS,
     retries: e.UPSTREAM_RETRIES,
     cacheTtlMs: e.CACHE_TTL_MS,
+    workerHostBudgetBytes: e.WORKER_HOST_BUDGET_BYTES,
     logLevel: e.LOG_LEVEL,
     accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },
     metricsBackends: e.METRICS_BACKENDS,

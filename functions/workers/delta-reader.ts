@@ -13,6 +13,14 @@ import {
   readFullCluster,
   type StoreState,
 } from "./delta-state.js";
+import {
+  type HostModeState,
+  type HostRefresh,
+  hostRefreshCommands,
+  readHostRefresh,
+  readSizes,
+  sizeCommands,
+} from "./host-mode.js";
 
 /**
  * The Workers isolate's store reads, each over a connection of its own opened by `connect` and closed before
@@ -29,12 +37,19 @@ export interface DeltaReader {
    * The views a request for `host` needs with their clusters' heartbeat records, or why the host index cannot
    * say (then read everything).
    */
-  cold(
-    host: string,
-  ): Promise<
-    | { readonly views: ClusterView[]; readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> }
+  cold(host: string): Promise<
+    | {
+        readonly views: ClusterView[];
+        readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat>;
+        /** The serialized size of the records read: what holding them costs (host-budget.ts). */
+        readonly bytes: number;
+      }
     | { readonly incomplete: string }
   >;
+  /** How large the store is (Redis' estimate of its hashes) and where each change stream is: 2 round trips. */
+  sizes(): Promise<{ readonly bytes: number; readonly state: HostModeState }>;
+  /** Host mode's refresh (host-mode.ts): 1 round trip. */
+  hostRefresh(state: HostModeState): Promise<HostRefresh>;
 }
 
 export interface PipelineConnection {
@@ -114,12 +129,31 @@ export function createDeltaReader(options: DeltaReaderOptions): DeltaReader {
         const index = readColdIndex(names, host, await run(coldIndexCommands(prefix, names, host)));
         if (index.incomplete !== undefined) return { incomplete: index.incomplete };
         const commands = coldRecordCommands(prefix, index);
-        const views = readColdRecords(index, commands.length > 0 ? await run(commands) : [], warnings);
+        const replies = commands.length > 0 ? await run(commands) : [];
+        const views = readColdRecords(index, replies, warnings);
         if (!views) return { incomplete: "a record could not be read" };
+        let bytes = 0;
+        for (const [, values] of replies)
+          if (Array.isArray(values))
+            for (const value of values) if (typeof value === "string") bytes += value.length;
         const heartbeats = new Map<string, ClusterHeartbeat>();
         for (const cluster of index.clusters)
           if (cluster.heartbeat) heartbeats.set(cluster.name, cluster.heartbeat);
-        return { views, heartbeats };
+        return { views, heartbeats, bytes };
       }),
+    sizes: () =>
+      withConnection(async (run) => {
+        const { names, scanCursor } = readDiscovery(
+          prefix,
+          await run(discoveryCommands(prefix, "0")),
+          warnings,
+        );
+        const { positions, bytes } = readSizes(names, await run(sizeCommands(prefix, names)));
+        return { bytes, state: { positions, scanCursor } };
+      }),
+    hostRefresh: (state) =>
+      withConnection(async (run) =>
+        readHostRefresh(prefix, state, await run(hostRefreshCommands(prefix, state)), warnings),
+      ),
   };
 }

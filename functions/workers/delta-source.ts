@@ -8,6 +8,8 @@ import type {
 } from "../../store/store.js";
 import type { DeltaReader } from "./delta-reader.js";
 import { EMPTY_STATE, heartbeatsOf, type StoreState, snapshotOf } from "./delta-state.js";
+import { createHostBudget } from "./host-budget.js";
+import { type HostModeState, mergeHostViews } from "./host-mode.js";
 
 /**
  * The Workers SnapshotSource: decoded records live in isolate memory (a Redis connection cannot outlive the
@@ -20,6 +22,11 @@ import { EMPTY_STATE, heartbeatsOf, type StoreState, snapshotOf } from "./delta-
  *   that; the whole store is read after the response. Until it is in, a request for another host, or for the
  *   admin endpoints, waits for it. A store the host index cannot answer for (a cluster of a sync from before
  *   store format 2) is read whole before the first answer, as before;
+ * - with a host budget (host-budget.ts, docs/design.md): after the cold read, Redis' estimate of the store's
+ *   size decides. A store within the budget is read whole as above; a larger one puts the isolate in host
+ *   mode (host-mode.ts): each new host is read by the cold read before its request is answered, the least
+ *   recently used hosts go beyond the budget, and a refresh is one round trip when nothing changed (the held
+ *   hosts are read again when something did). The whole store is never read in host mode;
  * - a read fails: what is in memory keeps serving (fail static); with nothing, `current()` gives undefined
  *   (the app answers 503). One read runs at a time; a failed one is not retried before another `ttlMs`.
  */
@@ -40,10 +47,12 @@ export interface DeltaSnapshotSourceOptions {
   readonly ttlMs: number;
   readonly now: () => number;
   readonly logger: Logger;
+  /** The host budget in bytes of serialized records; undefined: always read the whole store. */
+  readonly hostBudgetBytes?: number | undefined;
 }
 
 export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): DeltaSnapshotSource {
-  const { reader, ttlMs, now, logger } = options;
+  const { reader, ttlMs, now, logger, hostBudgetBytes } = options;
   /** The whole store, once read: what refreshes follow. */
   let state: StoreState | undefined;
   let snapshot: Snapshot | undefined;
@@ -57,6 +66,11 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
   let lastLoadAt: number | undefined;
   let connected = false;
   let heartbeats: ReadonlyMap<string, ClusterHeartbeat> = new Map();
+  /** Set once the store was found larger than the host budget: the isolate holds hosts, never the store. */
+  let hostMode: HostModeState | undefined;
+  const budget = createHostBudget(hostBudgetBytes ?? Number.POSITIVE_INFINITY);
+  /** The views each held host's cold read gave. */
+  const held = new Map<string, readonly ClusterView[]>();
 
   const publish = (clusters: readonly ClusterView[]) => {
     version++;
@@ -79,15 +93,74 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
     connected = true;
   };
 
-  const readWhole = () =>
+  const applyWhole = (next: StoreState) => {
+    state = next;
+    heartbeats = heartbeatsOf(next);
+    publish(snapshotOf(next, 0).clusters);
+    coldHosts.clear();
+    succeeded();
+    logger.debug("store read whole", { clusters: next.clusters.size, version });
+  };
+  const readWhole = () => track(reader.full(state ?? EMPTY_STATE).then(applyWhole, failed), true);
+
+  /** Reads `host` by the cold read and holds it, evicting beyond the budget (never `keep`). */
+  const holdHost = async (host: string, keep: string | undefined) => {
+    const result = await reader.cold(host);
+    if (!("views" in result)) {
+      logger.warn("a host's records could not be read", { host, reason: result.incomplete });
+      held.delete(host);
+      budget.release(host);
+      return;
+    }
+    held.set(host, result.views);
+    budget.hold(host, result.bytes);
+    heartbeats = new Map([...heartbeats, ...result.heartbeats]);
+    for (const evicted of budget.evict(keep)) held.delete(evicted);
+  };
+  const publishHeld = () => publish(mergeHostViews(held.values()));
+
+  /** After a cold answer: the whole store when it fits the budget, host mode when it does not. */
+  const readWholeOrHosts = () =>
     track(
-      reader.full(state ?? EMPTY_STATE).then((next) => {
-        state = next;
-        heartbeats = heartbeatsOf(next);
-        publish(snapshotOf(next, 0).clusters);
+      reader.sizes().then(async ({ bytes, state: positions }) => {
+        if (hostBudgetBytes === undefined || bytes <= hostBudgetBytes) {
+          applyWhole(await reader.full(state ?? EMPTY_STATE));
+          return;
+        }
+        logger.info("store larger than the host budget: holding the hosts asked for", {
+          bytes,
+          budget: hostBudgetBytes,
+        });
+        hostMode = positions;
+        // The cold reads came before these positions: read them again after, so no change falls between.
+        for (const host of coldHosts) await holdHost(host, host);
         coldHosts.clear();
+        publishHeld();
         succeeded();
-        logger.debug("store read whole", { clusters: next.clusters.size, version });
+      }, failed),
+      true,
+    );
+
+  const loadHost = (host: string) =>
+    track(
+      holdHost(host, host).then(() => {
+        publishHeld();
+        connected = true;
+      }, failed),
+      false,
+    );
+
+  const refreshHosts = (current: HostModeState) =>
+    track(
+      reader.hostRefresh(current).then(async (outcome) => {
+        hostMode = outcome.state;
+        if (outcome.changed !== undefined) {
+          logger.debug("reading the held hosts again", { reason: outcome.changed, hosts: held.size });
+          const hosts = budget.hosts().reverse();
+          for (const host of hosts) await holdHost(host, hosts[0]);
+          publishHeld();
+        }
+        succeeded();
       }, failed),
       true,
     );
@@ -135,11 +208,21 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
     heartbeats: () => heartbeats,
     status: () => ({ connected, lastLoadAt, version: snapshot?.version ?? 0 }),
     async prepare(host, waitUntil) {
-      // Each round either returns or waits for a read that ends; three cover cold read, then whole read.
-      for (let round = 0; round < 3; round++) {
+      // Each round either returns or waits for a read that ends; four cover cold read, sizes, then a host.
+      for (let round = 0; round < 4; round++) {
         if (state) {
           // Only the request that starts a refresh keeps it alive: its I/O belongs to that request.
           if (due() && !inFlight) waitUntil(refresh(state));
+          return;
+        }
+        if (hostMode) {
+          // Admin endpoints see the hosts held; a new host waits for what is in flight, then its cold read.
+          if (host === undefined || budget.touch(host)) {
+            if (due() && !inFlight) waitUntil(refreshHosts(hostMode));
+            return;
+          }
+          while (inFlight) await inFlight;
+          if (!budget.touch(host)) await loadHost(host);
           return;
         }
         const servedCold = host !== undefined && coldHosts.has(host);
@@ -151,7 +234,7 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
         if (!due()) return;
         if (host !== undefined && snapshot === undefined && coldAllowed) {
           if (await readCold(host)) {
-            if (!inFlight) waitUntil(readWhole());
+            if (!inFlight) waitUntil(hostBudgetBytes === undefined ? readWhole() : readWholeOrHosts());
             return;
           }
           continue;

@@ -11,6 +11,8 @@ export interface HostBudget {
   /** Makes `host` the most recently used; false when it is not held. */
   touch(host: string): boolean;
   has(host: string): boolean;
+  /** Stops holding `host`. */
+  release(host: string): void;
   /** Evicts least recently used hosts, never `keep`, until the total fits; the evicted, oldest first. */
   evict(keep: string | undefined): string[];
   /** Held hosts, least recently used first. */
@@ -41,6 +43,7 @@ export function createHostBudget(budgetBytes: number): HostBudget {
       return true;
     },
     has: (host) => held.has(host),
+    release: drop,
     evict(keep) {
       const evicted: string[] = [];
       for (const host of [...held.keys()]) {

@@ -35,6 +35,7 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
   const source = createDeltaSnapshotSource({
     reader,
     ttlMs: config.cacheTtlMs,
+    hostBudgetBytes: config.workerHostBudgetBytes,
     now: Date.now,
     logger,
   });

@@ -10,9 +10,10 @@ type Pending<T> = { resolve: (value: T) => void; reject: (error: Error) => void 
 
 /** A reader whose every read waits until the test settles it, so the source's order of reads is visible. */
 function controlledReader() {
-  const calls: { kind: "full" | "refresh" | "cold"; arg: unknown; pending: Pending<unknown> }[] = [];
+  type Kind = "full" | "refresh" | "cold" | "sizes" | "hostRefresh";
+  const calls: { kind: Kind; arg: unknown; pending: Pending<unknown> }[] = [];
   const call =
-    <T>(kind: "full" | "refresh" | "cold") =>
+    <T>(kind: Kind) =>
     (arg: unknown) =>
       new Promise<T>((resolve, reject) => {
         calls.push({ kind, arg, pending: { resolve: resolve as (value: unknown) => void, reject } });
@@ -21,6 +22,8 @@ function controlledReader() {
     full: call("full"),
     refresh: call("refresh"),
     cold: call("cold"),
+    sizes: () => call<never>("sizes")(undefined),
+    hostRefresh: call("hostRefresh"),
   };
   return { reader, calls, kinds: () => calls.map(({ kind }) => kind) };
 }
