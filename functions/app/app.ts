@@ -15,14 +15,7 @@ import {
 import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
-import {
-  createRouting,
-  type Preflighted,
-  type Redirected,
-  type Routing,
-  type RoutingDeps,
-  type RoutingRequest,
-} from "../core/routing.js";
+import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { Selection } from "../core/selection.js";
 import type { ClientLocation } from "../core/steering/origin.js";
@@ -165,8 +158,11 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       client: deps.clientLocation?.(c),
     });
     if (typeof routed === "string") return answer(routed, observation, c);
-    if ("redirect" in routed) return redirect(routed.redirect, observation, c);
-    if ("preflight" in routed) return preflight(routed.preflight, observation, c);
+    if ("redirect" in routed) {
+      const { status, location } = routed.redirect;
+      return routerMade(status, [["location", location]], observation, c);
+    }
+    if ("preflight" in routed) return routerMade(200, routed.preflight, observation, c);
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return answer(routed.error, observation, c);
     const forwarding: ForwardingInfo = {
@@ -239,31 +235,19 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     return result.value;
   });
 
-  /** A RequestRedirect, answered by the router: no body, the route's Location. */
-  function redirect(to: Redirected["redirect"], observation: RequestObservation, c: Context): Response {
-    observation.respond(metrics, to.status, performance.now(), false);
-    observation.bytes = 0;
-    logLine(observation, c, undefined, undefined);
-    return new Response(null, {
-      status: to.status,
-      headers: { location: to.location, [REQUEST_ID_HEADER]: observation.requestId },
-    });
-  }
-
-  /** A CORS preflight the route answers itself (core/cors.ts): 200, no body. */
-  function preflight(
-    fields: Preflighted["preflight"],
+  /** A RequestRedirect (its Location) or a CORS preflight (core/cors.ts), answered by the router: no body. */
+  function routerMade(
+    status: number,
+    fields: readonly (readonly [string, string])[],
     observation: RequestObservation,
     c: Context,
   ): Response {
-    observation.respond(metrics, 200, performance.now(), false);
+    observation.respond(metrics, status, performance.now(), false);
     observation.bytes = 0;
     logLine(observation, c, undefined, undefined);
-    const headers = new Headers([...fields, [REQUEST_ID_HEADER, observation.requestId]] as [
-      string,
-      string,
-    ][]);
-    return new Response(null, { status: 200, headers });
+    const headers = new Headers(fields.map(([name, value]): [string, string] => [name, value]));
+    headers.set(REQUEST_ID_HEADER, observation.requestId);
+    return new Response(null, { status, headers });
   }
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
