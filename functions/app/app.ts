@@ -3,8 +3,7 @@ import { nextTimerTurn } from "../../lib/exposition-slices.js";
 import type { MetricFamily } from "../../lib/prometheus.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import type { ErrorAnswer, RouterError } from "../core/errors.js";
-import type { CompiledModifier } from "../core/filters.js";
+import type { RouterError } from "../core/errors.js";
 import { isGrpcRequest } from "../core/grpc-errors.js";
 import {
   type ForwardingInfo,
@@ -12,18 +11,17 @@ import {
   upstreamRequestHeaders,
   upstreamUpgradeHeaders,
 } from "../core/headers.js";
-import type { PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
-import type { Selection } from "../core/selection.js";
 import type { ClientLocation } from "../core/steering/origin.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { headAnswer } from "./head-answer.js";
 import { keepRunning, sendWebMirrors } from "./mirror-requests.js";
+import type { NativeProxy } from "./native-proxy.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
 
 export interface AppDeps extends RoutingDeps {
@@ -40,6 +38,8 @@ export interface AppDeps extends RoutingDeps {
    * runtime built (Workers: Cloudflare's, from the visitor's connection).
    */
   readonly clientProto?: (c: Context) => "http" | "https";
+  /** The TLS SNI of the client's connection (routing.ts RoutingRequest.serverName). */
+  readonly clientServerName?: (c: Context) => string | undefined;
   /** The HTTP version the client spoke, for the access log (Node: "1.1" or "2.0"). */
   readonly clientProtocol?: (c: Context) => string | undefined;
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
@@ -69,36 +69,6 @@ export interface AppDeps extends RoutingDeps {
  * "public" (proxied traffic and the probes) and the ADMIN_PORT listener "admin" (no proxying at all).
  */
 export type AppEndpoints = AdminEndpoints | "admin";
-
-/** A routed request, as the native proxy gets it: the same routing and header inputs as the web path. */
-export interface NativeRoute {
-  readonly selection: Selection;
-  /** Origin-form path and query sent upstream (the route's URLRewrite applied). */
-  readonly path: string;
-  /** The route's ResponseHeaderModifier (core/filters.ts). */
-  readonly responseHeaders: CompiledModifier | undefined;
-  readonly forwarding: ForwardingInfo;
-  /** Metrics and access log of this request (core/request-observation.ts). */
-  readonly observation: RequestObservation;
-  /** Writes the access log line; set only for a sampled request. Call once the response ended. */
-  readonly logEnd: (() => void) | undefined;
-}
-
-/**
- * Proxies on the runtime's own request/response objects (found in Hono's `c.env`) with the shared policy.
- * `forward` returns undefined for a request it does not handle; otherwise it resolves with the status it
- * sent, or with the error for the app to answer.
- */
-export interface NativeProxy {
-  /** What the handler returns once the response went out natively. */
-  readonly alreadySent: Response;
-  forward(env: unknown, route: NativeRoute, deps: PolicyDeps): Promise<ProxyResult<number>> | undefined;
-  /**
-   * Writes a router answer on the runtime's objects when a web Response cannot carry it as it must be sent (a
-   * gRPC error to an HTTP/2 client: one HEADERS frame that ends the stream); true when it did.
-   */
-  answer?(env: unknown, answer: ErrorAnswer): boolean;
-}
 
 /**
  * The runtime-agnostic router: its own endpoints under /_edgeslice/ (which of them: `deps.endpoints`),
@@ -155,6 +125,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       method: c.req.method,
       headers: requestHeaders(c),
       ...(proto ? { proto } : {}),
+      serverName: deps.clientServerName?.(c),
       client: deps.clientLocation?.(c),
     });
     if (typeof routed === "string") return answer(routed, observation, c);

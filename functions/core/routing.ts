@@ -94,6 +94,8 @@ export interface RoutingRequest {
   readonly headers: RequestFacts["headers"];
   /** The scheme of the client's connection, for redirects; default: the URL's. */
   readonly proto?: "http" | "https";
+  /** The TLS SNI of the client's connection (RequestFacts.serverName). */
+  readonly serverName?: string | undefined;
   /** Where the client is, when the runtime knows (Workers: `request.cf`): proximity steering measures from it. */
   readonly client?: ClientLocation | undefined;
 }
@@ -180,6 +182,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       method: request.method,
       headers: request.headers,
       port: authorityPort(target.authority),
+      serverName: request.serverName,
     });
     if (!found) return "no_route";
     const { rule } = found;

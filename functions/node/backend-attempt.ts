@@ -1,7 +1,7 @@
 import { ServerResponse } from "node:http";
 import type { ExchangeHandler, RequestControl } from "../../lib/http1/exchange-handler.js";
 import type { ResponseHead } from "../../lib/http1/response-head.js";
-import type { NativeRoute } from "../app/app.js";
+import type { NativeRoute } from "../app/native-proxy.js";
 import { downstreamResponseHeaderList, reasonPhrase } from "../core/headers.js";
 import { type AbortCause, type AttemptResult, noteAnswer, type PolicyDeps } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";

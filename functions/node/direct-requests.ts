@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
-import type { NativeRoute } from "../app/app.js";
+import type { NativeRoute } from "../app/native-proxy.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { RouterError } from "../core/errors.js";
 import { isGrpcRequest } from "../core/grpc-errors.js";
@@ -11,6 +11,7 @@ import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { Routing, RoutingOutcome } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
+import { clientServerName } from "./client-tls.js";
 import { drainUnreadBody } from "./drain.js";
 import { sendNodeMirrors } from "./mirror-requests.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
@@ -96,7 +97,12 @@ class DirectRequest implements ExchangeEnd {
       const method = this.#observation.method;
       // The adapter's clean-up of a body nobody read (it drains it, bounded, once the response closed).
       if (method !== "GET") this.#outgoing.once("close", () => drainUnreadBody(this.#incoming));
-      const routed = routing.routeNow(this.#url, { method, headers: this.#head, proto: this.#proto });
+      const routed = routing.routeNow(this.#url, {
+        method,
+        headers: this.#head,
+        proto: this.#proto,
+        serverName: this.#proto === "https" ? clientServerName(this.#incoming.socket) : undefined,
+      });
       if (routed instanceof Promise) {
         // A throw while serving the routed request is answered too, as on the synchronous path.
         routed.then((outcome) => this.#serve(outcome)).catch((error: unknown) => this.failed(error));

@@ -3,7 +3,7 @@ import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { ExchangeDispatcher } from "../../lib/http1/exchange-handler.js";
 import { type RequestContent, requestContentOf } from "../../lib/http1/request-content.js";
-import type { NativeProxy, NativeRoute } from "../app/app.js";
+import type { NativeProxy, NativeRoute } from "../app/native-proxy.js";
 import { upstreamRequestHeaderList } from "../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../core/proxy-policy.js";
 import { RetryLoop } from "../core/retry-loop.js";

@@ -19,6 +19,7 @@ import { TrafficHistory } from "../core/traffic-history.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
+import { clientServerName } from "./client-tls.js";
 import { createDirectRequests } from "./direct-requests.js";
 import { withH2Clients } from "./h2-upstream/h2-clients.js";
 import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
@@ -142,6 +143,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
         ? "https"
         : "http",
+    clientServerName: (c) => clientServerName((c.env as HttpBindings | undefined)?.incoming?.socket),
     clientProtocol: (c) => (c.env as HttpBindings | undefined)?.incoming?.httpVersion,
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
     ...(client ? { native: withH2Clients(withH2ToH1(createNodeProxy(client), client), client) } : {}),

@@ -15,6 +15,7 @@ import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../cor
 import { RequestObservation } from "../core/request-observation.js";
 import { withRetries } from "../core/retry-loop.js";
 import type { Routing } from "../core/routing.js";
+import { clientServerName } from "./client-tls.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
 import { RequestHead } from "./request-head.js";
@@ -117,6 +118,7 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
       method: request.method ?? "GET",
       headers: requestHead,
       proto,
+      serverName: clientServerName(client),
     });
     if (typeof routed === "string") return refuse(client, routed, observation, request);
     if ("redirect" in routed) {

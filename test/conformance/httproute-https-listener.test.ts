@@ -70,4 +70,14 @@ describe("HTTPRouteHTTPSListener", () => {
     const answer = await world.curl({ sni: "unknown-example.org" });
     expect(answer.status).toBe(404);
   });
+
+  it("answers 404 to a Host of the hostname listener sent over the SNI of the listener without hostname", async () => {
+    await untilTrue(
+      () => world.curl({ sni: "second-example.org" }),
+      (item) => item.status === 200,
+    );
+    // The SNI chose the listener without hostname; only its routes (example.org) serve the connection.
+    const answer = await world.curl({ sni: "unknown-example.org", host: "second-example.org" });
+    expect(answer.status).toBe(404);
+  });
 });

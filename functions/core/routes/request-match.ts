@@ -13,6 +13,13 @@ export interface RequestFacts {
    * which is the scheme's default (listener-ports.ts).
    */
   readonly port?: number | undefined;
+  /**
+   * The name the client's TLS handshake asked for (SNI, lower case); undefined in cleartext or without SNI.
+   * On TLS the listener is the one the SNI chose, not the Host's (Gateway API Listener.hostname: "For HTTPS
+   * and TLS protocol listeners, this value MUST match the SNI"), so a Host other than the SNI's is served only
+   * by the routes of the SNI's listener (official HTTPRouteHTTPSListener: unknown SNI, known Host: 404).
+   */
+  readonly serverName?: string | undefined;
 }
 
 /** The path without its query. */

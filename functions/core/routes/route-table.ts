@@ -252,7 +252,10 @@ function scan<T>(
   for (const candidate of bucket) {
     if (deepOnly && !candidate.deep) continue;
     const { listeners } = candidate;
-    if (listeners !== undefined && !listenerServes(listeners, table.listenerHostnames, host, request.port))
+    if (
+      listeners !== undefined &&
+      !listenerServes(listeners, table.listenerHostnames, request.serverName ?? host, request.port)
+    )
       continue;
     // requestMatches, with the prefix normalised when the table was built: this runs on every request.
     const { match, prefix } = candidate;

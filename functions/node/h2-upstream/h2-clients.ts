@@ -1,7 +1,7 @@
 import type { Http2ServerRequest } from "node:http2";
 import { Http2ServerResponse } from "node:http2";
 import type { HttpBindings } from "@hono/node-server";
-import type { NativeProxy } from "../../app/app.js";
+import type { NativeProxy } from "../../app/native-proxy.js";
 import type { ErrorAnswer } from "../../core/errors.js";
 import { isGrpcAnswer } from "../../core/grpc-errors.js";
 import type { NodeProxyTransport } from "../proxy.js";

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import type { NativeRoute } from "../../app/app.js";
+import type { NativeRoute } from "../../app/native-proxy.js";
 import { upstreamRequestHeaderList } from "../../core/headers.js";
 import type { AttemptResult, PolicyDeps, ProxyResult } from "../../core/proxy-policy.js";
 import { RetryLoop } from "../../core/retry-loop.js";

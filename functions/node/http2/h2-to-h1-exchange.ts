@@ -3,7 +3,7 @@ import { type Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { HttpBindings } from "@hono/node-server";
 import type { RequestContent } from "../../../lib/http1/request-content.js";
 import { requestContentOf } from "../../../lib/http1/request-content.js";
-import type { NativeProxy, NativeRoute } from "../../app/app.js";
+import type { NativeProxy, NativeRoute } from "../../app/native-proxy.js";
 import { upstreamRequestHeaderList } from "../../core/headers.js";
 import type { PolicyDeps, ProxyResult } from "../../core/proxy-policy.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport, type UpstreamRequest } from "../proxy.js";

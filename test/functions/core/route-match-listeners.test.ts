@@ -140,4 +140,28 @@ describe("routes kept apart by Gateway and listener port", () => {
     expect(served("x.example.com", "/empty")).toBe("404");
     expect(served("bar.com", "/empty")).toBe("empty");
   });
+
+  it("chooses the listener of a TLS request by its SNI, then serves the Host from that listener's routes only", () => {
+    const https = (name: string, listenerHostname: string | undefined, hostnames: string[]) => ({
+      ...route(`httproute:infra/${name}`, { hostnames, rules: [rule(name)] }),
+      listeners: [
+        { gateway: "infra/gw", port: 443, hostnames, ...(listenerHostname ? { listenerHostname } : {}) },
+      ],
+    });
+    const table = buildRouteTable(
+      [
+        https("any", undefined, ["example.org"]),
+        https("second", "second-example.org", ["second-example.org"]),
+      ].map((record) => ({ route: record })),
+    );
+    const served = (host: string, serverName: string | undefined) => {
+      const backend = matchRoute(table, host, { ...request("/"), port: 443, serverName })?.rule.backends[0];
+      return backend && "service" in backend ? backend.service.split("/")[1] : "404";
+    };
+    expect.soft(served("second-example.org", "second-example.org")).toBe("second");
+    expect.soft(served("example.org", "example.org")).toBe("any");
+    expect.soft(served("second-example.org", "unknown-example.org")).toBe("404");
+    expect.soft(served("example.org", "second-example.org")).toBe("404");
+    expect.soft(served("second-example.org", undefined)).toBe("second");
+  });
 });
