@@ -99,7 +99,8 @@ export function readHostRefresh(
     if (fresh === undefined || fresh.length > 0) changed ??= `cluster ${name} changed`;
     const stale = lease?.[1] !== 1;
     if (stale !== position.stale) changed ??= `cluster ${name} lease changed`;
-    positions.set(name, { lastChangeId: lastEntryId(last?.[1]) ?? STREAM_START_ID, stale });
+    const lastChangeId = failed ? position.lastChangeId : (lastEntryId(last?.[1]) ?? STREAM_START_ID);
+    positions.set(name, { lastChangeId, stale });
   }
   for (const name of discovered.names) {
     if (!positions.has(name)) {
