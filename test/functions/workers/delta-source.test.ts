@@ -33,11 +33,17 @@ const whole: StoreState = storeState({ east });
 const coldViews: ClusterView[] = [east.view];
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-function harness(ttlMs = 1000) {
+function harness(ttlMs = 1000, hostBudgetBytes?: number) {
   let clock = 0;
   const { reader, calls, kinds } = controlledReader();
   const deferred: Promise<unknown>[] = [];
-  const source = createDeltaSnapshotSource({ reader, ttlMs, now: () => clock, logger: silentLogger });
+  const source = createDeltaSnapshotSource({
+    reader,
+    ttlMs,
+    now: () => clock,
+    logger: silentLogger,
+    hostBudgetBytes,
+  });
   return {
     source,
     calls,
@@ -180,5 +186,31 @@ describe("the Workers delta source", () => {
     h.settle(2, whole);
     await Promise.all(h.deferred);
     expect(h.source.status().lastLoadAt).toBe(1000);
+  });
+
+  it("over its host budget, holds the hosts asked for by cold reads, evicts the least recently used, and never reads the whole store", async () => {
+    const h = harness(1000, 100);
+    const viewOf = (service: string) =>
+      clusterState("east", [serviceV2("east", service, "10.0.0.1")], "1-0").view;
+    const hostRead = (service: string) => ({ views: [viewOf(service)], heartbeats: new Map(), bytes: 60 });
+    const first = h.source.prepare("a.test", h.waitUntil);
+    await tick();
+    h.settle(0, hostRead("shop/a"));
+    await first;
+    expect(h.kinds()).toEqual(["cold", "sizes"]);
+    h.settle(1, { bytes: 1000, state: { positions: new Map(), scanCursor: "0" } });
+    await tick();
+    // The host read before the positions is read again after them.
+    expect(h.kinds()).toEqual(["cold", "sizes", "cold"]);
+    h.settle(2, hostRead("shop/a"));
+    await Promise.all(h.deferred);
+
+    const second = h.source.prepare("b.test", h.waitUntil);
+    await tick();
+    h.settle(3, hostRead("shop/b"));
+    await second;
+    const services = h.source.current()?.clusters.flatMap((view) => [...view.servicesV2.keys()]);
+    expect(services).toEqual(["shop/b"]);
+    expect(h.kinds()).toEqual(["cold", "sizes", "cold", "cold"]);
   });
 });
