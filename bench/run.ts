@@ -180,6 +180,7 @@ const h2Options: H2BenchOptions = {
   payloads: ["small", "large", "grpc"],
   pin: flags.pin,
   runner: routerRunnerFromEnv(),
+  tls: true,
 };
 
 /** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */

@@ -15,6 +15,13 @@ import { medianOf } from "../proxy/rounds.js";
 import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
 import { GRPC_HOST, GRPC_PATH, grpcRequestFile, publishGrpcRoute } from "./grpc-call.js";
 import { type H2loadPlan, type H2loadResult, runH2load } from "./h2load.js";
+import {
+  formatHandshakes,
+  type HandshakeRound,
+  handshakeRound,
+  prepareTlsBench,
+  untilHandshakes,
+} from "./tls-handshakes.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BACKEND = here("../proxy/backend-process.ts");
@@ -37,6 +44,8 @@ export interface H2BenchOptions {
   readonly payloads: readonly H2Payload[];
   readonly pin: boolean;
   readonly runner: RouterRunner;
+  /** Full TLS handshakes per second on the router's HTTPS_PORT against a minimal node:tls server (built runner). */
+  readonly tls?: boolean;
 }
 
 export interface H2Measurement {
@@ -53,6 +62,10 @@ export interface H2Measurement {
 export interface H2BenchReport {
   readonly measurements: readonly H2Measurement[];
   readonly layout: string;
+  readonly tls?: {
+    readonly edgeslice: readonly HandshakeRound[];
+    readonly minimal: readonly HandshakeRound[];
+  };
 }
 
 interface Target {
@@ -109,11 +122,14 @@ export async function runH2Bench(
     } else if (options.payloads.includes("grpc")) {
       log("  grpc skipped: it needs the built router (BENCH_ROUTER_RUNNER=built)");
     }
+    const tls = options.tls && store ? await prepareTlsBench(store.url, cpu.proxy) : undefined;
+    if (tls) children.push(tls.minimal);
     const router = await startEdgesliceRouter({
       runner: options.runner,
       backendPort,
       redisUrl: store?.url,
       cpu: cpu.proxy,
+      ...(tls ? { env: tls.routerEnv } : {}),
     });
     children.push(router.child);
     const edgeslice: Target = { name: "edgeslice", port: router.port, process: router.child };
@@ -164,7 +180,17 @@ export async function runH2Bench(
         });
       }
     }
-    return { measurements, layout };
+    if (!tls) return { measurements, layout };
+    await untilHandshakes(tls.httpsPort);
+    const handshakes = { edgeslice: [] as HandshakeRound[], minimal: [] as HandshakeRound[] };
+    for (let round = 0; round < options.rounds; round++) {
+      log(`  tls handshakes round ${round + 1}/${options.rounds} ...`);
+      handshakes.minimal.push(await handshakeRound(tls.minimalPort, tls.minimal, options.durationSeconds, 8));
+      handshakes.edgeslice.push(
+        await handshakeRound(tls.httpsPort, router.child, options.durationSeconds, 8),
+      );
+    }
+    return { measurements, layout, tls: handshakes };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await store?.stop();
@@ -216,5 +242,6 @@ export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): 
     const cpu = medianOf(edgeslice.roundsCpu) / medianOf(minimal.roundsCpu);
     lines.push(`${payload}: edgeslice/minimal rps ${fixed(rps, 2)}x, CPU per request ${fixed(cpu, 2)}x`);
   }
+  if (report.tls) lines.push(...formatHandshakes(report.tls.edgeslice, report.tls.minimal));
   return lines.join("\n");
 }
