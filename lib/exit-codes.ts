@@ -1,5 +1,5 @@
 /**
- * How every edgeslice command ends (README "Exit codes"), so a script or a supervisor can tell a mistake to
+ * How every edgeslice command ends (docs/troubleshooting.md, "Exit codes and error lines"), so a script or a supervisor can tell a mistake to
  * fix from a failure that a retry may cure.
  */
 export const EXIT_CODES = {

@@ -2,7 +2,7 @@ import { clusterKeysPattern, clustersKeyPattern, storeKeysPattern } from "./keys
 
 /**
  * Redis ACL rules for the store's two kinds of users, as `ACL SETUSER <name> >password ...rules` arguments
- * (README.md and deploy/README.md print them; test/store/documented-acl.test.ts keeps those in step).
+ * (docs/redis.md prints them; test/store/documented-acl.test.ts keeps those in step).
  *
  * @example
  * await admin.call("ACL", "SETUSER", "edgeslice-sync-east", ">pw", ...syncAclRules("edgeslice", "east"));

@@ -33,7 +33,7 @@ const NamespaceListSchema = v.pipe(
   ),
 );
 
-/** The sync worker's environment, documented in deploy/README.md's table. */
+/** The sync worker's environment, documented in docs/configuration.md. */
 export const SyncEnvSchema = v.object({
   /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: v.pipe(

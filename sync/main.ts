@@ -31,7 +31,7 @@ const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print]]   (development:
   --help       show this text
 
 Environment: CLUSTER_NAME (required to write; --print uses "local" when unset), REDIS_URL, EDGESLICE_PREFIX,
-WATCH_NAMESPACES, HOST_CLAIMS, SYNC_PORT (deploy/README.md lists them all).
+WATCH_NAMESPACES, HOST_CLAIMS, SYNC_PORT (docs/configuration.md lists them all).
 Exit status: 0 done or stopped, 1 failed at run time, 2 bad command line, 78 bad setting (environment,
 KUBECONFIG, Redis credentials).`;
 

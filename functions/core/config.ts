@@ -14,7 +14,7 @@ import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
-/** The router's environment (the same names as Workers vars/secrets; README lists each with its default). */
+/** The router's environment (the same names as Workers vars/secrets; docs/configuration.md lists each with its default). */
 export const RouterEnvSchema = v.object({
   /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
   REDIS_URL: optionalText,

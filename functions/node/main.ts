@@ -14,8 +14,8 @@ import { type NodeRouter, startNodeRouter } from "./server.js";
  */
 const USAGE = `Usage: node dist/router.js   (development: npm run router)
 
-The Node router takes no flags but --help: every setting is an environment variable (README.md, "Configuration
-(router)"), REDIS_URL, PORT, HOST, EDGESLICE_PREFIX, ADMIN_TOKEN and the rest.
+The Node router takes no flags but --help: every setting is an environment variable (docs/configuration.md),
+REDIS_URL, PORT, HOST, EDGESLICE_PREFIX, ADMIN_TOKEN and the rest.
 Exit status: 0 stopped by SIGTERM/SIGINT, 1 failed, 2 bad command line, 78 bad setting (environment, an
 address to listen on).`;
 

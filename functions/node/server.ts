@@ -45,7 +45,7 @@ export interface NodeRouterDeps {
    */
   readonly upstream?: Upstream;
   readonly upstreamOptions?: UndiciUpstreamOptions;
-  /** The h2c upstreams' sessions and streams (README: H2C_* settings); defaults in h2-upstream/h2c-session.ts. */
+  /** The h2c upstreams' sessions and streams (docs/configuration.md: H2C_* settings); defaults in h2-upstream/h2c-session.ts. */
   readonly h2c?: Partial<H2cSettings>;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
   readonly host?: string;

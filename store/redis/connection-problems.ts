@@ -53,7 +53,7 @@ export function redisProblemOf(error: unknown, where: string): RedisProblem {
     case "NOPERM":
       return problem(
         true,
-        `the ACL user of REDIS_URL may not run a command edgeslice needs (NOPERM): give it the rules of deploy/README.md "Redis ACL"`,
+        `the ACL user of REDIS_URL may not run a command edgeslice needs (NOPERM): give it the rules of docs/redis.md "ACL users"`,
       );
     case "ENOTFOUND":
       return problem(

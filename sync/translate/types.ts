@@ -25,7 +25,7 @@ export interface ClusterCache {
   routeObjects?(): RouteObjects;
 }
 
-/** What one Service becomes in the store, decided from its annotations (README.md, "Service annotations"). */
+/** What one Service becomes in the store, decided from its annotations (docs/routing.md, "Service annotations"). */
 export type ExposureResult =
   | { readonly kind: "exposed"; readonly record: import("../../store/records.js").ServiceRecord }
   /** No `edgeslice.io/hosts` annotation: the Service is not routed; any stored record must go. */

@@ -3,21 +3,14 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RouterEnvSchema } from "../../functions/core/config.js";
 import { SyncEnvSchema } from "../../sync/config.js";
+import { section } from "../docs/support/pages.js";
 import { type Deployment, envOf, ofKind, ROOT, render } from "./support/render.js";
 
 const README = readFileSync(join(ROOT, "deploy/README.md"), "utf8");
 
-/** The text of the `## <title>` section, up to the next `## `. */
-function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`deploy/README.md has no section "${title}"`);
-  const end = README.indexOf("\n## ", start + 1);
-  return README.slice(start, end < 0 ? undefined : end);
-}
-
-/** The variables named in the first column of a section's table, e.g. `SYNC_PORT` / `SYNC_HOST`. */
+/** The variables named in the first column of a docs/configuration.md section's table. */
 function tableVariables(title: string): string[] {
-  return section(title)
+  return section("docs/configuration.md", title)
     .split("\n")
     .filter((line) => line.startsWith("| `"))
     .flatMap((line) =>
@@ -36,27 +29,25 @@ beforeAll(async () => {
   routerSets = [...(await setBy("deploy/overlays/east-router")), ...(await setBy("deploy/router"))];
 });
 
-describe("deploy/README.md", () => {
+describe("deploy/README.md and docs/configuration.md", () => {
   it("tables exactly the variables the sync reads (sync/config.ts)", () => {
-    expect(tableVariables("Sync environment")).toEqual(Object.keys(SyncEnvSchema.entries).sort());
+    expect(tableVariables("Sync")).toEqual(Object.keys(SyncEnvSchema.entries).sort());
   });
 
   it("tables exactly the variables the router reads (functions/core/config.ts)", () => {
-    expect(tableVariables("Router environment (Node)")).toEqual(Object.keys(RouterEnvSchema.entries).sort());
+    expect(tableVariables("Router")).toEqual(Object.keys(RouterEnvSchema.entries).sort());
   });
 
   it("documents every variable the manifests set", () => {
-    for (const name of syncSets) expect(tableVariables("Sync environment")).toContain(name);
-    for (const name of routerSets) expect(tableVariables("Router environment (Node)")).toContain(name);
+    for (const name of syncSets) expect(tableVariables("Sync")).toContain(name);
+    for (const name of routerSets) expect(tableVariables("Router")).toContain(name);
   });
 
   it("names only files and folders that exist", () => {
     const named = [...README.matchAll(/`((?:deploy|functions|store|sync|test)\/[\w./-]*)`/g)].map(
       (m) => m[1],
     );
-    const intro = README.slice(0, README.indexOf("\n## "));
-    const layout = intro
-      .split("\n")
+    const layout = README.split("\n")
       .filter((line) => line.startsWith("| `"))
       .flatMap((line) =>
         [...(line.split("|")[1] ?? "").matchAll(/`([\w./-]+)`/g)].map((m) => `deploy/${m[1]}`),

@@ -159,7 +159,7 @@ describe("the sync and the Node router on Redis Cluster", () => {
     const names = await onDistinctMasters(prefix, 2);
     const { first, second } = await twoBackends();
     for (const name of names) await publish(prefix, name, `${name}.test`, first);
-    // Redis Cluster does not propagate ACL users: each master gets the rule (deploy/README.md).
+    // Redis Cluster does not propagate ACL users: each master gets the rule (docs/redis.md).
     const user = `router-${prefix.slice(-8)}`;
     for (const node of client.nodes("master")) {
       await node.call("ACL", "SETUSER", user, ">router-pw", ...routerAclRules(prefix));

@@ -15,7 +15,7 @@ import { CLUSTER, get, namedBackend, workerFixture } from "./worker-fixture.js";
  * gRPC calls in real workerd: the Worker reaches backends with fetch(), which does not speak HTTP/2 with prior
  * knowledge, so a call whose backends are h2c (a Service port with appProtocol kubernetes.io/h2c, or a
  * GRPCRoute's) is answered with a gRPC error, never sent to them as HTTP/1.1; the Worker's own answers to gRPC
- * calls are gRPC errors too (README, "gRPC and h2c on Workers").
+ * calls are gRPC errors too (docs/workers.md, "gRPC and h2c upstreams").
  */
 const { redis, freshPrefix, worker, backend } = workerFixture("workerd-grpc");
 const GRPC = { method: "POST", headers: { "content-type": "application/grpc" }, body: "" };

@@ -1,6 +1,6 @@
 import { type ClusterHealthOptions, DEFAULT_CLUSTER_HEALTH } from "./cluster-health.js";
 
-/** The tuning of cross-cluster steering; the defaults are what the router runs with (README "Cluster steering"). */
+/** The tuning of cross-cluster steering; the defaults are what the router runs with (docs/multi-cluster.md, "Cluster steering"). */
 export interface SteeringSettings {
   /** The share of requests that probe a cluster the policy would not pick (slower, unmeasured, recovering). */
   readonly probeShare: number;

@@ -3,7 +3,7 @@ import { connect as netConnect } from "node:net";
 import { endpointAddress } from "../../../store/records.js";
 import type { UpstreamTarget } from "../../transports/upstream.js";
 
-/** How the router's HTTP/2 cleartext connections to one backend behave (README: H2C_* settings). */
+/** How the router's HTTP/2 cleartext connections to one backend behave (docs/configuration.md: H2C_* settings). */
 export interface H2cSettings {
   /** Sessions (TCP connections) one backend may have; past it, streams share the least busy session. */
   readonly sessionsPerBackend: number;

@@ -202,7 +202,7 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
       }
     });
 
-    it("keeps the sync unready and logging 'not authorised' when the endpointslices rule is missing (README upgrade note)", async () => {
+    it("keeps the sync unready and logging 'not authorised' when the endpointslices rule is missing (the upgrade note of docs/deploy.md)", async () => {
       const rules = (deploy.readRules as { resources?: string[] }[]).filter(
         (rule) => !rule.resources?.includes("endpointslices"),
       );

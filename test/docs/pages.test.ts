@@ -1,30 +1,23 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseRouterConfig } from "../../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryStore } from "../../store/memory-store.js";
-import { ROOT } from "./support/render.js";
+import {
+  documentationPages,
+  firstCells,
+  headingAnchors,
+  linkTargets,
+  ROOT,
+  readPage,
+  section,
+} from "./support/pages.js";
 
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
-
-/** The text of the `## <title>` section, up to the next `## `. */
-function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README.md has no section "${title}"`);
-  const end = README.indexOf("\n## ", start + 1);
-  return README.slice(start, end < 0 ? undefined : end);
-}
-
-/** The first cells of a section's table rows. */
-function firstCells(title: string): string[] {
-  return section(title)
-    .split("\n")
-    .filter((line) => line.startsWith("| `"))
-    .map((line) => line.split("|")[1] ?? "");
-}
+const README = readPage("README.md");
+const OPERATIONS = "docs/operations.md";
 
 function source(path: string): string {
   return readFileSync(join(ROOT, path), "utf8");
@@ -58,9 +51,19 @@ describe("README.md", () => {
     expect(ports.size).toBe(Number(range?.[2]) - Number(range?.[1]) + 1);
   });
 
+  it("keeps to what it is, the two commands and where to go next", () => {
+    expect(README).toContain("npm ci && npm start");
+    expect(README).toContain("npm test");
+    expect(README.split("\n").length).toBeLessThan(100);
+    for (const page of documentationPages().filter((path) => path.startsWith("docs/")))
+      expect(README, page).toContain(`](${page})`);
+  });
+});
+
+describe("docs/operations.md", () => {
   it("tables every metric family the router exports", () => {
     const documented = new Set(
-      firstCells("Observability").flatMap((cell) =>
+      firstCells(section(OPERATIONS, "Observability")).flatMap((cell) =>
         [...cell.matchAll(/edgeslice_[a-z_]+/g)].map((m) => m[0]),
       ),
     );
@@ -78,7 +81,7 @@ describe("README.md", () => {
   });
 
   it("tables every admin endpoint the router registers", () => {
-    const documented = firstCells("Admin endpoints and status codes").flatMap((cell) =>
+    const documented = firstCells(section(OPERATIONS, "Admin endpoints and status codes")).flatMap((cell) =>
       [...cell.matchAll(/`\/_edgeslice\/([a-z]+)/g)].map((m) => m[1]),
     );
     const registered = [...source("functions/app/admin.ts").matchAll(/`\$\{ADMIN_PREFIX\}\/([a-z]+)`/g)].map(
@@ -90,12 +93,9 @@ describe("README.md", () => {
   });
 
   it("names every field /_edgeslice/healthz answers", async () => {
-    const row = firstCells("Admin endpoints and status codes").find((cell) =>
-      cell.includes("/_edgeslice/healthz"),
-    );
-    const line = section("Admin endpoints and status codes")
-      .split("\n")
-      .find((text) => text.split("|")[1] === row);
+    const admin = section(OPERATIONS, "Admin endpoints and status codes");
+    const row = firstCells(admin).find((cell) => cell.includes("/_edgeslice/healthz"));
+    const line = admin.split("\n").find((text) => text.split("|")[1] === row);
     const health = (await (await fetch(`${router?.url}/_edgeslice/healthz`)).json()) as {
       clusters: Record<string, unknown>[];
     };
@@ -104,20 +104,36 @@ describe("README.md", () => {
     for (const field of Object.keys(health.clusters[0] ?? {})) expect(line, field).toContain(`"${field}"`);
     expect(health.clusters).toHaveLength(1);
   });
+});
 
+describe("docs/workers.md", () => {
   it("names as the reader of the Workers VPC binding the file that reads it", () => {
-    const named = /`(functions\/workers\/[\w-]+\.ts)` reads the\s+binding/.exec(README)?.[1];
+    const named = /`(functions\/workers\/[\w-]+\.ts)` reads the\s+binding/.exec(
+      readPage("docs/workers.md"),
+    )?.[1];
 
     expect(source(named ?? "no file named")).toContain("env.POD_NETWORK");
   });
+});
+
+describe.each(documentationPages())("%s", (page) => {
+  const text = readPage(page);
 
   it("names only source files and folders that exist", () => {
-    const named = [...README.matchAll(/`((?:functions|store|sync|lib|scripts|bench)\/[\w./-]*)`/g)].map(
-      (m) => m[1],
-    );
+    const named = [
+      ...text.matchAll(/`((?:functions|store|sync|lib|scripts|bench|deploy|test)\/[\w./-]*)`/g),
+    ].map((m) => m[1] ?? "");
 
-    expect(named.length).toBeGreaterThan(10);
-    for (const path of named)
-      expect(() => readFileSync(join(ROOT, path ?? ""), "utf8"), path).not.toThrow(/ENOENT/);
+    for (const path of named) expect(existsSync(join(ROOT, path)), path).toBe(true);
+  });
+
+  it("links only to pages and headings that exist", () => {
+    const relative = linkTargets(text).filter((target) => !/^[a-z]+:/.test(target));
+    for (const target of relative) {
+      const [file = "", anchor] = target.split("#");
+      const linked = file === "" ? page : normalize(join(dirname(page), file));
+      expect(existsSync(join(ROOT, linked)), target).toBe(true);
+      if (anchor !== undefined) expect([...headingAnchors(readPage(linked))], target).toContain(anchor);
+    }
   });
 });
