@@ -160,6 +160,11 @@ function groupValues(side: string, mayEndWithQuad: boolean): number[] | undefine
   return values;
 }
 
+/** The canonical text of 4 (IPv4) or 16 (IPv6) address bytes, as canonicalIp prints it. */
+export function formatIp(bytes: Uint8Array): string {
+  return bytes.length === 4 ? formatIpv4(bytes) : formatIpv6(bytes);
+}
+
 function formatIpv4(bytes: Uint8Array): string {
   return Array.from(bytes, String).join(".");
 }

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { ConfigurationError } from "../../lib/configuration-error.js";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../../lib/env.js";
 import { TlsStoreKeyEnvSchema } from "../../store/certificates.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
@@ -10,6 +11,7 @@ import { BACKEND_SERIES, type BackendSeries } from "./backend-metrics.js";
 import { type ClusterGrants, parseClusterGrants } from "./cluster-grants.js";
 import { parseGatewayNames } from "./gateway-names.js";
 import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
+import { NO_TRUSTED_PROXIES, parseTrustedProxies, type TrustedProxies } from "./trusted-proxies.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
@@ -47,6 +49,26 @@ export const RouterEnvSchema = v.object({
       return NEVER;
     }),
   ),
+  /**
+   * Node only: the load balancers in front of the router, as CIDRs or addresses (`10.0.0.0/8,2001:db8::/32`).
+   * Their X-Forwarded-For, -Proto, -Host and Forwarded are kept and extended, and the client they name is the
+   * one logged; anyone else's are replaced by what the router saw. Unset: nobody is trusted.
+   */
+  TRUSTED_PROXIES: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseTrustedProxies(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({ message: `must be CIDRs or addresses, comma-separated: ${parsed.error}` });
+      return NEVER;
+    }),
+  ),
+  /**
+   * Node only: read the PROXY protocol header (v1 or v2) a network balancer sends before the connection's
+   * bytes, on PORT and HTTPS_PORT, from TRUSTED_PROXIES only; its source address is the client's.
+   */
+  PROXY_PROTOCOL: booleanFromEnv(false),
   /** The Gateways (`namespace/name`, comma-separated) whose HTTPRoutes this router serves; unset: every one. */
   GATEWAYS: v.pipe(
     optionalText,
@@ -154,6 +176,10 @@ export interface RouterConfig {
   readonly zone: string | undefined;
   /** CLUSTER_GRANTS; undefined: any cluster may publish any host and backend address. */
   readonly clusterGrants: ClusterGrants | undefined;
+  /** TRUSTED_PROXIES (Node); absent or empty: nobody is trusted. */
+  readonly trustedProxies?: TrustedProxies;
+  /** PROXY_PROTOCOL (Node): PROXY headers read from trusted peers on PORT and HTTPS_PORT. */
+  readonly proxyProtocol?: boolean;
   /** GATEWAYS; undefined: the routes of every Gateway are served. */
   readonly gateways: ReadonlySet<string> | undefined;
   readonly ipFamily: IpFamilyPolicy;
@@ -180,6 +206,11 @@ export interface RouterConfig {
 /** Validates the environment; throws one error listing every bad variable. */
 export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
   const e = parseEnv(RouterEnvSchema, env, "router");
+  if (e.PROXY_PROTOCOL && e.TRUSTED_PROXIES === undefined) {
+    throw new ConfigurationError(
+      "invalid router configuration: PROXY_PROTOCOL: set TRUSTED_PROXIES to the balancers that send the header (it is accepted from no one else)",
+    );
+  }
   return {
     redisUrl: e.REDIS_URL,
     redis: e.REDIS_URL === undefined ? undefined : redisTargetOrThrow(e.REDIS_URL, e.REDIS_CLUSTER, "router"),
@@ -194,6 +225,8 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     cluster: e.ROUTER_CLUSTER,
     zone: e.ROUTER_ZONE,
     clusterGrants: e.CLUSTER_GRANTS,
+    trustedProxies: e.TRUSTED_PROXIES ?? NO_TRUSTED_PROXIES,
+    proxyProtocol: e.PROXY_PROTOCOL,
     gateways: e.GATEWAYS,
     ipFamily: e.IP_FAMILY,
     clusterSteering: e.CLUSTER_STEERING,

@@ -19,10 +19,11 @@ export {
  * Expect is dropped (RFC 9110 §10.1.1): the router answers for the whole request, and the transports
  * stream the body anyway, so a backend waiting to send 100-continue would only add a round trip.
  *
- * Trust: the router is the edge, so nothing the client sent about earlier hops is verified.
- * X-Forwarded-For and Forwarded are lists: the router appends its own element, and a backend must read
- * only the last one (the element this router added). X-Forwarded-Proto and X-Forwarded-Host describe the
- * request this router received and are overwritten, never taken from the client.
+ * Trust (core/trusted-proxies.ts): a peer in TRUSTED_PROXIES is a load balancer that already wrote the
+ * forwarding fields. Its X-Forwarded-For and Forwarded are lists the router appends its own element to, and its
+ * X-Forwarded-Proto and X-Forwarded-Host describe the client's request and are kept. Anyone else's are not
+ * vouched for: the four fields are replaced by what this router saw (the client's address, the connection's
+ * scheme, the Host), so a backend never reads an address a client made up.
  */
 export interface ForwardingInfo extends ForwardedHop {
   /** core/request-id.ts: sent as X-Request-Id (the client's own when it was valid). */
@@ -36,10 +37,12 @@ export interface ForwardingInfo extends ForwardedHop {
    * (node/request-head.ts), null when there were none; left out, the fields are searched for it.
    */
   readonly connection?: string | null;
+  /** The peer is a trusted proxy (TRUSTED_PROXIES): its forwarding fields are kept and extended. */
+  readonly trustedPeer?: boolean;
 }
 
 /** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
-const REPLACED = new Set(["host", "expect", "x-forwarded-proto", "x-forwarded-host", "x-request-id"]);
+const REPLACED = new Set(["host", "expect", "x-request-id"]);
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -57,28 +60,63 @@ function rewriteRequestFields(
 ): void {
   const listed = connectionTokens(connection);
   const modifier = info.modifier;
-  let forwardedFor: string | undefined;
-  let forwarded: string | undefined;
+  const trusted = info.trustedPeer === true;
+  const fields: ForwardingFields = {
+    for: undefined,
+    forwarded: undefined,
+    proto: undefined,
+    host: undefined,
+  };
   // RFC 9112 §3.2: Host first, so a backend that keeps only so many fields (Node: 2,000) still reads it.
   emit("host", info.upstreamHost ?? info.host);
   forEachField((name, value) => {
     if ((!passesHop(name, listed) && !kept.has(name)) || REPLACED.has(name)) return;
     if (modifier?.drop.has(name)) return;
-    if (name === "x-forwarded-for")
-      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-    else if (name === "forwarded") forwarded = forwarded === undefined ? value : `${forwarded}, ${value}`;
-    else emit(name, value);
+    if (!FORWARDING.has(name)) emit(name, value);
+    else if (trusted) collectForwarding(fields, name, value);
   });
-  // A client's Forwarded that leaves a quoted string open would swallow the router's own element into it
-  // (`for="6.6.6.6` + `, for=...`): the backend could no longer find the last element. It is dropped whole;
-  // nothing in it was trustworthy anyway.
-  if (forwarded !== undefined && !closesQuotes(forwarded)) forwarded = undefined;
   if (modifier) for (const [name, value] of modifier.append) emit(name, value);
+  emitForwarding(fields, info, emit);
+}
+
+/**
+ * The forwarding fields a trusted peer sent, repeated lines joined with ", " (RFC 9110 §5.3) as web Headers
+ * join them, so both header shapes pass on the same values.
+ */
+interface ForwardingFields {
+  for: string | undefined;
+  forwarded: string | undefined;
+  proto: string | undefined;
+  host: string | undefined;
+}
+
+const FORWARDING = new Set(["x-forwarded-for", "forwarded", "x-forwarded-proto", "x-forwarded-host"]);
+
+const joinedField = (held: string | undefined, value: string) =>
+  held === undefined ? value : `${held}, ${value}`;
+
+function collectForwarding(fields: ForwardingFields, name: string, value: string): void {
+  if (name === "x-forwarded-for") fields.for = joinedField(fields.for, value);
+  else if (name === "forwarded") fields.forwarded = joinedField(fields.forwarded, value);
+  else if (name === "x-forwarded-proto") fields.proto = joinedField(fields.proto, value);
+  else fields.host = joinedField(fields.host, value);
+}
+
+function emitForwarding(
+  fields: ForwardingFields,
+  info: ForwardingInfo,
+  emit: (name: string, value: string) => void,
+): void {
+  const forwardedFor = fields.for;
   if (info.clientIp !== undefined) {
     emit("x-forwarded-for", forwardedFor ? `${forwardedFor}, ${info.clientIp}` : info.clientIp);
   } else if (forwardedFor !== undefined) emit("x-forwarded-for", forwardedFor);
-  emit("x-forwarded-proto", info.proto);
-  emit("x-forwarded-host", info.host);
+  emit("x-forwarded-proto", fields.proto ? fields.proto : info.proto);
+  emit("x-forwarded-host", fields.host ? fields.host : info.host);
+  // A Forwarded that leaves a quoted string open would swallow the router's own element into it
+  // (`for="6.6.6.6` + `, for=...`): the backend could no longer find the last element. It is dropped whole.
+  const forwarded =
+    fields.forwarded !== undefined && closesQuotes(fields.forwarded) ? fields.forwarded : undefined;
   const element = forwardedElement(info);
   emit("forwarded", forwarded ? `${forwarded}, ${element}` : element);
   if (info.requestId !== undefined) emit("x-request-id", info.requestId);

@@ -126,3 +126,28 @@ describe("parseRouterConfig: HTTPS", () => {
     );
   });
 });
+
+describe("parseRouterConfig: behind a load balancer", () => {
+  it("trusts nobody and reads no PROXY header by default", () => {
+    const config = parseRouterConfig({});
+    expect(config.trustedProxies?.networks).toEqual([]);
+    expect(config.trustedProxies?.trusts("10.0.0.1")).toBe(false);
+    expect(config.proxyProtocol).toBe(false);
+  });
+
+  it("reads TRUSTED_PROXIES and PROXY_PROTOCOL", () => {
+    const config = parseRouterConfig({ TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.9", PROXY_PROTOCOL: "true" });
+    expect(config.trustedProxies?.networks).toEqual(["10.0.0.0/8", "192.0.2.9/32"]);
+    expect(config.trustedProxies?.trusts("10.1.2.3")).toBe(true);
+    expect(config.proxyProtocol).toBe(true);
+  });
+
+  it.each([
+    [{ TRUSTED_PROXIES: "10.1.0.0/8" }, /TRUSTED_PROXIES: .*did you mean 10\.0\.0\.0\/8/],
+    [{ TRUSTED_PROXIES: "balancer" }, /TRUSTED_PROXIES: must be CIDRs or addresses/],
+    [{ PROXY_PROTOCOL: "v2" }, /PROXY_PROTOCOL: must be true or false/],
+    [{ PROXY_PROTOCOL: "true" }, /PROXY_PROTOCOL: set TRUSTED_PROXIES/],
+  ])("refuses %j", (env, message) => {
+    expect(() => parseRouterConfig(env)).toThrow(message);
+  });
+});

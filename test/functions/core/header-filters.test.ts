@@ -56,6 +56,8 @@ const info: ForwardingInfo = {
   requestId: "rid-1",
   upstreamHost: "internal.shop.svc",
   modifier: requestModifier,
+  // A balancer's X-Forwarded-For is extended: the modifier's set of it must not replace it.
+  trustedPeer: true,
 };
 
 const client = [

@@ -1,7 +1,7 @@
 /** Header-rule inputs shared by the request and upgrade header tests. */
 export const info = { clientIp: "192.0.2.7", proto: "https" as const, host: "app.example" };
 
-/** Forwarding fields a client sends itself (raw header list): appended to, or replaced by, the router's. */
+/** Forwarding fields a client sends itself (raw header list): replaced by the router's unless the peer is trusted. */
 export const CLIENT_FORWARDING_FIELDS = [
   "X-Forwarded-For",
   "203.0.113.1",

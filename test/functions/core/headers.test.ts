@@ -47,30 +47,67 @@ describe("upstreamRequestHeaders", () => {
       { ...info, host: "app.example:8443" },
       { host: "app.example:8443" },
     ],
-    [
-      "overwrites client-sent X-Forwarded-Proto and X-Forwarded-Host",
-      { "x-forwarded-proto": "gopher", "x-forwarded-host": "evil.example" },
-      info,
-      { "x-forwarded-proto": "https", "x-forwarded-host": "app.example" },
-    ],
-    [
-      "appends an element to Forwarded",
-      { forwarded: "for=203.0.113.1" },
-      info,
-      { forwarded: "for=203.0.113.1, for=192.0.2.7;host=app.example;proto=https" },
-    ],
   ])("%s", (_what, incoming, forwarding, expected: Record<string, string | null>) => {
     const out = upstreamRequestHeaders(new Headers(incoming), forwarding);
     const names = Object.keys(expected);
     expect(names.map((name) => out.get(name))).toEqual(names.map((name) => expected[name]));
   });
+});
+
+/** TRUSTED_PROXIES (core/trusted-proxies.ts): a balancer's fields are kept and extended, anyone else's replaced. */
+describe("forwarding fields by the peer's trust", () => {
+  const sent = {
+    "x-forwarded-for": "203.0.113.1",
+    "x-forwarded-proto": "https",
+    "x-forwarded-host": "shop.example",
+    forwarded: "for=203.0.113.1;proto=https",
+  };
+  const own = "for=192.0.2.7;host=app.example;proto=http";
+  const names = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "forwarded"] as const;
+  const plain = { ...info, proto: "http" as const };
 
   it.each([
-    [undefined, "192.0.2.7"],
-    ["203.0.113.1", "203.0.113.1, 192.0.2.7"],
-  ])("appends the client to X-Forwarded-For %j", (previous, expected) => {
-    const incoming = new Headers(previous ? { "x-forwarded-for": previous } : {});
-    expect(upstreamRequestHeaders(incoming, info).get("x-forwarded-for")).toBe(expected);
+    ["an untrusted peer's are replaced", sent, false, ["192.0.2.7", "http", "app.example", own]],
+    [
+      "a trusted peer's are kept, the lists extended",
+      sent,
+      true,
+      ["203.0.113.1, 192.0.2.7", "https", "shop.example", `for=203.0.113.1;proto=https, ${own}`],
+    ],
+    ["a trusted peer that sent none gets the router's", {}, true, ["192.0.2.7", "http", "app.example", own]],
+    [
+      "a trusted peer's repeated lines joined, as web Headers join them",
+      [
+        ["x-forwarded-for", "203.0.113.1"],
+        ["x-forwarded-for", "198.51.100.2"],
+        ["x-forwarded-proto", "https"],
+        ["x-forwarded-proto", "http"],
+      ],
+      true,
+      ["203.0.113.1, 198.51.100.2, 192.0.2.7", "https, http", "app.example", own],
+    ],
+    [
+      "a trusted peer's Forwarded with an open quoted string is dropped, not extended",
+      { forwarded: 'for="6.6.6.6' },
+      true,
+      ["192.0.2.7", "http", "app.example", own],
+    ],
+  ])("%s", (_what, incoming: ConstructorParameters<typeof Headers>[0], trustedPeer, expected) => {
+    const forwarding = { ...plain, trustedPeer };
+    const web = upstreamRequestHeaders(new Headers(incoming), forwarding);
+    expect(names.map((name) => web.get(name))).toEqual(expected);
+    const raw = [...new Headers(incoming)].flat();
+    const list = upstreamRequestHeaderList(raw, forwarding);
+    expect(names.map((name) => list[list.indexOf(name) + 1])).toEqual(expected);
+  });
+
+  it("keeps the client's address out when the runtime does not know it, extending a trusted peer's list as is", () => {
+    const unknown = { ...plain, clientIp: undefined };
+    const incoming = new Headers({ "x-forwarded-for": "203.0.113.1" });
+    expect(upstreamRequestHeaders(incoming, { ...unknown, trustedPeer: true }).get("x-forwarded-for")).toBe(
+      "203.0.113.1",
+    );
+    expect(upstreamRequestHeaders(incoming, unknown).get("x-forwarded-for")).toBeNull();
   });
 });
 

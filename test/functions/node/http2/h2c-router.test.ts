@@ -33,7 +33,8 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     expect(seen.url).toBe("/echo?q=1");
     expect(seen.headers).toMatchObject({
       host: "app.example",
-      "x-forwarded-for": "203.0.113.9, 127.0.0.1",
+      // Not a trusted proxy (TRUSTED_PROXIES): the client's own X-Forwarded-For is replaced.
+      "x-forwarded-for": "127.0.0.1",
       "x-forwarded-proto": "http",
       "x-forwarded-host": "app.example",
       forwarded: "for=127.0.0.1;host=app.example;proto=http",
