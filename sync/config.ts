@@ -1,152 +1,16 @@
 import { hostname } from "node:os";
-import * as v from "valibot";
 import { ConfigurationError } from "../lib/configuration-error.js";
-import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText, parseEnv } from "../lib/env.js";
+import { parseEnv } from "../lib/env.js";
 import { ipBytes } from "../lib/ip.js";
-import { TlsStoreKeyEnvSchema } from "../store/certificates.js";
-import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
-import { type ClusterPlace, parseGeoPoint, RegionSchema } from "../store/places.js";
+import type { ClusterPlace } from "../store/places.js";
 import { type RedisTarget, redisTargetOrThrow } from "../store/redis/target.js";
+import { SyncEnvSchema } from "./sync-env.js";
 import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "./translate/desired-routes.js";
 import { parseGatewayAddresses } from "./translate/gateway/addresses.js";
 import { parseHostClaims } from "./translate/host-claims.js";
 import type { LoadBalancerIngress } from "./translate/ingress/translate.js";
 
-/** A comma list, items trimmed, empty ones dropped; unset is empty. */
-const CommaListSchema = v.pipe(
-  v.optional(v.string(), ""),
-  v.transform((text) =>
-    text
-      .split(",")
-      .map((part) => part.trim())
-      .filter((part) => part.length > 0),
-  ),
-);
-
-const NamespaceListSchema = v.pipe(
-  CommaListSchema,
-  v.array(
-    v.pipe(
-      v.string(),
-      v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "each namespace must be a DNS-1123 label"),
-    ),
-  ),
-);
-
-/** The sync worker's environment, documented in docs/configuration.md. */
-export const SyncEnvSchema = v.object({
-  /** One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts). */
-  REDIS_URL: v.pipe(
-    v.optional(v.string(), ""),
-    v.transform((url) => url.trim() || "redis://127.0.0.1:6379"),
-  ),
-  REDIS_CLUSTER: booleanFromEnv(false),
-  CLUSTER_NAME: v.pipe(
-    v.string("CLUSTER_NAME is required"),
-    v.trim(),
-    v.check((name) => v.is(ClusterNameSchema, name), "CLUSTER_NAME must be a DNS-1123 label (a-z, 0-9, '-')"),
-  ),
-  EDGESLICE_PREFIX: v.pipe(
-    v.optional(v.string(), ""),
-    v.transform((prefix) => prefix.trim() || DEFAULT_PREFIX),
-    v.check((prefix) => v.is(PrefixSchema, prefix), "EDGESLICE_PREFIX must be 1-64 of A-Z a-z 0-9 _ . : -"),
-  ),
-  /** Comma list; empty watches every namespace. */
-  WATCH_NAMESPACES: NamespaceListSchema,
-  SYNC_PORT: integerFromEnv(9464, 0, 65535),
-  /** Address of the health/metrics server; "::" on IPv6-only clusters (probes reach the pod IP). */
-  SYNC_HOST: v.pipe(
-    v.optional(v.string(), ""),
-    v.transform((host) => host.trim() || "0.0.0.0"),
-    v.ip("SYNC_HOST must be an IP address"),
-  ),
-  /** The cluster is stale for routers once this long passes without a heartbeat. */
-  LEASE_MS: integerFromEnv(15_000, 1_000, 600_000),
-  /** Heartbeat period; 0 means LEASE_MS / 5. */
-  HEARTBEAT_MS: integerFromEnv(0, 0, 600_000),
-  DEBOUNCE_MS: integerFromEnv(50, 0, 60_000),
-  MAX_WAIT_MS: integerFromEnv(100, 1, 600_000),
-  /** Full comparison of the informer cache with the store; 0 disables. */
-  RESYNC_INTERVAL_MS: integerFromEnv(300_000, 0, 86_400_000),
-  VALVE_MAX_LOSS_FRACTION: fractionFromEnv(0.5),
-  VALVE_MIN_LOSS: integerFromEnv(2, 1, 1_000_000),
-  VALVE_HOLD_MS: integerFromEnv(30_000, 0, 3_600_000),
-  LEADER_ELECTION: booleanFromEnv(true),
-  /** Where the coordination.k8s.io Lease lives; defaults to the pod's own namespace. */
-  LEASE_NAMESPACE: optionalText,
-  LEASE_NAME: optionalText,
-  /**
-   * coordination Lease duration (seconds granularity on the API; given in ms here), also the TTL of the
-   * store's writer fence. Short enough that a takeover after a crash fits within LEASE_MS (checked below).
-   */
-  LEADER_LEASE_MS: integerFromEnv(8_000, 1_000, 600_000),
-  /** Each watch asks the API server to end it after [T, 2T) s, then resumes from its resourceVersion. */
-  WATCH_TIMEOUT_SECONDS: integerFromEnv(300, 1, 3_600),
-  /** A watch silent for its own timeout plus this is half-dead: aborted and resumed (never a relist). */
-  WATCH_STALL_GRACE_MS: integerFromEnv(30_000, 100, 600_000),
-  /**
-   * Which namespaces may claim which hosts, e.g. `payments=pay.test,*.pay.test;shop=shop.test`
-   * (translate/host-claims.ts); unset: anyone may claim anything.
-   */
-  HOST_CLAIMS: v.pipe(
-    optionalText,
-    v.check(
-      (text) => parseHostClaims(text).ok,
-      (issue) => {
-        const parsed = parseHostClaims(issue.input as string | undefined);
-        return `HOST_CLAIMS must be namespace=host,*.suffix,...;namespace=...: ${parsed.ok ? "" : parsed.error}`;
-      },
-    ),
-  ),
-  /** Comma list of IPs and host names written into our Ingresses' status.loadBalancer.ingress; unset: none. */
-  INGRESS_STATUS_ADDRESSES: v.pipe(
-    CommaListSchema,
-    v.check(
-      (items) => items.every((item) => ipBytes(item) !== undefined || HOSTNAME.test(item)),
-      "INGRESS_STATUS_ADDRESSES must list IP addresses and DNS names",
-    ),
-  ),
-  /**
-   * Where clients reach the routers, written into our Gateways' status.addresses: a comma list for every
-   * Gateway, or `class=...;namespace/gateway=...` entries (translate/gateway/addresses.ts).
-   */
-  GATEWAY_ADDRESSES: v.pipe(
-    optionalText,
-    v.check(
-      (text) => parseGatewayAddresses(text).ok,
-      (issue) => {
-        const parsed = parseGatewayAddresses(issue.input as string | undefined);
-        return `GATEWAY_ADDRESSES must be addresses, or class=addresses;namespace/gateway=addresses: ${parsed.ok ? "" : parsed.error}`;
-      },
-    ),
-  ),
-  /** Where the cluster runs, published in its heartbeat for proximity steering: a free-form region name. */
-  CLUSTER_REGION: v.pipe(optionalText, v.optional(RegionSchema)),
-  /** `lat,long` of the cluster in decimal degrees (store/places.ts). */
-  CLUSTER_LOCATION: v.pipe(
-    optionalText,
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      if (dataset.value === undefined) return undefined;
-      const parsed = parseGeoPoint(dataset.value);
-      if (parsed.ok) return parsed.value;
-      addIssue({ message: `CLUSTER_LOCATION must be lat,long in decimal degrees: ${parsed.error}` });
-      return NEVER;
-    }),
-  ),
-  /** Seals the private keys of published certificates (store/certificates.ts); unset: none is published. */
-  TLS_STORE_KEY: TlsStoreKeyEnvSchema,
-  /** How often a kind the API server does not serve (the Gateway API CRDs missing) is listed again. */
-  MISSING_KIND_RETRY_MS: integerFromEnv(30_000, 100, 3_600_000),
-  POD_NAME: optionalText,
-  POD_NAMESPACE: optionalText,
-  HOSTNAME: optionalText,
-  LOG_LEVEL: v.optional(
-    v.picklist(["debug", "info", "warn", "error"], "LOG_LEVEL must be debug, info, warn or error"),
-    "info",
-  ),
-});
-
-const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export { SyncEnvSchema } from "./sync-env.js";
 
 export interface SyncConfig {
   readonly redis: RedisTarget;
