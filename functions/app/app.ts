@@ -5,6 +5,7 @@ import type { AccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import type { RouterError } from "../core/errors.js";
 import { isGrpcRequest } from "../core/grpc-errors.js";
+import { headAnswer } from "../core/head-answers.js";
 import {
   type ForwardingInfo,
   isWebSocketUpgrade,
@@ -19,7 +20,6 @@ import type { ClientLocation } from "../core/steering/origin.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
-import { headAnswer } from "./head-answer.js";
 import { keepRunning, sendWebMirrors } from "./mirror-requests.js";
 import type { NativeProxy } from "./native-proxy.js";
 import { type ProxyDeps, proxy } from "./web-proxy.js";
@@ -223,11 +223,13 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
 
   function answer(error: RouterError, observation: RequestObservation, c: Context): Response {
     const routerAnswer = observation.routerAnswer(metrics, error, performance.now());
-    const { status, headers, body } = routerAnswer;
+    const head = c.req.method === "HEAD";
+    if (head) observation.bytes = 0;
     logLine(observation, c, undefined, undefined);
     if (nativeProxy?.answer?.(c.env, routerAnswer)) return nativeProxy.alreadySent;
-    if (c.req.method === "HEAD") return headAnswer(status, headers, body);
-    return new Response(body, { status, headers: headers.map(([name, value]) => [name, value]) });
+    const { status, headers, body } = head ? headAnswer(routerAnswer) : routerAnswer;
+    const fields = headers.map(([name, value]): [string, string] => [name, value]);
+    return new Response(head ? null : body, { status, headers: fields });
   }
 
   /** The access log line (once per request); host and path as routed, else as the runtime's URL has them. */

@@ -13,6 +13,7 @@ import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
+import { headAnswer } from "../core/head-answers.js";
 import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
@@ -178,7 +179,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       return listener(withRequestHead(incoming, head), outgoing);
     }
     const requestId = requestIdOf(head.requestId, newRequestId);
-    const answer = errorAnswerWithRequestId(problem, requestId);
+    const full = errorAnswerWithRequestId(problem, requestId);
+    const answer = incoming.method === "HEAD" ? headAnswer(full) : full;
     // Refused before any routing: no service, and no time worth measuring.
     metrics.respond(metrics.red.unrouted, incoming.method ?? "GET", answer.status, 0);
     outgoing.writeHead(answer.status, Object.fromEntries(answer.headers));

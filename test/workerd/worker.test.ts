@@ -92,6 +92,26 @@ describe("the Worker bundle in workerd", () => {
     expect(JSON.parse(response.body)).toEqual({ error: "no_route", requestId: expect.any(String) });
   });
 
+  it("answers HEAD 404 and 503 with GET's status and fields but none that describes content, and no body", async () => {
+    const prefix = freshPrefix();
+    await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [
+      record("shop/empty", ["empty.example.test"], []),
+    ]);
+    const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
+
+    const unknown = await get(mf, "http://unknown.example.test/", { method: "HEAD" });
+    const empty = await get(mf, "http://empty.example.test/", { method: "HEAD" });
+
+    expect([unknown.status, empty.status]).toEqual([404, 503]);
+    for (const answer of [unknown, empty]) {
+      expect(answer.body).toBe("");
+      expect(answer.headers.get("content-type")).toBeNull();
+      expect(answer.headers.get("content-length")).toBeNull();
+      expect(answer.headers.get("x-request-id")).toEqual(expect.any(String));
+    }
+    expect(empty.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+
   it("answers 503 no_endpoints with Retry-After for a Service that has no endpoints", async () => {
     const prefix = freshPrefix();
     await publish(createRedisWriter(redis(), { prefix, cluster: CLUSTER }), [

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { RouterError } from "../../core/errors.js";
+import { headAnswer } from "../../core/head-answers.js";
 import { errorAnswerWithRequestId, requestIdOf } from "../../core/request-id.js";
 import { RequestHead, withRequestHead } from "../request-head.js";
 import { authorityProblem } from "./authority.js";
@@ -49,9 +50,9 @@ function refuse(
   problem: RouterError,
   head: RequestHead,
 ): void {
-  const answer = errorAnswerWithRequestId(problem, requestIdOf(head.requestId, deps.newRequestId));
+  const full = errorAnswerWithRequestId(problem, requestIdOf(head.requestId, deps.newRequestId));
+  const answer = request.method === "HEAD" ? headAnswer(full) : full;
   deps.countRefusal(request.method, answer.status);
   response.writeHead(answer.status, http2ResponseHeaders(answer.headers));
-  if (request.method === "HEAD") response.end();
-  else response.end(answer.body);
+  response.end(answer.body);
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Answer } from "../../e2e/support/host-client.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
 import { INFRA } from "./conformance-base.js";
 import { type Conformance, startConformance } from "./conformance-fixture.js";
@@ -18,6 +19,15 @@ export interface RoutingCase {
   readonly seen?: Record<string, string | undefined>;
   /** Response headers the client must get; undefined values: absent. */
   readonly answered?: Record<string, string | readonly string[] | undefined>;
+}
+
+/**
+ * The suite's client decodes every answer typed exactly `application/json` as JSON and fails the request when
+ * it cannot (conformance/utils/roundtripper), whatever the status: such an answer must carry JSON.
+ */
+export function expectReadableBySuiteClient(answer: Answer): void {
+  if (answer.headers["content-type"] !== "application/json") return;
+  expect(() => JSON.parse(answer.body), `an application/json answer of ${answer.status}`).not.toThrow();
 }
 
 /** Where the suite sends a request when it names no Host: the Gateway's address and first listener's port. */
@@ -78,6 +88,7 @@ export function describeRoutingConformance(
           ...(item.method ? { method: item.method } : {}),
           ...(item.headers ? { headers: item.headers } : {}),
         });
+        expectReadableBySuiteClient(answer);
         if (item.backend !== undefined) {
           expect(answer.status).toBe(item.status ?? 200);
           expect(answer.echo?.backend).toBe(
