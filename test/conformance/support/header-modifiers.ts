@@ -25,11 +25,16 @@ export function headerModifierFilter(type: HeaderModifierType, modifier: Modifie
   };
 }
 
-/** A rule of the header-modifier tests: a path prefix, one modifier, infra-backend-v1. */
-export function modifiedRule(type: HeaderModifierType, path: string, modifier: ModifierSpec) {
-  return {
-    matches: [prefixMatch(path)],
-    filters: [headerModifierFilter(type, modifier)],
-    backendRefs: [backend("infra-backend-v1")],
-  };
+/** A rule of the header-modifier tests: a path prefix, one modifier (on the rule or its backendRef), infra-backend-v1. */
+export function modifiedRule(
+  type: HeaderModifierType,
+  path: string,
+  modifier: ModifierSpec,
+  where: "rule" | "backendRef" = "rule",
+) {
+  const filters = [headerModifierFilter(type, modifier)];
+  if (where === "backendRef") {
+    return { matches: [prefixMatch(path)], backendRefs: [backend("infra-backend-v1", { filters })] };
+  }
+  return { matches: [prefixMatch(path)], filters, backendRefs: [backend("infra-backend-v1")] };
 }
