@@ -62,6 +62,10 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
         socket.destroy();
         return;
       }
+      // A client's FIN ends its session. http.Server's sockets allow half-open connections, and an HTTP/2
+      // session reads its socket's handle itself: it would never hear the end, and the streams of a client
+      // that closed its connection without RST_STREAM would stay open with their backends' (issue 34).
+      socket.allowHalfOpen = false;
       server.emit("connection", socket);
     },
     close() {
