@@ -21,6 +21,7 @@ import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
 import { clientServerName } from "./client-tls.js";
+import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
 import { createDirectRequests } from "./direct-requests.js";
 import { withH2Clients } from "./h2-upstream/h2-clients.js";
 import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
@@ -171,7 +172,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       })
     : undefined;
   let https: HttpsListener | undefined;
-  const server = createServer((incoming, outgoing) => {
+  const server = createServer({ IncomingMessage: RouterIncomingMessage }, (incoming, outgoing) => {
+    if (declinedUpgrade(incoming)) outgoing.shouldKeepAlive = false;
     const head = new RequestHead(incoming.rawHeaders);
     const problem = head.problem ?? https?.problemOf(incoming, head.host);
     if (problem === undefined) {
