@@ -4,6 +4,7 @@ import {
   type AbortCause,
   type AttemptResult,
   abortedBeforeAttempt,
+  MAX_REPLAYABLE_BODY_BYTES,
   noteAnswer,
   type PolicyDeps,
   type ProxyResult,
@@ -37,9 +38,6 @@ export interface ProxyRequest {
   /** The route's ResponseHeaderModifier (core/filters.ts). */
   readonly responseHeaders?: CompiledModifier | undefined;
 }
-
-/** Request body bytes kept while streaming so that a retry can resend them; larger bodies are not retried. */
-export const MAX_REPLAYABLE_BODY_BYTES = 64 * 1024;
 
 class AbortReason extends Error {
   constructor(readonly kind: AbortCause) {

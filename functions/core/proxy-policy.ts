@@ -52,6 +52,13 @@ export type ProxyResult<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly error: RouterError };
 
+/**
+ * Request body bytes kept while streaming so that the body can be sent again whole: to another backend after a
+ * failed attempt (the web path), or on a fresh connection when a reused one was found closed before any answer
+ * (Node's HTTP/1.1 client). A larger body streams once and is never sent again.
+ */
+export const MAX_REPLAYABLE_BODY_BYTES = 64 * 1024;
+
 /** RFC 9110 §9.2.2: repeating these has the same effect as sending them once. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 

@@ -233,12 +233,14 @@ export class Exchange implements AttemptOwner {
     // With a body, this bounds the wait for a connection (a full pool queues) until the client starts the
     // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
     attempt.armTimer(remaining);
+    const body = this.body;
     this.transport.poolFor(backend).dispatch(
       {
         method: this.method,
         path: this.route.path,
         headers: this.headers,
-        body: this.body ? this.body.forAttempt(attempt) : null,
+        body: body ? body.forAttempt(attempt) : null,
+        replayBody: body ? () => body.replay(attempt) : undefined,
         contentLength: this.content?.length,
         transferCodings: this.content?.transferCodings,
       },

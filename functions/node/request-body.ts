@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
-import type { AbortCause, ProxySettings } from "../core/proxy-policy.js";
+import { type AbortCause, MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/proxy-policy.js";
 import type { CuttableAttempt } from "./attempt-bounds.js";
 
 /** What the body tells the attempt it streams to (node/proxy.ts). */
@@ -13,97 +13,154 @@ export interface BodyAttempt extends CuttableAttempt {
   clientLeft(): void;
 }
 
+type BodySettings = Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutMs">;
+
 /**
  * The client's body, streamed to one attempt at a time. Nothing is read from the client before the upstream
  * connection asks for it (once connected and the head is written), and a failed attempt never destroys the
- * client's stream: a body still unread can go whole to the next backend; once read, it cannot be sent again.
+ * client's stream. The first MAX_REPLAYABLE_BODY_BYTES read are kept (references to the chunks, no copy), so
+ * a body within that bound can be sent whole again (`replay`): on a fresh connection when a kept-alive one
+ * turned out closed under it, as a GET is. Past the bound it is streamed only once.
  *
  * While it streams, one timer watches whoever holds it up: the client, when the connection asked for more and
  * no bytes came for `clientBodyIdleTimeoutMs` (408, the backend not blamed); the backend, when it stopped taking
  * bytes we hold for the per-try timeout (a try timeout, as for a backend slow to answer).
  */
 export class RequestBody {
+  /** An attempt started reading the client's body. */
   consumed = false;
-  readonly #incoming: IncomingMessage;
-  readonly #settings: Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutMs">;
+  readonly incoming: IncomingMessage;
+  readonly settings: BodySettings;
+  /** The chunks read so far while within MAX_REPLAYABLE_BODY_BYTES; undefined once the body outgrew it. */
+  kept: Buffer[] | undefined = [];
+  #keptBytes = 0;
+  /** The client's body ended: every byte of it was read. */
+  ended = false;
 
-  constructor(
-    incoming: IncomingMessage,
-    settings: Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutMs">,
-  ) {
-    this.#incoming = incoming;
-    this.#settings = settings;
+  constructor(incoming: IncomingMessage, settings: BodySettings) {
+    this.incoming = incoming;
+    this.settings = settings;
   }
 
+  /** The body for `attempt`, from its first byte. */
   forAttempt(attempt: BodyAttempt): Readable {
-    const incoming = this.#incoming;
-    const settings = this.#settings;
-    let attached = false;
-    let timer: NodeJS.Timeout | undefined;
-    let waitingOn: "client" | "backend" | undefined;
-    const wait = (on: "client" | "backend") => {
-      if (waitingOn === on) return;
-      clearTimeout(timer);
-      waitingOn = on;
-      timer =
-        on === "client"
-          ? setTimeout(cutAttempt, settings.clientBodyIdleTimeoutMs, attempt, "client-stalled")
-          : setTimeout(cutAttempt, settings.tryTimeoutMs, attempt, "try-timeout");
-    };
-    const stopWaiting = () => {
-      clearTimeout(timer);
-      waitingOn = undefined;
-    };
-    const onData = (chunk: Buffer) => {
-      stopWaiting();
-      if (!stream.push(chunk)) {
-        incoming.pause();
-        wait("backend");
-      }
-    };
-    const onEnd = () => {
-      stopWaiting();
-      stream.push(null);
-    };
-    const onClose = () => {
-      if (incoming.readableEnded) return;
-      stopWaiting();
-      attempt.clientLeft();
-      stream.destroy(new Error("client went away while sending the body"));
-    };
-    const onError = (error: Error) => {
-      stopWaiting();
-      attempt.clientLeft();
-      stream.destroy(error);
-    };
-    const stream = new Readable({
-      read: () => {
-        if (!attached) {
-          attached = true;
-          this.consumed = true;
-          attempt.bodyStarted();
-          incoming.on("data", onData);
-          incoming.once("end", onEnd);
-          incoming.once("close", onClose);
-          incoming.once("error", onError);
-        }
-        if (!incoming.readableEnded) wait("client");
-        incoming.resume();
-      },
-      destroy: (error, callback) => {
-        stopWaiting();
-        if (attached) {
-          incoming.off("data", onData);
-          incoming.off("end", onEnd);
-          incoming.off("close", onClose);
-          incoming.off("error", onError);
-        }
-        callback(error);
-      },
-    });
-    stream.once("end", () => attempt.bodySent());
-    return stream;
+    return new AttemptBody(this, attempt);
   }
+
+  /** The body from its first byte again, for the same attempt on a fresh connection; undefined: not kept whole. */
+  replay(attempt: BodyAttempt): Readable | undefined {
+    return this.kept === undefined ? undefined : new AttemptBody(this, attempt);
+  }
+
+  /** A chunk read from the client: kept while the bound allows. */
+  read(chunk: Buffer): void {
+    if (this.kept === undefined) return;
+    this.#keptBytes += chunk.length;
+    if (this.#keptBytes <= MAX_REPLAYABLE_BODY_BYTES) this.kept.push(chunk);
+    else this.kept = undefined;
+  }
+}
+
+/**
+ * One attempt's stream of the body: what was kept first, then the client's bytes as they come, read only while
+ * the connection asks for more.
+ */
+class AttemptBody extends Readable {
+  readonly #body: RequestBody;
+  readonly #attempt: BodyAttempt;
+  #attached = false;
+  #timer: NodeJS.Timeout | undefined;
+  #waitingOn: "client" | "backend" | undefined;
+
+  constructor(body: RequestBody, attempt: BodyAttempt) {
+    super();
+    this.#body = body;
+    this.#attempt = attempt;
+    this.once("end", () => attempt.bodySent());
+  }
+
+  override _read(): void {
+    const body = this.#body;
+    if (!this.#attached) this.#attach();
+    if (body.ended) return;
+    this.#wait("client");
+    body.incoming.resume();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#stopWaiting();
+    if (this.#attached) {
+      const incoming = this.#body.incoming;
+      // Whatever comes next waits for the next attempt's stream (or the clean-up of a body nobody read).
+      incoming.pause();
+      incoming.off("data", this.#onData);
+      incoming.off("end", this.#onEnd);
+      incoming.off("close", this.#onClose);
+      incoming.off("error", this.#onError);
+    }
+    callback(error);
+  }
+
+  #attach(): void {
+    this.#attached = true;
+    const body = this.#body;
+    body.consumed = true;
+    this.#attempt.bodyStarted();
+    for (const chunk of body.kept ?? []) this.push(chunk);
+    if (body.ended) {
+      this.push(null);
+      return;
+    }
+    const incoming = body.incoming;
+    incoming.on("data", this.#onData);
+    incoming.once("end", this.#onEnd);
+    incoming.once("close", this.#onClose);
+    incoming.once("error", this.#onError);
+  }
+
+  #wait(on: "client" | "backend"): void {
+    if (this.#waitingOn === on) return;
+    clearTimeout(this.#timer);
+    this.#waitingOn = on;
+    const { settings } = this.#body;
+    this.#timer =
+      on === "client"
+        ? setTimeout(cutAttempt, settings.clientBodyIdleTimeoutMs, this.#attempt, "client-stalled")
+        : setTimeout(cutAttempt, settings.tryTimeoutMs, this.#attempt, "try-timeout");
+  }
+
+  #stopWaiting(): void {
+    clearTimeout(this.#timer);
+    this.#waitingOn = undefined;
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    this.#stopWaiting();
+    this.#body.read(chunk);
+    if (!this.push(chunk)) {
+      this.#body.incoming.pause();
+      this.#wait("backend");
+    }
+  };
+
+  readonly #onEnd = (): void => {
+    this.#stopWaiting();
+    this.#body.ended = true;
+    this.push(null);
+  };
+
+  readonly #onClose = (): void => {
+    if (this.#body.incoming.readableEnded) return;
+    this.#stopWaiting();
+    this.#attempt.clientLeft();
+    this.destroy(new Error("client went away while sending the body"));
+  };
+
+  readonly #onError = (error: Error): void => {
+    this.#stopWaiting();
+    this.#attempt.clientLeft();
+    this.destroy(error);
+  };
 }
 
 function cutAttempt(attempt: CuttableAttempt, cause: AbortCause): void {

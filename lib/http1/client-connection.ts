@@ -181,7 +181,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
 
   #send(pending: PendingRequest): void {
     const request = pending.request;
-    const body = request.body;
+    const body = pending.body;
     let head: string;
     try {
       head = requestHead(request);
@@ -225,8 +225,10 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
       return;
     }
     this.#request = undefined;
-    this.#replay = pending;
+    // Destroyed first: the upload lets go of the body's stream before the replay reads the body again.
     this.destroy();
+    if (pending.rewind()) this.#replay = pending;
+    else pending.fail(error);
   }
 
   #replayable(pending: PendingRequest): boolean {
@@ -289,7 +291,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     const pending = this.#request;
     if (pending !== undefined) {
       this.#request = undefined;
-      if (this.#replayable(pending)) this.#replay = pending;
+      if (this.#replayable(pending) && pending.rewind()) this.#replay = pending;
       else pending.fail(new ServerClosedError("backend closed the connection before the response ended"));
     }
     const replay = this.#replay;

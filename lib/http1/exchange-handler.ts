@@ -11,8 +11,14 @@ export interface OutgoingRequest {
   readonly path: string;
   /** Flat field list (name, value, ...), hop-by-hop fields already removed by the caller. */
   readonly headers: readonly string[];
-  /** Read only once a connection is ready for it, and read once: a request with a body is never sent again. */
+  /** Read only once a connection is ready for it. */
   readonly body: Readable | null;
+  /**
+   * The same body again from its first byte, for a request sent once more on a fresh connection (a kept-alive
+   * one found closed before any answer); undefined when it can no longer be had whole. Without it, a request
+   * with a body is never sent again.
+   */
+  readonly replayBody?: (() => Readable | undefined) | undefined;
   /**
    * The body's length, sent as Content-Length, and no byte more; undefined: the body is sent chunked. Fields
    * named Content-Length or Transfer-Encoding in `headers` are left out: the framing is this client's to write.

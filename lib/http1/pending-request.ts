@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { ExchangeHandler, OutgoingRequest, RequestControl } from "./exchange-handler.js";
 
 /** RFC 9110 §9.2.2: methods whose request may be sent again with the same effect. */
@@ -13,19 +14,33 @@ export interface RequestCarrier {
 export class PendingRequest implements RequestControl {
   connection: RequestCarrier | undefined;
   done = false;
+  /** The body to send: the request's, or its replay once the request goes again. */
+  body: Readable | null;
 
   constructor(
     readonly request: OutgoingRequest,
     readonly handler: ExchangeHandler,
     readonly unqueue: (pending: PendingRequest) => void,
-  ) {}
+  ) {
+    this.body = request.body;
+  }
 
   /**
    * The request may go again on another connection when the server closed this one before answering: its
-   * method is idempotent (RFC 9110 §9.2.2) and it has no body, which was read once and cannot be read again.
+   * method is idempotent (RFC 9110 §9.2.2), and it has no body or one its sender can give again whole.
    */
   get replayable(): boolean {
-    return this.request.body === null && IDEMPOTENT.has(this.request.method);
+    const { request } = this;
+    return (request.body === null || request.replayBody !== undefined) && IDEMPOTENT.has(request.method);
+  }
+
+  /** Readies the request to be sent again from its first byte; false when its body cannot be had whole. */
+  rewind(): boolean {
+    if (this.request.body === null) return true;
+    const body = this.request.replayBody?.();
+    if (body === undefined) return false;
+    this.body = body;
+    return true;
   }
 
   abort(error: Error): void {

@@ -1,7 +1,7 @@
 import { createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { publish, serviceRecord } from "../fixtures.js";
-import { closeAfterEach, type RouterOptions, send, startNodeRouterOver } from "../harness.js";
+import { closeAfterEach, type RouterOptions, send, startBackend, startNodeRouterOver } from "../harness.js";
 import { metric, rawExchange, statusLineOf } from "./hostile-kit.js";
 
 /**
@@ -88,6 +88,66 @@ describe("the Node proxy's backend connections", () => {
     for (let i = 0; i < 4; i++) expect(await send(r.port, {})).toMatchObject({ status: 200, body: "ok" });
     expect(await metric(r.adminPort, 'edgeslice_upstream_errors_total{kind="transport"}')).toBe(0);
     expect(await metric(r.adminPort, "edgeslice_ejections_total")).toBe(0);
+  });
+
+  it.each(["PUT", "DELETE"])(
+    "answers every %s with a body when its one backend closes each kept-alive connection as it is reused, the body sent whole again",
+    async (method) => {
+      // Answers the first request of each connection with the body it read; closes the connection on the next.
+      const served = new WeakSet<object>();
+      const b = await closing(
+        startBackend("127.0.0.1", (req, res) => {
+          if (served.has(req.socket)) {
+            req.socket.destroy();
+            return;
+          }
+          served.add(req.socket);
+          let body = "";
+          req.setEncoding("latin1");
+          req.on("data", (chunk: string) => (body += chunk));
+          req.on("end", () => res.end(`${req.method} ${body}`));
+        }),
+      );
+      const r = await routerTo({ ...b, host: "127.0.0.1", heads: [] }, { config: { retries: 0 } });
+      const answers: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await send(r.port, { method, headers: { "content-length": "5" }, body: "hello" });
+        answers.push(`${res.status} ${res.body}`);
+      }
+      expect(answers).toEqual(Array(6).fill(`200 ${method} hello`));
+      expect(b.seen.length).toBe(11);
+    },
+  );
+
+  it("answers 502 to a PUT whose body outgrew the 64 KiB it keeps, when its kept-alive connection was closed as it was reused", async () => {
+    const served = new WeakSet<object>();
+    const b = await closing(
+      startBackend("127.0.0.1", (req, res) => {
+        // Read whole, so the router has read past what it keeps before the connection goes.
+        req.resume();
+        if (served.has(req.socket)) return void req.on("end", () => req.socket.destroy());
+        served.add(req.socket);
+        req.on("end", () => res.end("ok"));
+      }),
+    );
+    const r = await routerTo({ ...b, host: "127.0.0.1", heads: [] }, { config: { retries: 0 } });
+    const body = "x".repeat(64 * 1024 + 1);
+    const headers = { "content-length": String(body.length) };
+    expect((await send(r.port, { method: "PUT", headers, body })).status).toBe(200);
+    expect((await send(r.port, { method: "PUT", headers, body })).status).toBe(502);
+  });
+
+  it("never sends a POST again after its one backend closed the kept-alive connection as it was reused", async () => {
+    const b = await closing(
+      scriptedBackend((socket, _head, nth) => {
+        if (nth === 1) socket.write(`${OK}content-length: 2\r\n\r\nok`);
+        else socket.end();
+      }),
+    );
+    const r = await routerTo(b, { config: { retries: 0 } });
+    expect((await send(r.port, { method: "POST", body: "hello" })).status).toBe(200);
+    expect((await send(r.port, { method: "POST", body: "hello" })).status).toBe(502);
+    expect(b.heads.filter((head) => head.includes("POST / HTTP/1.1\r\n"))).toHaveLength(2);
   });
 
   it.each([
