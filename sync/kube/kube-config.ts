@@ -1,4 +1,6 @@
-import { delimiter } from "node:path";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ConfigurationError } from "../../lib/configuration-error.js";
 
@@ -19,6 +21,7 @@ export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
   const files = (kubeconfig ?? "").split(delimiter).filter((file) => file !== "");
   const config = new KubeConfig();
   if (files.length === 0) {
+    assertSomeKubeconfig();
     try {
       config.loadFromDefault();
     } catch (error) {
@@ -41,6 +44,26 @@ export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
     );
   }
   return config;
+}
+
+/** Where the pod's service account is mounted (kubernetes.io/docs: "Accessing the API from within a Pod"). */
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/**
+ * With neither KUBECONFIG, ~/.kube/config nor a pod's service account, client-node falls back to
+ * http://localhost:8080 and every request fails with a TLS complaint that names none of this: say it once.
+ */
+function assertSomeKubeconfig(): void {
+  const home = process.env.HOME ?? homedir();
+  const userConfig = join(home, ".kube", "config");
+  const inPod = process.env.KUBERNETES_SERVICE_HOST !== undefined && existsSync(SERVICE_ACCOUNT_TOKEN);
+  if (existsSync(userConfig) || inPod) return;
+  throw new ConfigurationError(
+    `no kubeconfig: KUBECONFIG is unset, ${userConfig} does not exist and this is not a pod ` +
+      `(no KUBERNETES_SERVICE_HOST with a service account token at ${SERVICE_ACCOUNT_TOKEN}): set KUBECONFIG ` +
+      "to a kubeconfig file (kubectl config view --flatten > FILE), run the sync in the cluster (deploy/), or " +
+      "read manifests with --from DIR",
+  );
 }
 
 function problemOf(error: unknown): string {

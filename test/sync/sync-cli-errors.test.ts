@@ -96,6 +96,25 @@ describe("the sync's settings", () => {
     ]);
   });
 
+  it("says there is no kubeconfig outside a pod in one error line naming the fix, exit 78, without contacting anything", async () => {
+    const home = mkdtempSync(join(dir, "home-"));
+
+    const run = await runSync([], {
+      CLUSTER_NAME: "east",
+      KUBECONFIG: undefined,
+      HOME: home,
+      KUBERNETES_SERVICE_HOST: undefined,
+    });
+
+    expect(run.code).toBe(78);
+    expect(errorLines(run.stderr).map((line) => line.msg)).toEqual([
+      expect.stringMatching(
+        /^no kubeconfig: KUBECONFIG is unset, .+\/\.kube\/config does not exist and this is not a pod .*: set KUBECONFIG/,
+      ),
+    ]);
+    expect(run.stderr).not.toContain("skipTLSVerify");
+  });
+
   it("names SYNC_PORT when its port is taken, exit 78, and does not stay running", async () => {
     const taken: Server = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
