@@ -45,9 +45,16 @@ export function statusOf(error: unknown): number | undefined {
  *   is ready, so one is retried quietly; only a refusal that persists is an RBAC problem.
  * - `expired`: the resourceVersion can no longer be resumed (410 Gone, or 504 "Too large resource version"
  *   after an etcd restore, as client-go's reflector treats it): list again.
+ * - `starting`: 503 "the request has been made before all known HTTP paths have been installed" (with
+ *   Retry-After: 5): a kube-apiserver (1.24+) that just started answers this for any path it does not know
+ *   yet, a CRD's resources among them, until its CRD informer has synced; then it serves them (or answers a
+ *   plain 404 for a kind whose CRD is not installed). It answers, so it is reachable: wait as it asks.
  * - `rejected`: any other 4xx, which a retry will not change.
  */
-export type FailureKind = "unreachable" | "forbidden" | "expired" | "rejected";
+export type FailureKind = "unreachable" | "forbidden" | "expired" | "starting" | "rejected";
+
+/** The message of kube-apiserver's notfoundhandler while its MuxAndDiscoveryComplete signal is not closed. */
+const PATHS_NOT_INSTALLED = /before all known HTTP paths have been installed/;
 
 export function failureKind(error: unknown): FailureKind {
   const status = statusOf(error);
@@ -60,6 +67,7 @@ export function statusKind(status: number, message = ""): FailureKind {
   if (status === 410) return "expired";
   if (status === 504 && /too large resource version/i.test(message)) return "expired";
   if (status === 401 || status === 403) return "forbidden";
+  if (status === 503 && PATHS_NOT_INSTALLED.test(message)) return "starting";
   if (status === 429 || status >= 500) return "unreachable";
   return "rejected";
 }

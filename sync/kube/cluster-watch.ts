@@ -5,7 +5,7 @@ import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
 import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind, watchedPath } from "./kinds.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
-import { createOptionalKinds } from "./optional-kinds.js";
+import { OptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
 import { createReflector, type Reflector } from "./reflector.js";
 import type { ReflectorTuning } from "./reflector-types.js";
@@ -148,7 +148,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
       logger.error("onRoutesChanged threw", { error });
     }
   };
-  const optional = createOptionalKinds({
+  const optional = new OptionalKinds({
     logger,
     retryMs: options.missingKindRetryMs ?? 30_000,
     namespaced: scopes[0] !== undefined,
@@ -163,7 +163,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
         path: watchedPath(kind, namespace),
         onUpsert: (object, at) => routesChanged(routeIndex.upsert(kind, object, logger), at),
         onDelete: (object, at) => routesChanged(routeIndex.delete(kind, object), at),
-        optional: optional(kind, label),
+        optional: optional.forKind(kind, label),
       },
       tuning,
     );

@@ -57,6 +57,7 @@ export interface ReflectorTarget {
     readonly unreadableWhenRefused?: boolean;
     /** Not served (404), or refused by design (`unreadableWhenRefused`). */
     readonly onMissing: (why: "not served" | "refused") => void;
+    /** Listed: its first list, and the first after it was missing. */
     readonly onServed: () => void;
   };
 }

@@ -107,7 +107,8 @@ export function createReflector(target: ReflectorTarget, tuning: ReflectorTuning
     resourceVersion = listVersion;
     lastEventAt = receivedAt;
     notFoundSince = undefined;
-    if (missing) {
+    // Its first list tells the optional kinds the kind is served, as a list after a 404 does.
+    if (missing || !synced) {
       missing = false;
       target.optional?.onServed();
     }

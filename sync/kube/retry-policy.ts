@@ -68,10 +68,16 @@ export function createRetryPolicy(options: RetryPolicyOptions): RetryPolicy {
         } else {
           logger.debug("informer refused; retrying", { informer: label, status, retryInMs: delayMs });
         }
+      } else if (kind === "starting") {
+        // The API server answered: not an outage. It names when to come back (Retry-After: 5).
+        delayMs = Math.max(retry.next(), retryAfterOf(error));
+        logger.debug("the API server is starting; retrying when it asks", {
+          informer: label,
+          retryInMs: delayMs,
+        });
       } else if (kind === "unreachable") {
         reachability.failed(error);
-        const retryAfterMs = error instanceof ApiStatusError ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
-        delayMs = Math.max(retry.next(), retryAfterMs);
+        delayMs = Math.max(retry.next(), retryAfterOf(error));
         const fields = { informer: label, status, error, retryInMs: delayMs, attempt: retry.attempts };
         // The outage itself is logged once by the reachability tracker; each retry is detail.
         if (retry.attempts === 1) logger.info("informer failed", fields);
@@ -102,4 +108,9 @@ export function createRetryPolicy(options: RetryPolicyOptions): RetryPolicy {
       return forbiddenSince;
     },
   };
+}
+
+/** The Retry-After of an API server answer, in ms (0 when none). */
+function retryAfterOf(error: unknown): number {
+  return error instanceof ApiStatusError ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
 }

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { kindNamed, objectPath } from "../fake-kube/resources.js";
+import { INSTALLED_GATEWAY_API_RESOURCES } from "../envtest/support/crds.js";
+import { GATEWAY_API_KINDS } from "../fake-kube/crd-serving.js";
+import { kindNamed, objectPath, RESOURCES } from "../fake-kube/resources.js";
 import { startFakeKube } from "../fake-kube/server.js";
 import { namespaceFor } from "../fake-kube/store.js";
 import { sumRequests } from "../support/apiserver-metrics.js";
@@ -16,7 +18,8 @@ import { manifestObjects, mergePatch } from "./manifest-objects.js";
  * an admin in system:masters and the sync's ServiceAccount as static tokens, RBAC deciding for the latter, the
  * namespaces kube-apiserver creates, no Gateway API until installed. As the real one (../shared/envtest/
  * README.md), RBAC answers 403 for about a second after each start, and a restart serves the CRDs' kinds a
- * moment after the built-in ones (404 meanwhile).
+ * moment after the built-in ones (503 with Retry-After: 5 meanwhile, test/fake-kube/crd-serving.ts); the
+ * Gateway API CRDs installed are the envtest harness's (no GRPCRoute).
  */
 const STARTUP_FORBIDDEN_MS = 1_000;
 const CRDS_LATE_MS = 1_000;
@@ -144,7 +147,9 @@ async function startFakePlane(serviceAccount: ServiceAccountRef): Promise<Contro
       return sumRequests(metrics.body, verb, resource, scope);
     },
     async installGatewayApi() {
-      kube.installGatewayApi();
+      kube.installGatewayApi(
+        GATEWAY_API_KINDS.filter((kind) => INSTALLED_GATEWAY_API_RESOURCES.includes(RESOURCES[kind].plural)),
+      );
     },
     close: once(async () => {
       await kube.close();

@@ -71,6 +71,23 @@ export function bootstrapPolicy(defaultUser: string): ApplyInput[] {
       },
     ]),
     binding("system:basic-user", "system:basic-user", [group("system:authenticated")]),
+    // Discovery, for every authenticated user (kube-apiserver's bootstrap policy: system:discovery).
+    clusterRole("system:discovery", [
+      {
+        nonResourceURLs: [
+          "/api",
+          "/api/*",
+          "/apis",
+          "/apis/*",
+          "/openapi",
+          "/openapi/*",
+          "/version",
+          "/version/",
+        ],
+        verbs: ["get"],
+      },
+    ]),
+    binding("system:discovery", "system:discovery", [group("system:authenticated")]),
     clusterRole("system:public-info-viewer", [
       { nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"], verbs: ["get"] },
     ]),

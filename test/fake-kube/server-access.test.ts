@@ -8,7 +8,8 @@ import { openWatch } from "./watch-reader.js";
 const ADMIN = { token: "admin-token", name: "admin", groups: ["system:masters"] };
 const READER = { token: "reader-token", name: "system:serviceaccount:edge:reader", groups: [] };
 const RBAC = "rbac.authorization.k8s.io/v1";
-const ROUTES = "/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes";
+const GATEWAY = "gateway.networking.k8s.io/v1";
+const ROUTES = `/apis/${GATEWAY}/namespaces/shop/httproutes`;
 
 describe("the fake API server's identities, RBAC and metrics, as kube-apiserver's", () => {
   let kube: FakeKube;
@@ -155,15 +156,51 @@ describe("the fake API server's identities, RBAC and metrics, as kube-apiserver'
     expect(await count("LIST", "endpointslices")).toBe(0);
   });
 
-  it("serves the Gateway API once installed, and after a restart only once its CRDs' delay passed (404 meanwhile)", async () => {
+  it("answers a CRD kind that is not installed as kube-apiserver's handler chain ends: a plain-text 404, no Status", async () => {
     await start({ gatewayApi: false });
-    expect(await statusOf(ROUTES, ADMIN.token)).toBe(404);
+    const answer = await send(ROUTES, ADMIN.token);
+    expect(answer).toEqual({ status: 404, body: "404 page not found\n" });
+  });
+
+  it("serves only the CRD kinds installed, and lists them alone in the group version's discovery", async () => {
+    await start({ gatewayApi: false });
+    expect(await statusOf(`/apis/${GATEWAY}`)).toBe(404);
+    kube.installGatewayApi(["GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"]);
+    expect(await statusOf(ROUTES, ADMIN.token)).toBe(200);
+    expect(await send("/apis/gateway.networking.k8s.io/v1/namespaces/shop/grpcroutes", ADMIN.token)).toEqual({
+      status: 404,
+      body: "404 page not found\n",
+    });
+    const discovery = JSON.parse((await send(`/apis/${GATEWAY}`, READER.token)).body) as {
+      resources: { name: string }[];
+    };
+    expect(discovery.resources.map((resource) => resource.name).sort()).toEqual([
+      "gatewayclasses",
+      "gateways",
+      "httproutes",
+      "referencegrants",
+    ]);
+  });
+
+  it("answers a CRD kind 503 with Retry-After: 5 for a moment after a restart, as kube-apiserver before all its paths are installed, then serves it", async () => {
+    await start({ gatewayApi: false });
     kube.installGatewayApi();
     expect(await statusOf(ROUTES, ADMIN.token)).toBe(200);
     await kube.stop();
     await kube.restart({ gatewayApiLateForMs: 1_000 });
     expect(await statusOf("/api/v1/services", ADMIN.token)).toBe(200);
-    expect(await statusOf(ROUTES, ADMIN.token)).toBe(404);
+    const response = await request(`${kube.url}${ROUTES}`, {
+      dispatcher: noKeepAlive,
+      headers: { authorization: `Bearer ${ADMIN.token}` },
+    });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers["retry-after"]).toBe("5");
+    expect(JSON.parse(await response.body.text())).toMatchObject({
+      reason: "ServiceUnavailable",
+      message: "the request has been made before all known HTTP paths have been installed, please try again",
+      details: { retryAfterSeconds: 5 },
+    });
+    expect(await statusOf(`/apis/${GATEWAY}`)).toBe(503);
     await eventually(async () => (await statusOf(ROUTES, ADMIN.token)) === 200, 5_000, "served again");
   });
 

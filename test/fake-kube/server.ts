@@ -3,13 +3,14 @@ import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { authenticate, bootstrapPolicy, type FakeUserToken, forbiddenBody, isMaster } from "./access.js";
 import { ACCESS_REVIEW_PATH, answerAccessReview } from "./access-review.js";
+import { CrdServing, GATEWAY_API_KINDS } from "./crd-serving.js";
 import { fakeKubeConfig } from "./kube-config.js";
 import { isAllowed } from "./rbac.js";
 import { readJson } from "./request-body.js";
 import { requestInfo } from "./request-info.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { FailureQueue, type FailureRule, RequestCounter, type Verb, verbOf } from "./requests.js";
-import { type FakeKind, GATEWAY_API_VERSION, parseResourcePath, RESOURCES } from "./resources.js";
+import { type FakeKind, parseResourcePath } from "./resources.js";
 import { sendJson } from "./responses.js";
 import { createRestHandlers } from "./rest-handlers.js";
 import { statusBody } from "./status.js";
@@ -28,8 +29,8 @@ const NOT_SERVED = "the server could not find the requested resource";
  * an ERROR event on a resumed watch, an expired continue token), Leases with optimistic concurrency, and
  * faults a test injects at runtime. Where a real kube-apiserver was observed (../shared/envtest/README.md,
  * test/envtest), this one follows it: bookmarks only for a resource type with an event since the watch started,
- * 403 for a while after (re)start, open watches held silent on stop, the CRDs' kinds served a moment after the
- * rest on restart. Each request is authenticated by its bearer token and authorised by RBAC over the Roles and
+ * 403 for a while after (re)start, open watches held silent on stop; CRD kinds as crd-serving.ts says (a plain
+ * 404 when not installed, 503 with Retry-After for a moment after a restart). Each request is authenticated by its bearer token and authorised by RBAC over the Roles and
  * bindings it holds (rbac.ts) before anything looks the resource up, and counted in `apiserver_request_total`
  * on /metrics (request-metrics.ts); SelfSubjectAccessReviews are answered (access-review.ts). It fills in
  * what the API server would (api-defaults.ts). It has no admission and no controllers: a namespace need not
@@ -56,7 +57,7 @@ export interface FakeKubeOptions {
   readonly forbiddenForMs?: number;
   /**
    * false: the Gateway API kinds answer 404, as on a cluster without their CRDs, until installGatewayApi()
-   * (true by default).
+   * installs them (true by default: all installed).
    */
   readonly gatewayApi?: boolean;
 }
@@ -94,12 +95,15 @@ export interface FakeKube {
   stop(options?: { holdWatchesMs?: number }): Promise<void>;
   /**
    * Serves again on the same URL; with `forbiddenForMs`, answering 403 that long first (to all but
-   * system:masters); with `gatewayApiLateForMs`, the Gateway API kinds answer 404 that long, as a restarting
-   * kube-apiserver serves a CRD's resources only once it has read the CRD again.
+   * system:masters); with `gatewayApiLateForMs`, the Gateway API kinds answer 503 (Retry-After: 5) that long,
+   * as a restarting kube-apiserver does until it has read its CRDs again (crd-serving.ts).
    */
   restart(options?: { forbiddenForMs?: number; gatewayApiLateForMs?: number }): Promise<void>;
-  /** Serves the Gateway API kinds from now on, as once their CRDs are installed and Established. */
-  installGatewayApi(): void;
+  /**
+   * Serves these Gateway API kinds (all by default) from now on, as once their CRDs are installed and
+   * Established; the others stay a plain 404.
+   */
+  installGatewayApi(kinds?: readonly FakeKind[]): void;
   readonly running: boolean;
   close(): Promise<void>;
 }
@@ -116,8 +120,7 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   for (const object of bootstrapPolicy(DEFAULT_USER)) store.apply(object);
   const rest = createRestHandlers(store, watches);
   let forbiddenUntil = Date.now() + (options.forbiddenForMs ?? 0);
-  let gatewayApiInstalled = options.gatewayApi !== false;
-  let gatewayApiServedFrom = 0;
+  const crds = new CrdServing(options.gatewayApi !== false);
   let running = true;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -139,7 +142,10 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     const starting = Date.now() < forbiddenUntil && !isMaster(user);
     if (starting || !isAllowed(store, user, asked))
       return sendJson(response, 403, forbiddenBody(user, asked));
-    if (!asked.resourceRequest) return serveNonResource(response, asked.path);
+    if (!asked.resourceRequest) {
+      if (!crds.discovery(response, asked.path)) serveNonResource(response, asked.path);
+      return;
+    }
     if (url.pathname === ACCESS_REVIEW_PATH && asked.verb === "create") {
       const review = await readJson(request, response);
       if (review !== undefined) answerAccessReview(response, store, user, review);
@@ -153,10 +159,7 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     if (injected !== undefined) {
       return sendJson(response, injected, statusBody(injected, `injected failure ${injected}`));
     }
-    const gatewayKind = RESOURCES[path.kind].apiVersion === GATEWAY_API_VERSION;
-    if (gatewayKind && !(gatewayApiInstalled && Date.now() >= gatewayApiServedFrom)) {
-      return sendJson(response, 404, statusBody(404, NOT_SERVED));
-    }
+    if (crds.refused(response, path.kind)) return;
     return rest.serve(verb, request, response, path, url);
   }
 
@@ -217,13 +220,13 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
       server.close();
       server.closeIdleConnections();
     },
-    installGatewayApi() {
-      gatewayApiInstalled = true;
+    installGatewayApi(kinds = GATEWAY_API_KINDS) {
+      crds.install(kinds);
     },
     async restart(restartOptions = {}) {
       if (running) throw new Error("the fake API server is running");
       forbiddenUntil = Date.now() + (restartOptions.forbiddenForMs ?? 0);
-      gatewayApiServedFrom = Date.now() + (restartOptions.gatewayApiLateForMs ?? 0);
+      crds.restarted(restartOptions.gatewayApiLateForMs ?? 0);
       // A new kube-apiserver process: its counters start from zero.
       metrics = new RequestMetrics();
       server = await listen(port);

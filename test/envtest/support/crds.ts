@@ -10,16 +10,23 @@ export function gatewayApiCrdsPath(): string | undefined {
   return path && existsSync(path) ? path : undefined;
 }
 
-const GATEWAY_API_CRDS = [
-  "gatewayclasses.gateway.networking.k8s.io",
-  "gateways.gateway.networking.k8s.io",
-  "httproutes.gateway.networking.k8s.io",
-  "referencegrants.gateway.networking.k8s.io",
+/**
+ * The Gateway API resources whose CRDs the control-plane tests install, on the real apiserver and on the fake
+ * alike: not GRPCRoute (each CRD costs the apiserver an OpenAPI rebuild), so its kind stays unserved there.
+ */
+export const INSTALLED_GATEWAY_API_RESOURCES = [
+  "gatewayclasses",
+  "gateways",
+  "httproutes",
+  "referencegrants",
 ];
 
+const GATEWAY_API_CRDS = INSTALLED_GATEWAY_API_RESOURCES.map(
+  (resource) => `${resource}.gateway.networking.k8s.io`,
+);
+
 /**
- * Installs the Gateway API CRDs the sync reads (not GRPCRoute: each CRD costs the apiserver an OpenAPI rebuild)
- * and waits until they are Established. `kubectl create`, not apply: the HTTPRoute CRD is larger than the
+ * Installs the Gateway API CRDs of INSTALLED_GATEWAY_API_RESOURCES and waits until they are Established. `kubectl create`, not apply: the HTTPRoute CRD is larger than the
  * last-applied-configuration annotation may be (256 KiB).
  */
 export async function installGatewayApi(envtest: Envtest): Promise<void> {

@@ -5,7 +5,13 @@ import type { FakeKube } from "../../fake-kube/server.js";
 import { eventually } from "../../support/eventually.js";
 import { clusterWatches, type Harness } from "./cluster-watch-kit.js";
 
-const GATEWAY_KINDS: readonly FakeKind[] = ["GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"];
+const GATEWAY_KINDS: readonly FakeKind[] = [
+  "GatewayClass",
+  "Gateway",
+  "HTTPRoute",
+  "GRPCRoute",
+  "ReferenceGrant",
+];
 const NOT_SERVED = "the API server does not serve this API group";
 
 function seedRoutes(kube: FakeKube): void {
@@ -84,5 +90,34 @@ describe("route kinds' reflectors on the fake API server", () => {
     await eventually(() => h.watch.health().missing.length === 0, 2_000, "no kind missing");
     // Once for the group, when its last kind is served.
     expect(logged(h, "the API server serves this API group now")).toHaveLength(1);
+  });
+
+  it("reads a Gateway API installed without one CRD (GRPCRoute) at once, and says so for that kind alone, never for the group", async () => {
+    const h = await setUp(
+      (kube) => {
+        seedRoutes(kube);
+        kube.apply({
+          apiVersion: "gateway.networking.k8s.io/v1",
+          kind: "GatewayClass",
+          metadata: { name: "edgeslice" },
+          spec: { controllerName: "edgeslice.io/gateway-controller" },
+        });
+      },
+      { routeKinds: true, missingKindRetryMs: 100 },
+      { bookmarkIntervalMs: 50, gatewayApi: false },
+    );
+    h.kube.installGatewayApi(["GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"]);
+    await h.watch.start();
+    expect(counts(h)).toEqual({ ingresses: 1, gatewayClasses: 1 });
+    await eventually(
+      () => h.kube.requests("list", "GRPCRoute") >= 3,
+      5_000,
+      "two retries of the missing kind",
+    );
+    expect(logged(h, NOT_SERVED)).toEqual([]);
+    expect(
+      logged(h, "the API server serves this API group but not this kind").map((e) => e.fields.informer),
+    ).toEqual(["grpcroutes (all namespaces)"]);
+    expect(h.watch.health().missing).toEqual(["grpcroutes (all namespaces)"]);
   });
 });
