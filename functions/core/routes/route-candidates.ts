@@ -1,5 +1,5 @@
 import type { RouteMatch, RouteRecord } from "../../../store/routes.js";
-import { listenerKey, type ServedListener, servedListeners } from "./listener-ports.js";
+import { listenerPoolKey, type ServedListener, servedListeners } from "./listener-ports.js";
 import { type MatchRank, rankOf } from "./precedence.js";
 import { normalisePathPrefix } from "./request-match.js";
 
@@ -27,10 +27,20 @@ export interface BucketCandidates<T> {
   readonly candidates: RouteCandidate<T>[];
 }
 
-/** One listener a route uses, counted once per route (listener isolation reads every hostname of a port). */
+/**
+ * One listener a route uses in one of its clusters, counted once per route (listener isolation reads every
+ * hostname of that cluster's listeners of the Gateway and port: their pool).
+ */
 export interface ListenerUse {
   readonly key: string;
-  readonly listener: ServedListener;
+  readonly listener: PooledListener;
+}
+
+/** A listener hostname in one pool (listener-ports.ts listenerPoolKey). */
+export interface PooledListener {
+  readonly pool: string;
+  readonly port: number;
+  readonly listenerHostname: string;
 }
 
 export interface RouteContribution<T> {
@@ -38,14 +48,25 @@ export interface RouteContribution<T> {
   readonly listeners: readonly ListenerUse[];
 }
 
+/** What a route table holds: a route, and the clusters serving it when the caller knows them. */
+export interface RoutedEntry {
+  readonly route: RouteRecord;
+  readonly clusters?: readonly { readonly name: string }[];
+}
+
 /** Identity of one rule of one route object, the same in every cluster that publishes it. */
 export function ruleKey(routeId: string, ruleIndex: number): string {
   return `${routeId}[${ruleIndex}]`;
 }
 
-/** The key listener uses are counted under: the listener's Gateway, port and own hostname. */
-export function listenerUseKey(listener: ServedListener): string {
-  return `${listenerKey(listener.gateway, listener.port)}\u0000${listener.listenerHostname}`;
+/** The key listener uses are counted under: the pool (cluster, Gateway, port) and the listener's own hostname. */
+export function listenerUseKey(listener: PooledListener): string {
+  return `${listener.pool}\u0000${listener.listenerHostname}`;
+}
+
+/** The names of the clusters an entry is served from ([""] for an entry that names none). */
+function clusterNamesOf(entry: { readonly clusters?: readonly { readonly name: string }[] }): string[] {
+  return entry.clusters ? entry.clusters.map((cluster) => cluster.name) : [""];
 }
 
 /**
@@ -53,17 +74,21 @@ export function listenerUseKey(listener: ServedListener): string {
  * served through. The full build (route-table.ts) and the update (route-table-update.ts) both add routes
  * through here, so a table updated route by route holds what a table built at once does.
  */
-export function routeContribution<T extends { readonly route: RouteRecord }>(
+export function routeContribution<T extends RoutedEntry>(
   entry: T,
   gateways: ReadonlySet<string> | undefined,
 ): RouteContribution<T> {
   const route = entry.route;
   const deep = route.wildcard === "suffix";
-  const served = servedListeners(route, gateways);
+  const served = servedListeners(route, gateways, clusterNamesOf(entry));
   const listeners = new Map<string, ListenerUse>();
   for (const list of served?.values() ?? []) {
-    for (const listener of list)
-      listeners.set(listenerUseKey(listener), { key: listenerUseKey(listener), listener });
+    for (const { gateway, port, listenerHostname, clusters } of list) {
+      for (const cluster of clusters) {
+        const listener = { pool: listenerPoolKey(cluster, gateway, port), port, listenerHostname };
+        listeners.set(listenerUseKey(listener), { key: listenerUseKey(listener), listener });
+      }
+    }
   }
   const buckets = new Map<string, BucketCandidates<T>>();
   const add = (kind: BucketCandidates<T>["kind"], key: string, candidate: RouteCandidate<T>) => {

@@ -1,6 +1,9 @@
-import type { RouteRecord } from "../../../store/routes.js";
-import type { ServedListener } from "./listener-ports.js";
-import { type RouteCandidate, routeContribution } from "./route-candidates.js";
+import {
+  type PooledListener,
+  type RouteCandidate,
+  type RoutedEntry,
+  routeContribution,
+} from "./route-candidates.js";
 import {
   type Bucket,
   byRank,
@@ -22,7 +25,7 @@ export type RouteTableChange<T> = readonly [id: string, entry: T | undefined];
  * when the change cannot be applied so (a table with duplicate ids, an entry filed under another id): the
  * caller builds the table whole.
  */
-export function updateRouteTable<T extends { readonly route: RouteRecord }>(
+export function updateRouteTable<T extends RoutedEntry>(
   table: RouteTable<T>,
   changes: Iterable<RouteTableChange<T>>,
   gateways?: ReadonlySet<string>,
@@ -41,7 +44,7 @@ export function updateRouteTable<T extends { readonly route: RouteRecord }>(
     }
     return bucket;
   };
-  const uses = new Map<string, { listener: ServedListener; routes: number }>(table.listenerUses);
+  const uses = new Map<string, { listener: PooledListener; routes: number }>(table.listenerUses);
   for (const [id, entry] of changes) {
     if (ids.has(id) || (entry !== undefined && entry.route.id !== id)) return undefined;
     ids.add(id);

@@ -1,16 +1,16 @@
 import { PersistentMap } from "../../../lib/persistent-map.js";
 import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
-import {
-  effectivePort,
-  type ListenerHostnames,
-  listenerKey,
-  listenerServes,
-  type ServedListener,
-} from "./listener-ports.js";
+import { effectivePort, type ListenerHostnames, listenerServes } from "./listener-ports.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank } from "./precedence.js";
 import { hasPathPrefix, headersMatch, pathOf, queryParamsMatch, type RequestFacts } from "./request-match.js";
-import { type ListenerUse, type RouteCandidate, routeContribution } from "./route-candidates.js";
+import {
+  type ListenerUse,
+  type PooledListener,
+  type RouteCandidate,
+  type RoutedEntry,
+  routeContribution,
+} from "./route-candidates.js";
 
 export { ruleKey } from "./route-candidates.js";
 
@@ -53,12 +53,12 @@ export interface RouteTable<T> {
   readonly duplicates: readonly string[];
   /** Every port a listener of the table's routes uses (listener-ports.ts effectivePort). */
   readonly listenerPorts: ReadonlySet<number>;
-  /** The hostnames of the listeners per Gateway and port, for listener isolation. */
+  /** The hostnames of the listeners per pool (one cluster's, of one Gateway and port), for listener isolation. */
   readonly listenerHostnames: ListenerHostnames;
   /** The entry of each route id: what an update finds a route's old candidates through. */
   readonly entries: PersistentMap<T>;
   /** How many routes are served through each listener (route-candidates.ts listenerUseKey). */
-  readonly listenerUses: ReadonlyMap<string, { readonly listener: ServedListener; readonly routes: number }>;
+  readonly listenerUses: ReadonlyMap<string, { readonly listener: PooledListener; readonly routes: number }>;
 }
 
 export interface RouteMatchResult<T> {
@@ -82,7 +82,7 @@ export function byRank<T>(a: RouteCandidate<T>, b: RouteCandidate<T>): number {
  * `entries` carry their route plus whatever the caller wants back with a match (clusters, backends).
  * `gateways`: the Gateways this router implements (GATEWAYS); undefined, every Gateway.
  */
-export function buildRouteTable<T extends { readonly route: RouteRecord }>(
+export function buildRouteTable<T extends RoutedEntry>(
   entries: readonly T[],
   gateways?: ReadonlySet<string>,
 ): RouteTable<T> {
@@ -91,7 +91,7 @@ export function buildRouteTable<T extends { readonly route: RouteRecord }>(
   const anyHost: RouteCandidate<T>[] = [];
   const kept = new Map<string, T>();
   const duplicates: string[] = [];
-  const uses = new Map<string, { listener: ServedListener; routes: number }>();
+  const uses = new Map<string, { listener: PooledListener; routes: number }>();
   for (const entry of entries) {
     const id = entry.route.id;
     if (kept.has(id)) {
@@ -136,7 +136,7 @@ export function indexBucket<T>(indexes: PathIndexes<T>, bucket: Bucket<T>): void
 
 /** Adds (`by` 1) or takes away (-1) one route's listener uses. */
 export function countListeners(
-  uses: Map<string, { listener: ServedListener; routes: number }>,
+  uses: Map<string, { listener: PooledListener; routes: number }>,
   listeners: readonly ListenerUse[],
   by: 1 | -1,
 ): void {
@@ -147,18 +147,17 @@ export function countListeners(
   }
 }
 
-/** The ports and per-port hostnames of the listeners in use. */
+/** The ports and per-pool hostnames of the listeners in use. */
 export function listenersOf(
-  uses: ReadonlyMap<string, { readonly listener: ServedListener }>,
+  uses: ReadonlyMap<string, { readonly listener: PooledListener }>,
 ): Pick<RouteTable<unknown>, "listenerPorts" | "listenerHostnames"> {
   const ports = new Set<number>();
   const hostnames = new Map<string, string[]>();
   for (const { listener } of uses.values()) {
     ports.add(listener.port);
-    const key = listenerKey(listener.gateway, listener.port);
-    const known = hostnames.get(key);
+    const known = hostnames.get(listener.pool);
     if (known) known.push(listener.listenerHostname);
-    else hostnames.set(key, [listener.listenerHostname]);
+    else hostnames.set(listener.pool, [listener.listenerHostname]);
   }
   return { listenerPorts: ports, listenerHostnames: hostnames };
 }

@@ -164,4 +164,40 @@ describe("routes kept apart by Gateway and listener port", () => {
     expect.soft(served("example.org", "second-example.org")).toBe("404");
     expect.soft(served("second-example.org", undefined)).toBe("second");
   });
+
+  it.each([
+    [
+      "east's host through east's listener without hostname, whatever evil's listener names",
+      "pay.test",
+      "/",
+      "pay",
+    ],
+    ["evil's own host through its own *.test listener", "evil.test", "/", "evil"],
+    [
+      "a route both clusters serve, isolated by the union of their listeners (east's exact one wins)",
+      "both.test",
+      "/",
+      "404",
+    ],
+    ["a route both clusters serve, through east's exact listener", "both.test", "/exact", "exact"],
+  ])("keeps each cluster's listeners to its own routes: %s", (_name, host, path, expected) => {
+    const at = (name: string, hostnames: string[], listenerHostname: string | undefined, prefix = "/") => ({
+      ...route(`httproute:infra/${name}`, {
+        hostnames,
+        rules: [rule(name, { path: { type: "PathPrefix", value: prefix }, headers: [] })],
+      }),
+      listeners: [
+        { gateway: "infra/edge", port: 80, hostnames, ...(listenerHostname ? { listenerHostname } : {}) },
+      ],
+    });
+    const cluster = (...names: string[]) => names.map((name) => ({ name }));
+    const table = buildRouteTable([
+      { route: at("pay", ["pay.test"], undefined), clusters: cluster("east") },
+      { route: at("evil", ["evil.test"], "*.test"), clusters: cluster("evil") },
+      { route: at("both", ["both.test"], undefined), clusters: cluster("east", "evil") },
+      { route: at("exact", ["both.test"], "both.test", "/exact"), clusters: cluster("east") },
+    ]);
+    const backend = matchRoute(table, host, request(path))?.rule.backends[0];
+    expect(backend && "service" in backend ? backend.service.split("/")[1] : "404").toBe(expected);
+  });
 });

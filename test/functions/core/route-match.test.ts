@@ -135,14 +135,14 @@ describe("match result", () => {
       hostnames: ["*.example.com"],
       rules: [rule("a", exact("/a")), rule("b", prefix("/b"), prefix("/bb"))],
     });
-    const table = buildRouteTable([{ route: record, clusters: ["east"] }]);
+    const table = buildRouteTable([{ route: record, clusters: [{ name: "east" }] }]);
     const found = matchRoute(table, "x.example.com", request("/bb/1"));
     expect(found).toMatchObject({
       ruleIndex: 1,
       matchIndex: 1,
       ruleKey: ruleKey("httproute:shop/web", 1),
       hostname: "*.example.com",
-      entry: { clusters: ["east"] },
+      entry: { clusters: [{ name: "east" }] },
     });
     expect(found?.ruleKey).toBe("httproute:shop/web[1]");
   });
