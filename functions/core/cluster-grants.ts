@@ -122,3 +122,46 @@ export function mayReach(grant: ClusterGrant | undefined, ip: string): boolean {
   if (!grant || bytes === undefined) return false;
   return grant.networks.some((network) => networkContains(network, bytes));
 }
+
+/**
+ * How strongly a cluster may claim `name` (a host; `*` for every host, as a listener without hostname does):
+ * undefined when its grant does not cover it. Where several clusters claim one name (certificates), the most
+ * specific grant wins (`specificity`: an exact host over the longest `*.` pattern over `*`), then the cluster
+ * listed first in CLUSTER_GRANTS (`order`), so the operator, never a cluster's name, decides. Without grants
+ * every cluster may claim every name, equally.
+ */
+export interface ClaimRank {
+  readonly specificity: number;
+  readonly order: number;
+}
+
+const UNGRANTED_CLAIM: ClaimRank = { specificity: 0, order: 0 };
+const orders = new WeakMap<ClusterGrants, ReadonlyMap<string, number>>();
+
+export function claimRank(
+  grants: ClusterGrants | undefined,
+  cluster: string,
+  name: string,
+): ClaimRank | undefined {
+  if (!grants) return UNGRANTED_CLAIM;
+  const grant = grants.get(cluster);
+  if (!grant) return undefined;
+  let specificity = -1;
+  for (const pattern of grant.hosts) {
+    if (!hostPatternCovers(pattern, name)) continue;
+    const score = pattern === "*" ? 0 : pattern.startsWith("*.") ? pattern.length : 1_000 + pattern.length;
+    specificity = Math.max(specificity, score);
+  }
+  if (specificity < 0) return undefined;
+  let order = orders.get(grants);
+  if (!order) {
+    order = new Map([...grants.keys()].map((key, index) => [key, index]));
+    orders.set(grants, order);
+  }
+  return { specificity, order: order.get(cluster) ?? 0 };
+}
+
+/** Negative when `a` outranks `b` (claimRank). */
+export function compareClaims(a: ClaimRank, b: ClaimRank): number {
+  return b.specificity - a.specificity || a.order - b.order;
+}

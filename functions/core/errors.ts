@@ -8,8 +8,8 @@
  * - invalid_backend: the rule's weighted choice fell on a backendRef the sync could not resolve (a Service
  *   not allowed or not found), or the rule has no backend with a weight (Gateway API HTTPRouteRule.backendRefs:
  *   "requests that would have otherwise been routed to an invalid backend MUST receive a 500");
- * - misdirected_request: on TLS, a Host the certificate chosen by the connection's SNI does not cover
- *   (RFC 9110 §15.5.20; functions/node/tls/certificate-table.ts).
+ * - misdirected_request: on TLS, a host the listener or the certificate the connection's SNI chose does not
+ *   serve (RFC 9110 §15.5.20; core/misdirected.ts).
  */
 export type RouterError =
   | "no_route"

@@ -1,6 +1,7 @@
 import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
+import { claimRank } from "./cluster-grants.js";
 import type { RouterConfig } from "./config.js";
 import { corsOutcome } from "./cors.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
@@ -15,8 +16,10 @@ import {
 } from "./filters.js";
 import { authorityPort, wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
+import { isMisdirected } from "./misdirected.js";
 import type { PolicyDeps } from "./proxy-policy.js";
 import { type CheckedTarget, checkedTarget, type RequestTarget } from "./request-target.js";
+import { effectivePort } from "./routes/listener-ports.js";
 import { type MirrorTarget, mirrorTargets } from "./routes/mirrors.js";
 import type { RequestFacts } from "./routes/request-match.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
@@ -55,6 +58,11 @@ export interface RoutingDeps {
   readonly ejection?: Partial<EjectionOptions>;
   /** Tuning of cross-cluster steering; defaults in steering/settings.ts. */
   readonly steering?: RoutingSteeringDeps["steering"];
+  /**
+   * Which certificate a TLS handshake for a name gets (compared by identity), where the runtime ends TLS itself
+   * (Node's HTTPS listener): a host that would get another certificate than the SNI did is answered 421.
+   */
+  readonly certificateOf?: (name: string) => unknown;
 }
 
 /** A route matched but none of its backends can be used (503): its selection labels the answer. */
@@ -177,11 +185,14 @@ export function createRouting(deps: RoutingDeps): Routing {
     // loaded: no backend is known (docs/design.md "Router", rule 4).
     if (!snapshot) return "no_snapshot";
     noteSeen(snapshot);
-    const found = matchRequest(routesOf(snapshot), host, {
+    const routes = routesOf(snapshot);
+    const port = authorityPort(target.authority);
+    if (misdirected(routes, host, port, request.serverName, deps)) return "misdirected_request";
+    const found = matchRequest(routes, host, {
       path: target.path,
       method: request.method,
       headers: request.headers,
-      port: authorityPort(target.authority),
+      port,
       serverName: request.serverName,
     });
     if (!found) return "no_route";
@@ -218,6 +229,30 @@ export function createRouting(deps: RoutingDeps): Routing {
       mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random),
     };
   }
+}
+
+/**
+ * RFC 9110 §15.5.20 on the host the request is routed by (misdirected.ts): the Host field, or an absolute-form
+ * target's authority (RFC 9112 §3.2.2). A client that sent no SNI is routed by its host, never misdirected.
+ */
+function misdirected(
+  routes: SnapshotRoutes,
+  host: string,
+  port: number | undefined,
+  serverName: string | undefined,
+  deps: Pick<RoutingDeps, "config" | "certificateOf">,
+): boolean {
+  if (serverName === undefined) return false;
+  const sni = serverName.endsWith(".") ? serverName.slice(0, -1) : serverName;
+  const grants = deps.config.clusterGrants;
+  return isMisdirected({
+    serverName: sni,
+    host,
+    port: effectivePort(routes.table.listenerPorts, port),
+    pools: routes.table.listenerHostnames,
+    decides: grants ? (cluster) => claimRank(grants, cluster, sni) !== undefined : () => true,
+    certificateOf: deps.certificateOf,
+  });
 }
 
 /**

@@ -150,6 +150,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
     ...(client ? { native: withH2Clients(withH2ToH1(createNodeProxy(client), client), client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
+    // The routing core's 421 rule compares the certificates the SNI and the routed host get (core/misdirected.ts).
+    certificateOf: (name) => https?.certificateOf(name),
     // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
     yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),
   };
@@ -175,7 +177,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const server = createServer({ IncomingMessage: RouterIncomingMessage }, (incoming, outgoing) => {
     if (declinedUpgrade(incoming)) outgoing.shouldKeepAlive = false;
     const head = new RequestHead(incoming.rawHeaders);
-    const problem = head.problem ?? https?.problemOf(incoming, head.host);
+    const problem = head.problem;
     if (problem === undefined) {
       if (direct?.(incoming, outgoing, head)) return;
       return listener(withRequestHead(incoming, head), outgoing);
@@ -194,7 +196,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   server.headersTimeout = config.clientHeadersTimeoutMs;
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
   const http2Deps = { server, listener, newRequestId, metrics, config, logger, drainMs };
-  const http2 = serveHttp2({ ...http2Deps, problemOf: (incoming, host) => https?.problemOf(incoming, host) });
+  const http2 = serveHttp2(http2Deps);
   const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";

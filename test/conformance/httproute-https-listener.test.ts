@@ -71,13 +71,14 @@ describe("HTTPRouteHTTPSListener", () => {
     expect(answer.status).toBe(404);
   });
 
-  it("answers 404 to a Host of the hostname listener sent over the SNI of the listener without hostname", async () => {
+  it("answers 421 to a Host of the hostname listener sent over the SNI of the listener without hostname", async () => {
     await untilTrue(
       () => world.curl({ sni: "second-example.org" }),
       (item) => item.status === 200,
     );
-    // The SNI chose the listener without hostname; only its routes (example.org) serve the connection.
+    // The SNI chose the listener without hostname, which does not serve second-example.org: the client must use
+    // a connection of its own (RFC 9110 §15.5.20; HTTPRouteHTTPSListenerDetectMisdirectedRequests).
     const answer = await world.curl({ sni: "unknown-example.org", host: "second-example.org" });
-    expect(answer.status).toBe(404);
+    expect(answer.status).toBe(421);
   });
 });

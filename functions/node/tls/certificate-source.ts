@@ -2,7 +2,12 @@ import { createSecureContext, type SecureContext } from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
 import { createWarnOnce } from "../../../lib/warn-once.js";
 import { openKey, sealBinding } from "../../../store/certificate-seal.js";
-import { type CertificateReader, decodeCertificateRecord } from "../../../store/certificates.js";
+import {
+  type CertificateReader,
+  type CertificateRecord,
+  decodeCertificateRecord,
+} from "../../../store/certificates.js";
+import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
 import {
   type CertificateTable,
   certificateTable,
@@ -17,6 +22,12 @@ export interface CertificateSourceOptions {
   readonly logger: Logger;
   /** How often the certificate versions are read: how long a renewal takes to reach new handshakes. */
   readonly intervalMs?: number;
+  /** CLUSTER_GRANTS: certificates serve only granted names (certificate-table.ts); ungranted ones are never opened. */
+  readonly grants?: ClusterGrants | undefined;
+  /** ROUTER_CLUSTER (certificate-table.ts: without grants, its certificates come first). */
+  readonly ownCluster?: string | undefined;
+  /** Called after each read that built a new table. */
+  readonly onTable?: (table: CertificateTable) => void;
 }
 
 /** The router's view of the certificate records: the table SNI reads, and a TLS context per certificate. */
@@ -24,6 +35,11 @@ export interface CertificateSource {
   table(): CertificateTable;
   /** The TLS context of a certificate of the current table (made once per version). */
   context(certificate: TableCertificate): SecureContext | undefined;
+  /**
+   * The chain and opened key of a certificate of a listener without hostname (the one a client without SNI
+   * gets): Node asks SNICallback only when the client sent a name, so the server's default context holds it.
+   */
+  pair(certificate: TableCertificate): { readonly cert: string; readonly key: string } | undefined;
   /** Reads what changed now (the first load; tests). */
   refresh(): Promise<void>;
   /** Reads once `after` settles (the store's connection), then every interval. */
@@ -34,6 +50,8 @@ export interface CertificateSource {
 interface Loaded {
   readonly certificate: TableCertificate;
   readonly context: SecureContext;
+  /** Kept for certificates of listeners without hostname only (CertificateSource.pair). */
+  readonly pair: { readonly cert: string; readonly key: string } | undefined;
 }
 
 export const DEFAULT_CERTIFICATE_REFRESH_MS = 1_000;
@@ -43,15 +61,17 @@ export const DEFAULT_CERTIFICATE_REFRESH_MS = 1_000;
  * cluster whose version moved: each record validated, its key opened with TLS_STORE_KEY and a TLS context made
  * once per certificate version, so a renewed Secret reaches new handshakes within a poll while open
  * connections keep theirs. A record that does not decode, open or load is logged once and left out; the rest
- * keep serving. With the store unreachable the last table keeps serving.
+ * keep serving. With the store unreachable the last table keeps serving. Under CLUSTER_GRANTS a cluster the
+ * grants do not list is never read, and a record naming no host its cluster was granted is never opened.
  */
 export function createCertificateSource(options: CertificateSourceOptions): CertificateSource {
-  const { reader, storeKey, logger } = options;
+  const { reader, storeKey, logger, grants } = options;
   const warnings = createWarnOnce(logger);
   const versions = new Map<string, string>();
   const byCluster = new Map<string, Map<string, Loaded>>();
   let table = EMPTY_CERTIFICATE_TABLE;
   const contexts = new Map<string, SecureContext>();
+  const pairs = new Map<string, { readonly cert: string; readonly key: string }>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let failing = false;
@@ -75,6 +95,19 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
         continue;
       }
       const record = decoded.value;
+      if (!claimsAnyGrantedName(grants, cluster, record)) {
+        warnings.warn(
+          problem,
+          "not granted",
+          "skipping a certificate for hosts its cluster was not granted",
+          {
+            cluster,
+            id: record.id,
+            hostnames: record.hostnames.slice(0, 5),
+          },
+        );
+        continue;
+      }
       const certificate = {
         cluster,
         id: record.id,
@@ -84,7 +117,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       };
       const kept = previous?.get(record.id);
       if (kept && kept.certificate.version === record.version) {
-        loaded.set(record.id, { certificate, context: kept.context });
+        loaded.set(record.id, { ...kept, certificate });
         continue;
       }
       const key = openKey(storeKey, sealBinding(cluster, record.id), record.key);
@@ -100,6 +133,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
         loaded.set(record.id, {
           certificate,
           context: createSecureContext({ cert: record.cert, key: key.value }),
+          pair: record.anyHost ? { cert: record.cert, key: key.value } : undefined,
         });
         warnings.clear(problem);
       } catch (error) {
@@ -117,6 +151,8 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
   const poll = async () => {
     try {
       const now = await reader.versions();
+      // A cluster the grants do not list is not read at all (not even its records' names).
+      if (grants) for (const cluster of [...now.keys()]) if (!grants.has(cluster)) now.delete(cluster);
       for (const [cluster, version] of now) {
         if (versions.get(cluster) === version) continue;
         byCluster.set(cluster, await loadCluster(cluster));
@@ -129,9 +165,17 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
         }
       }
       const all = [...byCluster.values()].flatMap((loaded) => [...loaded.values()]);
-      table = certificateTable(all.map((item) => item.certificate));
+      table = certificateTable(
+        all.map((item) => item.certificate),
+        { grants, ownCluster: options.ownCluster },
+      );
       contexts.clear();
-      for (const item of all) contexts.set(keyOf(item.certificate), item.context);
+      pairs.clear();
+      for (const item of all) {
+        contexts.set(keyOf(item.certificate), item.context);
+        if (item.pair) pairs.set(keyOf(item.certificate), item.pair);
+      }
+      options.onTable?.(table);
       if (failing) logger.info("certificate records readable again");
       failing = false;
     } catch (error) {
@@ -150,6 +194,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
   return {
     table: () => table,
     context: (certificate) => contexts.get(keyOf(certificate)),
+    pair: (certificate) => pairs.get(keyOf(certificate)),
     refresh,
     start(after) {
       void Promise.resolve(after)
@@ -163,4 +208,15 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       timer = undefined;
     },
   };
+}
+
+/** Whether the record names a host (or, for a listener without hostname, every host) its cluster may claim. */
+function claimsAnyGrantedName(
+  grants: ClusterGrants | undefined,
+  cluster: string,
+  record: CertificateRecord,
+): boolean {
+  if (!grants) return true;
+  const names = record.anyHost ? ["*", ...record.hostnames] : record.hostnames;
+  return names.some((name) => claimRank(grants, cluster, name) !== undefined);
 }

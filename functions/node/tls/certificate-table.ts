@@ -1,6 +1,8 @@
+import { type ClusterGrants, claimRank, compareClaims } from "../../core/cluster-grants.js";
+
 /**
- * Which certificate a TLS handshake gets, and which hosts a connection may then ask for. Pure: the table is
- * built once per change of the certificate records (certificate-source.ts) and read per handshake and request.
+ * Which certificate a TLS handshake gets. Pure: the table is built once per change of the certificate records
+ * (certificate-source.ts) and read per handshake and per TLS request (the 421 rule, core/misdirected.ts).
  */
 
 /** One usable certificate: where it came from, its version, and the names it is chosen for. */
@@ -17,89 +19,109 @@ export interface TableCertificate {
 }
 
 export interface CertificateTable {
-  /** Exact names, then wildcard suffixes (`*.example.com` → `example.com`), each to its chosen certificate. */
-  readonly exact: ReadonlyMap<string, TableCertificate>;
-  readonly wildcard: ReadonlyMap<string, TableCertificate>;
-  /** The first certificate of a listener without a hostname: for any other SNI, or none. */
-  readonly fallback: TableCertificate | undefined;
+  /** Exact names, then wildcard suffixes (`*.example.com` → `example.com`), each to its candidates, best first. */
+  readonly exact: ReadonlyMap<string, readonly TableCertificate[]>;
+  readonly wildcard: ReadonlyMap<string, readonly TableCertificate[]>;
+  /** The certificates of listeners without a hostname, best first: for an SNI no name matches, or none. */
+  readonly fallback: readonly TableCertificate[];
   readonly size: number;
+  /** CLUSTER_GRANTS: a certificate serves only names its cluster was granted; undefined, every name. */
+  readonly grants: ClusterGrants | undefined;
 }
 
 export const EMPTY_CERTIFICATE_TABLE: CertificateTable = {
   exact: new Map(),
   wildcard: new Map(),
-  fallback: undefined,
+  fallback: [],
   size: 0,
+  grants: undefined,
 };
 
+export interface CertificateTableOptions {
+  readonly grants?: ClusterGrants | undefined;
+  /** ROUTER_CLUSTER: without grants, its certificates come first. */
+  readonly ownCluster?: string | undefined;
+}
+
 /**
- * The table of `certificates`. When several claim one name, the first by cluster, then id, wins, so every
- * router picks the same certificate whatever order the records were read in.
+ * The table of `certificates`. A certificate is a claim on the names it lists exactly like a route: under
+ * CLUSTER_GRANTS it is served only for names its cluster is granted (a cluster the grants do not list serves
+ * none, and only a cluster granted `*` may serve a client without SNI), checked per name as it is asked for.
+ * When several granted clusters claim one name, the most specific grant wins, then the cluster listed first
+ * in CLUSTER_GRANTS (cluster-grants.ts claimRank), then the Secret's id; never a cluster's name. Without grants
+ * (no trust boundary at all) the router's own cluster comes first, then clusters and ids by name. Every router
+ * picks the same certificate whatever order the records were read in.
  */
-export function certificateTable(certificates: readonly TableCertificate[]): CertificateTable {
-  const ordered = [...certificates].sort((a, b) => compare(a.cluster, b.cluster) || compare(a.id, b.id));
-  const exact = new Map<string, TableCertificate>();
-  const wildcard = new Map<string, TableCertificate>();
+export function certificateTable(
+  certificates: readonly TableCertificate[],
+  options: CertificateTableOptions = {},
+): CertificateTable {
+  const { grants, ownCluster } = options;
+  const ordered = grants
+    ? [...certificates].sort((a, b) => compare(a.id, b.id))
+    : [...certificates].sort(
+        (a, b) =>
+          Number(b.cluster === ownCluster) - Number(a.cluster === ownCluster) ||
+          compare(a.cluster, b.cluster) ||
+          compare(a.id, b.id),
+      );
+  const exact = new Map<string, TableCertificate[]>();
+  const wildcard = new Map<string, TableCertificate[]>();
   for (const certificate of ordered) {
-    for (const name of certificate.hostnames) {
+    for (const name of new Set(certificate.hostnames)) {
       const into = name.startsWith("*.") ? wildcard : exact;
       const key = name.startsWith("*.") ? name.slice(2) : name;
-      if (!into.has(key)) into.set(key, certificate);
+      const list = into.get(key);
+      if (list) list.push(certificate);
+      else into.set(key, [certificate]);
     }
   }
-  const fallback = ordered.find((certificate) => certificate.anyHost === true);
-  return { exact, wildcard, fallback, size: certificates.length };
+  const fallback = ordered.filter((certificate) => certificate.anyHost === true);
+  return { exact, wildcard, fallback, size: certificates.length, grants };
 }
 
 /**
  * The certificate for an SNI server name: an exact name over a wildcard, and the longest wildcard over a
  * shorter one, as listener hostnames rank (Gateway API Listener.hostname: `*.example.com` covers one or more
  * labels, never `example.com`; the conformance test HTTPSListenerMultiTLSCertsLongestMatchingSNI), then the
- * certificate of a listener without a
- * hostname (it accepts every host). Undefined when none fits. (Node asks only for a client that sent an SNI:
- * one that sent none gets no certificate, and its handshake fails.)
+ * certificate of a listener without a hostname (it accepts every host). Undefined when none fits. A client
+ * that sent no SNI gets the certificate of a listener without hostname (README: it is then routed by its
+ * Host), under CLUSTER_GRANTS only one of a cluster granted every host.
  */
 export function selectCertificate(
   table: CertificateTable,
   servername: string | undefined,
 ): TableCertificate | undefined {
-  if (!servername) return table.fallback;
+  if (!servername) return best(table, table.fallback, "*");
   const name = normalise(servername);
-  const exact = table.exact.get(name);
+  const exact = best(table, table.exact.get(name), name);
   if (exact) return exact;
   for (let dot = name.indexOf("."); dot > 0; dot = name.indexOf(".", dot + 1)) {
-    const wildcard = table.wildcard.get(name.slice(dot + 1));
+    const wildcard = best(table, table.wildcard.get(name.slice(dot + 1)), name);
     if (wildcard) return wildcard;
   }
-  return table.fallback;
+  return best(table, table.fallback, name);
 }
 
-/**
- * RFC 9110 §15.5.20 (421 Misdirected Request): on a TLS connection whose SNI chose a certificate, a request
- * whose host would have chosen another one (or none) was sent on the wrong connection: a client reusing a
- * connection for another origin (RFC 9113 §9.1.1), or an SNI forged to reach another site's routes. The
- * client retries on a connection of its own. `authority` is the Host or :authority as received, port
- * included; a connection without a chosen certificate is never misdirected here.
- */
-export function isMisdirected(
+/** The candidate whose cluster may serve `name` with the strongest claim; the first one without grants. */
+function best(
   table: CertificateTable,
-  servername: string | undefined,
-  authority: string | undefined,
-): boolean {
-  const chosen = selectCertificate(table, servername);
-  if (chosen === undefined || authority === undefined) return false;
-  const host = hostOf(authority);
-  return host === "" || selectCertificate(table, host) !== chosen;
-}
-
-/** The host of an authority: without its port, an IPv6 literal without brackets. */
-function hostOf(authority: string): string {
-  if (authority.startsWith("[")) {
-    const end = authority.indexOf("]");
-    return end > 0 ? authority.slice(1, end) : authority;
+  candidates: readonly TableCertificate[] | undefined,
+  name: string,
+): TableCertificate | undefined {
+  if (!candidates || candidates.length === 0) return undefined;
+  const { grants } = table;
+  if (!grants) return candidates[0];
+  let chosen: TableCertificate | undefined;
+  let chosenRank: ReturnType<typeof claimRank>;
+  for (const candidate of candidates) {
+    const rank = claimRank(grants, candidate.cluster, name);
+    if (rank && (!chosenRank || compareClaims(rank, chosenRank) < 0)) {
+      chosen = candidate;
+      chosenRank = rank;
+    }
   }
-  const colon = authority.lastIndexOf(":");
-  return colon >= 0 ? authority.slice(0, colon) : authority;
+  return chosen;
 }
 
 /** Lower-case, without the trailing dot of an absolute name. */

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createServer, type TLSSocket, type Server as TlsServer } from "node:tls";
 import { listenOn } from "../../../lib/listen.js";
@@ -6,9 +6,9 @@ import type { Logger } from "../../../lib/logger.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
-import type { RouterError } from "../../core/errors.js";
+import type { ClusterGrants } from "../../core/cluster-grants.js";
 import { type CertificateSource, createCertificateSource } from "./certificate-source.js";
-import { isMisdirected, selectCertificate } from "./certificate-table.js";
+import { type CertificateTable, selectCertificate, type TableCertificate } from "./certificate-table.js";
 
 /** HTTP/2 to clients (functions/node/http2/): takes a TLS socket whose ALPN chose h2. */
 export interface Http2Front {
@@ -31,6 +31,10 @@ export interface HttpsListenerOptions {
   readonly storeReady?: Promise<unknown> | undefined;
   /** A client that has not finished its handshake by then is cut (Node's default is 120 s). */
   readonly handshakeTimeoutMs?: number;
+  /** CLUSTER_GRANTS: a certificate serves only names its cluster was granted (certificate-table.ts). */
+  readonly grants?: ClusterGrants | undefined;
+  /** ROUTER_CLUSTER. */
+  readonly ownCluster?: string | undefined;
 }
 
 export interface HttpsListener {
@@ -43,8 +47,8 @@ export interface HttpsListener {
   handshakeFailures(): number;
   /** For the metrics endpoint: failed handshakes and the certificates served. */
   families(): MetricFamily[];
-  /** misdirected_request for a TLS request whose Host its SNI's certificate does not cover, else undefined. */
-  problemOf(incoming: IncomingMessage, host: string | undefined): RouterError | undefined;
+  /** The certificate a handshake for `name` gets now (the routing core's 421 rule compares them). */
+  certificateOf(name: string): TableCertificate | undefined;
   /** Stops accepting; connections already handed over are the HTTP servers' to drain. */
   close(): Promise<void>;
 }
@@ -57,15 +61,21 @@ export interface HttpsListener {
  */
 export async function startHttpsListener(options: HttpsListenerOptions): Promise<HttpsListener> {
   const { logger, httpServer, http2Front } = options;
+  let server: TlsServer | undefined;
+  let withoutSni: TableCertificate | undefined;
   const certificates = createCertificateSource({
     reader: options.reader,
     storeKey: options.storeKey,
     logger,
+    grants: options.grants,
+    ownCluster: options.ownCluster,
+    onTable: (table) => {
+      withoutSni = defaultContextOf(server, certificates, table, withoutSni);
+    },
     ...(options.refreshIntervalMs === undefined ? {} : { intervalMs: options.refreshIntervalMs }),
   });
-  certificates.start(options.storeReady);
   let failures = 0;
-  const server = createServer({
+  server = createServer({
     ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
     handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
     SNICallback: (servername, callback) => {
@@ -75,6 +85,7 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
       else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
     },
   });
+  certificates.start(options.storeReady);
   server.on("secureConnection", (socket: TLSSocket) => {
     if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
     else httpServer.emit("connection", socket);
@@ -89,11 +100,12 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     certificates.close();
     throw error;
   }
-  const port = (server.address() as AddressInfo).port;
+  const listening = server;
+  const port = (listening.address() as AddressInfo).port;
   return {
     url: `https://${endpointAddress({ ip: options.host, port })}`,
     port,
-    server,
+    server: listening,
     certificates,
     handshakeFailures: () => failures,
     families: () => [
@@ -110,17 +122,32 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
         samples: [{ value: certificates.table().size }],
       },
     ],
-    problemOf(incoming, host) {
-      const socket = incoming.socket as Partial<TLSSocket>;
-      if (!socket.encrypted) return undefined;
-      const servername = typeof socket.servername === "string" ? socket.servername : undefined;
-      return isMisdirected(certificates.table(), servername, host) ? "misdirected_request" : undefined;
-    },
+    certificateOf: (name) => selectCertificate(certificates.table(), name),
     close() {
       certificates.close();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
+      return new Promise<void>((resolve) => listening.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Points the server's default context, which a client without SNI gets (Node calls SNICallback only for a
+ * client that sent a name), at the certificate such a client is given (certificate-table.ts), when it changed;
+ * returns it. Without one the default context has no certificate, and such handshakes fail.
+ */
+function defaultContextOf(
+  server: TlsServer | undefined,
+  certificates: CertificateSource,
+  table: CertificateTable,
+  before: TableCertificate | undefined,
+): TableCertificate | undefined {
+  const chosen = selectCertificate(table, undefined);
+  const same =
+    chosen?.cluster === before?.cluster && chosen?.id === before?.id && chosen?.version === before?.version;
+  if (!server || same) return before;
+  const pair = chosen && certificates.pair(chosen);
+  server.setSecureContext(pair ? { cert: pair.cert, key: pair.key } : {});
+  return chosen;
 }
 
 /**
@@ -128,8 +155,13 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
  * certificate records' keys cannot be opened without it).
  */
 export async function startRouterHttps(
-  settings: { readonly httpsPort?: number | undefined; readonly tlsStoreKey?: Uint8Array | undefined },
-  options: Omit<HttpsListenerOptions, "storeKey" | "port" | "reader"> & {
+  settings: {
+    readonly httpsPort?: number | undefined;
+    readonly tlsStoreKey?: Uint8Array | undefined;
+    readonly clusterGrants?: ClusterGrants | undefined;
+    readonly cluster?: string | undefined;
+  },
+  options: Omit<HttpsListenerOptions, "storeKey" | "port" | "reader" | "grants" | "ownCluster"> & {
     reader: CertificateReader | undefined;
   },
 ): Promise<HttpsListener | undefined> {
@@ -146,6 +178,8 @@ export async function startRouterHttps(
     reader: options.reader,
     storeKey: settings.tlsStoreKey,
     port: settings.httpsPort ?? 8443,
+    grants: settings.clusterGrants,
+    ownCluster: settings.cluster,
   });
   options.logger.info("router listening for HTTPS", {
     url: listener.url,

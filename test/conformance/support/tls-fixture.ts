@@ -155,11 +155,18 @@ export async function untilTrue<T>(
 /**
  * The suite's base HTTPS objects (gateway-api v1.6.1 conformance/base): the Gateway
  * `same-namespace-with-https-listener` (listener `https` without hostname, `https-with-hostname` for
- * second-example.org, both on 443 with the Secret `tls-validity-checks-certificate`), and that Secret, here
- * issued at test time by a fresh authority for the names the tests ask for.
+ * second-example.org, `https-with-wildcard-hostname` for *.wildcard.org and
+ * `https-with-hostname-matching-wildcard` for fourth-example.wildcard.org, all on 443 with the Secret
+ * `tls-validity-checks-certificate`), and that Secret, here issued at test time by a fresh authority for the
+ * names the tests ask for.
  */
 export function httpsBaseObjects(): ApplyInput[] {
-  const certificate = createTestAuthority().issue(["example.org", "second-example.org", "*.example.org"]);
+  const certificate = createTestAuthority().issue([
+    "example.org",
+    "second-example.org",
+    "*.example.org",
+    "*.wildcard.org",
+  ]);
   const https = (name: string, extra: Record<string, unknown> = {}) => ({
     name,
     port: 443,
@@ -173,6 +180,8 @@ export function httpsBaseObjects(): ApplyInput[] {
     gatewayObject("same-namespace-with-https-listener", [
       https("https"),
       https("https-with-hostname", { hostname: "second-example.org" }),
+      https("https-with-wildcard-hostname", { hostname: "*.wildcard.org" }),
+      https("https-with-hostname-matching-wildcard", { hostname: "fourth-example.wildcard.org" }),
     ]),
   ];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { parseClusterGrants } from "../../../functions/core/cluster-grants.js";
 import {
   certificateTable,
-  isMisdirected,
   selectCertificate,
   type TableCertificate,
 } from "../../../functions/node/tls/certificate-table.js";
@@ -31,7 +31,11 @@ describe("choosing a certificate by SNI", () => {
     ["a.c.example.com", "shop/wildcard", "or several, as listener hostnames do"],
     ["example.com", "shop/wildcard", "the wildcard's certificate serves its own exact name too"],
     ["x.b.example.com", "shop/deep", "the longest wildcard wins"],
-    ["west.test", "a/east-second", "a tie goes to the first cluster, then id, whatever the read order"],
+    [
+      "west.test",
+      "a/east-second",
+      "without grants, a tie goes to the first cluster, then id, whatever the read order",
+    ],
   ])("%s gets %s: %s", (sni, id) => {
     expect(selectCertificate(table, sni)?.id).toBe(id);
   });
@@ -50,25 +54,80 @@ describe("choosing a certificate by SNI", () => {
   });
 });
 
-describe("421 Misdirected Request (RFC 9110 §15.5.20)", () => {
-  it.each<[string, string | undefined, boolean, string]>([
-    ["shop.example.com", "shop.example.com", false, "the Host the certificate was chosen for"],
-    ["shop.example.com", "shop.example.com:8443", false, "a port in the Host is not part of the name"],
-    ["shop.example.com", "Shop.Example.Com", false, "Host is compared case-insensitively"],
-    ["shop.example.com", "api.example.com", true, "a host another certificate is chosen for"],
-    ["api.example.com", "www.example.com", false, "a Host the chosen wildcard covers"],
-    ["api.example.com", "a.b.example.com", true, "a longer wildcard of the host is another certificate"],
-    ["api.example.com", "[::1]:8443", true, "an IP literal no certificate names"],
-    ["nothing.test", "other.test", false, "no certificate chosen: nothing to compare with"],
-    ["shop.example.com", undefined, false, "no Host: the request is refused elsewhere"],
-  ])("SNI %s, Host %s: misdirected %s (%s)", (sni, host, expected) => {
-    expect(isMisdirected(table, sni, host)).toBe(expected);
+describe("certificates under CLUSTER_GRANTS (issue 35 item 2)", () => {
+  const grants = (text: string) => {
+    const parsed = parseClusterGrants(text);
+    if (!parsed.ok) throw new Error(parsed.error);
+    return parsed.value;
+  };
+  const granted = certificateTable(
+    [
+      cert("pay/tls", ["pay.test", "www.pay.test"], { cluster: "east" }),
+      cert("evil/www", ["www.pay.test", "*.pay.test", "evil.test"], { cluster: "evil" }),
+      cert("aaa/pay", ["pay.test"], { cluster: "aaa" }),
+      cert("evil/any", ["evil.test"], { cluster: "evil", anyHost: true }),
+      cert("shared/platform", ["shop.shared.test"], { cluster: "platform" }),
+      cert("shared/team", ["shop.shared.test"], { cluster: "team" }),
+      cert("shared/west", ["api.shared.test"], { cluster: "west" }),
+      cert("shared/east", ["api.shared.test"], { cluster: "east" }),
+      cert("edge/default", [], { cluster: "edge", anyHost: true }),
+    ],
+    {
+      grants: grants(
+        [
+          "east=hosts:pay.test,www.pay.test,*.shared.test networks:10.1.0.0/16",
+          "evil=hosts:evil.test networks:10.9.0.0/16",
+          "platform=hosts:*.shared.test networks:10.2.0.0/16",
+          "team=hosts:shop.shared.test networks:10.3.0.0/16",
+          "west=hosts:*.shared.test networks:10.4.0.0/16",
+          "edge=hosts:* networks:10.5.0.0/16",
+        ].join(";"),
+      ),
+    },
+  );
+
+  it.each([
+    ["pay.test", "pay/tls", "a cluster the grants do not list (aaa, first by name) never serves one"],
+    ["www.pay.test", "pay/tls", "a cluster not granted the name (evil) never serves it, listed first or not"],
+    ["x.pay.test", "edge/default", "nor through a wildcard it lists: the granted default takes it"],
+    ["evil.test", "evil/any", "a cluster serves the names it is granted (its Secrets by id)"],
+    [
+      "unknown.test",
+      "edge/default",
+      "only a cluster granted the host gives the default certificate, not evil's",
+    ],
+    [
+      "shop.shared.test",
+      "shared/team",
+      "the most specific grant wins (team's exact host over platform's *.)",
+    ],
+    [
+      "api.shared.test",
+      "shared/east",
+      "equal grants: the cluster listed first in CLUSTER_GRANTS, not by name",
+    ],
+  ])("%s gets %s: %s", (sni, id) => {
+    expect(selectCertificate(granted, sni)?.id).toBe(id);
   });
 
-  it("takes any host no other certificate is chosen for on the certificate of a listener without hostname", () => {
-    const any = certificateTable([cert("x/any", ["a.test"], { anyHost: true }), cert("x/named", ["n.test"])]);
-    expect(isMisdirected(any, "a.test", "b.test")).toBe(false);
-    expect(isMisdirected(any, "unknown.test", "a.test")).toBe(false);
-    expect(isMisdirected(any, "a.test", "n.test")).toBe(true);
+  it("gives a client without SNI the default certificate of a cluster granted every host only", () => {
+    expect(selectCertificate(granted, undefined)?.id).toBe("edge/default");
+    const withoutStar = certificateTable(
+      [cert("evil/any", ["evil.test"], { cluster: "evil", anyHost: true })],
+      {
+        grants: grants("evil=hosts:evil.test networks:10.9.0.0/16"),
+      },
+    );
+    expect(selectCertificate(withoutStar, undefined)).toBeUndefined();
+    expect(selectCertificate(withoutStar, "other.test")).toBeUndefined();
+    expect(selectCertificate(withoutStar, "evil.test")?.id).toBe("evil/any");
+  });
+
+  it("puts the router's own cluster first without grants", () => {
+    const table = certificateTable(
+      [cert("a/first", ["x.test"], { cluster: "aaa" }), cert("b/own", ["x.test"], { cluster: "zzz" })],
+      { ownCluster: "zzz" },
+    );
+    expect(selectCertificate(table, "x.test")?.id).toBe("b/own");
   });
 });
