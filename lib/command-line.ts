@@ -3,7 +3,10 @@ import { EXIT_CODES } from "./exit-codes.js";
 import type { Logger } from "./logger.js";
 
 type FlagOptions = NonNullable<ParseArgsConfig["options"]>;
-type WithHelp<O extends FlagOptions> = O & { readonly help: { readonly type: "boolean" } };
+type WithHelp<O extends FlagOptions> = O & {
+  readonly help: { readonly type: "boolean" };
+  readonly version: { readonly type: "boolean" };
+};
 type FlagValues<O extends FlagOptions> = ReturnType<
   typeof parseArgs<{ args: string[]; options: WithHelp<O>; strict: true; allowPositionals: false }>
 >["values"];
@@ -20,6 +23,8 @@ export interface CommandLineSpec<O extends FlagOptions> {
   readonly options: O;
   /** The text `--help` prints. */
   readonly usage: string;
+  /** The line `--version` prints (lib/build-info.ts); a command without one refuses `--version`. */
+  readonly version?: string;
   /** Where `--help` writes (stdout). */
   readonly print: (text: string) => void;
   /** Where a usage error goes: one line at error level. */
@@ -28,7 +33,7 @@ export interface CommandLineSpec<O extends FlagOptions> {
 
 /**
  * Reads a command's flags strictly: no positional arguments, no unknown flag. `--help` prints the usage and
- * ends the command with 0; a wrong command line is one error line naming the argument and the way to the
+ * `--version` the version line, each ending the command with 0; a wrong command line is one error line naming the argument and the way to the
  * usage, and ends it with EXIT_CODES.usage.
  *
  * @example
@@ -39,7 +44,11 @@ export function readCommandLine<O extends FlagOptions>(
   argv: readonly string[],
   spec: CommandLineSpec<O>,
 ): CommandLine<O> {
-  const options = { ...spec.options, help: { type: "boolean" } } as WithHelp<O>;
+  const options = {
+    ...spec.options,
+    help: { type: "boolean" },
+    ...(spec.version === undefined ? {} : { version: { type: "boolean" } }),
+  } as WithHelp<O>;
   let flags: FlagValues<O>;
   try {
     flags = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
@@ -49,6 +58,10 @@ export function readCommandLine<O extends FlagOptions>(
   }
   if ((flags as { readonly help?: boolean }).help === true) {
     spec.print(`${spec.usage}\n`);
+    return { run: false, exitCode: EXIT_CODES.ok };
+  }
+  if ((flags as { readonly version?: boolean }).version === true) {
+    spec.print(`${spec.version}\n`);
     return { run: false, exitCode: EXIT_CODES.ok };
   }
   return { run: true, flags };

@@ -20,10 +20,14 @@
 // ~145 MiB RSS and starts the sync sooner. So client-node is a devDependency: nothing of it is loaded from
 // node_modules at run time. Its URL parser requires Node's deprecated `punycode` module, which Node 22 and
 // later warn about on stderr at every start; the vendored build takes the `punycode` package instead.
+// The bundles carry the git commit they are built from (lib/build-info.ts: `--version`, edgeslice_build_info):
+// EDGESLICE_REVISION when set (the Dockerfile's REVISION build argument: its context has no .git), else the
+// checkout's HEAD, else "unknown".
 // The build fails if a bundle imports a package that is not in package.json "dependencies", because a
 // production install would not have it, and if "dependencies" lists a package no bundle imports, because a
 // production install would carry it for nothing.
 
+import { execFileSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { join, resolve } from "node:path";
@@ -125,8 +129,23 @@ function vendoredKube() {
   };
 }
 
+/** The commit to stamp into the bundles. */
+function revision() {
+  if (process.env.EDGESLICE_REVISION) return process.env.EDGESLICE_REVISION;
+  try {
+    return execFileSync("git", ["rev-parse", "HEAD"], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
 const common = {
   absWorkingDir: root,
+  define: { EDGESLICE_REVISION: JSON.stringify(revision()) },
   outdir,
   bundle: true,
   platform: "node",
@@ -200,4 +219,6 @@ for (const [name, source] of Object.entries(ENTRIES)) {
 const sizes = Object.entries(outputs)
   .filter(([file]) => file.endsWith(".js"))
   .map(([file, output]) => `${file} ${(output.bytes / 1024).toFixed(0)} KiB`);
-console.log(`built ${sizes.join(", ")}; external: ${[...external].sort().join(" ")}`);
+console.log(
+  `built ${sizes.join(", ")} at revision ${JSON.parse(common.define.EDGESLICE_REVISION)}; external: ${[...external].sort().join(" ")}`,
+);

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { versionLine } from "../lib/build-info.js";
 import { readCommandLine } from "../lib/command-line.js";
 import { ConfigurationError } from "../lib/configuration-error.js";
 import { EXIT_CODES } from "../lib/exit-codes.js";
@@ -29,6 +30,7 @@ const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print]]   (development:
   --print      with --from: print one JSON line per Service port, then one per route, to stdout instead of
                writing to the store
   --help       show this text
+  --version    print the version, the git revision it was built from and the Node.js version
 
 Environment: CLUSTER_NAME (required to write; --print uses "local" when unset), REDIS_URL, EDGESLICE_PREFIX,
 WATCH_NAMESPACES, HOST_CLAIMS, SYNC_PORT (docs/configuration.md lists them all).
@@ -53,6 +55,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     command: COMMAND,
     options: FLAGS,
     usage: USAGE,
+    version: versionLine(),
     print: (text) => process.stdout.write(text),
     logger,
   });

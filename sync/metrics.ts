@@ -1,3 +1,4 @@
+import { buildInfoFamily } from "../lib/build-info.js";
 import { processMetrics } from "../lib/process-metrics.js";
 import { CounterFamily, HistogramFamily, type MetricFamily, renderFamilies } from "../lib/prometheus.js";
 
@@ -173,6 +174,7 @@ export function createSyncMetrics(labels: Readonly<Record<string, string>> = {})
     render() {
       for (const collect of collectors) collect();
       const families: MetricFamily[] = [
+        buildInfoFamily(),
         ...Object.entries(COUNTERS).map(([key, text]) => family("counter", key, text)),
         ...Object.entries(GAUGES).map(([key, text]) => family("gauge", key, text)),
         latency.family(),

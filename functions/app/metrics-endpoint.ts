@@ -1,3 +1,4 @@
+import { buildInfoFamily } from "../../lib/build-info.js";
 import { expositionStream } from "../../lib/exposition-slices.js";
 import { type MetricFamily, PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
@@ -51,12 +52,11 @@ export async function metricsResponse(deps: MetricsEndpointDeps): Promise<Respon
     },
   });
   const processFamilies = deps.processFamilies;
-  const families = processFamilies
-    ? (function* () {
-        yield* processFamilies();
-        yield* routerFamilies;
-      })()
-    : routerFamilies;
+  const families = (function* () {
+    yield buildInfoFamily();
+    if (processFamilies) yield* processFamilies();
+    yield* routerFamilies;
+  })();
   return new Response(expositionStream(families, { yieldToLoop: deps.yieldToLoop }), {
     status: 200,
     headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },

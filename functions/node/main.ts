@@ -1,3 +1,4 @@
+import { versionLine } from "../../lib/build-info.js";
 import { readCommandLine } from "../../lib/command-line.js";
 import { ConfigurationError } from "../../lib/configuration-error.js";
 import { EXIT_CODES } from "../../lib/exit-codes.js";
@@ -14,7 +15,7 @@ import { type NodeRouter, startNodeRouter } from "./server.js";
  */
 const USAGE = `Usage: node dist/router.js   (development: npm run router)
 
-The Node router takes no flags but --help: every setting is an environment variable (docs/configuration.md),
+The Node router takes no flags but --help and --version: every setting is an environment variable (docs/configuration.md),
 REDIS_URL, PORT, HOST, EDGESLICE_PREFIX, ADMIN_TOKEN and the rest.
 Exit status: 0 stopped by SIGTERM/SIGINT, 1 failed, 2 bad command line, 78 bad setting (environment, an
 address to listen on).`;
@@ -24,6 +25,7 @@ const line = readCommandLine(process.argv.slice(2), {
   command: "node dist/router.js",
   options: {},
   usage: USAGE,
+  version: versionLine(),
   print: (text) => process.stdout.write(text),
   logger: startLogger,
 });

@@ -97,7 +97,10 @@ describe("npm run build", () => {
 
     expect(sources).toContain("sync/main.ts");
     expect(sources).toContain("functions/node/main.ts");
-    expect(sources.filter((source) => !/^(lib|store|sync|functions)\/.+\.ts$/.test(source))).toEqual([]);
+    // package.json for its version (lib/build-info.ts), and otherwise TypeScript of our four folders.
+    expect(sources.filter((source) => !/^(lib|store|sync|functions)\/.+\.ts$/.test(source))).toEqual([
+      "package.json",
+    ]);
     expect(buildLog).toMatch(/external: .*ioredis .*valibot/);
     expect(buildLog).not.toMatch(/external: .*@kubernetes\/client-node/);
     const sync = await readFile(join(outdir, "sync.bundle.js"), "utf8");
@@ -131,7 +134,9 @@ describe("the Dockerfile", () => {
   it("builds with the dev dependencies and `npm run build`, from only the folders the bundles come from", async () => {
     const build = stage("build");
     const copied = build.filter((line) => line.startsWith("COPY ")).map((line) => line.split(" ")[1]);
-    const folders = new Set((await bundledSources()).map((source) => source.split("/")[0]));
+    const folders = new Set(
+      (await bundledSources()).filter((source) => source.includes("/")).map((source) => source.split("/")[0]),
+    );
     const ignore = await readFile(join(ROOT, ".dockerignore"), "utf8");
 
     expect(build).toContain("RUN npm ci --ignore-scripts --no-audit --no-fund");
@@ -141,6 +146,23 @@ describe("the Dockerfile", () => {
       expect(copied).toContain(folder);
       expect(ignore).toContain(`\n!${folder}/\n`);
     }
+  });
+
+  it("labels the image with package.json's version, the revision and the base image, and stamps the revision into the bundles", async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const label = stage("runtime").find((line) => line.startsWith("LABEL ")) ?? "";
+
+    expect(dockerfile).toMatch(new RegExp(`^ARG VERSION=${manifest.version.replace(/\./g, "\\.")}$`, "m"));
+    expect(dockerfile).toMatch(/^ARG REVISION=unknown$/m);
+    expect(stage("build")).toEqual(
+      expect.arrayContaining(["ARG REVISION", `ENV EDGESLICE_REVISION=\${REVISION}`]),
+    );
+    expect(stage("runtime")).toEqual(
+      expect.arrayContaining(["ARG NODE_IMAGE", "ARG VERSION", "ARG REVISION"]),
+    );
+    expect(label).toContain(`org.opencontainers.image.version="\${VERSION}"`);
+    expect(label).toContain(`org.opencontainers.image.revision="\${REVISION}"`);
+    expect(label).toContain(`org.opencontainers.image.base.name="\${NODE_IMAGE}"`);
   });
 
   it("runs what test/build runs: the production install, the built files, node dist/router.js, uid 65532", async () => {

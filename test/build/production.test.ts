@@ -1,11 +1,13 @@
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
-import { canRunAsPod, productionInstall, remove, runNode, startNode } from "./support/built.js";
+import { canRunAsPod, productionInstall, ROOT, remove, runNode, startNode } from "./support/built.js";
 import { type ExampleBackends, serveExamplesIn } from "./support/examples.js";
 
 /**
@@ -18,6 +20,7 @@ let examplesDir = "";
 let backends: ExampleBackends | undefined;
 const prefix = uniquePrefix("built");
 const redis = new Redis(REDIS_URL, { lazyConnect: true });
+const run = promisify(execFile);
 
 beforeAll(async () => {
   dir = await productionInstall();
@@ -91,6 +94,23 @@ describe("the production install (npm run build + npm ci --omit=dev --omit=optio
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--from DIR");
     expect(help.stderr).toBe("");
+  });
+
+  it("prints with `--version` on both built entries the version, the commit they were built from and Node.js", async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const head = await run("git", ["rev-parse", "HEAD"], { cwd: ROOT }).then(
+      (result) => result.stdout.trim(),
+      () => "unknown",
+    );
+    for (const entry of ["dist/sync.js", "dist/router.js"]) {
+      const version = await runNode(dir, [entry, "--version"]);
+
+      expect({ entry, code: version.code, stdout: version.stdout }).toEqual({
+        entry,
+        code: 0,
+        stdout: `edgeslice ${manifest.version} (revision ${head}, Node.js ${process.version})\n`,
+      });
+    }
   });
 
   it("maps the built sync's stack frames to the TypeScript sources", async () => {

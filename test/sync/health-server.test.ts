@@ -73,12 +73,13 @@ describe("health server", () => {
     expect(text).toContain('edgeslice_sync_writes_total{cluster="east"} 3');
     expect(text).toContain('edgeslice_sync_leader{cluster="east"} 1');
     expect(text).toContain('edgeslice_sync_valve_holds_total{cluster="east"} 0');
-    // The sync's own series carry its cluster; the process's (memory, CPU, event loop, GC) are the process's.
+    // The sync's own series carry its cluster; the build's and the process's (memory, CPU, event loop, GC)
+    // are the process's.
     expect(text).toContain("# TYPE process_resident_memory_bytes gauge");
     expect(text).toContain("# TYPE nodejs_eventloop_lag_seconds gauge");
     for (const line of text.trim().split("\n")) {
       expect(line).toMatch(
-        /^(# (HELP|TYPE) \w+ .+|\w+\{cluster="east"\} -?\d+(\.\d+)?|(process|nodejs)_\w+(\{[^}]*\})? \S+)$/,
+        /^(# (HELP|TYPE) \w+ .+|\w+\{cluster="east"\} -?\d+(\.\d+)?|(process|nodejs)_\w+(\{[^}]*\})? \S+|edgeslice_build_info\{[^}]*\} 1)$/,
       );
     }
   });
