@@ -18,6 +18,7 @@ import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } fr
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
 import type { ClientLocation } from "../core/steering/origin.js";
 import { TrafficHistory } from "../core/traffic-history.js";
+import { forwardedProto, loggedClient, NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { keepRunning, sendWebMirrors } from "./mirror-requests.js";
@@ -29,9 +30,11 @@ export interface AppDeps extends RoutingDeps {
   /** Only the routing fields are read: cluster, zone, ipFamily, adminToken, timeouts, retries, metricsBackends. */
   readonly config: RoutingDeps["config"] &
     Pick<RouterConfig, "adminToken"> &
-    Partial<Pick<RouterConfig, "metricsBackends">>;
-  /** The client's IP as the runtime knows it (Node: socket peer; Workers: CF-Connecting-IP). */
+    Partial<Pick<RouterConfig, "metricsBackends" | "trustedProxies">>;
+  /** The client's IP as the runtime knows it (Node: socket peer or PROXY header; Workers: CF-Connecting-IP). */
   readonly clientAddress?: (c: Context) => string | undefined;
+  /** The client is a trusted proxy (TRUSTED_PROXIES, Node): its forwarding fields are kept; default false. */
+  readonly clientTrusted?: (c: Context) => boolean;
   /**
    * The scheme of the client's connection (Node: TLS or not). Never the request target's: an absolute-form
    * `GET https://host/ HTTP/1.1` over plain HTTP is still plain HTTP. Default: the scheme of the URL the
@@ -121,10 +124,14 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     // gRPC calls are POSTs: other methods need no header read.
     if (c.req.method === "POST") observation.grpc = isGrpcRequest(requestHeaders(c).get("content-type"));
     const proto = deps.clientProto?.(c);
+    const trustedPeer = deps.clientTrusted?.(c) === true;
+    // Behind a balancer that ended TLS, redirects keep the scheme the client used.
+    const schemeUsed =
+      proto && trustedPeer ? forwardedProto(c.req.header("x-forwarded-proto"), proto) : proto;
     const routed = await routing.route(c.req.url, {
       method: c.req.method,
       headers: requestHeaders(c),
-      ...(proto ? { proto } : {}),
+      ...(schemeUsed ? { proto: schemeUsed } : {}),
       serverName: deps.clientServerName?.(c),
       client: deps.clientLocation?.(c),
     });
@@ -138,6 +145,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     if ("error" in routed) return answer(routed.error, observation, c);
     const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
+      trustedPeer,
       proto: proto ?? routed.target.proto,
       host: routed.target.authority,
       requestId: observation.requestId,
@@ -246,7 +254,12 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     }
     accessLog?.write(
       observation.entry(performance.now(), Date.now(), {
-        client: deps.clientAddress?.(c),
+        client: loggedClient(
+          deps.clientAddress?.(c),
+          deps.clientTrusted?.(c) === true,
+          () => c.req.header("x-forwarded-for"),
+          deps.config.trustedProxies ?? NO_TRUSTED_PROXIES,
+        ),
         host: host ?? url?.host ?? "",
         path: path ?? (url ? `${url.pathname}${url.search}` : ""),
         protocol: deps.clientProtocol?.(c),

@@ -52,6 +52,8 @@ export class RouterMetrics {
   readonly upstreamErrors: Record<UpstreamErrorKind, number> = { connect: 0, timeout: 0, transport: 0 };
   retries = 0;
   ejections = 0;
+  /** Connections closed for their PROXY protocol header (node/proxy-header-stage.ts), by why. */
+  readonly proxyProtocolRefusals = { untrusted: 0, malformed: 0, timeout: 0 };
   /** Upgraded connections (WebSocket) being proxied now; their 101s count in requests as class 1xx. */
   upgradedConnections = 0;
   /** Duration and attempts per service and cluster. */
@@ -195,6 +197,15 @@ export class RouterMetrics {
         samples: one(gauges.routeConflicts),
       });
     }
+    families.push({
+      name: "edgeslice_proxy_protocol_refusals_total",
+      type: "counter",
+      help: "Connections closed for their PROXY protocol header: from a peer outside TRUSTED_PROXIES (untrusted), malformed or too long, or not whole in time (timeout).",
+      samples: Object.entries(this.proxyProtocolRefusals).map(([reason, value]) => ({
+        labels: { reason },
+        value,
+      })),
+    });
     families.push({
       name: "edgeslice_grant_refusals_total",
       type: "counter",

@@ -91,6 +91,20 @@ export function clientOfForwardedFor(
 }
 
 /**
+ * The client an access log line names: the connection's (or its PROXY header's), or behind trusted proxies the
+ * one their X-Forwarded-For names. `forwardedFor` is read only then: a plain request reads no header for it.
+ */
+export function loggedClient(
+  clientIp: string | undefined,
+  trustedPeer: boolean,
+  forwardedFor: () => string | null | undefined,
+  trusted: TrustedProxies,
+): string | undefined {
+  if (clientIp === undefined || !trustedPeer) return clientIp;
+  return clientOfForwardedFor(clientIp, forwardedFor() ?? undefined, trusted);
+}
+
+/**
  * The address of one X-Forwarded-For element: a bare literal, or with a port as some balancers write it
  * (`192.0.2.1:5000`, `[2001:db8::1]:5000`, `[2001:db8::1]`); undefined for anything else ("unknown", names).
  */

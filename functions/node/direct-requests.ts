@@ -11,7 +11,14 @@ import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { Routing, RoutingOutcome } from "../core/routing.js";
 import { withRuleTimeouts } from "../core/rule-timeouts.js";
+import {
+  forwardedProto,
+  loggedClient,
+  NO_TRUSTED_PROXIES,
+  type TrustedProxies,
+} from "../core/trusted-proxies.js";
 import { clientServerName } from "./client-tls.js";
+import { type ConnectionFacts, connectionFactsOf } from "./connection-facts.js";
 import { drainUnreadBody } from "./drain.js";
 import { sendNodeMirrors } from "./mirror-requests.js";
 import { Exchange, type ExchangeEnd, type NodeProxyTransport } from "./proxy.js";
@@ -37,6 +44,8 @@ export interface DirectRequestDeps {
   readonly transport: NodeProxyTransport;
   readonly accessLog: AccessLog | undefined;
   readonly newRequestId: () => string;
+  /** TRUSTED_PROXIES: whose forwarding fields are kept (node/connection-facts.ts); default nobody's. */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 /**
@@ -66,6 +75,7 @@ class DirectRequest implements ExchangeEnd {
   readonly #url: string;
   readonly #proto: "http" | "https";
   readonly #observation: RequestObservation;
+  readonly #facts: ConnectionFacts;
 
   constructor(
     deps: DirectRequestDeps,
@@ -79,6 +89,7 @@ class DirectRequest implements ExchangeEnd {
     this.#outgoing = outgoing;
     this.#head = head;
     this.#proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
+    this.#facts = connectionFactsOf(incoming.socket, deps.trustedProxies);
     this.#url = `${this.#proto}://${head.host}${target}`;
     this.#observation = new RequestObservation(
       requestIdOf(head.requestId, deps.newRequestId),
@@ -100,7 +111,10 @@ class DirectRequest implements ExchangeEnd {
       const routed = routing.routeNow(this.#url, {
         method,
         headers: this.#head,
-        proto: this.#proto,
+        // Behind a balancer that ended TLS, redirects keep the scheme the client used.
+        proto: this.#facts.trustedPeer
+          ? forwardedProto(this.#head.get("x-forwarded-proto") ?? undefined, this.#proto)
+          : this.#proto,
         serverName: this.#proto === "https" ? clientServerName(this.#incoming.socket) : undefined,
       });
       if (routed instanceof Promise) {
@@ -157,7 +171,8 @@ class DirectRequest implements ExchangeEnd {
       return;
     }
     const forwarding: ForwardingInfo = {
-      clientIp: incoming.socket.remoteAddress,
+      clientIp: this.#facts.clientIp,
+      trustedPeer: this.#facts.trustedPeer,
       proto: this.#proto,
       host: routed.target.authority,
       requestId: observation.requestId,
@@ -185,7 +200,12 @@ class DirectRequest implements ExchangeEnd {
     const parsed = routedHost === undefined || path === undefined ? new URL(this.#url) : undefined;
     this.#deps.accessLog?.write(
       observation.entry(performance.now(), Date.now(), {
-        client: this.#incoming.socket.remoteAddress,
+        client: loggedClient(
+          this.#facts.clientIp,
+          this.#facts.trustedPeer,
+          () => this.#head.get("x-forwarded-for"),
+          this.#deps.trustedProxies ?? NO_TRUSTED_PROXIES,
+        ),
         host: routedHost ?? parsed?.host ?? "",
         path: path ?? (parsed ? `${parsed.pathname}${parsed.search}` : ""),
         protocol: this.#incoming.httpVersion,

@@ -17,10 +17,12 @@ import { headAnswer } from "../core/head-answers.js";
 import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
+import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
 import { clientServerName } from "./client-tls.js";
+import { connectionFactsOf } from "./connection-facts.js";
 import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
 import { createDirectRequests } from "./direct-requests.js";
 import { withH2Clients } from "./h2-upstream/h2-clients.js";
@@ -29,6 +31,7 @@ import type { H2cSettings } from "./h2-upstream/h2c-session.js";
 import { withH2ToH1 } from "./http2/h2-to-h1-exchange.js";
 import { serveHttp2 } from "./http2/router-http2.js";
 import { createNodeProxy } from "./proxy.js";
+import { routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
 import { openRouterStore } from "./router-store.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
@@ -114,6 +117,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   if (!upstream) throw new Error("no upstream transport");
 
   const newRequestId = createRequestIds(randomBytes);
+  const trusted = config.trustedProxies ?? NO_TRUSTED_PROXIES;
   const trafficHistory = new TrafficHistory();
   const appDeps: AppDeps = {
     trafficHistory,
@@ -126,7 +130,14 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     random: deps.random ?? Math.random,
     balancing: "p2c",
     logger,
-    clientAddress: (c) => (c.env as HttpBindings | undefined)?.incoming?.socket.remoteAddress,
+    clientAddress: (c) => {
+      const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
+      return socket && connectionFactsOf(socket, trusted).clientIp;
+    },
+    clientTrusted: (c) => {
+      const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
+      return socket !== undefined && connectionFactsOf(socket, trusted).trustedPeer;
+    },
     requestHeaders: (c) => {
       const incoming = (c.env as HttpBindings | undefined)?.incoming;
       return incoming ? requestHeadOf(incoming) : { get: (name: string) => c.req.header(name) ?? null };
@@ -171,6 +182,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         transport: client,
         accessLog: appDeps.accessLog,
         newRequestId,
+        trustedProxies: trusted,
       })
     : undefined;
   let https: HttpsListener | undefined;
@@ -197,7 +209,10 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
   const http2Deps = { server, listener, newRequestId, metrics, config, logger, drainMs };
   const http2 = serveHttp2(http2Deps);
-  const upgrades = createNodeUpgrades(routing, appDeps.accessLog);
+  const upgrades = createNodeUpgrades(routing, appDeps.accessLog, trusted);
+  // PROXY_PROTOCOL: trusted balancers' PROXY headers are read before the h2c split and TLS.
+  const stage = routerProxyHeaderStage(config, logger, metrics);
+  if (stage) withConnectionStage(server, stage);
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
   await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
@@ -223,6 +238,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       host,
       logger,
       storeReady: store.connected,
+      connectionStage: stage,
     });
   } catch (error) {
     server.close();

@@ -15,7 +15,14 @@ import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../cor
 import { RequestObservation } from "../core/request-observation.js";
 import { withRetries } from "../core/retry-loop.js";
 import type { Routing } from "../core/routing.js";
+import {
+  forwardedProto,
+  loggedClient,
+  NO_TRUSTED_PROXIES,
+  type TrustedProxies,
+} from "../core/trusted-proxies.js";
 import { clientServerName } from "./client-tls.js";
+import { connectionFactsOf } from "./connection-facts.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
 import { RequestHead } from "./request-head.js";
@@ -38,7 +45,11 @@ export interface NodeUpgrades {
   destroyAll(): void;
 }
 
-export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): NodeUpgrades {
+export function createNodeUpgrades(
+  routing: Routing,
+  accessLog?: AccessLog,
+  trusted: TrustedProxies = NO_TRUSTED_PROXIES,
+): NodeUpgrades {
   const { policy } = routing;
   const { metrics, logger } = policy;
   const open = new Set<Socket>();
@@ -54,8 +65,11 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
   const log = (observation: RequestObservation, request: IncomingMessage, client: Socket) => {
     if (!observation.takeLogLine()) return;
     observation.bytesCounted = false;
+    const { clientIp, trustedPeer } = connectionFactsOf(client, trusted);
+    // Node joins repeated X-Forwarded-For lines with ", " (http.IncomingMessage.headers).
+    const forwardedFor = () => request.headers["x-forwarded-for"] as string | undefined;
     const entry = observation.entry(performance.now(), Date.now(), {
-      client: client.remoteAddress,
+      client: loggedClient(clientIp, trustedPeer, forwardedFor, trusted),
       host: request.headers.host ?? "",
       path: request.url ?? "",
       protocol: request.httpVersion,
@@ -114,10 +128,14 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
     const url = incomingUrl(request);
     if (url === undefined) return refuse(client, "bad_request", observation, request);
     const proto = (client as Partial<TLSSocket>).encrypted ? "https" : "http";
+    const facts = connectionFactsOf(client, trusted);
     const routed = await routing.route(url, {
       method: request.method ?? "GET",
       headers: requestHead,
-      proto,
+      // Behind a balancer that ended TLS, redirects keep the scheme the client used.
+      proto: facts.trustedPeer
+        ? forwardedProto(requestHead.get("x-forwarded-proto") ?? undefined, proto)
+        : proto,
       serverName: clientServerName(client),
     });
     if (typeof routed === "string") return refuse(client, routed, observation, request);
@@ -139,7 +157,8 @@ export function createNodeUpgrades(routing: Routing, accessLog?: AccessLog): Nod
     observation.routed(metrics, routed.selection);
     if ("error" in routed) return refuse(client, routed.error, observation, request);
     const forwarding: ForwardingInfo = {
-      clientIp: client.remoteAddress,
+      clientIp: facts.clientIp,
+      trustedPeer: facts.trustedPeer,
       // The scheme of the connection, never of an absolute-form request target.
       proto,
       host: routed.target.authority,

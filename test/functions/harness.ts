@@ -117,6 +117,7 @@ export async function startRouter(options: RouterOptions = {}): Promise<Router> 
     balancing: "p2c",
     logger: silentLogger,
     clientAddress: (c) => getConnInfo(c).remote.address,
+    clientTrusted: (c) => options.config?.trustedProxies?.trusts(getConnInfo(c).remote.address) === true,
     ...(options.ejection ? { ejection: options.ejection } : {}),
   });
   const server = await new Promise<Server>((resolve) => {

@@ -7,6 +7,7 @@ import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
 import type { ClusterGrants } from "../../core/cluster-grants.js";
+import { type ConnectionStage, withConnectionStage } from "../proxy-header-stage.js";
 import { type CertificateSource, createCertificateSource } from "./certificate-source.js";
 import { type CertificateTable, selectCertificate, type TableCertificate } from "./certificate-table.js";
 
@@ -35,6 +36,8 @@ export interface HttpsListenerOptions {
   readonly grants?: ClusterGrants | undefined;
   /** ROUTER_CLUSTER. */
   readonly ownCluster?: string | undefined;
+  /** Runs on each TCP connection before TLS reads it (PROXY_PROTOCOL: node/proxy-header-stage.ts). */
+  readonly connectionStage?: ConnectionStage | undefined;
 }
 
 export interface HttpsListener {
@@ -94,6 +97,7 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     failures++;
     logger.debug("TLS handshake failed", { error: error.message });
   });
+  if (options.connectionStage) withConnectionStage(server, options.connectionStage);
   try {
     await listenOn(server, { port: options.port, host: options.host }, { port: "HTTPS_PORT", host: "HOST" });
   } catch (error) {

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
+import { parseTrustedProxies } from "../../../functions/core/trusted-proxies.js";
 import { publish, serviceRecord } from "../fixtures.js";
 import {
   type Backend,
@@ -16,14 +17,22 @@ import { metric, rawBackend, rawExchange, statusLineOf, until } from "./hostile-
 /** Clients that send what a browser would not: raw bytes on a socket to the router on 127.0.0.1. */
 const closing = closeAfterEach();
 
-async function setUp(kind: (typeof ROUTER_KINDS)[number], handler?: Parameters<typeof startBackend>[1]) {
+async function setUp(
+  kind: (typeof ROUTER_KINDS)[number],
+  handler?: Parameters<typeof startBackend>[1],
+  options: Parameters<typeof startRouterOf>[1] = {},
+) {
   const b: Backend = await closing(startBackend("127.0.0.1", handler));
-  const r: Router = await closing(startRouterOf(kind));
+  const r: Router = await closing(startRouterOf(kind, options));
   await publish(r.store, serviceRecord({ cluster: "a", ipv4: [{ ip: b.host, port: b.port }] }));
   return { b, r };
 }
 
 const NODE = "node fast path (startNodeRouter)";
+
+const parsedLoopback = parseTrustedProxies("127.0.0.1");
+if (!parsedLoopback.ok) throw new Error(parsedLoopback.error);
+const trustedLoopback = parsedLoopback.value;
 
 describe("the scheme forwarded is the connection's, never the request target's", () => {
   it("sends X-Forwarded-Proto and Forwarded proto=http for `GET https://...` over plain HTTP", async () => {
@@ -55,8 +64,9 @@ describe.each(ROUTER_KINDS)("%s: a client's Forwarded", (kind) => {
     ["an unclosed quote", 'for="6.6.6.6', undefined],
     ["an escaped closing quote", 'for="6.6.6.6\\"', undefined],
     ["a well-formed element", 'for="[2001:db8::1]";proto=https', 'for="[2001:db8::1]";proto=https'],
-  ])("with %s never swallows the router's own element", async (_what, sent, kept) => {
-    const { b, r } = await setUp(kind);
+  ])("from a trusted proxy with %s never swallows the router's own element", async (_what, sent, kept) => {
+    // Only a trusted proxy's Forwarded is kept at all (TRUSTED_PROXIES); anyone else's is replaced.
+    const { b, r } = await setUp(kind, undefined, { config: { trustedProxies: trustedLoopback } });
     await send(r.port, { headers: { forwarded: sent } });
     const own = "for=127.0.0.1;host=app.example;proto=http";
     expect(b.seen[0]?.headers.forwarded).toBe(kept === undefined ? own : `${kept}, ${own}`);
