@@ -6,7 +6,8 @@ import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
 import { printLines, printRoutes } from "./print.js";
-import { createPublishPipeline } from "./publish/pipeline.js";
+import { createPublishPipeline, type PublishPipeline } from "./publish/pipeline.js";
+import { repushOnReconnect } from "./publish/repush-on-reconnect.js";
 import { closeRedis, connectRedis, untilRedisReady } from "./redis-connection.js";
 import type { RouteSettings } from "./translate/desired-routes.js";
 
@@ -37,7 +38,8 @@ export async function printFromFolder(
 /**
  * `--from DIR` without `--print`: publishes the folder's manifests to the store (only what differs,
  * leftovers of earlier runs removed) and writes one heartbeat so routers discover the cluster.
- * With `once` false it keeps the heartbeat going until SIGTERM/SIGINT.
+ * With `once` false it keeps publishing until SIGTERM/SIGINT through the same loop as live mode: heartbeats,
+ * and the whole folder again whenever the store lost it (repush-on-reconnect.ts).
  */
 export async function publishFromFolder(
   dir: string,
@@ -77,15 +79,19 @@ export async function publishFromFolder(
       holder: config.identity,
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
+      // Kept running, it publishes as live mode does: a store that lost the folder gets it back.
+      repushWhenStoreLost: !options.once,
       logger,
       metrics,
     });
-    const pending = await pipeline.publishOnce();
+    const pending = options.once ? await pipeline.publishOnce() : await publishAndKeep(pipeline);
     if (pending > 0) {
       logger.error("could not write every Service to the store", { pending });
+      await pipeline.stop();
       return 1;
     }
     pipeline.heartbeat.start();
+    if (!options.once) repushOnReconnect(redis, pipeline);
     logger.info("published manifests", {
       dir,
       cluster: config.cluster,
@@ -105,4 +111,10 @@ export async function publishFromFolder(
   } finally {
     await closeRedis(redis);
   }
+}
+
+/** Publishes the whole folder and keeps the reconciler running; resolves how many Services it could not write. */
+async function publishAndKeep(pipeline: PublishPipeline): Promise<number> {
+  await pipeline.reconciler.enable();
+  return pipeline.reconciler.pending;
 }

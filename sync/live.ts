@@ -12,6 +12,7 @@ import { startLiveHealth } from "./live-health.js";
 import { clusterWatchFor, fencedWriter, publishPipelineFor, stopInOrder } from "./live-wiring.js";
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import type { Reconciler } from "./publish/reconciler.js";
+import { repushOnReconnect } from "./publish/repush-on-reconnect.js";
 import { createPublishRole } from "./publish-role.js";
 import { connectRedis } from "./redis-connection.js";
 
@@ -99,14 +100,9 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   });
   reconciler = pipeline.reconciler;
 
-  redis.on("ready", () => {
-    if (!pipeline.reconciler.enabled) return;
-    // Redis may have restarted empty: compare everything and re-push what is missing, then beat at once.
-    // Routers find a cluster only by its heartbeat key, which a restart lost or a first beat sent before
-    // Redis was reachable never wrote; the next periodic beat is up to HEARTBEAT_MS away. No beat leaves
-    // during the re-push, so routers keep their last view (fail static) until every record is back.
-    pipeline.repushBeforeBeating();
-  });
+  // A first beat sent before Redis was reachable never wrote the heartbeat key either: the re-push beats
+  // at once when it is done, instead of up to HEARTBEAT_MS later.
+  repushOnReconnect(redis, pipeline);
 
   if (config.leaderElection) {
     const makeElector = options.elector ?? leaseElector(config, kubeConfig, logger, { api, reachability });
