@@ -9,6 +9,7 @@ import { parseSyncConfig, type SyncConfig } from "./config.js";
 import { printFromFolder, publishFromFolder } from "./folder.js";
 import { loadKubeConfig } from "./kube/kube-config.js";
 import { runLive } from "./live.js";
+import { retireFromStore } from "./retire.js";
 import { DEFAULT_ROUTE_SETTINGS } from "./translate/desired-routes.js";
 import { parseHostClaims } from "./translate/host-claims.js";
 
@@ -19,7 +20,7 @@ import { parseHostClaims } from "./translate/host-claims.js";
 
 const COMMAND = "node dist/sync.js";
 
-const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print]]   (development: npm run sync -- ...)
+const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print] | --retire]   (development: npm run sync -- ...)
 
   (no flag)    live: watch the cluster of KUBECONFIG (else ~/.kube/config, else the pod's service account)
                and publish it to Redis until SIGTERM
@@ -29,6 +30,8 @@ const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print]]   (development:
   --once       with --from: publish once and exit instead of keeping the heartbeat going
   --print      with --from: print one JSON line per Service port, then one per route, to stdout instead of
                writing to the store
+  --retire     remove CLUSTER_NAME from the store for good (its records and registry entry), once no sync of
+               it runs: refused, removing nothing, while one holds the cluster's writer fence
   --help       show this text
   --version    print the version, the git revision it was built from and the Node.js version
 
@@ -44,6 +47,7 @@ const FLAGS = {
   from: { type: "string" },
   once: { type: "boolean", default: false },
   print: { type: "boolean", default: false },
+  retire: { type: "boolean", default: false },
 } as const;
 
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -60,7 +64,17 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     logger,
   });
   if (!line.run) return line.exitCode;
-  const { from, once, print } = line.flags;
+  const { from, once, print, retire } = line.flags;
+  if (retire) {
+    if (from !== undefined || once || print) {
+      logger.error(
+        "--retire goes alone: it removes CLUSTER_NAME from the store; drop --from, --once and --print",
+      );
+      return EXIT_CODES.usage;
+    }
+    const config = configOrLog(env, logger);
+    return config ? retireFromStore(config, logger) : EXIT_CODES.configuration;
+  }
 
   if (from === undefined) {
     if (once || print) {
