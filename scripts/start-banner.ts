@@ -84,7 +84,7 @@ export function banner(info: BannerInfo): string {
     ...info.hosts.map((host) => `  curl -H 'Host: ${host}' ${info.url}/`),
     ...info.routes.flatMap((route) => routeTryLines(route, info.url)),
     `  curl -H 'Host: nothing.localhost' ${info.url}/        # 404 {"error":"no_route"}`,
-    `  curl ${info.url}/_edgeslice/healthz`,
+    `  curl ${info.url}/_edgeslice/readyz`,
   ];
   const auth = info.adminToken ? ` -H 'Authorization: Bearer ${info.adminToken}'` : "";
   const explainHosts = [info.hosts[0] ?? "web.localhost"];
@@ -96,7 +96,7 @@ export function banner(info: BannerInfo): string {
   }
   lines.push(`  curl${auth} ${info.adminUrl}/_edgeslice/metrics`);
   if (!info.adminToken)
-    lines.push("  (admin endpoints other than healthz need ADMIN_TOKEN: ADMIN_TOKEN=secret npm start)");
+    lines.push("  (admin endpoints other than the probes need ADMIN_TOKEN: ADMIN_TOKEN=secret npm start)");
   else lines.push(`  dashboard: ${info.adminUrl}/_edgeslice/ui (token ${info.adminToken})`);
   lines.push(
     "",

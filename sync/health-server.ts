@@ -37,7 +37,10 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-/** /healthz (the process answers), /readyz (synced and Redis reachable, with detail), /metrics (Prometheus). */
+/**
+ * /livez (the process answers; `/healthz`, its name before, answers the same), /readyz (synced and Redis
+ * reachable, with detail), /metrics (Prometheus): the router's probes have the same names.
+ */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
@@ -47,7 +50,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         .end("method not allowed\n");
       return;
     }
-    if (path === "/healthz") {
+    if (path === "/livez" || path === "/healthz") {
       response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
       return;
     }

@@ -75,14 +75,14 @@ export const SyncEnvSchema = v.object({
   ),
   SYNC_PORT: v.pipe(
     integerFromEnv(9464, 0, 65535),
-    v.description("the port of `/healthz`, `/readyz` and `/metrics`"),
+    v.description("the port of `/livez`, `/readyz` and `/metrics`"),
   ),
   // Probes reach the pod IP, so `::` on IPv6-only clusters.
   SYNC_HOST: v.pipe(
     v.optional(v.string(), ""),
     v.transform((host) => host.trim() || "0.0.0.0"),
     v.ip("SYNC_HOST must be an IP address"),
-    v.description("the address of `/healthz`, `/readyz` and `/metrics`; `::` on IPv6-only clusters"),
+    v.description("the address of `/livez`, `/readyz` and `/metrics`; `::` on IPv6-only clusters"),
     v.metadata({ default: "`0.0.0.0`" }),
   ),
   LEASE_MS: v.pipe(

@@ -23,7 +23,7 @@ export type AdminEndpoints = "all" | "public";
 
 export interface AdminDeps extends MetricsEndpointDeps {
   readonly source: SnapshotSource;
-  /** ADMIN_TOKEN; unset, every admin endpoint but livez and healthz answers 404, as if it did not exist. */
+  /** ADMIN_TOKEN; unset, every admin endpoint but the probes answers 404, as if it did not exist. */
   readonly adminToken: string | undefined;
   /** The snapshot's routes, as the router serves them (routing.ts routesOf). */
   readonly routesOf: (snapshot: Snapshot) => SnapshotRoutes;
@@ -35,48 +35,28 @@ export interface AdminDeps extends MetricsEndpointDeps {
   readonly snapshotAgeSeconds: (snapshot: Snapshot) => number;
   /** The dashboard's ring of recent samples: sampled on a timer by the runtime, and when the dashboard asks. */
   readonly history?: TrafficHistory;
-  /** "public": only livez and healthz, for probes and load balancers; default "all". */
+  /** "public": only the probes (livez, readyz and healthz), for kubelet and load balancers; default "all". */
   readonly endpoints?: AdminEndpoints;
   /** Cross-cluster steering (explain, dashboard); left out by callers that steer nothing. */
   readonly steering?: RoutingSteering;
 }
 
 /**
- * `/_edgeslice/livez` and `/_edgeslice/healthz` (public), `/_edgeslice/routes`,
+ * `/_edgeslice/livez` and `/_edgeslice/readyz` (alias `healthz`; public), `/_edgeslice/routes`,
  * `/_edgeslice/explain?host=&path=&method=` (and `header=name:value`, repeated),
  * `/_edgeslice/metrics` and `/_edgeslice/dashboard` (Bearer ADMIN_TOKEN), and `/_edgeslice/ui`, the page
  * that shows the dashboard's data (the page is public and holds no data; it exists only with ADMIN_TOKEN
- * set). The whole prefix is reserved: nothing under it is proxied. With `endpoints: "public"` only livez and
- * healthz are served: what a load balancer's health check and kubelet need, and nothing an operator's token opens.
+ * set). The whole prefix is reserved: nothing under it is proxied. With `endpoints: "public"` only the probes
+ * are served: what a load balancer's health check and kubelet need, and nothing an operator's token opens.
  */
 export function registerAdmin(app: Hono, deps: AdminDeps): void {
   // Liveness: the process answers, and nothing else is asked. Not the store, not the snapshot: an outage of
   // Redis must not get a router restarted that serves, or will serve, its last records (deploy/router).
   app.get(`${ADMIN_PREFIX}/livez`, (c) => c.json({ status: "alive" }, 200, NO_STORE));
 
-  // Readiness: 200 while the router holds records it can serve from, even with the store unreachable.
-  app.get(`${ADMIN_PREFIX}/healthz`, async (c) => {
-    const snapshot = await deps.source.current();
-    const store = deps.source.status?.();
-    if (!snapshot) return c.json({ status: "no_snapshot", store }, 503, NO_STORE);
-    // Serving the last known records while the store is unreachable is still serving (fail static): 200.
-    return c.json(
-      {
-        status: store?.connected === false ? "degraded" : "ok",
-        store,
-        version: snapshot.version,
-        ageSeconds: deps.snapshotAgeSeconds(snapshot),
-        clusters: snapshot.clusters.map((cluster) => ({
-          name: cluster.name,
-          stale: cluster.stale,
-          services: cluster.servicesV2.size,
-          routes: cluster.routes.size,
-        })),
-      },
-      200,
-      NO_STORE,
-    );
-  });
+  // `readyz`, named as the sync's and Kubernetes' own; `healthz`, its name before, answers the same.
+  app.get(`${ADMIN_PREFIX}/readyz`, readinessAnswer(deps));
+  app.get(`${ADMIN_PREFIX}/healthz`, readinessAnswer(deps));
 
   if (deps.endpoints === "public") {
     app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));
@@ -168,6 +148,32 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
   });
 
   app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));
+}
+
+/** Readiness: 200 while the router holds records it can serve from, even with the store unreachable. */
+function readinessAnswer(deps: AdminDeps): (c: Context) => Promise<Response> {
+  return async (c) => {
+    const snapshot = await deps.source.current();
+    const store = deps.source.status?.();
+    if (!snapshot) return c.json({ status: "no_snapshot", store }, 503, NO_STORE);
+    // Serving the last known records while the store is unreachable is still serving (fail static): 200.
+    return c.json(
+      {
+        status: store?.connected === false ? "degraded" : "ok",
+        store,
+        version: snapshot.version,
+        ageSeconds: deps.snapshotAgeSeconds(snapshot),
+        clusters: snapshot.clusters.map((cluster) => ({
+          name: cluster.name,
+          stale: cluster.stale,
+          services: cluster.servicesV2.size,
+          routes: cluster.routes.size,
+        })),
+      },
+      200,
+      NO_STORE,
+    );
+  };
 }
 
 const NO_STORE = { "cache-control": "no-store" };

@@ -166,7 +166,7 @@ export const RouterEnvSchema = v.object({
   ADMIN_TOKEN: v.pipe(
     optionalText,
     v.description(
-      "the Bearer token of the admin endpoints; unset, they answer 404 (`livez` and `healthz` stay public)",
+      "the Bearer token of the admin endpoints; unset, they answer 404 (the probes `livez` and `readyz` stay public)",
     ),
   ),
   // Envoy's per-try timeout: time to response headers, from when the whole request was sent.

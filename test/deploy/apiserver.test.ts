@@ -1,11 +1,14 @@
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeOn, requiringGatewayApi } from "../control-plane/control-plane.js";
 import { KUBE_APISERVER } from "../control-plane/envtest-plane.js";
 import { installGatewayApi } from "../envtest/support/crds.js";
 import { type Envtest, startEnvtest } from "../support/envtest.js";
-import { examples, type KubeObject, kustomizations, parseYaml, render } from "./support/render.js";
+import { envtestAssets } from "../support/envtest-assets.js";
+import { examples, type KubeObject, kustomizations, parseYaml, ROOT, render } from "./support/render.js";
 
 /** Objects later ones may rely on (RBAC, the namespace): applied for real; everything else as a dry run. */
 const APPLIED_FOR_REAL = new Set([
@@ -79,5 +82,21 @@ describeOn(requiringGatewayApi(KUBE_APISERVER), "deploy/ accepted by server-side
     for (const object of objects) {
       expect(output).toContain(`${object.metadata.name} serverside-applied (server dry run)`);
     }
+  });
+
+  // Last: it creates for real what the tests above only dry-run.
+  it("installs with deploy/apply.sh, for real, in the order it applies: classes, sync, routers", async () => {
+    const kubectl = `${envtestAssets()?.kubectl ?? "kubectl"} --kubeconfig ${envtest.kubeconfigPath()}`;
+    await promisify(execFile)("deploy/apply.sh", ["deploy/overlays/east", "deploy/overlays/east-router"], {
+      cwd: ROOT,
+      env: { ...process.env, KUBECTL: kubectl },
+    });
+
+    expect(await envtest.kubectl(["get", "gatewayclass,ingressclass", "-o", "name"])).toMatch(
+      /gatewayclass\S*\/edgeslice\n.*ingressclass\S*\/edgeslice/s,
+    );
+    expect(await envtest.kubectl(["-n", "edgeslice", "get", "deployments", "-o", "name"])).toMatch(
+      /deployment\S*\/edgeslice-router\n.*deployment\S*\/edgeslice-sync/s,
+    );
   });
 });

@@ -16,7 +16,15 @@ import {
 
 const FOLDERS = kustomizations();
 const rendered = new Map<string, KubeObject[]>();
-const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
+const CLUSTER_SCOPED = new Set([
+  "Namespace",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "GatewayClass",
+  "IngressClass",
+]);
+/** The folders that run something: the two bases and the overlays built on them (not the classes). */
+const RUNNING = FOLDERS.filter((folder) => !folder.endsWith("-class"));
 /** The entry each Deployment runs: the files `npm run build` writes (test/build). */
 const ENTRY_OF: Readonly<Record<string, string>> = {
   "edgeslice-sync": "dist/sync.js",
@@ -42,8 +50,10 @@ function imageOfComponent(): string {
 }
 
 describe("deploy/ kustomizations", () => {
-  it("are the two bases and an overlay per cluster plus a router placement", () => {
+  it("are the two classes, the two bases and an overlay per cluster plus a router placement", () => {
     expect(FOLDERS).toEqual([
+      "deploy/gateway-class",
+      "deploy/ingress-class",
       "deploy/overlays/east",
       "deploy/overlays/east-router",
       "deploy/overlays/west",
@@ -62,7 +72,7 @@ describe("deploy/ kustomizations", () => {
     }
   });
 
-  it.each(FOLDERS)(
+  it.each(RUNNING)(
     "%s runs the one image with node dist/<entry>.js, probes, resources and no privileges",
     (folder) => {
       const deployments = ofKind<Deployment>(objectsOf(folder), "Deployment");
@@ -120,7 +130,7 @@ describe("deploy/ kustomizations", () => {
   });
 
   it("names the image once: every manifest says `image: edgeslice`, the component sets name and tag", () => {
-    const manifests = FOLDERS.flatMap((folder) => {
+    const manifests = RUNNING.flatMap((folder) => {
       const text = readFileSync(join(DEPLOY, "..", folder, "kustomization.yaml"), "utf8");
       return (parse(text) as { resources?: string[] }).resources ?? [];
     });

@@ -34,7 +34,7 @@ function drainBoundSeconds(): number {
 const STOP_AFTER_DRAIN_SECONDS = 5;
 
 describe("deploy/router", () => {
-  it("probes liveness on /_edgeslice/livez, which no Redis outage fails, and readiness on /_edgeslice/healthz, on PORT", () => {
+  it("probes liveness on /_edgeslice/livez, which no Redis outage fails, and readiness on /_edgeslice/readyz, on PORT", () => {
     const deployment = only<Deployment>(base, "Deployment");
     const main = container(deployment);
     const port = main.ports?.find((p) => p.name === "http");
@@ -42,7 +42,7 @@ describe("deploy/router", () => {
     expect(port?.containerPort).toBe(Number(envOf(deployment).get("PORT")?.value));
     expect(main.startupProbe?.httpGet).toEqual({ path: "/_edgeslice/livez", port: "http" });
     expect(main.livenessProbe?.httpGet).toEqual({ path: "/_edgeslice/livez", port: "http" });
-    expect(main.readinessProbe?.httpGet).toEqual({ path: "/_edgeslice/healthz", port: "http" });
+    expect(main.readinessProbe?.httpGet).toEqual({ path: "/_edgeslice/readyz", port: "http" });
   });
 
   it("leaves the number of routers to the HorizontalPodAutoscaler: no replicas an apply would reset", () => {

@@ -95,7 +95,7 @@ describe("deploy/sync", () => {
     }
   });
 
-  it("runs two replicas probed on SYNC_PORT: /healthz for liveness and start-up, /readyz for readiness", () => {
+  it("runs two replicas probed on SYNC_PORT: /livez for liveness and start-up, /readyz for readiness", () => {
     const deployment = only<Deployment>(base, "Deployment");
     const main = container(deployment);
     const syncPort = Number(envOf(deployment).get("SYNC_PORT")?.value);
@@ -103,8 +103,8 @@ describe("deploy/sync", () => {
 
     expect((deployment.spec as { replicas?: number }).replicas).toBe(2);
     expect(probed?.containerPort).toBe(syncPort);
-    expect(main.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: probed?.name });
-    expect(main.startupProbe?.httpGet).toEqual({ path: "/healthz", port: probed?.name });
+    expect(main.livenessProbe?.httpGet).toEqual({ path: "/livez", port: probed?.name });
+    expect(main.startupProbe?.httpGet).toEqual({ path: "/livez", port: probed?.name });
     expect(main.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: probed?.name });
     expect(envOf(deployment).get("POD_NAME")).toBeDefined();
     expect(envOf(deployment).get("POD_NAMESPACE")).toBeDefined();

@@ -92,11 +92,11 @@ describe("docs/operations.md", () => {
     expect([...new Set(documented)].sort()).toEqual([...new Set(registered)].sort());
   });
 
-  it("names every field /_edgeslice/healthz answers", async () => {
+  it("names every field /_edgeslice/readyz answers", async () => {
     const admin = section(OPERATIONS, "Admin endpoints and status codes");
-    const row = firstCells(admin).find((cell) => cell.includes("/_edgeslice/healthz"));
+    const row = firstCells(admin).find((cell) => cell.includes("/_edgeslice/readyz"));
     const line = admin.split("\n").find((text) => text.split("|")[1] === row);
-    const health = (await (await fetch(`${router?.url}/_edgeslice/healthz`)).json()) as {
+    const health = (await (await fetch(`${router?.url}/_edgeslice/readyz`)).json()) as {
       clusters: Record<string, unknown>[];
     };
 

@@ -91,6 +91,7 @@ describe("the admin port", () => {
     const router = await routerWithRoute();
     expect(await get(router.url, "/")).toEqual({ status: 200, body: "from the backend" });
     expect((await get(router.url, "/_edgeslice/livez")).status).toBe(200);
+    expect((await get(router.url, "/_edgeslice/readyz")).status).toBe(200);
     expect((await get(router.url, "/_edgeslice/healthz")).status).toBe(200);
     for (const path of ADMIN_ONLY) {
       const answer = await get(router.url, path, TOKEN);

@@ -15,11 +15,14 @@ describe("health server", () => {
     return { metrics, base: `http://127.0.0.1:${server.address.port}` };
   };
 
-  it("answers /healthz while the process runs, whatever readiness says", async () => {
-    const { base } = await start(() => ({ synced: false, redis: false }));
-    const response = await fetch(`${base}/healthz`);
-    expect(response.status).toBe(200);
-  });
+  it.each(["/livez", "/healthz"])(
+    "answers %s while the process runs, whatever readiness says",
+    async (probe) => {
+      const { base } = await start(() => ({ synced: false, redis: false }));
+      const response = await fetch(`${base}${probe}`);
+      expect(response.status).toBe(200);
+    },
+  );
 
   it.each([
     { synced: false, redis: true, status: 503 },

@@ -34,14 +34,14 @@ async function loadedStore(): Promise<MemoryStore> {
 const auth = { authorization: "Bearer secret-token" };
 
 describe("admin endpoints", () => {
-  it("healthz answers 503 before any snapshot was loaded", async () => {
-    const res = await appWith({ current: () => undefined }).request("http://router/_edgeslice/healthz");
+  it.each(["readyz", "healthz"])("%s answers 503 before any snapshot was loaded", async (probe) => {
+    const res = await appWith({ current: () => undefined }).request(`http://router/_edgeslice/${probe}`);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ status: "no_snapshot" });
   });
 
-  it("healthz is public and describes the snapshot", async () => {
-    const res = await appWith(await loadedStore()).request("http://router/_edgeslice/healthz");
+  it.each(["readyz", "healthz"])("%s is public and describes the snapshot", async (probe) => {
+    const res = await appWith(await loadedStore()).request(`http://router/_edgeslice/${probe}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { status: string; clusters: { name: string; stale: boolean }[] };
     expect(body.status).toBe("ok");
