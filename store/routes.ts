@@ -219,11 +219,28 @@ export const RuleTimeoutsSchema = v.strictObject({
 });
 export type RuleTimeouts = v.InferOutput<typeof RuleTimeoutsSchema>;
 
+/** The most retries a rule may ask for (HTTPRouteRetry.attempts has no maximum; the sync reads more as this). */
+export const MAX_RULE_RETRIES = 10;
+
+/**
+ * HTTPRouteRetry (experimental channel): `codes` are the backend answers retried (400-599), `attempts` the
+ * retries after the first attempt (absent: the router's own count), `backoffMs` the least wait before each
+ * retry (absent: none). A rule with a retry also retries connection errors, and may go back to a backend
+ * it already tried. A router that predates the field keeps its own retry rules.
+ */
+export const RuleRetrySchema = v.strictObject({
+  codes: v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599))), v.maxLength(200)),
+  attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_RULE_RETRIES))),
+  backoffMs: v.optional(TimeoutMsSchema),
+});
+export type RuleRetry = v.InferOutput<typeof RuleRetrySchema>;
+
 export const RouteRuleSchema = v.object({
   matches: v.pipe(v.array(RouteMatchSchema), v.minLength(1)),
   filters: RouteFiltersSchema,
   backends: v.array(BackendRefSchema),
   timeouts: v.optional(RuleTimeoutsSchema),
+  retry: v.optional(RuleRetrySchema),
 });
 export type RouteRule = v.InferOutput<typeof RouteRuleSchema>;
 

@@ -15,7 +15,7 @@ import {
 import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } from "../core/routing.js";
-import { withRuleTimeouts } from "../core/rule-timeouts.js";
+import { withRulePolicy } from "../core/rule-policy.js";
 import type { ClientLocation } from "../core/steering/origin.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import { forwardedProto, loggedClient, NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
@@ -156,7 +156,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       ? () => logLine(observation, c, forwarding.host, routed.target.path)
       : undefined;
     const responseHeaders = routed.plan.responseHeaders;
-    const ruleDeps = withRuleTimeouts(proxyDeps, routed.plan.timeouts);
+    const ruleDeps = withRulePolicy(proxyDeps, routed.plan);
     if (routed.mirrors.length > 0) {
       const raw = c.req.raw;
       const copies = sendWebMirrors(deps.upstream, routed.mirrors, {

@@ -4,6 +4,7 @@ import type {
   Redirect,
   RouteMatch,
   RouteRule,
+  RuleRetry,
   RuleTimeouts,
 } from "../../store/routes.js";
 import { HOP_BY_HOP } from "./hop-by-hop.js";
@@ -66,8 +67,10 @@ export function compileModifier(
 export interface RulePlan {
   readonly requestHeaders: CompiledModifier | undefined;
   readonly responseHeaders: CompiledModifier | undefined;
-  /** HTTPRouteTimeouts, applied by rule-timeouts.ts withRuleTimeouts. */
+  /** HTTPRouteTimeouts, applied by rule-policy.ts withRulePolicy. */
   readonly timeouts: RuleTimeouts | undefined;
+  /** HTTPRouteRetry, applied by rule-policy.ts withRulePolicy. */
+  readonly retry: RuleRetry | undefined;
 }
 
 const plans = new WeakMap<RouteRule, RulePlan[]>();
@@ -97,6 +100,7 @@ export function rulePlan(rule: RouteRule, backendIndex = -1): RulePlan {
         compileModifier(filters?.responseHeaders, PROTECTED_RESPONSE_HEADERS),
       ),
       timeouts: rule.timeouts,
+      retry: rule.retry,
     };
     byBackend[slot] = plan;
   }

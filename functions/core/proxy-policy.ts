@@ -23,6 +23,18 @@ export interface ProxySettings {
   readonly retries: number;
   /** Longest wait for the next bytes of the client's body before it is answered 408 (CLIENT_BODY_IDLE_TIMEOUT_MS). */
   readonly clientBodyIdleTimeoutMs: number;
+  /** A route rule's HTTPRouteRetry (core/rule-policy.ts); absent: the router's own retry rules. */
+  readonly routeRetry?: RouteRetryPolicy;
+}
+
+/**
+ * HTTPRouteRetry as the proxy applies it: a backend's answer whose status is in `codes` is retried as a
+ * failure is, while another attempt may go; each retry waits at least `backoffMs`; and a retry may go back to a
+ * backend already tried once every other was (a Service of one pod can be retried at all).
+ */
+export interface RouteRetryPolicy {
+  readonly codes: ReadonlySet<number>;
+  readonly backoffMs: number;
 }
 
 export interface PolicyDeps {

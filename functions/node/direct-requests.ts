@@ -10,7 +10,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
 import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { Routing, RoutingOutcome } from "../core/routing.js";
-import { withRuleTimeouts } from "../core/rule-timeouts.js";
+import { withRulePolicy } from "../core/rule-policy.js";
 import {
   forwardedProto,
   loggedClient,
@@ -188,7 +188,7 @@ class DirectRequest implements ExchangeEnd {
       observation,
       logEnd: observation.logged ? () => this.logLine(forwarding.host, routed.target.path) : undefined,
     };
-    const deps = withRuleTimeouts(routing.policy, routed.plan.timeouts);
+    const deps = withRulePolicy(routing.policy, routed.plan);
     sendNodeMirrors(routed.mirrors, incoming, routed.upstreamPath, forwarding);
     new Exchange(this.#deps.transport, incoming, outgoing, route, deps, this).run();
   }

@@ -141,6 +141,8 @@ const RuleSchema = v.looseObject({
   filters: v.nullish(v.array(FilterSchema)),
   backendRefs: v.nullish(v.array(BackendRefSchema)),
   timeouts: v.nullish(v.unknown()),
+  /** HTTPRouteRetry, experimental channel: the standard CRDs prune it, so only experimental clusters send it. */
+  retry: v.nullish(v.unknown()),
 });
 export type KubeRule = v.InferOutput<typeof RuleSchema>;
 

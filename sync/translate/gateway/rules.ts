@@ -6,6 +6,7 @@ import { type FilterProblem, translateBackendFilters, translateFilters } from ".
 import { translateMatches } from "./matches.js";
 import { translateMirrors } from "./mirrors.js";
 import type { KubeRule } from "./objects.js";
+import { translateRetry } from "./retry.js";
 import { translateTimeouts } from "./timeouts.js";
 
 /** One HTTPRouteRule: the store rule and its unresolved references, or why the rule is dropped. */
@@ -55,6 +56,8 @@ export function translateRule(
 
   const timeouts = translateTimeouts(rule.timeouts);
   if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
+  const retried = translateRetry(rule.retry);
+  if (!retried.ok) return { ok: false, reason: "UnsupportedValue", message: retried.error };
 
   const refProblems: RefProblem[] = [...mirrored.value.refProblems];
   const backends = refs.map((ref, index) => {
@@ -72,6 +75,7 @@ export function translateRule(
     },
     backends,
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
+    ...(retried.value.retry ? { retry: retried.value.retry } : {}),
   };
   // Last guard: what passes here is what routers will accept when they decode the record.
   const checked = v.safeParse(RouteRuleSchema, translated);
@@ -84,5 +88,5 @@ export function translateRule(
       message: `${path ?? "rule"}: ${issue?.message ?? "invalid"}`,
     };
   }
-  return { ok: true, rule: checked.output, refProblems, ignored: [] };
+  return { ok: true, rule: checked.output, refProblems, ignored: retried.value.ignored };
 }
