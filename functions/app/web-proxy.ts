@@ -2,9 +2,11 @@ import type { CompiledModifier } from "../core/filters.js";
 import { downstreamResponseHeaders, reasonPhrase } from "../core/headers.js";
 import {
   type AbortCause,
+  ANSWER_RETRIED,
+  type AnswerRetried,
+  type AnswerRetries,
   type AttemptResult,
   abortedBeforeAttempt,
-  MAX_REPLAYABLE_BODY_BYTES,
   noteAnswer,
   type PolicyDeps,
   type ProxyResult,
@@ -17,6 +19,7 @@ import { withRetries } from "../core/retry-loop.js";
 import type { Backend, Selection } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";
+import { NO_BODY, type RequestBody, requestBody } from "./web-request-body.js";
 
 export interface ProxyDeps extends PolicyDeps {
   readonly upstream: Upstream;
@@ -68,12 +71,15 @@ export async function proxy(
   const body = requestBody(request);
   const whole = new AbortController();
   let totalTimer: ReturnType<typeof setTimeout> | undefined;
+  let deadline: number | undefined;
   const startTotal = () => {
+    deadline ??= Date.now() + deps.settings.totalTimeoutMs;
     totalTimer ??= setTimeout(
       () => whole.abort(new AbortReason("total-timeout")),
       deps.settings.totalTimeoutMs,
     );
   };
+  const remainingMs = () => (deadline === undefined ? deps.settings.totalTimeoutMs : deadline - Date.now());
   if (body === NO_BODY) startTotal();
   const onClientGone = () => whole.abort(new AbortReason("client-gone"));
   request.signal?.addEventListener("abort", onClientGone, { once: true });
@@ -83,7 +89,15 @@ export async function proxy(
       {
         method: request.method,
         canResend: body.canResend,
-        attempt: (backend) => attemptOnce(backend, request, body, { signal: whole.signal, startTotal }, deps),
+        attempt: (backend, answers) =>
+          attemptOnce(
+            backend,
+            request,
+            body,
+            { signal: whole.signal, startTotal, remainingMs, answers },
+            deps,
+          ),
+        wait: (ms) => cutShort(ms, whole.signal),
       },
       deps,
       request.observation,
@@ -96,13 +110,21 @@ export async function proxy(
 
 const H2C_UNREACHABLE: AttemptResult<never> = { ok: false, kind: "transport", stop: true };
 
+/** What an attempt shares with its request: the request's cut, its clock, and the retry loop. */
+interface WholeRequest {
+  readonly signal: AbortSignal;
+  startTotal(): void;
+  remainingMs(): number;
+  readonly answers: AnswerRetries;
+}
+
 async function attemptOnce(
   backend: Backend,
   request: ProxyRequest,
   body: RequestBody,
-  whole: { readonly signal: AbortSignal; startTotal(): void },
+  whole: WholeRequest,
   deps: ProxyDeps,
-): Promise<AttemptResult<Response>> {
+): Promise<AttemptResult<Response> | AnswerRetried> {
   if (whole.signal.aborted) return abortedBeforeAttempt(causeOf(whole.signal.reason) ?? "total-timeout");
   // The web transports (fetch, undici) speak HTTP/1.1 to backends: an h2c backend would read garbage. Only
   // Node's own path speaks h2c (node/h2-upstream/); here it is a 502, never the wrong protocol.
@@ -142,6 +164,15 @@ async function attemptOnce(
       response.body?.cancel().catch(() => undefined);
       throw new InvalidStatusError(response.status);
     }
+    // A rule's retry (HTTPRouteRetry) drops this answer for another attempt; an upgrade is never sent twice.
+    if (
+      !request.upgrade &&
+      whole.answers.retriesAnswer(backend, response.status, body, whole.remainingMs())
+    ) {
+      noteAnswer(backend, response.status, deps);
+      response.body?.cancel().catch(() => undefined);
+      return ANSWER_RETRIED;
+    }
     answered = true;
     clearTimeout(timer);
     noteAnswer(backend, response.status, deps);
@@ -170,92 +201,19 @@ async function attemptOnce(
   }
 }
 
+/** Resolves after `ms`, or as soon as `signal` aborts (the client left, the request's time ran out). */
+function cutShort(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 function causeOf(reason: unknown): AbortCause | undefined {
   return reason instanceof AbortReason ? reason.kind : undefined;
-}
-
-/** What the body tells its attempt about who holds the upload up. */
-interface BodyWatch {
-  /** The transport asked for more and the client has not sent it yet. */
-  waitingOnClient(): void;
-  /** A chunk was handed over and the transport has not asked for the next yet. */
-  waitingOnBackend(): void;
-  /** The whole body was handed over. */
-  sent(): void;
-}
-
-interface RequestBody {
-  /** The body to hand to one attempt. */
-  forAttempt(watch: BodyWatch): ReadableStream<Uint8Array> | null;
-  /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
-  canResend(): boolean;
-}
-
-const NO_BODY: RequestBody = { forAttempt: () => null, canResend: () => true };
-
-function requestBody(request: ProxyRequest): RequestBody {
-  if (request.body === null || request.method === "GET" || request.method === "HEAD") return NO_BODY;
-  return streamedBody(request.body);
-}
-
-/**
- * Streams the client's body to each attempt, never waiting for it to end. The first
- * MAX_REPLAYABLE_BODY_BYTES read are kept (as references to the chunks, no copy): a transport may read
- * ahead before it connects (Node's fetch does), so after a failed attempt the next one replays the kept
- * prefix and continues from the client's stream. Past that size the body can no longer be resent.
- */
-function streamedBody(source: ReadableStream<Uint8Array>): RequestBody {
-  const reader = source.getReader();
-  const kept: Uint8Array[] = [];
-  let keptBytes = 0;
-  let overflowed = false;
-  let sourceDone = false;
-  return {
-    canResend: () => !overflowed,
-    forAttempt: (watch) => {
-      let replayed = 0;
-      const close = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-        controller.close();
-        watch.sent();
-      };
-      return new ReadableStream<Uint8Array>(
-        {
-          async pull(controller) {
-            const replay = overflowed ? undefined : kept[replayed];
-            if (replay) {
-              replayed++;
-              controller.enqueue(replay);
-              watch.waitingOnBackend();
-              return;
-            }
-            if (sourceDone) return close(controller);
-            watch.waitingOnClient();
-            const { done, value } = await reader.read();
-            if (done) {
-              sourceDone = true;
-              return close(controller);
-            }
-            if (!overflowed) {
-              keptBytes += value.byteLength;
-              if (keptBytes <= MAX_REPLAYABLE_BODY_BYTES) {
-                kept.push(value);
-                replayed++;
-              } else {
-                overflowed = true;
-                kept.length = 0;
-              }
-            }
-            controller.enqueue(value);
-            watch.waitingOnBackend();
-          },
-          cancel(reason) {
-            // A failed attempt cancels its stream; the client's stream stays readable for the next one.
-            if (overflowed) return reader.cancel(reason);
-          },
-        },
-        // highWaterMark 0: nothing is read from the client before the transport asks for it.
-        { highWaterMark: 0 },
-      );
-    },
-  };
 }

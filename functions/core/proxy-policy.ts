@@ -103,13 +103,33 @@ export function failureError(last: UpstreamErrorKind | "client", stalled = false
   return last === "timeout" ? "upstream_timeout" : "bad_gateway";
 }
 
+/** An attempt whose answer a rule's retry dropped (RetryLoop.retriesAnswer): the loop already counted it. */
+export const ANSWER_RETRIED = Object.freeze({ retried: true as const });
+export type AnswerRetried = typeof ANSWER_RETRIED;
+
+/** What an attempt asks before it passes an answer on (core/retry-loop.ts RetryLoop). */
+export interface AnswerRetries {
+  /** True: drop this answer, another attempt goes (`remainingMs`: the request's time left). */
+  retriesAnswer(
+    backend: Backend,
+    status: number,
+    request: { canResend(): boolean },
+    remainingMs: number,
+  ): boolean;
+}
+
 /** One request as a transport runs it (an object rather than closures: this runs once per request). */
 export interface Attempts<T> {
   readonly method: string;
   /** The whole body can still be sent again (nothing read yet, or everything read is still held). */
   canResend(): boolean;
-  /** Sends once; resolves when the response headers arrived or the attempt failed. */
-  attempt(backend: Backend): Promise<AttemptResult<T>>;
+  /**
+   * Sends once; resolves when the response headers arrived or the attempt failed, or with ANSWER_RETRIED when
+   * `answers` had the answer dropped for a retry.
+   */
+  attempt(backend: Backend, answers: AnswerRetries): Promise<AttemptResult<T> | AnswerRetried>;
+  /** Waits `ms` before a retry (a rule's backoff); resolves early when the request is cut meanwhile. */
+  wait?(ms: number): Promise<void>;
 }
 
 /** Records a backend's answer for ejection: 502/503/504 are its failure, anything else a success. */

@@ -1,4 +1,6 @@
 import {
+  type AnswerRetried,
+  type AnswerRetries,
   type AttemptFailure,
   type AttemptResult,
   type Attempts,
@@ -24,7 +26,7 @@ export interface Resendable {
  * promises; the Node-native proxy (node/proxy.ts) drives it from its client's callbacks, so a request
  * costs no promise per attempt. One loop, so both retry alike.
  */
-export class RetryLoop {
+export class RetryLoop implements AnswerRetries {
   readonly #selection: Selection;
   readonly #deps: PolicyDeps;
   readonly #idempotent: boolean;
@@ -46,7 +48,7 @@ export class RetryLoop {
   next(): Backend | undefined {
     const deps = this.#deps;
     if (this.#started > deps.settings.retries) return undefined;
-    const backend = pickBackend(this.#selection, deps, this.#tried);
+    const backend = this.#pick();
     if (!backend) return undefined;
     if (this.#started > 0) deps.metrics.retries++;
     this.#started++;
@@ -54,6 +56,33 @@ export class RetryLoop {
     this.#observation?.tried(backend);
     if (backend.track) this.#sentAt = backend.track.now();
     return backend;
+  }
+
+  /**
+   * A rule's HTTPRouteRetry (ProxySettings.routeRetry): whether the answer `status` of `backend` is dropped for
+   * another attempt. Only for a status of the rule's codes, while another attempt may go (the count, an
+   * idempotent method, a body that can be sent again: docs/design.md Router 3), a backend is left for it, and
+   * the backoff ends before the request's time does (`remainingMs`). When true, the attempt is done here
+   * (released, counted as answered) and the caller drops the answer and starts the next attempt after
+   * `backoffMs()`; when false, the answer is the client's.
+   */
+  retriesAnswer(backend: Backend, status: number, request: Resendable, remainingMs: number): boolean {
+    const deps = this.#deps;
+    const policy = deps.settings.routeRetry;
+    if (!policy?.codes.has(status) || this.#started > deps.settings.retries) return false;
+    if (!this.#idempotent || !request.canResend() || remainingMs <= policy.backoffMs) return false;
+    const tried = new Set(this.#tried);
+    tried.add(backend.address);
+    if (!pickBackend(this.#selection, deps, tried) && !pickBackend(this.#selection, deps, undefined))
+      return false;
+    this.settle(backend, { ok: true, value: status }, request);
+    this.#triedOn(backend);
+    return true;
+  }
+
+  /** The least wait before the next attempt: a rule's retry backoff, else none. */
+  backoffMs(): number {
+    return this.#started > 0 ? (this.#deps.settings.routeRetry?.backoffMs ?? 0) : 0;
   }
 
   /** The attempt on `backend` ended without a result (it threw): it is no longer in flight. */
@@ -74,10 +103,25 @@ export class RetryLoop {
     }
     this.#last = result;
     if (result.stop || !mayRetry(result.kind, this.#idempotent, request.canResend())) return false;
+    this.#triedOn(backend);
+    return true;
+  }
+
+  #triedOn(backend: Backend): void {
     this.#tried ??= new Set();
     this.#tried.add(backend.address);
-    if (track) this.#skipCluster(backend.cluster, this.#tried);
-    return true;
+    if (backend.track) this.#skipCluster(backend.cluster, this.#tried);
+  }
+
+  /**
+   * An untried backend first; with a rule's retry, once every one was tried, any again (HTTPRouteRetry asks
+   * for the retries, and a Service of one pod has only that pod to retry on).
+   */
+  #pick(): Backend | undefined {
+    const backend = pickBackend(this.#selection, this.#deps, this.#tried);
+    if (backend || this.#deps.settings.routeRetry === undefined || !this.#tried) return backend;
+    this.#tried = undefined;
+    return pickBackend(this.#selection, this.#deps, undefined);
   }
 
   /**
@@ -107,14 +151,19 @@ export async function withRetries<T>(
   observation?: RequestObservation,
 ): Promise<ProxyResult<T>> {
   const loop = new RetryLoop(selection, attempts.method, deps, observation);
-  for (let backend = loop.next(); backend; backend = loop.next()) {
-    let result: AttemptResult<T>;
+  for (;;) {
+    const backoff = loop.backoffMs();
+    if (backoff > 0) await attempts.wait?.(backoff);
+    const backend = loop.next();
+    if (!backend) break;
+    let result: AttemptResult<T> | AnswerRetried;
     try {
-      result = await attempts.attempt(backend);
+      result = await attempts.attempt(backend, loop);
     } catch (error) {
       loop.release(backend);
       throw error;
     }
+    if ("retried" in result) continue;
     const again = loop.settle(backend, result, attempts);
     if (result.ok) return result;
     if (!again) break;

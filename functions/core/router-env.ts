@@ -205,7 +205,9 @@ export const RouterEnvSchema = v.object({
   ),
   UPSTREAM_RETRIES: v.pipe(
     integerFromEnv(2, 0, 10),
-    v.description("further attempts on other backends (connect failures, or idempotent methods)"),
+    v.description(
+      "further attempts on other backends (connect failures, or idempotent methods); an HTTPRoute rule's `retry.attempts` replaces it for that rule ([HTTPRoute](gateway-api.md#httproute))",
+    ),
   ),
   CACHE_TTL_MS: v.pipe(
     integerFromEnv(2_000, 0, 600_000),

@@ -142,6 +142,23 @@ describe("version 2 routes in workerd", () => {
     expect((await get(mf, "http://shop.test/c")).headers.get("x-backend")).toBe("web");
   });
 
+  it("retries a rule's retry codes (HTTPRouteRetry) on the one pod, after its backoff, and answers the success", async () => {
+    const arrivals: number[] = [];
+    const flaky = await backend("127.0.0.1", (request, response) => {
+      request.resume();
+      arrivals.push(performance.now());
+      if (arrivals.length <= 2) response.writeHead(503, { "content-length": "0" }).end();
+      else response.writeHead(200, { "x-backend": "flaky" }).end("ok");
+    });
+    const { mf } = await workerWith({ flaky }, [
+      routeRule([to("flaky")], { retry: { codes: [503], attempts: 2, backoffMs: 100 } }),
+    ]);
+    const reply = await get(mf, "http://shop.test/");
+    expect([reply.status, reply.body]).toEqual([200, "ok"]);
+    expect(arrivals).toHaveLength(3);
+    expect((arrivals[2] ?? 0) - (arrivals[1] ?? 0)).toBeGreaterThanOrEqual(100);
+  });
+
   it("serves a version 1 record next to version 2 ones", async () => {
     const legacy = await backend("127.0.0.1", namedBackend("legacy"));
     const web = await backend("127.0.0.1", namedBackend("web"));

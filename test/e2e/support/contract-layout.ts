@@ -140,6 +140,8 @@ export function routeRule(
     matches: extra.matches ?? [{ path: { type: "PathPrefix", value: "/" }, headers: [] }],
     filters: extra.filters ?? {},
     backends,
+    ...(extra.timeouts !== undefined ? { timeouts: extra.timeouts } : {}),
+    ...(extra.retry !== undefined ? { retry: extra.retry } : {}),
   };
 }
 
