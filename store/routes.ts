@@ -12,12 +12,17 @@ import { ServiceIdSchema } from "./names.js";
 export const ROUTE_SCHEMA_VERSION = 2;
 
 /**
+ * A `tlsroute` record (a TLSRoute attached to a Passthrough listener) is no HTTP route: its one rule's backends
+ * get a TLS connection's bytes as they came, chosen by the ClientHello's server name against its hostnames and
+ * listeners, and no HTTP request is ever matched against it (functions/core/routes/route-table.ts keeps such
+ * records apart). A router that predates it skips the record, its source being new to the picklist.
+ *
  * A `grpcroute` record's backends are spoken to over HTTP/2 cleartext whatever their port's appProtocol
  * (GRPCRoute: implementations "MUST support HTTP/2 over cleartext TCP (h2c) with prior knowledge" to backends);
  * the source being a picklist, a router that predates GRPCRoute skips such a record rather than send gRPC as
  * HTTP/1.1.
  */
-export const ROUTE_SOURCES = ["annotation", "httproute", "ingress", "grpcroute"] as const;
+export const ROUTE_SOURCES = ["annotation", "httproute", "ingress", "grpcroute", "tlsroute"] as const;
 export type RouteSource = (typeof ROUTE_SOURCES)[number];
 
 const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
@@ -266,7 +271,7 @@ export const RouteRecordSchema = v.object({
   source: v.picklist(ROUTE_SOURCES),
   /** metadata.creationTimestamp in ms: the Gateway API breaks precedence ties by the oldest route. */
   createdAt: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  /** Lower-case host names or `*.` patterns; empty means every host (a catch-all). */
+  /** Lower-case host names or `*.` patterns (a `tlsroute`'s are SNI names); empty means every host (a catch-all). */
   hostnames: v.array(HostPatternSchema),
   /**
    * What a leading `*.` covers: exactly one label for Ingress and annotations (networking.k8s.io/v1
@@ -286,6 +291,11 @@ export const RouteRecordSchema = v.object({
   rules: v.pipe(v.array(RouteRuleSchema), v.minLength(1)),
 });
 export type RouteRecord = v.InferOutput<typeof RouteRecordSchema>;
+
+/** A TLSRoute's record: matched by a TLS connection's server name, never by an HTTP request. */
+export function isPassthroughRoute(route: Pick<RouteRecord, "source">): boolean {
+  return route.source === "tlsroute";
+}
 
 /** Route ids: `httproute:shop/web`. */
 export function routeId(source: RouteSource, namespace: string, name: string): string {

@@ -18,7 +18,10 @@ export interface SnapshotRoutes {
   readonly version: number;
   /** Sorted by id. */
   readonly routes: readonly ServedRoute[];
+  /** The HTTP routes (every source but `tlsroute`). */
   readonly table: RouteTable<ServedRoute>;
+  /** The TLSRoutes, matched by a TLS connection's server name (routes/passthrough.ts); Node reads it. */
+  readonly passthrough: RouteTable<ServedRoute>;
   /** Clusters that publish one id with different definitions (only the served one is used). */
   readonly conflicts: readonly RouteConflict[];
   /** What CLUSTER_GRANTS refused (granted-clusters.ts); empty without grants. */

@@ -154,7 +154,10 @@ export function updatedSnapshotRoutes(
     const names = new Set(next.routes.map((served) => served.route.id));
     const oldNames = new Set(old.map((served) => served.route.id));
     // A name another id's routes hold (`<id>@<clusters>` equal to a published id): the full build decides.
-    for (const name of names) if (!oldNames.has(name) && previous.table.entries.has(name)) return undefined;
+    for (const name of names) {
+      if (oldNames.has(name)) continue;
+      if (previous.table.entries.has(name) || previous.passthrough.entries.has(name)) return undefined;
+    }
     for (const served of old) {
       if (!names.has(served.route.id)) tableChanges.push([served.route.id, undefined]);
       for (const service of servicesOf(served.route)) {
@@ -177,6 +180,8 @@ export function updatedSnapshotRoutes(
   }
   const table = updateRouteTable(previous.table, tableChanges, gateways);
   if (!table) return undefined;
+  const passthrough = updateRouteTable(previous.passthrough, tableChanges, gateways, "passthrough");
+  if (!passthrough) return undefined;
   for (const view of after) {
     const handle = index.live.get(view.name);
     if (handle) handle.current = view;
@@ -186,6 +191,7 @@ export function updatedSnapshotRoutes(
   return snapshotRoutes({
     version: snapshot.version,
     table,
+    passthrough,
     conflicts: () => sortedConflicts(conflicts),
     conflictChanges: { since: previous.version, removed, added },
     refusals: [],

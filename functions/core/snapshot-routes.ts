@@ -106,6 +106,7 @@ export function buildSnapshotRoutes(
     version: snapshot.version,
     routes: () => routes,
     table: buildRouteTable(routes, gateways),
+    passthrough: buildRouteTable(routes, gateways, "passthrough"),
     conflicts: () => merged.conflicts,
     refusals: granted.refusals,
     clusters: granted.clusters,

@@ -7,6 +7,7 @@ import {
   parseNamespace,
   parseReferenceGrant,
 } from "../translate/gateway/objects.js";
+import { parseTLSRoute } from "../translate/gateway/tls-route.js";
 import { parseIngress, parseIngressClass } from "../translate/ingress/objects.js";
 import { parseEndpointSlice, parseService } from "../translate/kube-objects.js";
 import type { RouteObjects } from "../translate/route-objects.js";
@@ -70,6 +71,12 @@ export const KINDS = {
     ...gatewayKind("grpcroutes", true, parseGRPCRoute),
     manifestApiVersions: [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1alpha2`],
   },
+  // TLSRoute is v1 in the standard channel since v1.5; older experimental CRDs named it v1alpha2/v1alpha3
+  // with the fields read here alike.
+  TLSRoute: {
+    ...gatewayKind("tlsroutes", true, parseTLSRoute),
+    manifestApiVersions: [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1alpha3`, `${GATEWAY_GROUP}/v1alpha2`],
+  },
   ReferenceGrant: gatewayKind("referencegrants", true, parseReferenceGrant),
   Namespace: {
     group: "",
@@ -116,6 +123,7 @@ export const ROUTE_OBJECT_LISTS = {
   Gateway: "gateways",
   HTTPRoute: "httpRoutes",
   GRPCRoute: "grpcRoutes",
+  TLSRoute: "tlsRoutes",
   ReferenceGrant: "referenceGrants",
   Namespace: "namespaces",
   IngressClass: "ingressClasses",

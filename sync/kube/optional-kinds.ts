@@ -32,6 +32,9 @@ const REFUSED_LINES: Partial<Record<RouteKind, string>> = {
   GRPCRoute:
     "GRPCRoutes are not readable: none is published; retrying (grant get, list, watch on grpcroutes and " +
     "update on grpcroutes/status, as deploy/ does)",
+  TLSRoute:
+    "TLSRoutes are not readable: none is published; retrying (grant get, list, watch on tlsroutes and " +
+    "update on tlsroutes/status, as deploy/ does)",
 };
 const REFUSED_CLUSTER_SCOPED =
   "WATCH_NAMESPACES: this cluster-scoped kind is not readable with Roles only; reading none, retrying " +
@@ -68,9 +71,12 @@ export class OptionalKinds {
       retryMs: this.options.retryMs,
       // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these. Secrets
       // are read only for HTTPS listeners: a sync whose RBAC predates them keeps serving everything else.
-      // GRPCRoutes likewise: a sync whose RBAC predates them (no grpcroutes rule) serves everything else.
+      // GRPCRoutes and TLSRoutes likewise: a sync whose RBAC predates them serves everything else.
       unreadableWhenRefused:
-        (this.options.namespaced && !namespaced) || kind === "Secret" || kind === "GRPCRoute",
+        (this.options.namespaced && !namespaced) ||
+        kind === "Secret" ||
+        kind === "GRPCRoute" ||
+        kind === "TLSRoute",
       onMissing: (why) => this.missing(kind, groupVersion, label, why),
       onServed: () => this.served(groupVersion, label),
     };

@@ -82,11 +82,12 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     const routeKinds = [
       ["HTTPRoute", statuses.httpRoutes],
       ["GRPCRoute", statuses.grpcRoutes ?? new Map()],
+      ["TLSRoute", statuses.tlsRoutes ?? new Map()],
     ] as const;
     for (const [kind, routeStatuses] of routeKinds) {
       for (const [key, parents] of routeStatuses) {
         const [namespace, name = ""] = key.split("/");
-        // GRPCRoute's status is HTTPRoute's (RouteStatus): the same parents merge.
+        // GRPCRoute's and TLSRoute's status is HTTPRoute's (RouteStatus): the same parents merge.
         list.push({
           kind,
           namespace,

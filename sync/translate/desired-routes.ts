@@ -110,6 +110,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     gateways: objects.gateways,
     httpRoutes: objects.httpRoutes,
     grpcRoutes: objects.grpcRoutes,
+    tlsRoutes: objects.tlsRoutes,
     referenceGrants: objects.referenceGrants,
     namespaces: objects.namespaces,
     secrets: objects.secrets,
@@ -150,6 +151,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
         conflicts,
         "grpcroute",
       ),
+      tlsRoutes: withOwnership(gateway.statuses.tlsRoutes ?? new Map(), refusedClaims, conflicts, "tlsroute"),
       ingresses: ingress.statuses.ingresses,
     },
   };
@@ -223,7 +225,7 @@ function withOwnership(
   statuses: ReadonlyMap<string, readonly RouteParentStatus[]>,
   refusedClaims: readonly { route: string; host: string }[],
   conflicts: readonly RouteConflict[],
-  source: "httproute" | "grpcroute" = "httproute",
+  source: "httproute" | "grpcroute" | "tlsroute" = "httproute",
 ): Map<string, RouteParentStatus[]> {
   const out = new Map<string, RouteParentStatus[]>();
   for (const [key, parents] of statuses) {

@@ -1,4 +1,4 @@
-import type { RouteMatch, RouteRecord } from "../../store/routes.js";
+import { isPassthroughRoute, type RouteMatch, type RouteRecord } from "../../store/routes.js";
 
 /**
  * Host ownership within one cluster. Two routes that ask for the same host pattern and exactly the same
@@ -19,7 +19,8 @@ export interface RouteConflict {
 
 /**
  * Every conflict among `routes`, one per losing route, host and match, sorted. A route never conflicts with
- * itself (its own rules are tried in order). Fallback routes (an Ingress defaultBackend) only meet each other.
+ * itself (its own rules are tried in order). Fallback routes (an Ingress defaultBackend) only meet each other,
+ * and so do passthrough routes (TLSRoutes: two that claim one SNI, the older serves it).
  */
 export function routeConflicts(routes: Iterable<RouteRecord>): RouteConflict[] {
   const claims = new Map<string, { route: RouteRecord; host: string; match: string }[]>();
@@ -30,7 +31,7 @@ export function routeConflicts(routes: Iterable<RouteRecord>): RouteConflict[] {
       for (const match of rule.matches) {
         const described = describeMatch(match);
         for (const host of hosts) {
-          const key = `${route.fallback ? "fallback" : "route"}\n${host}\n${described}`;
+          const key = `${kindOf(route)}\n${host}\n${described}`;
           if (seen.has(key)) continue;
           seen.add(key);
           const list = claims.get(key) ?? [];
@@ -53,6 +54,11 @@ export function routeConflicts(routes: Iterable<RouteRecord>): RouteConflict[] {
   return conflicts.sort(
     (a, b) => byCodeUnits(a.host, b.host) || byCodeUnits(a.match, b.match) || byCodeUnits(a.loser, b.loser),
   );
+}
+
+/** Routes meet only routes of their kind: HTTP routes, fallback routes, passthrough routes. */
+function kindOf(route: RouteRecord): string {
+  return isPassthroughRoute(route) ? "passthrough" : route.fallback ? "fallback" : "route";
 }
 
 /** Negative when `a` wins an exact tie: older first, then the lower id. */

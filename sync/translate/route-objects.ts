@@ -1,5 +1,6 @@
 import type { GRPCRoute } from "./gateway/grpc-route.js";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
+import type { TLSRoute } from "./gateway/tls-route.js";
 import type { Ingress, IngressClass } from "./ingress/objects.js";
 import type { KubeSecret } from "./tls-secrets.js";
 
@@ -13,6 +14,7 @@ export interface RouteObjects {
   readonly gateways: readonly Gateway[];
   readonly httpRoutes: readonly HTTPRoute[];
   readonly grpcRoutes: readonly GRPCRoute[];
+  readonly tlsRoutes: readonly TLSRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   readonly namespaces: readonly Namespace[];
   readonly ingressClasses: readonly IngressClass[];
@@ -28,6 +30,7 @@ export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: Rout
     gateways: [],
     httpRoutes: [],
     grpcRoutes: [],
+    tlsRoutes: [],
     referenceGrants: [],
     namespaces: [],
     ingressClasses: [],

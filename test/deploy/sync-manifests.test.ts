@@ -48,14 +48,20 @@ describe("deploy/sync", () => {
       { apiGroups: [""], resources: ["namespaces"], verbs: read },
       {
         apiGroups: [gateway],
-        resources: ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"],
+        resources: ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"],
         verbs: read,
       },
       // TLS Secrets for HTTPS listeners' certificateRefs: read, never written.
       { apiGroups: [""], resources: ["secrets"], verbs: read },
       {
         apiGroups: [gateway],
-        resources: ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"],
+        resources: [
+          "gatewayclasses/status",
+          "gateways/status",
+          "httproutes/status",
+          "grpcroutes/status",
+          "tlsroutes/status",
+        ],
         verbs: ["update"],
       },
       { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses", "ingresses"], verbs: read },

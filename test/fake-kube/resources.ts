@@ -8,6 +8,7 @@ export type FakeKind =
   | "Gateway"
   | "HTTPRoute"
   | "GRPCRoute"
+  | "TLSRoute"
   | "ReferenceGrant"
   | "IngressClass"
   | "Ingress"
@@ -49,6 +50,7 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   Gateway: info("Gateway", "gateway.networking.k8s.io/v1", "gateways", true, true),
   HTTPRoute: info("HTTPRoute", "gateway.networking.k8s.io/v1", "httproutes", true, true),
   GRPCRoute: info("GRPCRoute", "gateway.networking.k8s.io/v1", "grpcroutes", true, true),
+  TLSRoute: info("TLSRoute", "gateway.networking.k8s.io/v1", "tlsroutes", true, true),
   ReferenceGrant: info("ReferenceGrant", "gateway.networking.k8s.io/v1", "referencegrants", true),
   IngressClass: info("IngressClass", "networking.k8s.io/v1", "ingressclasses", false),
   Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),

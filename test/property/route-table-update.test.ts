@@ -1,13 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildRouteTable, matchRoute, type RouteTable } from "../../functions/core/routes/route-table.js";
+import {
+  buildRouteTable,
+  matchRoute,
+  type RouteTable,
+  type RouteTableKind,
+} from "../../functions/core/routes/route-table.js";
 import { updateRouteTable } from "../../functions/core/routes/route-table-update.js";
-import type { RouteRecord } from "../../store/routes.js";
+import type { RouteRecord, RouteSource } from "../../store/routes.js";
 
 /**
  * An update of a route table (core/routes/route-table-update.ts) must leave the table a full build over the
  * final routes gives: the same candidates in the same order in every bucket, the same listeners, and so the
- * same match for every request, whatever sequence of puts and removes led there.
+ * same match for every request, whatever sequence of puts and removes led there; a table of either kind
+ * (HTTP routes, TLSRoutes) holding only routes of its kind.
  */
 type Entry = { readonly route: RouteRecord };
 
@@ -18,6 +24,8 @@ const IDS = [
   "httproute:b/r3",
   "ingress:b/r4",
   "annotation:c/r5",
+  "tlsroute:a/t6",
+  "tlsroute:b/t7",
 ];
 const HOSTS = ["h.test", "k.test", "*.h.test", "*.test", "x.h.test"];
 
@@ -54,7 +62,7 @@ const routeArb = (id: string): fc.Arbitrary<RouteRecord> =>
     .map(({ createdAt, hostnames, suffix, listeners, rules }) => ({
       v: 2,
       id,
-      source: "httproute",
+      source: id.slice(0, id.indexOf(":")) as RouteSource,
       createdAt,
       hostnames,
       wildcard: suffix ? "suffix" : "one-label",
@@ -86,6 +94,7 @@ const batchesArb = fc.array(fc.array(changeArb, { minLength: 1, maxLength: 3 }),
   maxLength: 8,
 });
 const gatewaysArb = fc.constantFrom(undefined, new Set(["ns/g1"]));
+const kindArb = fc.constantFrom<RouteTableKind>("http", "passthrough");
 
 /** A bucket as its order and contents: route, rule, match and listeners of each candidate. */
 function described(table: RouteTable<Entry>) {
@@ -112,12 +121,13 @@ function described(table: RouteTable<Entry>) {
 describe("a route table updated change by change", () => {
   it("equals the table built whole from the final routes, and matches every request the same", () => {
     fc.assert(
-      fc.property(initialArb, batchesArb, gatewaysArb, (initial, batches, gateways) => {
+      fc.property(initialArb, batchesArb, gatewaysArb, kindArb, (initial, batches, gateways, kind) => {
         const routes = new Map<string, RouteRecord>();
         for (const route of initial) if (route) routes.set(route.id, route);
         let table = buildRouteTable(
           [...routes.values()].map((route) => ({ route })),
           gateways,
+          kind,
         );
         for (const batch of batches) {
           const unique = new Map(batch);
@@ -129,6 +139,7 @@ describe("a route table updated change by change", () => {
             table,
             [...unique].map(([id, route]) => [id, route && { route }] as const),
             gateways,
+            kind,
           );
           expect(next).toBeDefined();
           if (next) table = next;
@@ -136,8 +147,11 @@ describe("a route table updated change by change", () => {
         const whole = buildRouteTable(
           [...routes.values()].map((route) => ({ route })),
           gateways,
+          kind,
         );
         expect(described(table)).toEqual(described(whole));
+        for (const id of described(table).entries)
+          expect(id.startsWith("tlsroute:")).toBe(kind === "passthrough");
         for (const host of ["h.test", "k.test", "x.h.test", "y.x.h.test", "z.test", "other"]) {
           for (const path of ["/", "/a", "/a/b/c", "/b"]) {
             for (const port of [undefined, 80, 8080]) {

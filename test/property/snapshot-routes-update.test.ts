@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SnapshotRoutes } from "../../functions/core/served-routes.js";
 import { buildSnapshotRoutes, snapshotRoutesOf } from "../../functions/core/snapshot-routes.js";
-import type { RouteRecord } from "../../store/routes.js";
+import type { RouteRecord, RouteSource } from "../../store/routes.js";
 import { serviceRecordFromV1 } from "../../store/services.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
 import {
@@ -20,7 +20,7 @@ import { ep, serviceRecord } from "../functions/fixtures.js";
  * snapshot gives: the same table, the same served routes, and backends resolving to the same service records.
  */
 const CLUSTERS = ["c0", "c1", "c2"];
-const IDS = ["httproute:a/r0", "httproute:a/r1", "httproute:b/r2"];
+const IDS = ["httproute:a/r0", "httproute:a/r1", "httproute:b/r2", "tlsroute:a/t3"];
 const SERVICES = ["a/s0", "a/s1", "b/s2"];
 
 const routeArb = (id: string): fc.Arbitrary<RouteRecord> =>
@@ -34,7 +34,7 @@ const routeArb = (id: string): fc.Arbitrary<RouteRecord> =>
     .map(({ hostnames, services, mirror, path }) => ({
       v: 2,
       id,
-      source: "httproute",
+      source: id.slice(0, id.indexOf(":")) as RouteSource,
       createdAt: 0,
       hostnames,
       wildcard: "suffix",
@@ -74,7 +74,7 @@ function decoded(cluster: string, service: string, ip: number): DecodedService {
 
 function described(routes: SnapshotRoutes, snapshot: Snapshot) {
   const views = new Map(snapshot.clusters.map((view) => [view.name, view]));
-  const served = [...routes.table.entries.values()]
+  const served = [...routes.table.entries.values(), ...routes.passthrough.entries.values()]
     .map((entry) => {
       const services = entry.route.rules.flatMap((rule) => [
         ...rule.backends.flatMap((backend) => ("service" in backend ? [backend.service] : [])),
@@ -95,11 +95,17 @@ function described(routes: SnapshotRoutes, snapshot: Snapshot) {
     })
     .sort((a, b) => (a.route.id < b.route.id ? -1 : 1));
   const bucket = (key: string) => routes.table.exact.get(key)?.map((c) => [c.entry.route.id, c.ruleIndex]);
+  const passthrough = (key: string) => routes.passthrough.exact.get(key)?.map((c) => c.entry.route.id);
   return {
     served,
     ids: routes.routes.map((route) => route.route.id),
     conflicts: [...routes.conflicts].sort((a, b) => (a.id < b.id ? -1 : 1)),
     buckets: [bucket("h.test"), bucket("k.test"), routes.table.wildcard.get("test")?.length],
+    passthrough: [
+      passthrough("h.test"),
+      passthrough("k.test"),
+      routes.passthrough.wildcard.get("test")?.length,
+    ],
   };
 }
 
@@ -142,7 +148,7 @@ describe("a snapshot's routes updated from the last snapshot's", () => {
             expect(routes.index).toBeDefined();
           }
           // No served route pins an older view of its clusters (their old records would stay in memory).
-          for (const entry of routes.table.entries.values()) {
+          for (const entry of [...routes.table.entries.values(), ...routes.passthrough.entries.values()]) {
             for (const view of entry.clusters) {
               expect(view.servicesV2).toBe(snapshot.clusters.find((c) => c.name === view.name)?.servicesV2);
             }

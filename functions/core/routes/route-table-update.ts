@@ -6,11 +6,13 @@ import {
 } from "./route-candidates.js";
 import {
   type Bucket,
+  belongsIn,
   byRank,
   countListeners,
   indexBucket,
   listenersOf,
   type RouteTable,
+  type RouteTableKind,
 } from "./route-table.js";
 
 /** One route id's entry after a change: the new entry, or undefined when the route is gone. */
@@ -29,6 +31,7 @@ export function updateRouteTable<T extends RoutedEntry>(
   table: RouteTable<T>,
   changes: Iterable<RouteTableChange<T>>,
   gateways?: ReadonlySet<string>,
+  tableKind: RouteTableKind = "http",
 ): RouteTable<T> | undefined {
   if (table.duplicates.length > 0) return undefined;
   const ids = new Set<string>();
@@ -45,11 +48,14 @@ export function updateRouteTable<T extends RoutedEntry>(
     return bucket;
   };
   const uses = new Map<string, { listener: PooledListener; routes: number }>(table.listenerUses);
-  for (const [id, entry] of changes) {
-    if (ids.has(id) || (entry !== undefined && entry.route.id !== id)) return undefined;
+  for (const [id, changed] of changes) {
+    if (ids.has(id) || (changed !== undefined && changed.route.id !== id)) return undefined;
+    // A route of the other kind is not in this table: as if it were gone (buildRouteTable leaves it out).
+    const entry = changed !== undefined && belongsIn(tableKind, changed.route) ? changed : undefined;
     ids.add(id);
-    entryChanges.push([id, entry]);
     const old = table.entries.get(id);
+    if (entry === undefined && old === undefined) continue;
+    entryChanges.push([id, entry]);
     if (old) {
       const contribution = routeContribution(old, gateways);
       countListeners(uses, contribution.listeners, -1);
@@ -62,6 +68,8 @@ export function updateRouteTable<T extends RoutedEntry>(
         touch(kind, key).added.push(...candidates);
     }
   }
+  // Nothing of this table's kind changed: the table itself, so what was built on it stays valid.
+  if (entryChanges.length === 0) return table;
   const exact: [string, Bucket<T> | undefined][] = [];
   const wildcard: [string, Bucket<T> | undefined][] = [];
   let anyHost = table.anyHost;

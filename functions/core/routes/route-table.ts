@@ -1,5 +1,10 @@
 import { PersistentMap } from "../../../lib/persistent-map.js";
-import type { RouteMatch, RouteRecord, RouteRule } from "../../../store/routes.js";
+import {
+  isPassthroughRoute,
+  type RouteMatch,
+  type RouteRecord,
+  type RouteRule,
+} from "../../../store/routes.js";
 import { effectivePort, type ListenerHostnames, listenerServes } from "./listener-ports.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank } from "./precedence.js";
@@ -79,12 +84,26 @@ export function byRank<T>(a: RouteCandidate<T>, b: RouteCandidate<T>): number {
 }
 
 /**
+ * Which routes a table holds: HTTP routes (every source but `tlsroute`), or passthrough routes (TLSRoutes,
+ * matched by a TLS connection's server name: routes/passthrough.ts). No table holds both, so no HTTP request
+ * can ever match a TLSRoute, on any runtime.
+ */
+export type RouteTableKind = "http" | "passthrough";
+
+/** Whether `route` belongs in a table of `kind`. */
+export function belongsIn(kind: RouteTableKind, route: RouteRecord): boolean {
+  return isPassthroughRoute(route) === (kind === "passthrough");
+}
+
+/**
  * `entries` carry their route plus whatever the caller wants back with a match (clusters, backends).
- * `gateways`: the Gateways this router implements (GATEWAYS); undefined, every Gateway.
+ * `gateways`: the Gateways this router implements (GATEWAYS); undefined, every Gateway. Entries of the other
+ * kind (RouteTableKind) are left out.
  */
 export function buildRouteTable<T extends RoutedEntry>(
   entries: readonly T[],
   gateways?: ReadonlySet<string>,
+  kind: RouteTableKind = "http",
 ): RouteTable<T> {
   const exact = new Map<string, RouteCandidate<T>[]>();
   const wildcard = new Map<string, RouteCandidate<T>[]>();
@@ -93,6 +112,7 @@ export function buildRouteTable<T extends RoutedEntry>(
   const duplicates: string[] = [];
   const uses = new Map<string, { listener: PooledListener; routes: number }>();
   for (const entry of entries) {
+    if (!belongsIn(kind, entry.route)) continue;
     const id = entry.route.id;
     if (kept.has(id)) {
       duplicates.push(id);

@@ -1,6 +1,6 @@
 import { type HostnameSet, hostnamesThroughListener, unionHostnames } from "./hostnames.js";
 import { allowsNamespace, type GatewayView } from "./listeners.js";
-import type { HTTPRoute, ParentRef } from "./objects.js";
+import type { HTTPRoute, ParentRef, RouteKindName } from "./objects.js";
 import { namespaceOf } from "./objects.js";
 
 /** How one parentRef of a route attaches to one of our Gateways (RouteConditionReason for Accepted). */
@@ -37,7 +37,7 @@ export function attachToGateway(
   },
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
   /** The route's kind: a listener takes it only when its supportedKinds list it. */
-  kind: "HTTPRoute" | "GRPCRoute" = "HTTPRoute",
+  kind: RouteKindName = "HTTPRoute",
 ): Attachment {
   const selected = gateway.listeners.filter(
     (listener) =>

@@ -64,6 +64,8 @@ export function resolveBackendRef(
   routeNamespace: string,
   fromKind: string,
   context: BackendContext,
+  /** TLSRoute: the router relays bytes, so any appProtocol of the port will do. */
+  options: { readonly anyAppProtocol?: boolean } = {},
 ): { backend: BackendRef; problem?: RefProblem } {
   const weight = ref.weight ?? 1;
   const group = ref.group ?? "";
@@ -105,7 +107,7 @@ export function resolveBackendRef(
     return invalid({ reason: "UnsupportedProtocol", message });
   }
   const choice = appProtocolChoice(port.appProtocol);
-  if (!choice.supported) {
+  if (!choice.supported && options.anyAppProtocol !== true) {
     return invalid({
       reason: "UnsupportedProtocol",
       message: `Service ${target} port ${ref.port}: ${choice.reason}`,

@@ -19,6 +19,7 @@ import {
   type KubeRule,
   namespaceOf,
   type ParentRef,
+  type RouteKindName,
 } from "./objects.js";
 import { type RuleTranslation, translateRule } from "./rules.js";
 
@@ -48,8 +49,8 @@ const DEFAULT_RULES = [{}];
  * become the same store rules. The kind names the route in listeners' supportedKinds and in ReferenceGrants.
  */
 export interface RouteKindSpec<Rule> {
-  readonly kind: "HTTPRoute" | "GRPCRoute";
-  readonly source: "httproute" | "grpcroute";
+  readonly kind: RouteKindName;
+  readonly source: "httproute" | "grpcroute" | "tlsroute";
   readonly translateRule: (rule: Rule, namespace: string, context: BackendContext) => RuleTranslation;
 }
 

@@ -15,17 +15,31 @@ import {
 /**
  * HTTPS listeners end TLS on the Node router with the Secrets their `tls.certificateRefs` name
  * (certificate-refs.ts); one without certificateRefs is served as before, its TLS ended in front of the router.
+ * TLS listeners in Passthrough mode hand a connection to the TLSRoute that claims its SNI (tls-route.ts).
  */
-export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS"]);
+export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS", "TLS"]);
 /**
- * The route kinds an HTTP or HTTPS listener takes: HTTPRoute, and GRPCRoute, which the Gateway API allows on
- * both by default ("GRPCRoute ... MUST be accepted on HTTP and HTTPS listeners" unless allowedRoutes.kinds
- * says otherwise; GEP-1016).
+ * The route kinds each protocol's listener takes: HTTP and HTTPS take HTTPRoute, and GRPCRoute, which the
+ * Gateway API allows on both by default ("GRPCRoute ... MUST be accepted on HTTP and HTTPS listeners" unless
+ * allowedRoutes.kinds says otherwise; GEP-1016); TLS takes TLSRoute.
  */
-const SERVED_KINDS: readonly RouteGroupKind[] = [
-  { group: GATEWAY_GROUP, kind: "HTTPRoute" },
-  { group: GATEWAY_GROUP, kind: "GRPCRoute" },
-];
+const SERVED_KINDS: Readonly<Record<string, readonly RouteGroupKind[]>> = {
+  HTTP: [
+    { group: GATEWAY_GROUP, kind: "HTTPRoute" },
+    { group: GATEWAY_GROUP, kind: "GRPCRoute" },
+  ],
+  HTTPS: [
+    { group: GATEWAY_GROUP, kind: "HTTPRoute" },
+    { group: GATEWAY_GROUP, kind: "GRPCRoute" },
+  ],
+  TLS: [{ group: GATEWAY_GROUP, kind: "TLSRoute" }],
+};
+/**
+ * Protocols that may share a port: the router reads a TLS connection's ClientHello before it ends TLS, so an
+ * HTTPS listener and a Passthrough TLS listener of one port are told apart by the server name. HTTP with
+ * either would need the first bytes to tell cleartext from TLS, which the Gateway API does not ask for.
+ */
+const SHARE_A_PORT: ReadonlySet<string> = new Set(["HTTPS", "TLS"]);
 const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
 
 export interface RouteGroupKind {
@@ -85,13 +99,17 @@ export function evaluateGateway(
     protocols.add(listener.protocol);
     protocolsByPort.set(listener.port, protocols);
   }
+  const conflictedPort = (port: number) => {
+    const protocols = [...(protocolsByPort.get(port) ?? [])];
+    return protocols.length > 1 && !protocols.every((protocol) => SHARE_A_PORT.has(protocol));
+  };
   const problem = gatewaySpecProblem(gateway, classProblem);
   const gatewayProblem = problem?.message;
 
   const evaluated = gateway.spec.listeners.map((listener) =>
     evaluateListener(
       listener,
-      (protocolsByPort.get(listener.port)?.size ?? 1) > 1,
+      conflictedPort(listener.port),
       gatewayProblem,
       generation,
       certificates?.(listener),
@@ -139,20 +157,24 @@ function evaluateListener(
   const from = listener.allowedRoutes?.namespaces?.from ?? "Same";
   const selector = listener.allowedRoutes?.namespaces?.selector ?? undefined;
   const supported = SUPPORTED_PROTOCOLS.has(listener.protocol);
+  const served = SERVED_KINDS[listener.protocol] ?? [];
   const kinds = listener.allowedRoutes?.kinds ?? [];
   const supportedKinds = !supported
     ? []
     : kinds.length === 0
-      ? SERVED_KINDS
-      : SERVED_KINDS.filter((served) => kinds.some((kind) => sameKind(kind, served)));
+      ? served
+      : served.filter((kind) => kinds.some((allowed) => sameKind(allowed, kind)));
   const invalidKinds = supported
-    ? kinds.filter((kind) => !SERVED_KINDS.some((served) => sameKind(kind, served)))
+    ? kinds.filter((allowed) => !served.some((kind) => sameKind(allowed, kind)))
     : [];
+  const modeProblem = tlsModeProblem(listener);
 
   let accepted: Condition;
   if (!supported) {
-    const message = `protocol ${listener.protocol} is not supported (HTTP, HTTPS)`;
+    const message = `protocol ${listener.protocol} is not supported (HTTP, HTTPS, TLS)`;
     accepted = condition("Accepted", false, "UnsupportedProtocol", message, generation);
+  } else if (modeProblem !== undefined) {
+    accepted = condition("Accepted", false, "UnsupportedValue", modeProblem, generation);
   } else if (conflicted) {
     const message = `port ${listener.port} is used with several protocols`;
     accepted = condition("Accepted", false, "ProtocolConflict", message, generation);
@@ -219,6 +241,18 @@ function evaluateListener(
       certificates: serving ? (certificates?.secrets ?? []) : [],
     },
   };
+}
+
+/**
+ * A TLS listener's mode: Passthrough is served (tls-route.ts); Terminate, the API's default, would end TLS and
+ * relay the plaintext as TCP, which the router does not do, so such a listener is not accepted
+ * (TLSRouteListenerTerminateNotSupported: UnsupportedValue).
+ */
+function tlsModeProblem(listener: Listener): string | undefined {
+  if (listener.protocol !== "TLS") return undefined;
+  const mode = listener.tls?.mode ?? "Terminate";
+  if (mode === "Passthrough") return undefined;
+  return `TLS mode ${mode} is not supported: a TLS listener passes connections through (mode Passthrough); end TLS with protocol HTTPS`;
 }
 
 function programmedProblem(valid: boolean, accepted: Condition): string {

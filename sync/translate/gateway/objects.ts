@@ -10,6 +10,9 @@ import type { Result } from "../../../lib/result.js";
  */
 export const GATEWAY_GROUP = "gateway.networking.k8s.io";
 
+/** The route kinds translated into route records: HTTPRoute, GRPCRoute (grpc-route.ts), TLSRoute (tls-route.ts). */
+export type RouteKindName = "HTTPRoute" | "GRPCRoute" | "TLSRoute";
+
 const NameSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(253));
 const StringMapSchema = v.nullish(v.record(v.string(), v.string()));
 const text = v.nullish(v.string());

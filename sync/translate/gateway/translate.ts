@@ -24,7 +24,9 @@ import {
   namespaceOf,
   type ObjectMeta,
   type ReferenceGrant,
+  type RouteKindName,
 } from "./objects.js";
+import { TLS_ROUTE_KIND, type TLSRoute } from "./tls-route.js";
 
 export interface GatewayApiInput {
   /** GatewayClass.spec.controllerName that marks a class as ours, e.g. `edgeslice.io/gateway-controller`. */
@@ -34,6 +36,8 @@ export interface GatewayApiInput {
   readonly httpRoutes: readonly HTTPRoute[];
   /** GRPCRoutes (grpc-route.ts): translated as HTTPRoutes are, their backends spoken to over h2c. */
   readonly grpcRoutes?: readonly GRPCRoute[];
+  /** TLSRoutes (tls-route.ts): attached to Passthrough TLS listeners, their connections relayed by SNI. */
+  readonly tlsRoutes?: readonly TLSRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   /** The cluster's Services: backendRefs must name one of them and one of its ports. */
   readonly services: readonly KubeService[];
@@ -81,6 +85,8 @@ export interface GatewayApiTranslation {
     readonly httpRoutes: ReadonlyMap<string, readonly RouteParentStatus[]>;
     /** Every GRPCRoute given, as httpRoutes. */
     readonly grpcRoutes?: ReadonlyMap<string, readonly RouteParentStatus[]>;
+    /** Every TLSRoute given, as httpRoutes. */
+    readonly tlsRoutes?: ReadonlyMap<string, readonly RouteParentStatus[]>;
   };
   readonly problems: readonly Problem[];
   /** The certificates our serving HTTPS listeners use, by Secret id. */
@@ -140,7 +146,7 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   const routes: RouteRecord[] = [];
   const attachedRoutes = new Map<string, Set<string>>();
   const translateAll = <R extends { metadata: ObjectMeta }>(
-    kind: "HTTPRoute" | "GRPCRoute",
+    kind: RouteKindName,
     objects: readonly R[],
     translateOne: (route: R) => HttpRouteTranslation,
   ): Map<string, RouteParentStatus[]> => {
@@ -171,6 +177,9 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   const grpcRouteStatuses = translateAll("GRPCRoute", input.grpcRoutes ?? [], (route) =>
     translateRouteOfKind(route, context, GRPC_ROUTE_KIND),
   );
+  const tlsRouteStatuses = translateAll("TLSRoute", input.tlsRoutes ?? [], (route) =>
+    translateRouteOfKind(route, context, TLS_ROUTE_KIND),
+  );
 
   const gatewayStatuses = new Map<string, GatewayStatus>();
   for (const [key, gateway] of gateways) {
@@ -193,6 +202,7 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
       gateways: gatewayStatuses,
       httpRoutes: routeStatuses,
       grpcRoutes: grpcRouteStatuses,
+      tlsRoutes: tlsRouteStatuses,
     },
     problems,
     certificates: certificateUses(

@@ -64,6 +64,7 @@ describe("route kinds' reflectors on the fake API server", () => {
       "gateways (all namespaces)",
       "httproutes (all namespaces)",
       "grpcroutes (all namespaces)",
+      "tlsroutes (all namespaces)",
       "referencegrants (all namespaces)",
     ]);
     expect(h.errors).toEqual([]);
