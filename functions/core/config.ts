@@ -7,6 +7,7 @@ import type { AccessLogSettings } from "./access-log.js";
 import type { BackendSeries } from "./backend-metrics.js";
 import type { ClusterGrants } from "./cluster-grants.js";
 import { type IpFamilyPolicy, RouterEnvSchema } from "./router-env.js";
+import type { TlsPort } from "./tls-ports.js";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./trusted-proxies.js";
 
 export { IP_FAMILY_POLICIES, type IpFamilyPolicy, type RouterEnv, RouterEnvSchema } from "./router-env.js";
@@ -29,6 +30,8 @@ export interface RouterConfig {
   readonly adminHost: string | undefined;
   /** HTTPS_PORT (Node): served only with a TLS store key; undefined where the runtime has no such listener. */
   readonly httpsPort?: number;
+  /** HTTPS_LISTENER_PORTS (Node): more TLS ports, each serving one Gateway listener port. */
+  readonly tlsListenerPorts?: readonly TlsPort[] | undefined;
   /** TLS_STORE_KEY, decoded (Node); undefined: no HTTPS listener, and the router says why once. */
   readonly tlsStoreKey?: Uint8Array | undefined;
   readonly prefix: string;
@@ -80,6 +83,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     adminPort: e.ADMIN_PORT ?? (e.PORT === 0 ? 0 : DEFAULT_ADMIN_PORT),
     adminHost: e.ADMIN_HOST,
     httpsPort: e.HTTPS_PORT ?? (e.PORT === 0 ? 0 : DEFAULT_HTTPS_PORT),
+    tlsListenerPorts: e.HTTPS_LISTENER_PORTS,
     tlsStoreKey: e.TLS_STORE_KEY,
     prefix: e.EDGESLICE_PREFIX,
     cluster: e.ROUTER_CLUSTER,

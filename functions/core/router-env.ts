@@ -8,6 +8,7 @@ import { BACKEND_SERIES } from "./backend-metrics.js";
 import { parseClusterGrants } from "./cluster-grants.js";
 import { parseGatewayNames } from "./gateway-names.js";
 import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
+import { parseTlsListenerPorts } from "./tls-ports.js";
 import { parseTrustedProxies } from "./trusted-proxies.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
@@ -59,9 +60,23 @@ export const RouterEnvSchema = v.object({
   HTTPS_PORT: v.pipe(
     v.optional(integerFromEnv(8443, 0, 65535)),
     v.description(
-      "Node: HTTPS with the certificates HTTPS listeners reference, `h2` and `http/1.1` by ALPN ([TLS](tls.md)); served only with `TLS_STORE_KEY`",
+      "Node: TLS for the Gateway listener port 443: HTTPS with the certificates HTTPS listeners reference, `h2` and `http/1.1` by ALPN, and TLS passthrough for TLSRoutes ([TLS](tls.md)); served only with `TLS_STORE_KEY`",
     ),
     v.metadata({ default: "`8443` (`0`, any free port, when `PORT` is `0`)" }),
+  ),
+  HTTPS_LISTENER_PORTS: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseTlsListenerPorts(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({ message: `HTTPS_LISTENER_PORTS must be listenerPort=routerPort,...: ${parsed.error}` });
+      return NEVER;
+    }),
+    v.description(
+      "Node: more Gateway listener ports served over TLS, each on a router port of its own, `listenerPort=routerPort` comma-separated (`8443=9443,8883=9883`; router port `0`: any free one). A TLS connection names no port the way a Host header does, so this is how TLS listeners on ports other than 443 (TLSRoutes, `tls.frontend.perPort`) are told apart ([TLS](tls.md))",
+    ),
+    v.metadata({ default: "unset: only `HTTPS_PORT`" }),
   ),
   TLS_STORE_KEY: v.pipe(
     TlsStoreKeyEnvSchema,

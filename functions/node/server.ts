@@ -237,6 +237,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       http2Front: http2.front,
       host,
       logger,
+      passthrough: { routing, source },
       storeReady: store.connected,
       connectionStage: stage,
     });
@@ -261,7 +262,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       clearInterval(sampling);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       const http2Drained = http2.close();
-      void https?.close();
+      // Its ports' connections: passed-through ones are cut with the upgrades at the bound.
+      const httpsDrained = https?.close();
       // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
       adminServer.close();
       adminServer.closeIdleConnections();
@@ -272,8 +274,9 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       const bound = setTimeout(() => {
         server.closeAllConnections();
         upgrades.destroyAll();
+        https?.destroyAll();
       }, drainMs);
-      await Promise.all([drained, http2Drained]);
+      await Promise.all([drained, http2Drained, httpsDrained]);
       adminServer.closeAllConnections();
       clearInterval(sweep);
       clearTimeout(bound);

@@ -1,21 +1,24 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createServer, type TLSSocket, type Server as TlsServer } from "node:tls";
-import { listenOn } from "../../../lib/listen.js";
+import type { Socket } from "node:net";
+import type { Server as TlsServer } from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
+import type { SnapshotSource } from "../../../store/store.js";
+import { UNRECOGNIZED_NAME_ALERT } from "../../core/client-hello.js";
 import type { ClusterGrants } from "../../core/cluster-grants.js";
-import { type ConnectionStage, withConnectionStage } from "../proxy-header-stage.js";
+import type { Routing } from "../../core/routing.js";
+import { type TlsPort, tlsPorts } from "../../core/tls-ports.js";
+import type { ConnectionStage } from "../proxy-header-stage.js";
+import { endThenDestroy } from "../tunnel.js";
 import { type CertificateSource, createCertificateSource } from "./certificate-source.js";
-import { type CertificateTable, selectCertificate, type TableCertificate } from "./certificate-table.js";
+import { selectCertificate, type TableCertificate } from "./certificate-table.js";
+import { PassthroughRelay } from "./passthrough.js";
+import { startTlsFront, type TlsConnection, type TlsFront } from "./tls-front.js";
+import { type Http2Front, TlsTermination } from "./tls-termination.js";
 
-/** HTTP/2 to clients (functions/node/http2/): takes a TLS socket whose ALPN chose h2. */
-export interface Http2Front {
-  accept(socket: TLSSocket): void;
-  close(): Promise<void>;
-}
+export type { Http2Front } from "./tls-termination.js";
 
 export interface HttpsListenerOptions {
   readonly reader: CertificateReader;
@@ -25,98 +28,120 @@ export interface HttpsListenerOptions {
   /** When given, ALPN offers h2 first and h2 connections go to it. */
   readonly http2Front?: Http2Front | undefined;
   readonly port: number;
+  /** HTTPS_LISTENER_PORTS: more ports, each serving one Gateway listener port (`port` serves 443). */
+  readonly listenerPorts?: readonly TlsPort[] | undefined;
   readonly host: string;
   readonly logger: Logger;
   readonly refreshIntervalMs?: number;
   /** The first certificate read waits for it (the store's connection). */
   readonly storeReady?: Promise<unknown> | undefined;
-  /** A client that has not finished its handshake by then is cut (Node's default is 120 s). */
+  /** A client that has not sent its ClientHello, or finished its handshake, by then is cut (Node's default is 120 s). */
   readonly handshakeTimeoutMs?: number;
   /** CLUSTER_GRANTS: a certificate serves only names its cluster was granted (certificate-table.ts). */
   readonly grants?: ClusterGrants | undefined;
   /** ROUTER_CLUSTER. */
   readonly ownCluster?: string | undefined;
-  /** Runs on each TCP connection before TLS reads it (PROXY_PROTOCOL: node/proxy-header-stage.ts). */
+  /** Runs on each TCP connection before its ClientHello is read (PROXY_PROTOCOL: node/proxy-header-stage.ts). */
   readonly connectionStage?: ConnectionStage | undefined;
+  /** The routing core and its store: TLSRoutes (passthrough.ts). Without them no connection is passed through. */
+  readonly passthrough?: { readonly routing: Routing; readonly source: SnapshotSource } | undefined;
 }
 
 export interface HttpsListener {
-  /** `https://host:port`. */
+  /** `https://host:port` of HTTPS_PORT. */
   readonly url: string;
+  /** HTTPS_PORT as bound. */
   readonly port: number;
+  /** Every TLS port as bound, with the Gateway listener port it serves (HTTPS_PORT first). */
+  readonly ports: readonly TlsPort[];
   readonly server: TlsServer;
   readonly certificates: CertificateSource;
   /** Handshakes that failed (no certificate for the SNI, a client that gave up, a bad hello). */
   handshakeFailures(): number;
-  /** For the metrics endpoint: failed handshakes and the certificates served. */
+  /** For the metrics endpoint: failed handshakes, the certificates served, passed-through connections. */
   families(): MetricFamily[];
   /** The certificate a handshake for `name` gets now (the routing core's 421 rule compares them). */
   certificateOf(name: string): TableCertificate | undefined;
-  /** Stops accepting; connections already handed over are the HTTP servers' to drain. */
+  /** Stops accepting, and resolves once every connection its ports accepted has closed. */
   close(): Promise<void>;
+  /** Cuts the passed-through connections (the router's close, once its drain bound is over). */
+  destroyAll(): void;
 }
 
 /**
- * The HTTPS listener: a `tls.Server` whose certificate is chosen per handshake by SNI from the certificate
- * records (certificate-source.ts), and whose secure connections are dispatched by ALPN: `h2` to the HTTP/2
- * front when there is one, `http/1.1` (or none) to the router's own HTTP/1.1 server, so HTTP/1.1 over TLS keeps
- * the direct path, upgrades and every rule of the cleartext port. X-Forwarded-Proto follows from the socket.
+ * The router's TLS ports (HTTPS_PORT, HTTPS_LISTENER_PORTS). Each connection's ClientHello is read first
+ * (tls-front.ts); then, by its server name and listener port: a TLSRoute's connection is relayed as it came
+ * (passthrough.ts), a name a certificate serves ends TLS here (tls-termination.ts), and any other name is
+ * refused: closed where TLSRoutes are served, as they ask, else told `unrecognized_name`.
+ * X-Forwarded-Proto follows from the socket.
  */
 export async function startHttpsListener(options: HttpsListenerOptions): Promise<HttpsListener> {
-  const { logger, httpServer, http2Front } = options;
-  let server: TlsServer | undefined;
-  let withoutSni: TableCertificate | undefined;
+  const { logger } = options;
+  let termination: TlsTermination | undefined;
   const certificates = createCertificateSource({
     reader: options.reader,
     storeKey: options.storeKey,
     logger,
     grants: options.grants,
     ownCluster: options.ownCluster,
-    onTable: (table) => {
-      withoutSni = defaultContextOf(server, certificates, table, withoutSni);
-    },
+    onTable: (table) => termination?.useTable(table),
     ...(options.refreshIntervalMs === undefined ? {} : { intervalMs: options.refreshIntervalMs }),
   });
   let failures = 0;
-  server = createServer({
-    ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
-    handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
-    SNICallback: (servername, callback) => {
-      const chosen = selectCertificate(certificates.table(), servername);
-      const context = chosen && certificates.context(chosen);
-      if (context) callback(null, context);
-      else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
-    },
+  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+  const terminating = new TlsTermination({
+    certificates,
+    httpServer: options.httpServer,
+    http2Front: options.http2Front,
+    handshakeTimeoutMs,
+    logger,
+    failed: () => failures++,
   });
+  termination = terminating;
   certificates.start(options.storeReady);
-  server.on("secureConnection", (socket: TLSSocket) => {
-    if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
-    else httpServer.emit("connection", socket);
-  });
-  server.on("tlsClientError", (error) => {
+  const passthrough =
+    options.passthrough &&
+    new PassthroughRelay(options.passthrough.routing, options.passthrough.source, Math.random);
+  const dispatch = (connection: TlsConnection) => {
+    const routes = passthrough?.routes();
+    const found = passthrough?.match(routes, connection);
+    if (found && passthrough) return passthrough.relay(connection, found);
+    if (terminating.serves(connection.serverName)) return terminating.accept(connection);
     failures++;
-    logger.debug("TLS handshake failed", { error: error.message });
-  });
-  if (options.connectionStage) withConnectionStage(server, options.connectionStage);
+    const passthroughPort = passthrough?.usesPort(routes, connection.listenerPort) === true;
+    if (passthroughPort || connection.serverName === undefined) connection.socket.destroy();
+    else refuseUnknownName(connection.socket);
+  };
+  let front: TlsFront;
   try {
-    await listenOn(server, { port: options.port, host: options.host }, { port: "HTTPS_PORT", host: "HOST" });
+    front = await startTlsFront({
+      ports: tlsPorts(options.port, options.listenerPorts),
+      host: options.host,
+      helloTimeoutMs: handshakeTimeoutMs,
+      connectionStage: options.connectionStage,
+      dispatch,
+      refused: (reason) => {
+        failures++;
+        logger.debug("TLS connection refused before its handshake", { reason });
+      },
+    });
   } catch (error) {
     certificates.close();
     throw error;
   }
-  const listening = server;
-  const port = (listening.address() as AddressInfo).port;
+  const port = front.bound[0]?.port ?? 0;
   return {
     url: `https://${endpointAddress({ ip: options.host, port })}`,
     port,
-    server: listening,
+    ports: front.bound,
+    server: terminating.server,
     certificates,
     handshakeFailures: () => failures,
     families: () => [
       {
         name: "edgeslice_tls_handshake_failures_total",
         type: "counter",
-        help: "TLS handshakes on HTTPS_PORT that failed: no certificate for the SNI, a bad hello, a client that gave up.",
+        help: "TLS handshakes on the TLS ports that failed: no certificate or route for the SNI, a bad hello, a client that gave up.",
         samples: [{ value: failures }],
       },
       {
@@ -125,33 +150,31 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
         help: "Certificates the HTTPS listener serves (certificate records that decoded, opened and loaded).",
         samples: [{ value: certificates.table().size }],
       },
+      ...(passthrough?.families() ?? []),
     ],
     certificateOf: (name) => selectCertificate(certificates.table(), name),
     close() {
       certificates.close();
-      return new Promise<void>((resolve) => listening.close(() => resolve()));
+      front.destroyUndecided();
+      return front.close();
+    },
+    destroyAll() {
+      front.destroyUndecided();
+      passthrough?.destroyAll();
     },
   };
 }
 
 /**
- * Points the server's default context, which a client without SNI gets (Node calls SNICallback only for a
- * client that sent a name), at the certificate such a client is given (certificate-table.ts), when it changed;
- * returns it. Without one the default context has no certificate, and such handshakes fail.
+ * A name no certificate and no TLSRoute serves: the `unrecognized_name` alert (RFC 6066 §3), so the client
+ * reports that the server does not know the name rather than a dropped connection. What the client still
+ * sends is read and dropped, so closing does not reset the connection before the alert is read.
  */
-function defaultContextOf(
-  server: TlsServer | undefined,
-  certificates: CertificateSource,
-  table: CertificateTable,
-  before: TableCertificate | undefined,
-): TableCertificate | undefined {
-  const chosen = selectCertificate(table, undefined);
-  const same =
-    chosen?.cluster === before?.cluster && chosen?.id === before?.id && chosen?.version === before?.version;
-  if (!server || same) return before;
-  const pair = chosen && certificates.pair(chosen);
-  server.setSecureContext(pair ? { cert: pair.cert, key: pair.key } : {});
-  return chosen;
+function refuseUnknownName(socket: Socket): void {
+  socket.on("error", () => socket.destroy());
+  socket.resume();
+  socket.write(UNRECOGNIZED_NAME_ALERT);
+  endThenDestroy(socket, 1_000);
 }
 
 /**
@@ -161,6 +184,7 @@ function defaultContextOf(
 export async function startRouterHttps(
   settings: {
     readonly httpsPort?: number | undefined;
+    readonly tlsListenerPorts?: readonly TlsPort[] | undefined;
     readonly tlsStoreKey?: Uint8Array | undefined;
     readonly clusterGrants?: ClusterGrants | undefined;
     readonly cluster?: string | undefined;
@@ -182,11 +206,13 @@ export async function startRouterHttps(
     reader: options.reader,
     storeKey: settings.tlsStoreKey,
     port: settings.httpsPort ?? 8443,
+    listenerPorts: settings.tlsListenerPorts,
     grants: settings.clusterGrants,
     ownCluster: settings.cluster,
   });
   options.logger.info("router listening for HTTPS", {
     url: listener.url,
+    ...(listener.ports.length > 1 ? { listenerPorts: listener.ports } : {}),
     http2: options.http2Front !== undefined,
   });
   return listener;
