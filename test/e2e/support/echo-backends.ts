@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** What an echo backend saw of one request: enough to check what a rewrite or a header filter did. */
@@ -50,10 +50,12 @@ export function createEchoFleet(): EchoFleet {
   const backends: EchoBackend[] = [];
   const startOne = async (name: string): Promise<EchoBackend> => {
     let hits = 0;
+    const failed = new Map<string, number>();
     const server = createServer((request, response) => {
       hits++;
       request.resume();
       request.on("end", () => {
+        if (failsForRetry(request.url ?? "", failed, response)) return;
         // `?delay=1s` or `?delay=500ms` holds the answer back, as the conformance suite's echo server does.
         const delay = delayMs(request.url ?? "");
         if (delay > 0) {
@@ -113,4 +115,23 @@ function delayMs(target: string): number {
   const found = /[?&]delay=([0-9]+)(ms|s)(?:&|$)/.exec(target);
   if (!found) return 0;
   return Number(found[1]) * (found[2] === "s" ? 1_000 : 1);
+}
+
+/**
+ * Under `/retry/`, as the conformance suite's echo server simulates a flaky backend: the first `succeedAfter`
+ * requests of one `uuid` fail, with status `responseCode` when given (no body), else with a TCP reset; later
+ * ones are echoed. True when this request failed.
+ */
+function failsForRetry(target: string, failed: Map<string, number>, response: ServerResponse): boolean {
+  if (!target.startsWith("/retry/")) return false;
+  const query = new URLSearchParams(target.slice(target.indexOf("?") + 1));
+  const uuid = query.get("uuid") ?? "";
+  const succeedAfter = Number(query.get("succeedAfter"));
+  const code = Number(query.get("responseCode"));
+  const count = failed.get(uuid) ?? 0;
+  if (uuid === "" || !Number.isInteger(succeedAfter) || count >= succeedAfter) return false;
+  failed.set(uuid, count + 1);
+  if (Number.isInteger(code) && code >= 100) response.writeHead(code, { "content-length": "0" }).end();
+  else response.socket?.resetAndDestroy();
+  return true;
 }

@@ -10,6 +10,7 @@ const GATEWAY_KINDS: readonly FakeKind[] = [
   "Gateway",
   "HTTPRoute",
   "GRPCRoute",
+  "TLSRoute",
   "ReferenceGrant",
 ];
 const NOT_SERVED = "the API server does not serve this API group";
@@ -107,7 +108,7 @@ describe("route kinds' reflectors on the fake API server", () => {
       { routeKinds: true, missingKindRetryMs: 100 },
       { bookmarkIntervalMs: 50, gatewayApi: false },
     );
-    h.kube.installGatewayApi(["GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"]);
+    h.kube.installGatewayApi(["GatewayClass", "Gateway", "HTTPRoute", "TLSRoute", "ReferenceGrant"]);
     await h.watch.start();
     expect(counts(h)).toEqual({ ingresses: 1, gatewayClasses: 1 });
     await eventually(
