@@ -110,7 +110,17 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       places: deps.source.heartbeats?.(),
       client: explainClient(c.req.query("client"), c.req.query("continent")),
     });
-    return c.json(explained, 200, NO_STORE);
+    const expired = [...(deps.expired?.().keys() ?? [])];
+    if (expired.length === 0) return c.json(explained, 200, NO_STORE);
+    return c.json(
+      {
+        ...explained,
+        expiredClusters: expired,
+        expiredWhy: `stale longer than FAIL_STATIC_MAX_MS, serving nothing: ${expired.join(", ")}`,
+      },
+      200,
+      NO_STORE,
+    );
   });
 
   app.get(`${ADMIN_PREFIX}/metrics`, async (c) => {
@@ -136,6 +146,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       services,
       history: deps.history?.view(),
       heartbeats: deps.source.heartbeats?.(),
+      expired: deps.expired?.(),
       steering: deps.steering && steeringView(deps.steering.state, deps.metrics.steering),
       now,
     });

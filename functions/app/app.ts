@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const app = new Hono();
   // The router's own endpoints are no traffic: they count in no request series (core/metrics.ts).
   registerAdmin(app, {
-    source: deps.source,
+    source: routing.source,
+    expired: () => routing.source.expired(),
     adminToken: deps.config.adminToken,
     routesOf: routing.routesOf,
     select: routing.select,

@@ -37,6 +37,8 @@ export interface DashboardView {
 export interface DashboardCluster {
   readonly name: string;
   readonly stale: boolean;
+  /** Stale longer than FAIL_STATIC_MAX_MS: it serves nothing. */
+  readonly expired: boolean;
   readonly services: number;
   /**
    * Seconds since the sync's last heartbeat record (its clock against this router's: informational; staleness
@@ -93,6 +95,8 @@ export interface DashboardInputs {
   readonly history?: TrafficView | undefined;
   /** The source's heartbeat records; undefined for a source that reads none. */
   readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  /** Clusters stale past FAIL_STATIC_MAX_MS (core/fail-static-bound.ts). */
+  readonly expired?: ReadonlyMap<string, unknown> | undefined;
   readonly steering?: DashboardSteering | undefined;
   /** ms since epoch. */
   readonly now: number;
@@ -171,7 +175,7 @@ function clusterHealth(
   name: string,
   stale: boolean,
   services: number,
-  inputs: Pick<DashboardInputs, "heartbeats" | "now">,
+  inputs: Pick<DashboardInputs, "heartbeats" | "now" | "expired">,
 ): DashboardCluster {
   const beat = inputs.heartbeats?.get(name);
   const seconds = (since: number) => Math.max(0, (inputs.now - since) / 1000);
@@ -179,6 +183,7 @@ function clusterHealth(
   return {
     name,
     stale,
+    expired: inputs.expired?.has(name) === true,
     services,
     heartbeatAgeSeconds: beat ? seconds(beat.at) : null,
     // A stale cluster's last heartbeat is old news: what it said of its API server then says nothing now.

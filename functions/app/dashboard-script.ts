@@ -94,7 +94,11 @@ ${DASHBOARD_CHARTS}
     fill("clusters", clusters.map(function (c) {
       return row([
         c.name,
-        c.stale ? badge("stale", "stale") : badge("fresh", "fresh"),
+        c.expired
+          ? badge("expired: serves nothing", "stale")
+          : c.stale
+            ? badge("stale", "stale")
+            : badge("fresh", "fresh"),
         String(c.services),
         age(c.heartbeatAgeSeconds),
         c.apiserver === "unreachable"

@@ -22,6 +22,8 @@ export interface MetricsEndpointDeps {
   readonly yieldToLoop: () => Promise<void>;
   /** The runtime's process series, read at scrape time (Node: lib/process-metrics.ts); Workers have none. */
   readonly processFamilies?: () => Iterable<MetricFamily>;
+  /** Clusters stale past FAIL_STATIC_MAX_MS, serving nothing (core/fail-static-bound.ts). */
+  readonly expired?: () => ReadonlyMap<string, unknown>;
 }
 
 /**
@@ -38,7 +40,11 @@ export async function metricsResponse(deps: MetricsEndpointDeps): Promise<Respon
   const routerFamilies = deps.metrics.families({
     backends: eachServiceBackends(snapshot, isEjected),
     backendSeries: deps.backendSeries,
-    clusters: snapshot?.clusters ?? [],
+    clusters: (snapshot?.clusters ?? []).map((cluster) => ({
+      name: cluster.name,
+      stale: cluster.stale,
+      expired: deps.expired?.().has(cluster.name) === true,
+    })),
     routeConflicts: snapshot ? deps.routesOf(snapshot).conflicts.length : 0,
     inFlight: deps.balancer.totalInFlight(),
     ejected,

@@ -58,6 +58,8 @@ export interface RouterConfig {
   readonly clientHeadersTimeoutMs: number;
   readonly retries: number;
   readonly cacheTtlMs: number;
+  /** FAIL_STATIC_MAX_MS: a cluster stale this long serves nothing (core/fail-static-bound.ts); 0 = no bound. */
+  readonly failStaticMaxMs?: number;
   readonly workerHostBudgetBytes: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly accessLog: AccessLogSettings;
@@ -103,6 +105,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     clientHeadersTimeoutMs: e.CLIENT_HEADERS_TIMEOUT_MS,
     retries: e.UPSTREAM_RETRIES,
     cacheTtlMs: e.CACHE_TTL_MS,
+    failStaticMaxMs: e.FAIL_STATIC_MAX_MS,
     workerHostBudgetBytes: e.WORKER_HOST_BUDGET_BYTES,
     logLevel: e.LOG_LEVEL,
     accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },

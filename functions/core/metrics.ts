@@ -30,7 +30,11 @@ export interface ScrapeViews {
   /** METRICS_BACKENDS: the cardinality of edgeslice_backends; default "service". */
   readonly backendSeries?: BackendSeries;
   /** Each cluster of the snapshot and whether its lease ran out. */
-  readonly clusters?: readonly { readonly name: string; readonly stale: boolean }[];
+  readonly clusters?: readonly {
+    readonly name: string;
+    readonly stale: boolean;
+    readonly expired?: boolean;
+  }[];
   /** Route ids clusters publish with different definitions (snapshot-routes.ts). */
   readonly routeConflicts?: number;
 }
@@ -187,6 +191,12 @@ export class RouterMetrics {
         type: "gauge",
         help: "1 while the cluster's lease has run out (its sync went quiet), 0 while fresh.",
         samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.stale ? 1 : 0 })),
+      });
+      families.push({
+        name: "edgeslice_cluster_expired",
+        type: "gauge",
+        help: "1 while the cluster has been stale longer than FAIL_STATIC_MAX_MS and serves nothing.",
+        samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.expired ? 1 : 0 })),
       });
     }
     if (gauges.routeConflicts !== undefined) {

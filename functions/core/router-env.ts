@@ -224,6 +224,14 @@ export const RouterEnvSchema = v.object({
       "further attempts on other backends (connect failures, or idempotent methods); an HTTPRoute rule's `retry.attempts` replaces it for that rule ([HTTPRoute](gateway-api.md#httproute))",
     ),
   ),
+  // An hour outlasts the outages fail static is for (a sync or control plane restarting, a Redis failover, an
+  // upgrade: minutes) and ends long before a torn-down cluster's pod network is built again and its IPs reused.
+  FAIL_STATIC_MAX_MS: v.pipe(
+    integerFromEnv(3_600_000, 0, 30 * 24 * 3_600_000),
+    v.description(
+      "how long a stale cluster (no heartbeat) still serves its last known routes when no fresh cluster publishes them; after it, it serves nothing (0: for ever) ([operations](operations.md#retiring-a-cluster))",
+    ),
+  ),
   CACHE_TTL_MS: v.pipe(
     integerFromEnv(2_000, 0, 600_000),
     v.description(

@@ -6,6 +6,7 @@ import type { RouterConfig } from "./config.js";
 import { corsOutcome } from "./cors.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
+import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./fail-static-bound.js";
 import {
   type CompiledModifier,
   modifiedPath,
@@ -48,7 +49,9 @@ export interface RoutingDeps {
     RouterConfig,
     "cluster" | "zone" | "ipFamily" | "tryTimeoutMs" | "totalTimeoutMs" | "retries"
   > &
-    Partial<Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants" | "gateways">> &
+    Partial<
+      Pick<RouterConfig, "clientBodyIdleTimeoutMs" | "clusterGrants" | "gateways" | "failStaticMaxMs">
+    > &
     RoutingSteeringDeps["config"];
   readonly now: () => number;
   readonly random: () => number;
@@ -109,6 +112,8 @@ export interface RoutingRequest {
 }
 
 export interface Routing {
+  /** The store's snapshots with the fail-static bound applied: what every entry path and endpoint reads. */
+  readonly source: FailStaticBound;
   /** Balancer, ejection, metrics, logger and settings: what every transport's policy runs on. */
   readonly policy: PolicyDeps;
   /** The selection of one backendRef of one rule of a served route, memoised per snapshot. */
@@ -135,6 +140,11 @@ export type RoutingOutcome = RouterError | Unserved | Redirected | Preflighted |
 
 export function createRouting(deps: RoutingDeps): Routing {
   const { config } = deps;
+  const source = new FailStaticBound(deps.source, {
+    maxStaleMs: config.failStaticMaxMs ?? DEFAULT_FAIL_STATIC_MAX_MS,
+    now: deps.now,
+    logger: deps.logger,
+  });
   const metrics = new RouterMetrics();
   const steering = createRoutingSteering(deps, metrics.steering);
   const { ipFamily, cluster, zone } = config;
@@ -158,6 +168,7 @@ export function createRouting(deps: RoutingDeps): Routing {
   const routesOf = reportingRoutesOf(deps.logger, policy.metrics, config.clusterGrants, config.gateways);
 
   return {
+    source,
     policy,
     select,
     steering,
@@ -170,7 +181,7 @@ export function createRouting(deps: RoutingDeps): Routing {
   function routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome> {
     const checked = checkedTarget(url);
     if (typeof checked === "string") return checked;
-    const current = deps.source.current();
+    const current = source.current();
     return current instanceof Promise
       ? current.then((snapshot) => routeTarget(snapshot, checked, request))
       : routeTarget(current, checked, request);
