@@ -81,6 +81,7 @@ describe("GET /_edgeslice/dashboard", () => {
       {
         name: "east",
         stale: false,
+        expired: false,
         services: 1,
         heartbeatAgeSeconds: expect.closeTo(4, 0),
         apiserver: "unreachable",
@@ -89,6 +90,7 @@ describe("GET /_edgeslice/dashboard", () => {
       {
         name: "west",
         stale: true,
+        expired: false,
         services: 1,
         heartbeatAgeSeconds: null,
         apiserver: "unknown",
