@@ -172,13 +172,13 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
         },
         loadCertificates: async () => new Map(state.certificates),
       },
-      heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince }) => {
+      heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince, services }) => {
         fenced();
         // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
         // store lists every cluster, so an unregistered one stays stale instead.
         if (ifRegistered && !state.registered) return false;
         state.registered = true;
-        state.heartbeat = { holder, at, apiserverUnreachableSince, ...placeFields(place) };
+        state.heartbeat = { holder, at, apiserverUnreachableSince, services, ...placeFields(place) };
         state.leaseUntil = this.#now() + leaseMs;
         return true;
       },

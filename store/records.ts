@@ -143,6 +143,11 @@ export const HeartbeatRecordSchema = v.object({
    */
   apiserverUnreachableSince: v.optional(v.number()),
   /**
+   * How many Service records the sync holds in the store for this cluster as of this beat: a router that reads
+   * fewer says the store lacks some (healthz "degraded"). Absent from syncs that predate it.
+   */
+  services: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /**
    * Where the cluster runs (the sync's CLUSTER_REGION and CLUSTER_LOCATION), for proximity steering; absent when
    * unset. Optional fields of the same version: a router that predates them drops them (valibot objects ignore
    * keys they do not list), and a router reads a record of a sync that predates them as placed nowhere.

@@ -93,6 +93,8 @@ export interface HeartbeatBeat {
   readonly ifRegistered?: boolean;
   /** Written into the record while the sync cannot reach its API server (HeartbeatRecord). */
   readonly apiserverUnreachableSince?: number | undefined;
+  /** The Service records the sync holds in the store (HeartbeatRecord.services); undefined: not known. */
+  readonly services?: number | undefined;
 }
 
 export interface FenceOptions {
@@ -202,6 +204,8 @@ export interface ClusterHeartbeat extends ClusterPlace {
   readonly at: number;
   /** Set while the sync cannot reach its Kubernetes API server. */
   readonly apiserverUnreachableSince?: number | undefined;
+  /** The Service records the sync said it holds in the store at that beat; undefined from older syncs. */
+  readonly services?: number | undefined;
 }
 
 /** One write MemoryStore tells its subscribers of. */

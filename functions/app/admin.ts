@@ -167,19 +167,28 @@ function readinessAnswer(deps: AdminDeps): (c: Context) => Promise<Response> {
     const snapshot = await deps.source.current();
     const store = deps.source.status?.();
     if (!snapshot) return c.json({ status: "no_snapshot", store }, 503, NO_STORE);
+    const beats = deps.source.heartbeats?.();
+    const clusters = snapshot.clusters.map((cluster) => {
+      // The sync says in each beat how many Service records it holds; fewer here: the store lost some.
+      const held = cluster.stale ? undefined : beats?.get(cluster.name)?.services;
+      const missing = held === undefined ? 0 : Math.max(0, held - cluster.servicesV2.size);
+      return {
+        name: cluster.name,
+        stale: cluster.stale,
+        services: cluster.servicesV2.size,
+        routes: cluster.routes.size,
+        ...(missing > 0 ? { missingServices: missing } : {}),
+      };
+    });
+    const lacking = clusters.some((cluster) => cluster.missingServices !== undefined);
     // Serving the last known records while the store is unreachable is still serving (fail static): 200.
     return c.json(
       {
-        status: store?.connected === false ? "degraded" : "ok",
+        status: store?.connected === false || lacking ? "degraded" : "ok",
         store,
         version: snapshot.version,
         ageSeconds: deps.snapshotAgeSeconds(snapshot),
-        clusters: snapshot.clusters.map((cluster) => ({
-          name: cluster.name,
-          stale: cluster.stale,
-          services: cluster.servicesV2.size,
-          routes: cluster.routes.size,
-        })),
+        clusters,
       },
       200,
       NO_STORE,

@@ -36,6 +36,6 @@ export async function readHeartbeats(
 
 /** What routers keep of a heartbeat record: who beat, when, the API server's state and the cluster's place. */
 export function heartbeatOf(record: HeartbeatRecord): ClusterHeartbeat {
-  const { holder, at, apiserverUnreachableSince, region, location } = record;
-  return { holder, at, apiserverUnreachableSince, region, location };
+  const { holder, at, apiserverUnreachableSince, services, region, location } = record;
+  return { holder, at, apiserverUnreachableSince, services, region, location };
 }

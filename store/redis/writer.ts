@@ -178,6 +178,7 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
         ...(beat.apiserverUnreachableSince === undefined
           ? {}
           : { apiserverUnreachableSince: beat.apiserverUnreachableSince }),
+        ...(beat.services === undefined ? {} : { services: beat.services }),
         ...placeFields(options.place),
       };
       const status = await fenced(

@@ -22,6 +22,8 @@ export interface HeartbeatOptions {
   readonly onStoreLost?: () => void;
   /** Since when the API server has not answered (epoch ms), written into each beat; undefined: it answers. */
   readonly unreachableSince?: () => number | undefined;
+  /** The Service records the sync holds in the store, written into each beat for routers to compare. */
+  readonly storedServices?: () => number | undefined;
 }
 
 export interface Heartbeat {
@@ -71,7 +73,10 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     try {
       const ifRegistered = announced && options.onStoreLost !== undefined;
       const apiserverUnreachableSince = options.unreachableSince?.();
-      if (!(await writer.heartbeat({ holder, leaseMs, at, ifRegistered, apiserverUnreachableSince }))) {
+      const services = options.storedServices?.();
+      if (
+        !(await writer.heartbeat({ holder, leaseMs, at, ifRegistered, apiserverUnreachableSince, services }))
+      ) {
         announced = false;
         metrics.count("storeLosses");
         logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {

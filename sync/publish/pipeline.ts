@@ -83,6 +83,7 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     logger,
     metrics,
     ...(options.unreachableSince ? { unreachableSince: options.unreachableSince } : {}),
+    storedServices: () => reconciler.storedServices,
     ...(options.repushWhenStoreLost ? { onStoreLost: repushBeforeBeating } : {}),
   });
   return {

@@ -153,6 +153,10 @@ export function createPublishPass(options: PublishPassOptions) {
       stored = undefined;
       certificates.reload();
     },
+    /** How many Service records the store holds, as this pass last wrote or loaded them; undefined before. */
+    get storedServices(): number | undefined {
+      return stored?.services.size;
+    },
     get idle() {
       return dirty.size === 0 && !routesDirty && !routesPending && stored !== undefined;
     },

@@ -50,6 +50,8 @@ export interface Reconciler {
   markRoutesDirty(receivedAt?: number): void;
   /** The desired state last computed (undefined before the first cycle). */
   readonly desired: DesiredState | undefined;
+  /** The Service records the store holds as far as this reconciler wrote or read them; undefined before. */
+  readonly storedServices: number | undefined;
   /**
    * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
    * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
@@ -193,6 +195,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   return {
     markDirty,
     markRoutesDirty,
+    get storedServices() {
+      return pass.storedServices;
+    },
     get desired() {
       return pass.desired;
     },

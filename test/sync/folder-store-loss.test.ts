@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clusterKeys } from "../../store/keys.js";
 import { published } from "../control-plane/support/store.js";
 import { eventually } from "../support/eventually.js";
 import { type PrivateRedis, startPrivateRedis, uniquePrefix } from "../support/redis.js";
@@ -36,8 +37,21 @@ describe("sync --from DIR when Redis loses its data", () => {
       stdio: ["ignore", "ignore", "pipe"],
     });
     sync.stderr?.resume();
-    await eventually(async () => (await services()).length > 0, 20_000, "the folder published");
+    await eventually(
+      async () => (await published(redis, prefix, CLUSTER)).registered,
+      20_000,
+      "the folder published",
+    );
     expected = await services();
+    // Each beat says how many Service records the sync holds, for routers to compare with what they read.
+    await eventually(
+      async () => {
+        const beat = await redis.get(clusterKeys(prefix, CLUSTER).heartbeat);
+        return beat !== null && (JSON.parse(beat) as { services?: number }).services === expected.length;
+      },
+      10_000,
+      "a beat naming the Services held",
+    );
   }, 40_000);
   afterAll(async () => {
     sync?.kill("SIGKILL");
