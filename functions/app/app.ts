@@ -17,6 +17,8 @@ import { RequestObservation } from "../core/request-observation.js";
 import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } from "../core/routing.js";
 import { withRulePolicy } from "../core/rule-policy.js";
 import type { ClientLocation } from "../core/steering/origin.js";
+import { TraceIds } from "../core/trace-context.js";
+import { propagationOnly, type RequestTracing, type TracedRequest } from "../core/tracing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import { forwardedProto, loggedClient, NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
 import type { Upstream } from "../transports/upstream.js";
@@ -35,6 +37,8 @@ export interface AppDeps extends RoutingDeps {
   readonly clientAddress?: (c: Context) => string | undefined;
   /** The client is a trusted proxy (TRUSTED_PROXIES, Node): its forwarding fields are kept; default false. */
   readonly clientTrusted?: (c: Context) => boolean;
+  /** Spans and W3C trace context (core/tracing.ts); default: propagation only, ids from crypto.getRandomValues. */
+  readonly tracing?: RequestTracing;
   /**
    * The scheme of the client's connection (Node: TLS or not). Never the request target's: an absolute-form
    * `GET https://host/ HTTP/1.1` over plain HTTP is still plain HTTP. Default: the scheme of the URL the
@@ -86,6 +90,18 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const { accessLog } = deps;
   const incomingRequestId = deps.incomingRequestId ?? ((c: Context) => c.req.header(REQUEST_ID_HEADER));
   const newRequestId = deps.newRequestId ?? (() => crypto.randomUUID());
+  const tracing = deps.tracing ?? propagationOnly(new TraceIds((bytes) => crypto.getRandomValues(bytes)));
+  const tracedRequest = (c: Context): TracedRequest => {
+    const url = new URL(c.req.url);
+    return {
+      method: c.req.method,
+      host: url.host,
+      path: url.pathname,
+      scheme: deps.clientProto?.(c) ?? (url.protocol === "https:" ? "https" : "http"),
+      protocol: deps.clientProtocol?.(c),
+      client: deps.clientAddress?.(c),
+    };
+  };
   const requestHeaders =
     deps.requestHeaders ?? ((c: Context) => ({ get: (name: string) => c.req.header(name) }));
 
@@ -116,11 +132,15 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   // node/direct-requests.ts is this handler on Node's objects (the Node router's plain requests never reach
   // Hono): a change here is a change there.
   app.all("*", async (c) => {
+    const traced = tracing.enabled
+      ? tracing.start(tracedRequest(c), (name) => requestHeaders(c).get(name))
+      : tracing.untraced;
     const observation = new RequestObservation(
       requestIdOf(incomingRequestId(c), newRequestId),
       c.req.method,
       performance.now(),
       accessLog?.sampled() === true,
+      traced.span,
     );
     // gRPC calls are POSTs: other methods need no header read.
     if (c.req.method === "POST") observation.grpc = isGrpcRequest(requestHeaders(c).get("content-type"));
@@ -147,6 +167,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
     const forwarding: ForwardingInfo = {
       clientIp: deps.clientAddress?.(c),
       trustedPeer,
+      trace: traced.fields,
       proto: proto ?? routed.target.proto,
       host: routed.target.authority,
       requestId: observation.requestId,

@@ -12,11 +12,29 @@ import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./trusted-proxies.js";
 
 export { IP_FAMILY_POLICIES, type IpFamilyPolicy, type RouterEnv, RouterEnvSchema } from "./router-env.js";
 
+import type { TRACES_SAMPLERS } from "./router-env.js";
+
 /** The HTTPS listener's port when HTTPS_PORT is unset (unprivileged, as PORT's 8080). */
 export const DEFAULT_HTTPS_PORT = 8443;
 
 /** The admin listener's port when ADMIN_PORT is unset (Envoy's admin port). */
 export const DEFAULT_ADMIN_PORT = 9901;
+
+/** Span export (OTEL_*, router-env.ts). */
+export interface TracingSettings {
+  readonly serviceName: string;
+  /** Where OTLP/HTTP posts spans. */
+  readonly url: string;
+  readonly sampler: (typeof TRACES_SAMPLERS)[number];
+  /** OTEL_TRACES_SAMPLER_ARG of the traceidratio samplers, 0 to 1. */
+  readonly ratio: number;
+}
+
+/** OpenTelemetry's rule: a ratio outside 0..1 or no number is 1 (its SDK configuration specification). */
+function samplerRatio(text: string | undefined): number {
+  const ratio = text === undefined ? 1 : Number(text);
+  return Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1;
+}
 
 export interface RouterConfig {
   readonly redisUrl: string | undefined;
@@ -39,6 +57,8 @@ export interface RouterConfig {
   readonly zone: string | undefined;
   /** CLUSTER_GRANTS; undefined: any cluster may publish any host and backend address. */
   readonly clusterGrants: ClusterGrants | undefined;
+  /** Span export over OTLP (Node): set when an OTLP endpoint is and the SDK is not disabled; absent: no spans. */
+  readonly tracing?: TracingSettings | undefined;
   /** TRUSTED_PROXIES (Node); absent or empty: nobody is trusted. */
   readonly trustedProxies?: TrustedProxies;
   /** PROXY_PROTOCOL (Node): PROXY headers read from trusted peers on PORT and HTTPS_PORT. */
@@ -92,6 +112,19 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     zone: e.ROUTER_ZONE,
     clusterGrants: e.CLUSTER_GRANTS,
     trustedProxies: e.TRUSTED_PROXIES ?? NO_TRUSTED_PROXIES,
+    tracing:
+      (e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined &&
+      !e.OTEL_SDK_DISABLED
+        ? {
+            serviceName: e.OTEL_SERVICE_NAME ?? "edgeslice-router",
+            // OTLP/HTTP: the traces path under the endpoint, unless the traces URL is given whole.
+            url:
+              e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+              `${e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, "")}/v1/traces`,
+            sampler: e.OTEL_TRACES_SAMPLER,
+            ratio: samplerRatio(e.OTEL_TRACES_SAMPLER_ARG),
+          }
+        : undefined,
     proxyProtocol: e.PROXY_PROTOCOL,
     gateways: e.GATEWAYS,
     ipFamily: e.IP_FAMILY,

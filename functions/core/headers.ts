@@ -2,6 +2,8 @@ import { requestContentOf } from "../../lib/http1/request-content.js";
 import type { CompiledModifier } from "./filters.js";
 import { closesQuotes, type ForwardedHop, forwardedElement } from "./forwarded.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-by-hop.js";
+import { isValidTracestate, parseTraceparent } from "./trace-context.js";
+import type { TraceFields } from "./tracing.js";
 
 export { forwardedElement } from "./forwarded.js";
 export {
@@ -39,6 +41,12 @@ export interface ForwardingInfo extends ForwardedHop {
   readonly connection?: string | null;
   /** The peer is a trusted proxy (TRUSTED_PROXIES): its forwarding fields are kept and extended. */
   readonly trustedPeer?: boolean;
+  /**
+   * W3C trace context (core/tracing.ts): the client's valid traceparent and tracestate go on (or the router's
+   * span's traceparent instead), and a request without a valid one gets a new trace; absent, both fields pass
+   * as any other.
+   */
+  readonly trace?: TraceFields;
 }
 
 /** Set by the router from ForwardingInfo; whatever the client sent under these names is replaced. */
@@ -66,17 +74,24 @@ function rewriteRequestFields(
     forwarded: undefined,
     proto: undefined,
     host: undefined,
+    traceparent: undefined,
+    tracestate: undefined,
   };
+  const trace = info.trace;
   // RFC 9112 §3.2: Host first, so a backend that keeps only so many fields (Node: 2,000) still reads it.
   emit("host", info.upstreamHost ?? info.host);
   forEachField((name, value) => {
     if ((!passesHop(name, listed) && !kept.has(name)) || REPLACED.has(name)) return;
     if (modifier?.drop.has(name)) return;
     if (!FORWARDING.has(name)) emit(name, value);
-    else if (trusted) collectForwarding(fields, name, value);
+    else if (name === "traceparent" || name === "tracestate") {
+      if (trace === undefined) emit(name, value);
+      else collectTrace(fields, name, value);
+    } else if (trusted) collectForwarding(fields, name, value);
   });
   if (modifier) for (const [name, value] of modifier.append) emit(name, value);
   emitForwarding(fields, info, emit);
+  if (trace) emitTrace(fields, trace, emit);
 }
 
 /**
@@ -88,9 +103,41 @@ interface ForwardingFields {
   forwarded: string | undefined;
   proto: string | undefined;
   host: string | undefined;
+  /** The client's traceparent; "" once it came twice (invalid, §3.2). */
+  traceparent: string | undefined;
+  tracestate: string | undefined;
 }
 
-const FORWARDING = new Set(["x-forwarded-for", "forwarded", "x-forwarded-proto", "x-forwarded-host"]);
+/** The fields the router writes itself from ForwardingInfo (the last two only with `trace`). */
+const FORWARDING = new Set([
+  "x-forwarded-for",
+  "forwarded",
+  "x-forwarded-proto",
+  "x-forwarded-host",
+  "traceparent",
+  "tracestate",
+]);
+
+function collectTrace(fields: ForwardingFields, name: string, value: string): void {
+  if (name === "traceparent") fields.traceparent = fields.traceparent === undefined ? value : "";
+  else fields.tracestate = joinedField(fields.tracestate, value);
+}
+
+/**
+ * W3C Trace Context §3.2 and §3.3: a valid traceparent is continued (by the router's own span when it has one),
+ * its tracestate kept when valid; without one the request starts a new trace and any tracestate is dropped.
+ */
+function emitTrace(
+  fields: ForwardingFields,
+  trace: TraceFields,
+  emit: (name: string, value: string) => void,
+): void {
+  const client = fields.traceparent;
+  const valid = client !== undefined && client !== "" && parseTraceparent(client) !== undefined;
+  emit("traceparent", trace.traceparent ?? (valid ? (client as string) : trace.newTraceparent()));
+  const state = fields.tracestate;
+  if (valid && state !== undefined && isValidTracestate(state)) emit("tracestate", state);
+}
 
 const joinedField = (held: string | undefined, value: string) =>
   held === undefined ? value : `${held}, ${value}`;

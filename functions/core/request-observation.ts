@@ -3,8 +3,9 @@ import type { ErrorAnswer, RouterError } from "./errors.js";
 import { grpcErrorAnswer } from "./grpc-errors.js";
 import type { RouterMetrics } from "./metrics.js";
 import { errorAnswerWithRequestId } from "./request-id.js";
-import type { RouteSeries, ServiceSeries } from "./request-metrics.js";
+import type { AttemptOutcome, RouteSeries, ServiceSeries } from "./request-metrics.js";
 import type { Backend, Selection } from "./selection.js";
+import type { RequestSpan } from "./tracing.js";
 
 /**
  * One request as the metrics and the access log see it: created when the request arrives, told which route
@@ -23,8 +24,11 @@ export class RequestObservation {
   readonly method: string;
   /** Arrival, ms on the monotonic clock. */
   readonly started: number;
-  /** Whether the access log writes this request (decided on arrival). */
+  /** Whether the request is watched to its end: the access log writes it, or it has a span (decided on arrival). */
   readonly logged: boolean;
+  /** The request's span when tracing is on (core/tracing.ts). */
+  readonly span: RequestSpan | undefined;
+  readonly #accessLogged: boolean;
   /** The matched route's series; undefined while no route matched. */
   route: RouteSeries | undefined;
   /** The last backend an attempt went to. */
@@ -47,11 +51,13 @@ export class RequestObservation {
   grpc = false;
   #lineTaken = false;
 
-  constructor(requestId: string, method: string, started: number, logged: boolean) {
+  constructor(requestId: string, method: string, started: number, logged: boolean, span?: RequestSpan) {
     this.requestId = requestId;
     this.method = method;
     this.started = started;
-    this.logged = logged;
+    this.logged = logged || span !== undefined;
+    this.#accessLogged = logged;
+    this.span = span;
   }
 
   /**
@@ -62,18 +68,26 @@ export class RequestObservation {
   takeLogLine(): boolean {
     if (!this.logged || this.#lineTaken) return false;
     this.#lineTaken = true;
-    return true;
+    this.span?.end(this.status === 0 ? CLIENT_CLOSED : this.status, this.series()?.cluster ?? "");
+    return this.#accessLogged;
   }
 
   /** A route matched: its series label the answer. */
   routed(metrics: RouterMetrics, selection: Selection): void {
     this.route = metrics.red.forSelection(selection);
+    this.span?.routed(selection.route?.id, selection.route?.rule, selection.service);
   }
 
   /** The proxy policy sends an attempt to `backend`. */
   tried(backend: Backend): void {
     this.backend = backend;
     this.attempts++;
+    this.span?.attempt(backend, this.attempts - 1);
+  }
+
+  /** The attempt on `backend` settled (core/retry-loop.ts): for its span. */
+  settled(outcome: AttemptOutcome): void {
+    this.span?.attemptEnded(outcome, outcome === "ok" ? this.status : 0);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { attemptOutcome } from "./metrics.js";
 import {
   type AnswerRetried,
   type AnswerRetries,
@@ -96,6 +97,9 @@ export class RetryLoop implements AnswerRetries {
   settle(backend: Backend, result: AttemptResult<unknown>, request: Resendable): boolean {
     this.release(backend);
     this.#deps.metrics.attempted(this.#selection, backend.cluster, result.ok ? undefined : result.kind);
+    const failure = result.ok ? undefined : result.kind;
+    // A client gone is no outcome of the backend's: its attempt's span ends with the request's.
+    if (this.#observation?.span && failure !== "client") this.#observation.settled(attemptOutcome(failure));
     const { track } = backend;
     if (result.ok) {
       track?.latency(track.now() - this.#sentAt);

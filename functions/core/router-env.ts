@@ -11,6 +11,16 @@ import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
 import { parseTlsListenerPorts } from "./tls-ports.js";
 import { parseTrustedProxies } from "./trusted-proxies.js";
 
+/** OpenTelemetry's OTEL_TRACES_SAMPLER values (its SDK configuration specification). */
+export const TRACES_SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
 
@@ -267,6 +277,35 @@ export const RouterEnvSchema = v.object({
     integerFromEnv(4, 1, 256),
     v.description("Node: HTTP/2 connections per h2c backend; past them, streams share the least busy one"),
   ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: v.pipe(
+    optionalText,
+    v.description(
+      "Node: export a span per request and per upstream attempt over OTLP/HTTP to this collector (`http://otel-collector:4318`; traces go to its `/v1/traces`); unset, no spans, while `traceparent` is still propagated ([tracing](operations.md#tracing)). The SDK reads the other standard `OTEL_EXPORTER_OTLP_*` and `OTEL_BSP_*` variables itself",
+    ),
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: v.pipe(
+    optionalText,
+    v.description("Node: the whole traces URL, instead of `OTEL_EXPORTER_OTLP_ENDPOINT`"),
+  ),
+  OTEL_SERVICE_NAME: v.pipe(
+    optionalText,
+    v.metadata({ default: "`edgeslice-router`" }),
+    v.description("Node: the `service.name` of the router's spans (`OTEL_RESOURCE_ATTRIBUTES` adds more)"),
+  ),
+  OTEL_TRACES_SAMPLER: v.pipe(
+    v.optional(
+      v.picklist(TRACES_SAMPLERS, `OTEL_TRACES_SAMPLER must be one of ${TRACES_SAMPLERS.join(", ")}`),
+      "parentbased_always_on",
+    ),
+    v.description(
+      "Node: which requests get spans (OpenTelemetry's samplers); the `traceidratio` ones take `OTEL_TRACES_SAMPLER_ARG`, a ratio 0 to 1",
+    ),
+  ),
+  OTEL_TRACES_SAMPLER_ARG: v.pipe(
+    optionalText,
+    v.description("Node: the sampler's argument: the ratio of the `traceidratio` samplers (default 1)"),
+  ),
+  OTEL_SDK_DISABLED: v.pipe(booleanFromEnv(false), v.description("Node: `true` turns span export off")),
   METRICS_BACKENDS: v.pipe(
     v.optional(
       v.picklist(BACKEND_SERIES, `METRICS_BACKENDS must be one of ${BACKEND_SERIES.join(", ")}`),

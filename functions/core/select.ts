@@ -202,7 +202,10 @@ export function createSelector(policy: SelectPolicy): SelectFor {
     let selection = byBackend[backend];
     if (!selection) {
       const ref = served.route.rules[rule]?.backends[backend];
-      selection = ref && "service" in ref ? steerable(served, ref.service, ref.port) : unresolved;
+      selection =
+        ref && "service" in ref
+          ? { ...steerable(served, ref.service, ref.port), route: { id: served.route.id, rule } }
+          : unresolved;
       byBackend[backend] = selection;
     }
     return selection;

@@ -80,6 +80,8 @@ export interface Selection {
    * (Gateway API HTTPRouteRule.backendRefs). A Service that exists with no ready endpoint is 503.
    */
   readonly unresolved: boolean;
+  /** The served route and rule whose backendRef this is (select.ts); undefined for one no route names. */
+  readonly route?: { readonly id: string; readonly rule: number } | undefined;
   /** A Service steered across clusters (steering/plan.ts): each request's selection derives from it (steer.ts). */
   readonly steering?: SteeringPlan | undefined;
   /** On a steered request's selection: the cluster chosen first, and why. */

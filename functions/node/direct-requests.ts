@@ -11,6 +11,7 @@ import { RequestObservation } from "../core/request-observation.js";
 import { ADMIN_PREFIX } from "../core/request-target.js";
 import type { Routing, RoutingOutcome } from "../core/routing.js";
 import { withRulePolicy } from "../core/rule-policy.js";
+import type { RequestTraceStart, RequestTracing } from "../core/tracing.js";
 import {
   forwardedProto,
   loggedClient,
@@ -46,6 +47,8 @@ export interface DirectRequestDeps {
   readonly newRequestId: () => string;
   /** TRUSTED_PROXIES: whose forwarding fields are kept (node/connection-facts.ts); default nobody's. */
   readonly trustedProxies?: TrustedProxies;
+  /** Spans and W3C trace context (core/tracing.ts); absent, traceparent passes as any field. */
+  readonly tracing?: RequestTracing;
 }
 
 /**
@@ -76,6 +79,7 @@ class DirectRequest implements ExchangeEnd {
   readonly #proto: "http" | "https";
   readonly #observation: RequestObservation;
   readonly #facts: ConnectionFacts;
+  readonly #trace: RequestTraceStart | undefined;
 
   constructor(
     deps: DirectRequestDeps,
@@ -91,11 +95,27 @@ class DirectRequest implements ExchangeEnd {
     this.#proto = (incoming.socket as Partial<TLSSocket>).encrypted ? "https" : "http";
     this.#facts = connectionFactsOf(incoming.socket, deps.trustedProxies);
     this.#url = `${this.#proto}://${head.host}${target}`;
+    const method = incoming.method ?? "GET";
+    const tracing = deps.tracing;
+    this.#trace = tracing?.enabled
+      ? tracing.start(
+          {
+            method,
+            host: head.host ?? "",
+            path: target,
+            scheme: this.#proto,
+            protocol: incoming.httpVersion,
+            client: this.#facts.clientIp,
+          },
+          (name) => head.get(name),
+        )
+      : tracing?.untraced;
     this.#observation = new RequestObservation(
       requestIdOf(head.requestId, deps.newRequestId),
-      incoming.method ?? "GET",
+      method,
       performance.now(),
       deps.accessLog?.sampled() === true,
+      this.#trace?.span,
     );
     // gRPC calls are POSTs: other methods need no header read (core/grpc-errors.ts).
     if (incoming.method === "POST") this.#observation.grpc = isGrpcRequest(head.get("content-type"));
@@ -173,6 +193,7 @@ class DirectRequest implements ExchangeEnd {
     const forwarding: ForwardingInfo = {
       clientIp: this.#facts.clientIp,
       trustedPeer: this.#facts.trustedPeer,
+      trace: this.#trace?.fields,
       proto: this.#proto,
       host: routed.target.authority,
       requestId: observation.requestId,

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomFillSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
@@ -16,6 +16,8 @@ import type { RouterConfig } from "../core/config.js";
 import { headAnswer } from "../core/head-answers.js";
 import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
+import { TraceIds } from "../core/trace-context.js";
+import { propagationOnly } from "../core/tracing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
@@ -35,6 +37,7 @@ import { routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stag
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
 import { openRouterStore } from "./router-store.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
+import { createOtelTracing } from "./tracing/otel-tracing.js";
 import { createNodeUpgrades } from "./upgrade.js";
 
 /** How long close() waits for in-flight requests and upgraded connections; deploy/router sizes its grace period on it. */
@@ -118,11 +121,15 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
 
   const newRequestId = createRequestIds(randomBytes);
   const trusted = config.trustedProxies ?? NO_TRUSTED_PROXIES;
+  const traceIds = new TraceIds((bytes) => randomFillSync(bytes));
+  const otel = config.tracing ? createOtelTracing(config.tracing, traceIds) : undefined;
+  const tracing = otel ?? propagationOnly(traceIds);
   const trafficHistory = new TrafficHistory();
   const appDeps: AppDeps = {
     trafficHistory,
     processFamilies: () => [...processMetrics().families(), ...(https?.families() ?? [])],
     newRequestId,
+    tracing,
     source,
     upstream,
     config,
@@ -183,6 +190,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         accessLog: appDeps.accessLog,
         newRequestId,
         trustedProxies: trusted,
+        tracing,
       })
     : undefined;
   let https: HttpsListener | undefined;
@@ -209,7 +217,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
   const http2Deps = { server, listener, newRequestId, metrics, config, logger, drainMs };
   const http2 = serveHttp2(http2Deps);
-  const upgrades = createNodeUpgrades(routing, appDeps.accessLog, trusted);
+  const upgrades = createNodeUpgrades(routing, appDeps.accessLog, trusted, tracing);
   // PROXY_PROTOCOL: trusted balancers' PROXY headers are read before the h2c split and TLS.
   const stage = routerProxyHeaderStage(config, logger, metrics);
   if (stage) withConnectionStage(server, stage);
@@ -282,6 +290,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       clearTimeout(bound);
       await Promise.all([ownedUpstream?.destroy(), client?.destroy()]);
       await store.close();
+      await otel?.shutdown();
       logger.info("router stopped");
     })();
     return closing;

@@ -15,6 +15,7 @@ import { errorAnswerWithRequestId, REQUEST_ID_HEADER, requestIdOf } from "../cor
 import { RequestObservation } from "../core/request-observation.js";
 import { withRetries } from "../core/retry-loop.js";
 import type { Routing } from "../core/routing.js";
+import type { RequestTracing } from "../core/tracing.js";
 import {
   forwardedProto,
   loggedClient,
@@ -49,6 +50,7 @@ export function createNodeUpgrades(
   routing: Routing,
   accessLog?: AccessLog,
   trusted: TrustedProxies = NO_TRUSTED_PROXIES,
+  tracing?: RequestTracing,
 ): NodeUpgrades {
   const { policy } = routing;
   const { metrics, logger } = policy;
@@ -117,11 +119,27 @@ export function createNodeUpgrades(
     // An upgrade carries no content here: its bytes after the head belong to the new protocol. One that
     // declares a body (an h2c POST) is not proxied.
     const requestHead = new RequestHead(request.rawHeaders);
+    const method = request.method ?? "GET";
+    const scheme = (client as Partial<TLSSocket>).encrypted ? "https" : "http";
+    const traced = tracing?.enabled
+      ? tracing.start(
+          {
+            method,
+            host: requestHead.host ?? "",
+            path: request.url ?? "",
+            scheme,
+            protocol: request.httpVersion,
+            client: connectionFactsOf(client, trusted).clientIp,
+          },
+          (name) => requestHead.get(name),
+        )
+      : tracing?.untraced;
     const observation = new RequestObservation(
       requestIdOf(requestHead.requestId, () => crypto.randomUUID()),
-      request.method ?? "GET",
+      method,
       performance.now(),
       accessLog?.sampled() === true,
+      traced?.span,
     );
     if (hasBody(request.rawHeaders)) return refuse(client, "bad_request", observation, request);
     if (requestHead.problem !== undefined) return refuse(client, requestHead.problem, observation, request);
@@ -159,6 +177,7 @@ export function createNodeUpgrades(
     const forwarding: ForwardingInfo = {
       clientIp: facts.clientIp,
       trustedPeer: facts.trustedPeer,
+      trace: traced?.fields,
       // The scheme of the connection, never of an absolute-form request target.
       proto,
       host: routed.target.authority,

@@ -79,7 +79,12 @@ describe("HTTP/2 requests to HTTP/1.1 backends", () => {
   it("reach the backend with the same head as the same request over HTTP/1.1, one Cookie field and no pseudo-header", async () => {
     const backend = await closing(startRawBackend());
     const router = await routerTo(backend.port);
-    const fields = { "x-request-id": "same-request-1", "x-custom": "1" };
+    // The same trace context too: a request without one would start a new trace each time.
+    const fields = {
+      "x-request-id": "same-request-1",
+      "x-custom": "1",
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    };
     expect(await http1Get(router.port, { host: "app.example", ...fields, cookie: "a=1; b=2" })).toBe("200");
     const session = h2Session(router.port);
     closing(Promise.resolve({ close: async () => void session.destroy() }));
