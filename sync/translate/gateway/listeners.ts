@@ -157,7 +157,11 @@ function evaluateListener(
   const from = listener.allowedRoutes?.namespaces?.from ?? "Same";
   const selector = listener.allowedRoutes?.namespaces?.selector ?? undefined;
   const supported = SUPPORTED_PROTOCOLS.has(listener.protocol);
-  const served = SERVED_KINDS[listener.protocol] ?? [];
+  const modeProblem = tlsModeProblem(listener);
+  // A listener the router cannot serve in its mode takes no kind (TLSRouteListenerTerminateNotSupported
+  // expects supportedKinds empty).
+  const known = SERVED_KINDS[listener.protocol] ?? [];
+  const served = modeProblem === undefined ? known : [];
   const kinds = listener.allowedRoutes?.kinds ?? [];
   const supportedKinds = !supported
     ? []
@@ -165,9 +169,8 @@ function evaluateListener(
       ? served
       : served.filter((kind) => kinds.some((allowed) => sameKind(allowed, kind)));
   const invalidKinds = supported
-    ? kinds.filter((allowed) => !served.some((kind) => sameKind(allowed, kind)))
+    ? kinds.filter((allowed) => !known.some((kind) => sameKind(allowed, kind)))
     : [];
-  const modeProblem = tlsModeProblem(listener);
 
   let accepted: Condition;
   if (!supported) {

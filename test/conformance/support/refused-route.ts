@@ -17,6 +17,8 @@ export function describeRefusedRoute(
     readonly route: string;
     /** The route's namespace; default the infra namespace. */
     readonly namespace?: string;
+    /** The route's kind; default HTTPRoute. */
+    readonly kind?: "HTTPRoute" | "TLSRoute";
     readonly gateway: string;
     readonly reason: string;
     /** Other conditions the parent entry must hold, as `Type=Status/Reason`. */
@@ -43,6 +45,8 @@ export function describeRefusedRoute(
         options.namespace ?? INFRA,
         options.route,
         refused,
+        5_000,
+        options.kind,
       );
       expect(refused(parents)).toBe(true);
       const entry = parents.find((item) => item.parent.split("/")[0] === options.gateway);
@@ -53,7 +57,14 @@ export function describeRefusedRoute(
     });
 
     it(`counts no route on the listeners of ${options.gateway}`, async () => {
-      await untilParents(world.cluster.kube, options.namespace ?? INFRA, options.route, refused);
+      await untilParents(
+        world.cluster.kube,
+        options.namespace ?? INFRA,
+        options.route,
+        refused,
+        5_000,
+        options.kind,
+      );
       const listeners = readListeners(world.cluster.kube, options.gateway);
       expect(listeners.length).toBeGreaterThan(0);
       expect(listeners.map((listener) => listener.attachedRoutes)).toEqual(listeners.map(() => 0));

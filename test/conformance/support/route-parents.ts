@@ -1,3 +1,4 @@
+import type { FakeKind } from "../../fake-kube/resources.js";
 import type { FakeKube } from "../../fake-kube/server.js";
 
 export interface ParentConditions {
@@ -6,8 +7,9 @@ export interface ParentConditions {
 }
 
 /**
- * Each `status.parents` entry of HTTPRoute `namespace/name` as `parent: Type=Status/Reason...`, once `done`
- * holds or after `timeoutMs` (the sync's leader writes status a moment after it publishes).
+ * Each `status.parents` entry of HTTPRoute (or another route `kind`) `namespace/name` as
+ * `parent: Type=Status/Reason...`, once `done` holds or after `timeoutMs` (the sync's leader writes status a
+ * moment after it publishes).
  */
 export async function untilParents(
   kube: FakeKube,
@@ -15,13 +17,14 @@ export async function untilParents(
   name: string,
   done: (parents: readonly ParentConditions[]) => boolean,
   timeoutMs = 5_000,
+  kind: FakeKind = "HTTPRoute",
 ): Promise<ParentConditions[]> {
   type Entry = {
     parentRef: { name: string; sectionName?: string; port?: number };
     conditions: { type: string; status: string; reason: string }[];
   };
   const read = () => {
-    const status = kube.get("HTTPRoute", namespace, name)?.status as { parents?: Entry[] } | undefined;
+    const status = kube.get(kind, namespace, name)?.status as { parents?: Entry[] } | undefined;
     return (status?.parents ?? []).map((entry) => ({
       parent: [entry.parentRef.name, entry.parentRef.sectionName, entry.parentRef.port]
         .filter(Boolean)

@@ -28,8 +28,14 @@ export interface CurlAnswer {
 
 export interface TlsConformance {
   readonly cluster: KubeCluster;
+  /** The first router. */
   readonly router: NodeRouter;
+  /** The first router's HTTPS_PORT. */
   readonly httpsPort: number;
+  /** Every router by name (the `routers` option). */
+  readonly routers: ReadonlyMap<string, NodeRouter>;
+  /** The port router `router` (default the first) serves Gateway listener port `listenerPort` (default 443) on. */
+  tlsPort(router?: string, listenerPort?: number): number;
   /** curl -k to https://`sni`:port with --resolve to 127.0.0.1, Host `host` (default `sni`). */
   curl(options: { sni: string; path?: string; host?: string; http2?: boolean }): Promise<CurlAnswer>;
   /** The conditions of one listener of a Gateway of the infra namespace, as the sync wrote them. */
@@ -42,20 +48,23 @@ export interface TlsConformance {
 
 /**
  * A conformance world with TLS: the base objects, echo backends, the live sync on a fake API server and one
- * Node router, sync and router sharing a fresh TLS_STORE_KEY, the router's HTTPS listener on a free port.
+ * Node router per entry of `routers` (its GATEWAYS setting, or every Gateway), sync and routers sharing a fresh
+ * TLS_STORE_KEY, each router's TLS ports on free ports (`env` adds settings, e.g. HTTPS_LISTENER_PORTS).
  */
 export async function startTlsConformance(options: {
   readonly label: string;
   readonly objects: readonly ApplyInput[];
+  readonly routers?: Readonly<Record<string, string | undefined>>;
+  readonly env?: Readonly<Record<string, string>>;
 }): Promise<TlsConformance> {
   const prefix = uniquePrefix(`tls-${options.label}`);
   const storeKey = randomBytes(32).toString("base64");
   const fleet: EchoFleet = createEchoFleet();
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   let cluster: KubeCluster | undefined;
-  let router: NodeRouter | undefined;
+  const routers = new Map<string, NodeRouter>();
   const stop = async () => {
-    await router?.close();
+    for (const router of routers.values()) await router.close();
     await cluster?.stop();
     await fleet.closeAll();
     await deleteKeysWithPrefix(redis, prefix);
@@ -72,30 +81,44 @@ export async function startTlsConformance(options: {
     for (const object of [...baseObjects(), ...serviceObjects(backends), ...options.objects]) {
       cluster.kube.apply(object);
     }
-    const config = parseRouterConfig({
-      REDIS_URL,
-      PORT: "0",
-      EDGESLICE_PREFIX: prefix,
-      LOG_LEVEL: "error",
-      TLS_STORE_KEY: storeKey,
-      ADMIN_TOKEN: ADMIN_TOKEN,
-    });
-    router = await startNodeRouter(config, {
-      host: "127.0.0.1",
-      logger: silentLogger,
-      refreshIntervalMs: 100,
-    });
+    for (const [name, gateways] of Object.entries(options.routers ?? { router: undefined })) {
+      const config = parseRouterConfig({
+        REDIS_URL,
+        PORT: "0",
+        EDGESLICE_PREFIX: prefix,
+        LOG_LEVEL: "error",
+        TLS_STORE_KEY: storeKey,
+        ADMIN_TOKEN: ADMIN_TOKEN,
+        ...options.env,
+        ...(gateways ? { GATEWAYS: gateways } : {}),
+      });
+      const router = await startNodeRouter(config, {
+        host: "127.0.0.1",
+        logger: silentLogger,
+        refreshIntervalMs: 100,
+      });
+      routers.set(name, router);
+    }
   } catch (error) {
     await stop();
     throw error;
   }
-  const started = router;
-  const httpsPort = started.https?.port;
-  if (httpsPort === undefined) throw new Error("the router has no HTTPS listener");
+  const [started] = routers.values();
+  const httpsPort = started?.https?.port;
+  if (started === undefined || httpsPort === undefined) throw new Error("the router has no HTTPS listener");
+  const tlsPort = (router?: string, listenerPort = 443) => {
+    const chosen = router === undefined ? started : routers.get(router);
+    const port = chosen?.https?.ports.find((item) => item.listenerPort === listenerPort)?.port;
+    if (port === undefined)
+      throw new Error(`no router ${router ?? ""} serving listener port ${listenerPort}`);
+    return port;
+  };
   return {
     cluster: cluster as KubeCluster,
     router: started,
     httpsPort,
+    routers,
+    tlsPort,
     curl: (request) => curlHttps(httpsPort, request),
     listenerConditions(gateway, listener) {
       const status = cluster?.kube.get("Gateway", INFRA, gateway)?.status as

@@ -233,6 +233,13 @@ describe("TLS listeners", () => {
       expect.stringMatching(/^tls-terminate: 0 Accepted=False\/UnsupportedValue Programmed=False\/Invalid /),
       expect.stringMatching(/^tls-unset: 0 Accepted=False\/UnsupportedValue /),
     ]);
+    // No kind (the suite's listener check wants supportedKinds empty), and TLSRoute is no invalid kind.
+    for (const status of result.statuses.gateways.get("infra/gw")?.listeners ?? []) {
+      expect(status.supportedKinds).toEqual([]);
+      expect(status.conditions).toContainEqual(
+        expect.objectContaining({ type: "ResolvedRefs", status: "True" }),
+      );
+    }
   });
 
   it("shares a port with an HTTPS listener (told apart by SNI), but not with an HTTP one", () => {
