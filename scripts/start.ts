@@ -96,8 +96,11 @@ async function main(): Promise<void> {
     metrics: createSyncMetrics({ cluster: CLUSTER }),
   });
   running.pipeline = pipeline;
-  const pending = await pipeline.publishOnce();
-  if (pending > 0) throw new Error(`could not publish ${pending} Service(s); see the log`);
+  if ((await pipeline.publishOnce()) > 0) {
+    const { services, routes } = pipeline.reconciler.unpublished;
+    const what = `${services} of the ${loaded.services.length} Services${routes ? " and the routes" : ""}`;
+    throw new Error(`could not publish ${what} of ${examplesDir}; the lines before say why`);
+  }
   pipeline.heartbeat.start();
 
   const router = await startNodeRouter(config, {

@@ -86,7 +86,7 @@ export async function publishFromFolder(
     });
     const pending = options.once ? await pipeline.publishOnce() : await publishAndKeep(pipeline);
     if (pending > 0) {
-      logger.error("could not write every Service to the store", { pending });
+      logger.error("could not write every Service to the store", { ...pipeline.reconciler.unpublished });
       await pipeline.stop();
       return 1;
     }

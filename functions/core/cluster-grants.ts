@@ -58,6 +58,8 @@ function parseGrant(entry: string): Result<ClusterGrant> {
   if (!v.is(ClusterNameSchema, cluster)) {
     return { ok: false, error: `"${cluster}" is not a cluster name (a DNS-1123 label)` };
   }
+  const mistake = separatorMistake(cluster, entry.slice(equals + 1));
+  if (mistake !== undefined) return { ok: false, error: mistake };
   const fields = new Map<string, string[]>();
   for (const field of entry
     .slice(equals + 1)
@@ -92,6 +94,24 @@ function parseGrant(entry: string): Result<ClusterGrant> {
     parsed.push(result.value);
   }
   return { ok: true, value: { cluster, hosts: [...new Set(hosts)], networks: parsed } };
+}
+
+/**
+ * A separator written as another one, named for what it is rather than for what it breaks further on: a
+ * second `cluster=` inside an entry (entries are separated by `;`, not `,` or a space), `hosts:` and
+ * `networks:` joined by a comma (fields are separated by a space), or `hosts=` for `hosts:`.
+ */
+function separatorMistake(cluster: string, fields: string): string | undefined {
+  const next = /(?:^|[\s,])([a-z0-9][a-z0-9-]*)=/.exec(fields)?.[1];
+  if (next !== undefined && next !== "hosts" && next !== "networks") {
+    return `${cluster}: "${next}=" starts another cluster's entry: separate entries with ";"`;
+  }
+  if (/,\s*(hosts|networks):/.test(fields)) {
+    return `${cluster}: separate hosts:... and networks:... with a space, not a comma`;
+  }
+  const equalsField = /(?:^|\s)(hosts|networks)=/.exec(fields)?.[1];
+  if (equalsField !== undefined) return `${cluster}: write ${equalsField}:..., with a colon`;
+  return undefined;
 }
 
 /**

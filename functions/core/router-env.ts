@@ -256,7 +256,10 @@ export const RouterEnvSchema = v.object({
     ),
   ),
   LOG_LEVEL: v.pipe(
-    v.optional(v.picklist(["debug", "info", "warn", "error"]), "info"),
+    v.optional(
+      v.picklist(["debug", "info", "warn", "error"], "LOG_LEVEL must be debug, info, warn or error"),
+      "info",
+    ),
     v.description("`debug`, `info`, `warn` or `error`; JSON lines on stdout (Workers: the console)"),
   ),
   ACCESS_LOG: v.pipe(

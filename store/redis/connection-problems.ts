@@ -109,3 +109,36 @@ function isTlsCode(code: string): boolean {
     code.startsWith("ERR_SSL_")
   );
 }
+
+/**
+ * Errors that only say the connection is down: ioredis's refusals while it reconnects ("Stream isn't writeable
+ * and enableOfflineQueue options is false", "Connection is closed.", a command out of retries), a socket's
+ * failure, and the change feed's own "connection closed". Their cause is what the client's report
+ * (connection-report.ts) logs, once, at error level, with the fix.
+ */
+export function isConnectionDown(error: unknown): boolean {
+  const fields = (typeof error === "object" && error !== null ? error : {}) as ErrorFields & {
+    readonly name?: unknown;
+  };
+  const message = typeof fields.message === "string" ? fields.message : "";
+  return (
+    fields.name === "MaxRetriesPerRequestError" ||
+    fields.name === "ClusterAllFailedError" ||
+    message.startsWith("Stream isn't writeable") ||
+    message === "Connection is closed." ||
+    message === "change feed connection closed" ||
+    message.startsWith("None of startup nodes is available") ||
+    (typeof fields.code === "string" && SOCKET_CODES.has(fields.code))
+  );
+}
+
+const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * What a line that follows from a failed Redis command (a load, a refresh, a feed read, a write) says about
+ * the error: with the connection down, only that Redis is unreachable, since the client's report says why at
+ * error level (repeating ioredis's own wording would only hide that line); any other error as it is.
+ */
+export function redisFailureFields(error: unknown): { readonly error?: unknown; readonly redis?: string } {
+  return isConnectionDown(error) ? { redis: "unreachable (the error line before says why)" } : { error };
+}

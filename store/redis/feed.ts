@@ -5,6 +5,7 @@ import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
 import { untilReady } from "./client.js";
+import { redisFailureFields } from "./connection-problems.js";
 import { type ClusterChanges, changesOf } from "./feed-entries.js";
 import { connectToSlotMaster } from "./slot-master.js";
 import { isClusterClient } from "./snapshot.js";
@@ -142,7 +143,12 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
         scope.failed();
         verify = true;
         failures++;
-        if (failures === 1) logger.warn("change feed interrupted; will resume", { feed: scope.id, error });
+        if (failures === 1) {
+          logger.warn("change feed interrupted; will resume", {
+            feed: scope.id,
+            ...redisFailureFields(error),
+          });
+        }
         unhealthy.add(scope.id);
         await sleep(exponentialDelay(failures, FEED_RETRY), signal);
       }

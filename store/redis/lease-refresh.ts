@@ -1,6 +1,7 @@
 import type { Logger } from "../../lib/logger.js";
 import { clusterKeys } from "../keys.js";
 import type { ClusterTable, SourceReads } from "./cluster-table.js";
+import { redisFailureFields } from "./connection-problems.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { discoverClusters } from "./snapshot.js";
 
@@ -83,7 +84,8 @@ export class RefreshLoop {
         this.healthy = true;
       } catch (error) {
         // Once per outage: the Redis client's own report says why, at error level (connection-report.ts).
-        if (this.healthy) logger.warn("store refresh failed; serving the last snapshot", { error });
+        if (this.healthy)
+          logger.warn("store refresh failed; serving the last snapshot", redisFailureFields(error));
         this.healthy = false;
       }
       this.schedule();

@@ -4,6 +4,7 @@ import { createWarnOnce } from "../../lib/warn-once.js";
 import type { ClusterHeartbeat, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
 import { applyChanges, verifyPositions } from "./change-application.js";
 import { ClusterTable, type SourceReads } from "./cluster-table.js";
+import { redisFailureFields } from "./connection-problems.js";
 import { createChangeFeeds } from "./feed.js";
 import { RefreshLoop, refreshLeases } from "./lease-refresh.js";
 
@@ -95,7 +96,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
         await exclusive(() => table.reloadAll());
         refreshLoop.healthy = true;
       } catch (error) {
-        logger.warn("initial store load failed; retrying in the background", { error });
+        logger.warn("initial store load failed; retrying in the background", redisFailureFields(error));
       }
       // close() may have come while a hung Redis held the load (the Node router does not wait for start).
       if (closing.signal.aborted) return;

@@ -163,6 +163,10 @@ export function createPublishPass(options: PublishPassOptions) {
     get dirtyServices() {
       return dirty.size;
     },
+    /** The Services waiting, and whether routes are. */
+    get unpublished() {
+      return { services: dirty.size, routes: routesDirty || routesPending };
+    },
     /** Services waiting, plus one for routes waiting. */
     get pending() {
       return dirty.size + (routesDirty || routesPending ? 1 : 0);

@@ -1,5 +1,6 @@
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
+import { redisFailureFields } from "../../store/redis/connection-problems.js";
 import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
 import type { RouteSettings } from "../translate/desired-routes.js";
@@ -66,10 +67,17 @@ export interface Reconciler {
   readonly enabled: boolean;
   /** Publishes everything pending now, skipping the debounce (graceful shutdown). */
   flush(): Promise<void>;
-  /** Services waiting to be reconciled. */
+  /** Services waiting to be reconciled, plus one while routes wait. */
   readonly pending: number;
+  /** What waits to be published: how many Services, and whether routes do. */
+  readonly unpublished: Unpublished;
   /** Cancels every timer; the reconciler does nothing afterwards. */
   stop(): Promise<void>;
+}
+
+export interface Unpublished {
+  readonly services: number;
+  readonly routes: boolean;
 }
 
 /**
@@ -121,6 +129,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   };
   const nextCycle = () => new Promise<void>((resolve) => cycleWaiters.push(resolve));
 
+  // Before the store was first read nothing was compared: every Service of the cache waits, and the routes.
+  const unpublished = (): Unpublished =>
+    enabled && !pass.loaded ? { services: cache.services().length, routes: true } : pass.unpublished;
+
   const schedule = () => {
     if (stopped || !enabled || pass.idle) return;
     const at = now();
@@ -160,6 +172,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const result = await pass.run(() => enabled && !stopped);
     if (result.kind === "failed") failed(result.what, result.error);
     if (result.kind !== "done") return;
+    if (failures > 0) logger.info("store writes resumed", { cluster, failures });
     failures = 0;
     retryNotBefore = 0;
     lastCycleComplete = true;
@@ -170,7 +183,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     metrics.count("writeErrors");
     const delay = exponentialDelay(failures - 1, { initialMs: retryBaseMs, maxMs: retryMaxMs });
     retryNotBefore = now() + delay;
-    logger.warn("store write failed; retrying", { cluster, what, error, retryInMs: delay, failures });
+    // Once per outage at warn (the Redis client's report says why at error level); each retry at debug.
+    const fields = { cluster, what, ...redisFailureFields(error), retryInMs: delay, failures };
+    if (failures === 1) logger.warn("store write failed; retrying", fields);
+    else logger.debug("store write failed again; retrying", fields);
   };
 
   const markDirty = (namespace: string, name: string, receivedAt?: number) => {
@@ -236,7 +252,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       await run();
     },
     get pending() {
-      return pass.pending + (enabled && !pass.loaded ? 1 : 0);
+      const { services, routes } = unpublished();
+      return services + (routes ? 1 : 0);
+    },
+    get unpublished() {
+      return unpublished();
     },
     async stop() {
       stopped = true;

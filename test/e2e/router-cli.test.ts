@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { NO_GRANTS_WARNING } from "../../functions/core/cluster-grants.js";
 import { freePort, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { type CliRun, errorLines, logLines, ROOT } from "../sync/run-sync-cli.js";
 
@@ -101,7 +102,7 @@ describe("the router's settings", () => {
 
     expect(run.code).toBe(78);
     expect(errorLines(run.stdout).map((line) => line.msg)).toEqual([
-      "invalid router configuration: IP_FAMILY: IP_FAMILY must be one of PreferIPv4, PreferIPv6, IPv4, IPv6",
+      "invalid router configuration: IP_FAMILY must be one of PreferIPv4, PreferIPv6, IPv4, IPv6",
     ]);
   });
 
@@ -194,9 +195,21 @@ describe("the router with its Redis unreachable", () => {
     });
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ status: "no_snapshot" });
-    // What follows from the outage (the first load failing) is a warning: the cause is the one error line.
+    // What follows from the outage (the first load, the change feed) is a warning each, once: the cause is the
+    // one error line, and none of them repeats ioredis's own words about its connection.
     await router.line((line) => line.msg === "initial store load failed; retrying in the background");
+    await router.line((line) => line.msg === "change feed interrupted; will resume");
+    const lines = logLines(router.output());
     expect(errorLines(router.output())).toEqual([refused]);
+    expect(router.output()).not.toMatch(/Stream isn't writeable|enableOfflineQueue|maxRetriesPerRequest/);
+    expect(lines.filter((line) => line.level === "warn").map((line) => [line.msg, line.redis])).toEqual([
+      [NO_GRANTS_WARNING, undefined],
+      [
+        "initial store load failed; retrying in the background",
+        "unreachable (the error line before says why)",
+      ],
+      ["change feed interrupted; will resume", "unreachable (the error line before says why)"],
+    ]);
   });
 
   it("says at error level that the credentials were refused, without the password", async () => {

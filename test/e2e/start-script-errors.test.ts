@@ -1,16 +1,17 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { freePort } from "../support/redis.js";
 import { type CliRun, errorLines, ROOT } from "../sync/run-sync-cli.js";
 
 /** `npm start` (as node with tsx as a loader) with `env` added, to its end. */
 function runStart(env: Record<string, string>): Promise<CliRun> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  // The memory store: a REDIS_URL in the test environment would switch it to Redis.
-  delete childEnv.REDIS_URL;
+  // The memory store unless `env` names a Redis: the test environment's REDIS_URL would switch it to Redis.
+  const { REDIS_URL: _testRedis, ...inherited } = process.env;
+  const childEnv: NodeJS.ProcessEnv = { ...inherited, ...env };
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -51,8 +52,33 @@ describe("npm start (scripts/start.ts) when it cannot start", () => {
 
       expect(run.code).toBe(78);
       expect(errorLines(run.stderr).map((line) => line.msg)).toEqual([
-        "invalid router configuration: IP_FAMILY: IP_FAMILY must be one of PreferIPv4, PreferIPv6, IPv4, IPv6",
+        "invalid router configuration: IP_FAMILY must be one of PreferIPv4, PreferIPv6, IPv4, IPv6",
       ]);
+    } finally {
+      await rm(examples, { recursive: true, force: true });
+    }
+  });
+
+  it("with Redis unreachable, says so once and counts every Service of the folder as unpublished, exit 1", async () => {
+    const examples = await mkdtemp(join(tmpdir(), "edgeslice-unpublished-"));
+    const service = (name: string) =>
+      `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: demo, annotations: { edgeslice.io/hosts: ${name}.localhost } }\nspec: { ports: [{ name: http, port: 80 }] }\n`;
+    try {
+      // Services without EndpointSlices: no demo backend is started on the examples' fixed ports.
+      await writeFile(join(examples, "services.yaml"), ["a", "b", "c"].map(service).join("---\n"));
+      const port = await freePort();
+      const run = await runStart({
+        EXAMPLES_DIR: examples,
+        PORT: "0",
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+      });
+
+      expect(run.code).toBe(1);
+      expect(errorLines(run.stderr).map((line) => line.msg)).toEqual([
+        `REDIS_URL: Redis at 127.0.0.1:${port} refused the connection (ECONNREFUSED): is Redis running at 127.0.0.1:${port}?`,
+        `npm start failed: could not publish 3 of the 3 Services and the routes of ${examples}; the lines before say why`,
+      ]);
+      expect(run.stderr).not.toMatch(/maxRetriesPerRequest|Stream isn't writeable/);
     } finally {
       await rm(examples, { recursive: true, force: true });
     }

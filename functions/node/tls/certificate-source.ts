@@ -7,6 +7,7 @@ import {
   type CertificateRecord,
   decodeCertificateRecord,
 } from "../../../store/certificates.js";
+import { redisFailureFields } from "../../../store/redis/connection-problems.js";
 import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
 import {
   type CertificateTable,
@@ -179,7 +180,9 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       if (failing) logger.info("certificate records readable again");
       failing = false;
     } catch (error) {
-      if (!failing) logger.warn("cannot read certificate records; serving the last ones", { error });
+      if (!failing) {
+        logger.warn("cannot read certificate records; serving the last ones", redisFailureFields(error));
+      }
       failing = true;
     }
   };

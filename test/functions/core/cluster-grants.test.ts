@@ -71,6 +71,26 @@ describe("parsing CLUSTER_GRANTS", () => {
       /cluster east is listed twice/,
     ],
     ["nothing but separators", " ; ;", /lists no cluster/],
+    [
+      "entries separated by a comma",
+      "east=hosts:a.test networks:10.0.0.0/8, west=hosts:b.test networks:10.1.0.0/16",
+      /^east: "west=" starts another cluster's entry: separate entries with ";"$/,
+    ],
+    [
+      "entries separated by a space",
+      "east=hosts:a.test networks:10.0.0.0/8 west=hosts:b.test networks:10.1.0.0/16",
+      /^east: "west=" starts another cluster's entry: separate entries with ";"$/,
+    ],
+    [
+      "fields separated by a comma",
+      "east=hosts:a.test,networks:10.0.0.0/8",
+      /^east: separate hosts:\.\.\. and networks:\.\.\. with a space, not a comma$/,
+    ],
+    [
+      "'=' for ':' in a field",
+      "east=hosts=a.test networks=10.0.0.0/8",
+      /^east: write hosts:\.\.\., with a colon$/,
+    ],
   ])("refuses %s, saying why", (_what, text, message) => {
     const parsed = parseClusterGrants(text);
     expect(parsed.ok).toBe(false);
@@ -93,7 +113,7 @@ describe("parsing CLUSTER_GRANTS", () => {
       "west",
     ]);
     expect(() => parseRouterConfig({ CLUSTER_GRANTS: "east=hosts:a.test" })).toThrow(
-      /invalid router configuration: CLUSTER_GRANTS: CLUSTER_GRANTS must be .*east: needs both hosts: and networks:/,
+      /^invalid router configuration: CLUSTER_GRANTS must be .*east: needs both hosts: and networks:/,
     );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { recordingLogger } from "../../support/loggers.js";
 import { endpointsIn, expose, reconcilerWorld } from "./reconciler-kit.js";
 
 describe("reconciler", () => {
@@ -51,6 +52,37 @@ describe("reconciler", () => {
     await vi.advanceTimersByTimeAsync(400);
     expect(w.writer.calls).toEqual(["put shop/web"]);
     expect(w.reconciler.pending).toBe(0);
+  });
+
+  it("says a failing store once per outage at warn, each retry at debug, and when writes resume", async () => {
+    const { logger, entries } = recordingLogger();
+    w.build({ logger });
+    await w.reconciler.enable();
+    w.writer.failNext = 3;
+    w.cache.setEndpoints("shop", "web", ["10.0.0.1", "10.0.0.4"]);
+    w.reconciler.markDirty("shop", "web");
+    await vi.advanceTimersByTimeAsync(1_000);
+
+    const said = entries
+      .filter((entry) => entry.message.startsWith("store write"))
+      .map((entry) => [entry.level, entry.message]);
+    expect(said).toEqual([
+      ["warn", "store write failed; retrying"],
+      ["debug", "store write failed again; retrying"],
+      ["debug", "store write failed again; retrying"],
+      ["info", "store writes resumed"],
+    ]);
+    expect(w.reconciler.pending).toBe(0);
+  });
+
+  it("counts every Service of the cache as unpublished while the store was never read", async () => {
+    w.build();
+    w.writer.failNext = 100;
+    await w.reconciler.enable().catch(() => {});
+
+    expect(w.reconciler.unpublished).toEqual({ services: w.cache.services().length, routes: true });
+    expect(w.cache.services().length).toBeGreaterThan(1);
+    await w.reconciler.stop();
   });
 
   it("resolves a full resync only once a pass that failed has been retried to the end", async () => {
