@@ -16,6 +16,8 @@ export interface BannerInfo {
   readonly routes: readonly RouteRecord[];
   readonly adminToken: string;
   readonly ipFamily: string;
+  /** With `--https`: the port HTTPS_PORT was bound to and the certificate's file, for curl --cacert. */
+  readonly https?: { readonly port: number; readonly caFile: string };
 }
 
 /** Each Service's hosts as the sync publishes them; a Service whose annotation is invalid is not routed. */
@@ -74,6 +76,30 @@ function ruleOutcome(rule: RouteRule): string {
   return shares.join(", ");
 }
 
+/**
+ * With `--https`, a curl over TLS per demo host (the first annotated one, the first HTTPRoute and Ingress
+ * ones): SNI and Host are the host's name, resolved to 127.0.0.1, and the self-signed certificate is trusted
+ * by its file, not skipped with -k.
+ */
+export function httpsTryLines(info: BannerInfo): string[] {
+  const { https } = info;
+  if (!https) return [];
+  const routed = info.routes
+    .filter((route) => route.source !== "annotation")
+    .map((route) => ({
+      host: route.hostnames.find((hostname) => !hostname.startsWith("*.")),
+      path: route.rules[0]?.matches[0]?.path.value ?? "/",
+    }));
+  const tries = [{ host: info.hosts[0], path: "/" }, ...routed].filter((each) => each.host !== undefined);
+  const seen = new Set<string | undefined>();
+  return tries
+    .filter(({ host }) => !seen.has(host) && seen.add(host))
+    .map(
+      ({ host, path }) =>
+        `  curl --cacert ${https.caFile} --resolve ${host}:${https.port}:127.0.0.1 https://${host}:${https.port}${path}`,
+    );
+}
+
 export function banner(info: BannerInfo): string {
   const lines = [
     "",
@@ -83,6 +109,7 @@ export function banner(info: BannerInfo): string {
     "Try:",
     ...info.hosts.map((host) => `  curl -H 'Host: ${host}' ${info.url}/`),
     ...info.routes.flatMap((route) => routeTryLines(route, info.url)),
+    ...httpsTryLines(info),
     `  curl -H 'Host: nothing.localhost' ${info.url}/        # 404 {"error":"no_route"}`,
     `  curl ${info.url}/_edgeslice/readyz`,
   ];

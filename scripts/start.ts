@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseRouterConfig } from "../functions/core/config.js";
+import { parseRouterConfig, type RouterConfig } from "../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../functions/node/server.js";
 import { exponentialDelay } from "../lib/backoff.js";
+import { versionLine } from "../lib/build-info.js";
+import { readCommandLine } from "../lib/command-line.js";
 import { ConfigurationError } from "../lib/configuration-error.js";
 import { EXIT_CODES } from "../lib/exit-codes.js";
 import { createJsonLogger, type LogLevel } from "../lib/logger.js";
@@ -19,7 +21,9 @@ import { createPublishPipeline, type PublishPipeline } from "../sync/publish/pip
 import { DEFAULT_VALVE_CONFIG } from "../sync/publish/safety-valve.js";
 import { DEFAULT_ROUTE_SETTINGS, desiredRoutes } from "../sync/translate/desired-routes.js";
 import { type KubeEndpointSlice, namespaceOf, SERVICE_NAME_LABEL } from "../sync/translate/kube-objects.js";
+import type { ClusterCache } from "../sync/translate/types.js";
 import { type DemoBackend, startDemoBackend } from "./demo-backend.js";
+import { type DemoHttps, demoHttps } from "./demo-https.js";
 import { banner, exposedHosts } from "./start-banner.js";
 
 /**
@@ -28,6 +32,20 @@ import { banner, exposedHosts } from "./start-banner.js";
  * and the Node router on PORT (8080), its admin endpoints on ADMIN_PORT (9901). SIGINT/SIGTERM stop everything and exit 0; a failure to start is one error
  * line, exit 78 for a setting (PORT taken, a bad variable), else 1.
  */
+
+const USAGE = `Usage: npm start [-- --https]   (node --import tsx scripts/start.ts [--https])
+
+The local all-in-one: demo backends on the loopback addresses the examples' EndpointSlices list, the sync's
+translation and reconciler publishing examples/ (or EXAMPLES_DIR), and the Node router on 127.0.0.1: PORT
+(8080), its admin endpoints on ADMIN_PORT (9901). It prints what to curl; Ctrl-C stops everything.
+
+  --https      serve the demo over HTTPS too, on HTTPS_PORT (8443), with a self-signed certificate made at
+               start for the demo's host names; it prints the curl that trusts it (docs/local.md)
+  --help       show this text
+  --version    print the version
+
+Environment: PORT, ADMIN_PORT, HTTPS_PORT, ADMIN_TOKEN (default: random for the run), IP_FAMILY, REDIS_URL
+(publish to that Redis, cluster "local", instead of memory), EDGESLICE_PREFIX, EXAMPLES_DIR, LOG_LEVEL.`;
 
 const CLUSTER = "local";
 const LEASE_MS = 30_000;
@@ -39,6 +57,7 @@ interface Running {
   pipeline?: PublishPipeline;
   router?: NodeRouter;
   redis?: RedisClient;
+  https?: DemoHttps | undefined;
 }
 
 const running: Running = { backends: [] };
@@ -47,13 +66,66 @@ const logger = createJsonLogger({
   write: (line) => process.stderr.write(`${line}\n`),
 });
 
-async function main(): Promise<void> {
+async function main(flags: { readonly https: boolean }): Promise<void> {
   const examplesDir = resolve(process.env.EXAMPLES_DIR ?? join(projectRoot(), "examples"));
 
   const loaded = await loadManifests(examplesDir);
   for (const problem of loaded.problems) logger.warn("skipped manifest", { ...problem });
+  await startDemoBackends(loaded.slices);
 
-  for (const target of demoTargets(loaded.slices)) {
+  // What the pipeline publishes, for the certificate's names and the banner: the same pure translation.
+  const desired = desiredRoutes({
+    services: loaded.services,
+    objects: loaded.routeObjects,
+    settings: DEFAULT_ROUTE_SETTINGS,
+  });
+  const hosts = exposedHosts(loaded.services);
+  const routes = [...desired.routes.values()];
+  const https = flags.https
+    ? await demoHttps(loaded.routeObjects, [...hosts, ...routes.flatMap((route) => route.hostnames)])
+    : undefined;
+  running.https = https;
+
+  // Local only: a random admin token when none is given, so the printed explain command works as is.
+  const parsed = parseRouterConfig({
+    ...process.env,
+    PORT: process.env.PORT ?? "8080",
+    ADMIN_TOKEN: process.env.ADMIN_TOKEN?.trim() || randomBytes(12).toString("hex"),
+  });
+  const config = https ? { ...parsed, tlsStoreKey: https.storeKey } : parsed;
+  const store = openStore(config);
+  const objects = https?.objects ?? loaded.routeObjects;
+  await publish(examplesDir, loaded.services.length, {
+    cache: cacheFromObjects(loaded.services, loaded.slices, objects),
+    writer: store.writer,
+    tlsStoreKey: https?.storeKey,
+  });
+
+  const router = await startNodeRouter(config, {
+    logger,
+    host: "127.0.0.1",
+    ...(store.memory ? { source: store.memory, certificates: store.memory } : {}),
+  });
+  running.router = router;
+  process.stdout.write(
+    banner({
+      url: router.url,
+      adminUrl: router.adminUrl,
+      store: config.redis
+        ? `Redis at ${describeRedisTarget(config.redis)} (prefix ${config.prefix})`
+        : "memory",
+      backends: running.backends,
+      hosts,
+      routes,
+      adminToken: config.adminToken ?? "",
+      ipFamily: config.ipFamily,
+      ...(https && router.https ? { https: { port: router.https.port, caFile: https.certificateFile } } : {}),
+    }),
+  );
+}
+
+async function startDemoBackends(slices: readonly KubeEndpointSlice[]): Promise<void> {
+  for (const target of demoTargets(slices)) {
     try {
       running.backends.push(await startDemoBackend(target));
     } catch (error) {
@@ -61,33 +133,37 @@ async function main(): Promise<void> {
       logger.warn("demo backend could not start", { ...target, error });
     }
   }
+}
 
-  // Local only: a random admin token when none is given, so the printed explain command works as is.
-  const config = parseRouterConfig({
-    ...process.env,
-    PORT: process.env.PORT ?? "8080",
-    ADMIN_TOKEN: process.env.ADMIN_TOKEN?.trim() || randomBytes(12).toString("hex"),
-  });
-  let memory: MemoryStore | undefined;
-  let writer: ClusterWriter;
+/** The store the demo publishes to: memory, or Redis when REDIS_URL is set (cluster `local`). */
+function openStore(config: RouterConfig): { readonly writer: ClusterWriter; readonly memory?: MemoryStore } {
   if (config.redis === undefined) {
-    memory = new MemoryStore();
-    writer = memory.writer(CLUSTER);
-  } else {
-    const redis = createRedisClient(config.redis, {
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: 1,
-      connectionName: "edgeslice-start",
-      retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
-    });
-    reportRedisConnection(redis, describeRedisTarget(config.redis), logger);
-    running.redis = redis;
-    writer = createRedisWriter(redis, { prefix: config.prefix, cluster: CLUSTER });
+    const memory = new MemoryStore();
+    return { writer: memory.writer(CLUSTER), memory };
   }
+  const redis = createRedisClient(config.redis, {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 1,
+    connectionName: "edgeslice-start",
+    retryStrategy: (attempt) => exponentialDelay(attempt, ROUTER_RECONNECT),
+  });
+  reportRedisConnection(redis, describeRedisTarget(config.redis), logger);
+  running.redis = redis;
+  return { writer: createRedisWriter(redis, { prefix: config.prefix, cluster: CLUSTER }) };
+}
 
+/** Publishes the folder once, then keeps the cluster's heartbeat going; throws naming what was not published. */
+async function publish(
+  folder: string,
+  serviceCount: number,
+  what: {
+    readonly cache: ClusterCache;
+    readonly writer: ClusterWriter;
+    readonly tlsStoreKey?: Uint8Array | undefined;
+  },
+): Promise<void> {
   const pipeline = createPublishPipeline({
-    cache: cacheFromObjects(loaded.services, loaded.slices, loaded.routeObjects),
-    writer,
+    ...what,
     // examples/ is explicit desired state: nothing to hold back.
     valve: { ...DEFAULT_VALVE_CONFIG, holdMs: 0 },
     holder: "npm-start",
@@ -98,38 +174,10 @@ async function main(): Promise<void> {
   running.pipeline = pipeline;
   if ((await pipeline.publishOnce()) > 0) {
     const { services, routes } = pipeline.reconciler.unpublished;
-    const what = `${services} of the ${loaded.services.length} Services${routes ? " and the routes" : ""}`;
-    throw new Error(`could not publish ${what} of ${examplesDir}; the lines before say why`);
+    const unpublished = `${services} of the ${serviceCount} Services${routes ? " and the routes" : ""}`;
+    throw new Error(`could not publish ${unpublished} of ${folder}; the lines before say why`);
   }
   pipeline.heartbeat.start();
-
-  const router = await startNodeRouter(config, {
-    logger,
-    host: "127.0.0.1",
-    ...(memory ? { source: memory } : {}),
-  });
-  running.router = router;
-
-  // What the pipeline just published, for the banner: the same pure translation over the same objects.
-  const desired = desiredRoutes({
-    services: loaded.services,
-    objects: loaded.routeObjects,
-    settings: DEFAULT_ROUTE_SETTINGS,
-  });
-  process.stdout.write(
-    banner({
-      url: router.url,
-      adminUrl: router.adminUrl,
-      store: config.redis
-        ? `Redis at ${describeRedisTarget(config.redis)} (prefix ${config.prefix})`
-        : "memory",
-      backends: running.backends,
-      hosts: exposedHosts(loaded.services),
-      routes: [...desired.routes.values()],
-      adminToken: config.adminToken ?? "",
-      ipFamily: config.ipFamily,
-    }),
-  );
 }
 
 /** Every (loopback ip, port) the example slices list, once, with the Service it belongs to. */
@@ -164,6 +212,7 @@ async function shutdown(signal: string, exitCode: number = EXIT_CODES.ok): Promi
     await running.redis?.quit();
   });
   await Promise.all(running.backends.map((backend) => attempt(() => backend.close())));
+  await attempt(() => running.https?.close());
   for (const error of errors) process.stderr.write(`error while stopping: ${String(error)}\n`);
   process.stdout.write(`stopped (${signal})\n`);
   process.exit(errors.length > 0 && exitCode === EXIT_CODES.ok ? EXIT_CODES.failure : exitCode);
@@ -186,7 +235,17 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-main().catch(async (error: unknown) => {
+const line = readCommandLine(process.argv.slice(2), {
+  command: "npm start --",
+  options: { https: { type: "boolean", default: false } },
+  usage: USAGE,
+  version: versionLine(),
+  print: (text) => process.stdout.write(text),
+  logger,
+});
+if (!line.run) process.exit(line.exitCode);
+
+main({ https: line.flags.https === true }).catch(async (error: unknown) => {
   const configuration = error instanceof ConfigurationError;
   logger.error(
     configuration
