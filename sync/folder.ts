@@ -5,7 +5,7 @@ import { createRedisWriter } from "../store/redis/writer.js";
 import type { SyncConfig } from "./config.js";
 import { cacheFromObjects, readManifestFolder } from "./kube/manifests.js";
 import { createSyncMetrics } from "./metrics.js";
-import { printLines, printRoutes } from "./print.js";
+import { printCertificates, printLines, printRoutes } from "./print.js";
 import { createPublishPipeline, type PublishPipeline } from "./publish/pipeline.js";
 import { repushOnReconnect } from "./publish/repush-on-reconnect.js";
 import { closeRedis, connectRedis, untilRedisReady } from "./redis-connection.js";
@@ -25,12 +25,20 @@ export async function printFromFolder(
   cluster: string,
   settings: RouteSettings,
   logger: Logger,
+  options: { readonly tlsStoreKeySet: boolean } = { tlsStoreKeySet: false },
 ): Promise<number> {
   const loaded = await readManifestFolder(dir, logger);
   if (!loaded) return 1;
   const routes = printRoutes(cluster, loaded.services, loaded.routeObjects, settings);
   for (const warning of routes.warnings) logger.warn(warning.message, { cluster, ...warning.fields });
-  const lines = [...printLines(cluster, loaded.services, loaded.slices), ...routes.lines];
+  const certificates = printCertificates(cluster, routes.certificates);
+  if (certificates.length > 0 && !options.tlsStoreKeySet) {
+    logger.warn("TLS_STORE_KEY is not set: the sync would publish none of these certificates", {
+      cluster,
+      certificates: certificates.length,
+    });
+  }
+  const lines = [...printLines(cluster, loaded.services, loaded.slices), ...routes.lines, ...certificates];
   process.stdout.write(lines.map((line) => `${line}\n`).join(""));
   return 0;
 }

@@ -28,8 +28,8 @@ const USAGE = `Usage: ${COMMAND} [--from DIR [--once] [--print] | --retire]   (d
                GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses, Ingresses,
                Secrets of type kubernetes.io/tls (HTTPS listeners' certificates)
   --once       with --from: publish once and exit instead of keeping the heartbeat going
-  --print      with --from: print one JSON line per Service port, then one per route, to stdout instead of
-               writing to the store
+  --print      with --from: print one JSON line per Service port, then one per route, then one per
+               certificate (never its key), to stdout instead of writing to the store
   --retire     remove CLUSTER_NAME from the store for good (its records and registry entry), once no sync of
                it runs: refused, removing nothing, while one holds the cluster's writer fence
   --help       show this text
@@ -99,7 +99,9 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     logger.error(`HOST_CLAIMS must be namespace=host,*.suffix,...;namespace=...: ${claims.error}`);
     return EXIT_CODES.configuration;
   }
-  return printFromFolder(from, cluster, { ...DEFAULT_ROUTE_SETTINGS, hostClaims: claims.value }, logger);
+  return printFromFolder(from, cluster, { ...DEFAULT_ROUTE_SETTINGS, hostClaims: claims.value }, logger, {
+    tlsStoreKeySet: (env.TLS_STORE_KEY ?? "").trim() !== "",
+  });
 }
 
 async function live(env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {

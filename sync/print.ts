@@ -1,9 +1,11 @@
+import { X509Certificate } from "node:crypto";
 import { serviceId } from "../store/names.js";
 import { endpointAddress, type FamilyRecord } from "../store/records.js";
 import { serializeRoute } from "./../store/store.js";
 import { cacheFromObjects } from "./kube/manifests.js";
 import { translateService } from "./translate/backends.js";
 import { desiredRoutes, type RouteSettings } from "./translate/desired-routes.js";
+import type { CertificateUse } from "./translate/gateway/certificate-refs.js";
 import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./translate/kube-objects.js";
 import type { RouteObjects } from "./translate/route-objects.js";
 
@@ -69,7 +71,7 @@ export function printRoutes(
   services: readonly KubeService[],
   routeObjects: RouteObjects,
   settings: RouteSettings,
-): { lines: string[]; warnings: PrintWarning[] } {
+): { lines: string[]; warnings: PrintWarning[]; certificates: readonly CertificateUse[] } {
   const desired = desiredRoutes({ services, objects: routeObjects, settings });
   const lines: string[] = [];
   const warnings: PrintWarning[] = [
@@ -105,5 +107,33 @@ export function printRoutes(
       }),
     );
   }
-  return { lines, warnings };
+  return { lines, warnings, certificates: desired.certificates };
+}
+
+/**
+ * `--print`, last: one JSON line per certificate the cluster would publish (a Secret an HTTPS listener of our
+ * Gateways references), sorted by Secret: `cluster`, `certificate` (the Secret), the `hostnames` a router
+ * chooses it for (`anyHost`: also for any SNI no other certificate names), then what it is (its leaf's
+ * subject, issuer, DNS names and validity, how many certificates the chain holds, its version). Never the
+ * key: the sync seals it under TLS_STORE_KEY as it writes it, and prints nothing of it.
+ */
+export function printCertificates(cluster: string, uses: readonly CertificateUse[]): string[] {
+  return [...uses]
+    .sort((left, right) => compareText(left.id, right.id))
+    .map((use) => {
+      const leaf = new X509Certificate(use.material.cert);
+      return JSON.stringify({
+        cluster,
+        certificate: use.id,
+        hostnames: use.hostnames,
+        ...(use.anyHost ? { anyHost: true } : {}),
+        subject: leaf.subject,
+        issuer: leaf.issuer,
+        names: use.material.names,
+        notBefore: new Date(leaf.validFrom).toISOString(),
+        notAfter: new Date(leaf.validTo).toISOString(),
+        chain: use.material.cert.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0,
+        version: use.material.version,
+      });
+    });
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { parseSyncConfig } from "../../sync/config.js";
 import { publishFromFolder } from "../../sync/folder.js";
 import { createTestAuthority, tlsSecret } from "../support/certificates.js";
 import { deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { logLines, runSync } from "./run-sync-cli.js";
 
 /** `--from DIR` reads TLS Secrets from YAML manifests as the live sync reads them from the API server. */
 describe("the sync's folder mode with an HTTPS listener", () => {
@@ -84,6 +85,39 @@ describe("the sync's folder mode with an HTTPS listener", () => {
       ok: true,
       value: leaf.key,
     });
+  });
+
+  it("prints with --print the certificate it would publish, what it is and for which names, never the key", async () => {
+    const run = await runSync(["--from", dir, "--print"], { CLUSTER_NAME: "east", TLS_STORE_KEY: undefined });
+    const certificates = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => "certificate" in line);
+    const parsed = new X509Certificate(leaf.cert);
+    const keyBody = leaf.key.split("\n").slice(1, -2).join("");
+
+    expect(run.code).toBe(0);
+    expect(certificates).toEqual([
+      {
+        cluster: "east",
+        certificate: "shop/shop-tls",
+        hostnames: ["shop.example.com"],
+        subject: "CN=shop.example.com",
+        issuer: "CN=edgeslice test CA",
+        names: ["shop.example.com"],
+        notBefore: new Date(parsed.validFrom).toISOString(),
+        notAfter: new Date(parsed.validTo).toISOString(),
+        chain: 1,
+        version: createHash("sha256").update(leaf.cert).digest("hex"),
+      },
+    ]);
+    expect(run.stdout).not.toContain("PRIVATE KEY");
+    expect(keyBody.length).toBeGreaterThan(40);
+    expect(run.stdout).not.toContain(keyBody.slice(0, 40));
+    expect(logLines(run.stderr).map((line) => line.msg)).toContain(
+      "TLS_STORE_KEY is not set: the sync would publish none of these certificates",
+    );
   });
 
   it("seals every record again under a new TLS_STORE_KEY, though no certificate changed", async () => {
