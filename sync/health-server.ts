@@ -10,6 +10,11 @@ export interface Readiness {
   readonly synced: boolean;
   /** The Redis connection is ready. */
   readonly redis: boolean;
+  /**
+   * A check when present: false while the leader re-pushes what the store lost (Redis restarted empty, keys
+   * flushed): the store lacks what this sync holds until then.
+   */
+  readonly storeComplete?: boolean;
   /** Detail, not checks: this replica writes to the store. */
   readonly publishing?: boolean;
   /**
@@ -56,7 +61,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     }
     if (path === "/readyz") {
       const checks = options.readiness();
-      const ready = checks.synced && checks.redis;
+      const ready = checks.synced && checks.redis && checks.storeComplete !== false;
       response
         .writeHead(ready ? 200 : 503, { "content-type": "application/json" })
         .end(`${JSON.stringify({ ready, ...checks })}\n`);

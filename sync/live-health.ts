@@ -12,6 +12,8 @@ export interface LiveHealthParts {
   readonly reachability: Reachability;
   readonly redis: ReturnType<typeof connectRedis>;
   readonly role: Pick<PublishRole, "publishing">;
+  /** True while a re-push holds the heartbeat (publish/heartbeat.ts holding). */
+  readonly repushing: () => boolean;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface LiveHealthParts {
  * down, not publishing, informers refused or missing) and since when the API server has been unreachable.
  */
 export function startLiveHealth(config: SyncConfig, parts: LiveHealthParts): Promise<HealthServer> {
-  const { metrics, watch, reachability, redis, role } = parts;
+  const { metrics, watch, reachability, redis, role, repushing } = parts;
   metrics.beforeRender(() => {
     const since = reachability.unreachableSince;
     metrics.set("apiserverReachable", since === undefined ? 1 : 0);
@@ -36,6 +38,7 @@ export function startLiveHealth(config: SyncConfig, parts: LiveHealthParts): Pro
       return {
         synced: watch.synced,
         redis: redis.status === "ready",
+        storeComplete: !repushing(),
         publishing: role.publishing,
         ...(since === undefined ? {} : { apiserverUnreachableSince: new Date(since).toISOString() }),
         ...(refused.length === 0 ? {} : { refused }),

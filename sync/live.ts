@@ -113,7 +113,14 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
     });
   }
 
-  const health = await startLiveHealth(config, { metrics, watch, reachability, redis, role });
+  const health = await startLiveHealth(config, {
+    metrics,
+    watch,
+    reachability,
+    redis,
+    role,
+    repushing: () => pipeline.heartbeat.holding,
+  });
 
   let stopping = false;
   const synced = watch.start().then(

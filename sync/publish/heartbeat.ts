@@ -44,6 +44,8 @@ export interface Heartbeat {
   /** No further beats; the lease then runs out on its own unless the next leader beats. */
   stop(): Promise<void>;
   readonly running: boolean;
+  /** A re-push holds the beats: the store lacks some of what the sync holds until it is done. */
+  readonly holding: boolean;
 }
 
 /**
@@ -140,6 +142,9 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
       if (timer !== undefined) timers.clearTimeout(timer);
       timer = undefined;
       if (inFlight) await inFlight;
+    },
+    get holding() {
+      return holds > 0;
     },
     get running() {
       return running;

@@ -57,6 +57,13 @@ describe("health server", () => {
     });
   });
 
+  it("answers /readyz 503 while the store lacks what the sync holds (a re-push after Redis lost its data)", async () => {
+    const { base } = await start(() => ({ synced: true, redis: true, storeComplete: false }));
+    const response = await fetch(`${base}/readyz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ ready: false, synced: true, redis: true, storeComplete: false });
+  });
+
   it("follows readiness as it changes", async () => {
     let state: Readiness = { synced: false, redis: true };
     const { base } = await start(() => state);
