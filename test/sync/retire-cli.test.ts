@@ -34,7 +34,7 @@ describe("sync --retire: a cluster's documented way out of the store", () => {
     );
     expect(await redis.smembers(clustersKey(prefix))).toEqual(["kept"]);
     expect((await published(redis, prefix, "kept")).services.size).toBeGreaterThan(0);
-  }, 60_000);
+  }, 90_000);
 
   it("removes nothing while a sync of that name holds the writer fence, and names it in one error line, exit 1", async () => {
     expect((await runSync(["--from", EXAMPLES, "--once"], env("live"))).code).toBe(0);
@@ -53,5 +53,5 @@ describe("sync --retire: a cluster's documented way out of the store", () => {
     expect(live.registered).toBe(true);
     expect(live.services.size).toBeGreaterThan(0);
     expect(await redis.get(clusterKeys(prefix, "live").writer)).toBe("sync-live-0");
-  }, 60_000);
+  }, 90_000);
 });
