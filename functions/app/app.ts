@@ -17,7 +17,7 @@ import { RequestObservation } from "../core/request-observation.js";
 import { createRouting, type Routing, type RoutingDeps, type RoutingRequest } from "../core/routing.js";
 import { withRulePolicy } from "../core/rule-policy.js";
 import type { ClientLocation } from "../core/steering/origin.js";
-import { TraceIds } from "../core/trace-context.js";
+import { hexOf, TraceIds } from "../core/trace-context.js";
 import { propagationOnly, type RequestTracing, type TracedRequest } from "../core/tracing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import { forwardedProto, loggedClient, NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
@@ -90,7 +90,8 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const { accessLog } = deps;
   const incomingRequestId = deps.incomingRequestId ?? ((c: Context) => c.req.header(REQUEST_ID_HEADER));
   const newRequestId = deps.newRequestId ?? (() => crypto.randomUUID());
-  const tracing = deps.tracing ?? propagationOnly(new TraceIds((bytes) => crypto.getRandomValues(bytes)));
+  const randomHex = (bytes: number) => hexOf(crypto.getRandomValues(new Uint8Array(bytes)));
+  const tracing = deps.tracing ?? propagationOnly(new TraceIds(randomHex));
   const tracedRequest = (c: Context): TracedRequest => {
     const url = new URL(c.req.url);
     return {

@@ -2,7 +2,7 @@ import { requestContentOf } from "../../lib/http1/request-content.js";
 import type { CompiledModifier } from "./filters.js";
 import { closesQuotes, type ForwardedHop, forwardedElement } from "./forwarded.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-by-hop.js";
-import { isValidTracestate, parseTraceparent } from "./trace-context.js";
+import { isValidTraceparent, isValidTracestate } from "./trace-context.js";
 import type { TraceFields } from "./tracing.js";
 
 export { forwardedElement } from "./forwarded.js";
@@ -133,7 +133,7 @@ function emitTrace(
   emit: (name: string, value: string) => void,
 ): void {
   const client = fields.traceparent;
-  const valid = client !== undefined && client !== "" && parseTraceparent(client) !== undefined;
+  const valid = client !== undefined && client !== "" && isValidTraceparent(client);
   emit("traceparent", trace.traceparent ?? (valid ? (client as string) : trace.newTraceparent()));
   const state = fields.tracestate;
   if (valid && state !== undefined && isValidTracestate(state)) emit("tracestate", state);

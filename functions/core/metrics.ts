@@ -1,6 +1,7 @@
 import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
 import { type BackendSeries, backendFamily } from "./backend-metrics.js";
 import type { ServiceBackends } from "./backend-states.js";
+import { ListenerGauges } from "./listener-gauges.js";
 import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
 import type { Selection } from "./selection.js";
 import { SteeringMetrics } from "./steering/metrics.js";
@@ -56,6 +57,8 @@ export class RouterMetrics {
   readonly upstreamErrors: Record<UpstreamErrorKind, number> = { connect: 0, timeout: 0, transport: 0 };
   retries = 0;
   ejections = 0;
+  /** Client connections and HTTP/2 streams open per listener (Node). */
+  readonly listeners = new ListenerGauges();
   /** Connections closed for their PROXY protocol header (node/proxy-header-stage.ts), by why. */
   readonly proxyProtocolRefusals = { untrusted: 0, malformed: 0, timeout: 0 };
   /** Upgraded connections (WebSocket) being proxied now; their 101s count in requests as class 1xx. */
@@ -226,6 +229,7 @@ export class RouterMetrics {
       })),
     });
     yield* families;
+    yield* this.listeners.families();
     yield* this.steering.families();
     yield* this.red.families();
     const backends = gauges.backends && backendFamily(gauges.backends, gauges.backendSeries ?? "service");

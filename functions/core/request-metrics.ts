@@ -7,6 +7,7 @@ import {
   type MetricFamily,
 } from "../../lib/prometheus.js";
 import type { Selection } from "./selection.js";
+import { type RuleRequests, TrafficMetrics, type TransferSeries } from "./traffic-metrics.js";
 
 /**
  * The RED series (rate, errors, duration) per service and cluster. Label values come only from the store
@@ -135,15 +136,29 @@ export class ServiceSeries {
   readonly family: IpFamily | "";
   readonly #durations: DurationTable;
   readonly #attemptFamily: CounterFamily;
+  readonly #traffic: TrafficMetrics;
+  #transfer: TransferSeries | undefined;
   /** By ATTEMPT_OUTCOMES index, resolved on first use (the router's own series never attempts). */
   readonly #attempts: (CounterChild | undefined)[] = [undefined, undefined, undefined, undefined];
 
-  constructor(durations: DurationTable, family: IpFamily | "", attempts: CounterFamily) {
+  constructor(
+    durations: DurationTable,
+    family: IpFamily | "",
+    attempts: CounterFamily,
+    traffic: TrafficMetrics,
+  ) {
     this.service = durations.service;
     this.cluster = durations.cluster;
     this.family = family;
     this.#durations = durations;
     this.#attemptFamily = attempts;
+    this.#traffic = traffic;
+  }
+
+  /** A proxied exchange ended (traffic-metrics.ts): its whole time and body bytes. */
+  finished(seconds: number, requestBytes: number, responseBytes: number): void {
+    this.#transfer ??= this.#traffic.transfer(this.service, this.cluster);
+    this.#transfer.finished(seconds, requestBytes, responseBytes);
   }
 
   /** A response whose head went out `seconds` after the request arrived. */
@@ -166,13 +181,21 @@ export class ServiceSeries {
 export class RouteSeries {
   /** The route's service with `cluster=""`: no endpoints, or every attempt failed. */
   readonly router: ServiceSeries;
+  /** The route rule's requests (edgeslice_route_requests_total); undefined for a selection no route names. */
+  readonly rule: RuleRequests | undefined;
   readonly #clusters: readonly string[];
   readonly #series: readonly ServiceSeries[];
 
-  constructor(router: ServiceSeries, clusters: readonly string[], series: readonly ServiceSeries[]) {
+  constructor(
+    router: ServiceSeries,
+    clusters: readonly string[],
+    series: readonly ServiceSeries[],
+    rule?: RuleRequests,
+  ) {
     this.router = router;
     this.#clusters = clusters;
     this.#series = series;
+    this.rule = rule;
   }
 
   /** The series of the backend's cluster (the router's when the cluster is not part of the selection). */
@@ -209,6 +232,7 @@ export class RequestMetrics {
     "Attempts sent to backends by service, cluster, family and outcome (ok, connect, timeout, reset).",
     ["service", "cluster", "family", "outcome"],
   );
+  readonly #traffic = new TrafficMetrics(DURATION_BUCKETS);
   readonly #tables = new Map<string, DurationTable>();
   readonly #series = new Map<string, ServiceSeries>();
   readonly #routes = new WeakMap<Selection, RouteSeries>();
@@ -229,6 +253,7 @@ export class RequestMetrics {
         router,
         choices.map((choice) => choice.cluster),
         choices.map((choice) => this.series(choice.service, choice.cluster, choice.family ?? "")),
+        selection.route && this.#traffic.rule(selection.route.id, selection.route.rule),
       );
       this.#routes.set(selection, route);
     }
@@ -246,7 +271,7 @@ export class RequestMetrics {
         table = new DurationTable(this.#durations, service, cluster);
         this.#tables.set(tableKey, table);
       }
-      series = new ServiceSeries(table, family, this.#attempts);
+      series = new ServiceSeries(table, family, this.#attempts, this.#traffic);
       this.#series.set(key, series);
     }
     return series;
@@ -263,6 +288,6 @@ export class RequestMetrics {
   }
 
   families(): MetricFamily[] {
-    return [this.#durations.family(), this.#attempts.family()];
+    return [this.#durations.family(), this.#attempts.family(), ...this.#traffic.families()];
   }
 }

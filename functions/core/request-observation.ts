@@ -50,6 +50,7 @@ export class RequestObservation {
    */
   grpc = false;
   #lineTaken = false;
+  #finished = false;
 
   constructor(requestId: string, method: string, started: number, logged: boolean, span?: RequestSpan) {
     this.requestId = requestId;
@@ -101,6 +102,7 @@ export class RequestObservation {
     this.answered = answered;
     this.respondedAt = now;
     metrics.respond(this.series() ?? metrics.red.unrouted, this.method, status, (now - this.started) / 1000);
+    this.route?.rule?.count(status);
   }
 
   /**
@@ -112,6 +114,19 @@ export class RequestObservation {
     this.status = CLIENT_CLOSED;
     this.respondedAt = now;
     (this.series() ?? metrics.red.unrouted).observe(this.method, CLIENT_CLOSED, (now - this.started) / 1000);
+    this.route?.rule?.count(CLIENT_CLOSED);
+  }
+
+  /**
+   * A proxied exchange ended at `now` (its response's last byte, or the client gone), having read
+   * `requestBytes` of the client's body: its total time and bytes (edgeslice_request_total_seconds, the byte
+   * counters). Once; the router's own answers are not exchanges.
+   */
+  finished(metrics: RouterMetrics, now: number, requestBytes: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    const series = this.series() ?? metrics.red.unrouted;
+    series.finished((now - this.started) / 1000, requestBytes, this.bytesCounted ? this.bytes : 0);
   }
 
   /**

@@ -21,6 +21,16 @@ const ZEROS_16 = "0".repeat(16);
  * least 55, its first four fields read as version 00's and a dash after them when longer (§3.2.4, forward
  * compatibility). Anything else is undefined: the router then starts a new trace (§3.2.2.1 / §4.3).
  */
+const VERSION_00 = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** parseTraceparent's verdict without its object: one regular expression for the common version 00. */
+export function isValidTraceparent(value: string): boolean {
+  if (value.length === 55 && value.charCodeAt(0) === 48 && value.charCodeAt(1) === 48) {
+    return VERSION_00.test(value) && value.slice(3, 35) !== ZEROS_32 && value.slice(36, 52) !== ZEROS_16;
+  }
+  return parseTraceparent(value) !== undefined;
+}
+
 export function parseTraceparent(value: string): TraceParent | undefined {
   if (value.length < 55 || value[2] !== "-" || value[35] !== "-" || value[52] !== "-") return undefined;
   const version = value.slice(0, 2);
@@ -69,26 +79,33 @@ const BYTE_HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padS
 /** Random bytes drawn at a time: one draw serves about 170 new traces. */
 const POOL_BYTES = 4096;
 
+/** Bytes as lowercase hex (for a runtime without Buffer: Workers' crypto.getRandomValues). */
+export function hexOf(bytes: Uint8Array): string {
+  const parts = new Array<string>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) parts[i] = BYTE_HEX[bytes[i] ?? 0] as string;
+  return parts.join("");
+}
+
 /**
- * New trace and span ids from a pool of random bytes refilled by `fill` (crypto.getRandomValues): one system
- * call per ~170 traces rather than one per request. Ids are random (W3C level 2 asks trace ids to be), never
- * all zero (a zero draw is drawn again).
+ * New trace and span ids, sliced from a pool of random hex that `randomHex` refills (one call per ~170
+ * traces, not one per request). Ids are random (W3C level 2 asks trace ids to be), never all zero (a zero draw
+ * is drawn again).
  */
 export class TraceIds {
-  readonly #fill: (bytes: Uint8Array) => void;
-  readonly #pool = new Uint8Array(POOL_BYTES);
-  #at = POOL_BYTES;
+  readonly #randomHex: (bytes: number) => string;
+  #pool = "";
+  #at = POOL_BYTES * 2;
 
-  constructor(fill: (bytes: Uint8Array) => void) {
-    this.#fill = fill;
+  constructor(randomHex: (bytes: number) => string) {
+    this.#randomHex = randomHex;
   }
 
   traceId(): string {
-    return this.#hex(16, ZEROS_32);
+    return this.#hex(32, ZEROS_32);
   }
 
   spanId(): string {
-    return this.#hex(8, ZEROS_16);
+    return this.#hex(16, ZEROS_16);
   }
 
   /**
@@ -97,18 +114,17 @@ export class TraceIds {
    * it would for a request that had none, rather than being told not to record.
    */
   newTraceparent(): string {
-    return formatTraceparent(this.traceId(), this.spanId(), true);
+    return `00-${this.traceId()}-${this.spanId()}-01`;
   }
 
-  #hex(bytes: number, zeros: string): string {
+  #hex(digits: number, zeros: string): string {
     for (;;) {
-      if (this.#at + bytes > POOL_BYTES) {
-        this.#fill(this.#pool);
+      if (this.#at + digits > this.#pool.length) {
+        this.#pool = this.#randomHex(POOL_BYTES);
         this.#at = 0;
       }
-      let text = "";
-      for (let i = 0; i < bytes; i++) text += BYTE_HEX[this.#pool[this.#at + i] ?? 0];
-      this.#at += bytes;
+      const text = this.#pool.slice(this.#at, this.#at + digits);
+      this.#at += digits;
       if (text !== zeros) return text;
     }
   }

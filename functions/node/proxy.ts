@@ -181,6 +181,7 @@ export class Exchange implements AttemptOwner {
 
   /** The client went away (or the response ended): cut what is still running upstream. */
   onClose(): void {
+    this.route.observation.finished(this.deps.metrics, performance.now(), this.body?.received ?? 0);
     this.route.logEnd?.();
     if (answeredWhole(this.outgoing)) return;
     this.clientGone = true;

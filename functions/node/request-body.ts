@@ -52,8 +52,12 @@ export class RequestBody {
     return this.kept === undefined ? undefined : new AttemptBody(this, attempt);
   }
 
+  /** Bytes of the body read from the client so far (edgeslice_request_bytes_total). */
+  received = 0;
+
   /** A chunk read from the client: kept while the bound allows. */
   read(chunk: Buffer): void {
+    this.received += chunk.length;
     if (this.kept === undefined) return;
     this.#keptBytes += chunk.length;
     if (this.#keptBytes <= MAX_REPLAYABLE_BODY_BYTES) this.kept.push(chunk);

@@ -1,4 +1,4 @@
-import { randomBytes, randomFillSync } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
@@ -32,6 +32,7 @@ import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
 import type { H2cSettings } from "./h2-upstream/h2c-session.js";
 import { withH2ToH1 } from "./http2/h2-to-h1-exchange.js";
 import { serveHttp2 } from "./http2/router-http2.js";
+import { countingStage } from "./listener-counts.js";
 import { createNodeProxy } from "./proxy.js";
 import { routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
 import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
@@ -121,7 +122,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
 
   const newRequestId = createRequestIds(randomBytes);
   const trusted = config.trustedProxies ?? NO_TRUSTED_PROXIES;
-  const traceIds = new TraceIds((bytes) => randomFillSync(bytes));
+  const traceIds = new TraceIds((bytes) => randomBytes(bytes).toString("hex"));
   const otel = config.tracing ? createOtelTracing(config.tracing, traceIds) : undefined;
   const tracing = otel ?? propagationOnly(traceIds);
   const trafficHistory = new TrafficHistory();
@@ -215,12 +216,11 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   server.keepAliveTimeout = config.clientKeepAliveTimeoutMs;
   server.headersTimeout = config.clientHeadersTimeoutMs;
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
-  const http2Deps = { server, listener, newRequestId, metrics, config, logger, drainMs };
-  const http2 = serveHttp2(http2Deps);
+  const http2 = serveHttp2({ server, listener, newRequestId, metrics, config, logger, drainMs });
   const upgrades = createNodeUpgrades(routing, appDeps.accessLog, trusted, tracing);
-  // PROXY_PROTOCOL: trusted balancers' PROXY headers are read before the h2c split and TLS.
+  // Each connection counted, then (PROXY_PROTOCOL) a trusted balancer's header read, before the h2c split and TLS.
   const stage = routerProxyHeaderStage(config, logger, metrics);
-  if (stage) withConnectionStage(server, stage);
+  withConnectionStage(server, countingStage(metrics.listeners, "http", stage));
   server.on("upgrade", upgrades.listener);
   const host = deps.host ?? "0.0.0.0";
   await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
@@ -247,7 +247,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       logger,
       passthrough: { routing, source },
       storeReady: store.connected,
-      connectionStage: stage,
+      connectionStage: countingStage(metrics.listeners, "https", stage),
     });
   } catch (error) {
     server.close();

@@ -114,6 +114,8 @@ class H2Exchange implements H2AttemptOwner {
   }
 
   #onClose(): void {
+    // The request's bytes are not counted on the stream-to-stream path (h2c backends): 0.
+    this.route.observation.finished(this.deps.metrics, performance.now(), 0);
     this.route.logEnd?.();
     // After a whole answer this cuts nothing: the attempt is done.
     this.clientGone = true;

@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { Logger } from "../../../lib/logger.js";
 import type { RouterConfig } from "../../core/config.js";
 import type { RouterMetrics } from "../../core/metrics.js";
+import { countingStreams } from "../listener-counts.js";
 import { splitCleartext } from "./cleartext-split.js";
 import { createHttp2Front, type Http2Front } from "./http2-front.js";
 import type { Http2Limits } from "./http2-limits.js";
@@ -33,10 +34,13 @@ export interface RouterHttp2 {
 export function serveHttp2(options: RouterHttp2Options): RouterHttp2 {
   const { metrics, config } = options;
   const front = createHttp2Front({
-    onRequest: createHttp2Requests({
-      ...options,
-      countRefusal: (method, status) => metrics.respond(metrics.red.unrouted, method, status, 0),
-    }),
+    onRequest: countingStreams(
+      metrics.listeners,
+      createHttp2Requests({
+        ...options,
+        countRefusal: (method, status) => metrics.respond(metrics.red.unrouted, method, status, 0),
+      }),
+    ),
     drainMs: options.drainMs,
     idleTimeoutMs: config.clientKeepAliveTimeoutMs,
     logger: options.logger,

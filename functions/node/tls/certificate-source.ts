@@ -1,5 +1,7 @@
+import { X509Certificate } from "node:crypto";
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
+import type { MetricFamily } from "../../../lib/prometheus.js";
 import { createWarnOnce } from "../../../lib/warn-once.js";
 import { openKey, sealBinding } from "../../../store/certificate-seal.js";
 import {
@@ -41,6 +43,8 @@ export interface CertificateSource {
    * gets): Node asks SNICallback only when the client sent a name, so the server's default context holds it.
    */
   pair(certificate: TableCertificate): { readonly cert: string; readonly key: string } | undefined;
+  /** Each certificate served and when its leaf expires (edgeslice_tls_certificate_expiry_timestamp_seconds). */
+  expiries(): readonly CertificateExpiry[];
   /** Reads what changed now (the first load; tests). */
   refresh(): Promise<void>;
   /** Reads once `after` settles (the store's connection), then every interval. */
@@ -48,8 +52,17 @@ export interface CertificateSource {
   close(): void;
 }
 
+export interface CertificateExpiry {
+  readonly cluster: string;
+  readonly id: string;
+  /** The leaf's notAfter, seconds since the epoch. */
+  readonly notAfter: number;
+}
+
 interface Loaded {
   readonly certificate: TableCertificate;
+  /** The leaf's notAfter, seconds since the epoch (NaN when the chain cannot be read as X.509). */
+  readonly notAfter: number;
   readonly context: SecureContext;
   /** Kept for certificates of listeners without hostname only (CertificateSource.pair). */
   readonly pair: { readonly cert: string; readonly key: string } | undefined;
@@ -71,6 +84,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
   const versions = new Map<string, string>();
   const byCluster = new Map<string, Map<string, Loaded>>();
   let table = EMPTY_CERTIFICATE_TABLE;
+  let expiries: readonly CertificateExpiry[] = [];
   const contexts = new Map<string, SecureContext>();
   const pairs = new Map<string, { readonly cert: string; readonly key: string }>();
   let timer: NodeJS.Timeout | undefined;
@@ -134,6 +148,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
         loaded.set(record.id, {
           certificate,
           context: createSecureContext({ cert: record.cert, key: key.value }),
+          notAfter: leafNotAfter(record.cert),
           pair: record.anyHost ? { cert: record.cert, key: key.value } : undefined,
         });
         warnings.clear(problem);
@@ -172,6 +187,9 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       );
       contexts.clear();
       pairs.clear();
+      expiries = all
+        .filter((item) => Number.isFinite(item.notAfter))
+        .map(({ certificate, notAfter }) => ({ cluster: certificate.cluster, id: certificate.id, notAfter }));
       for (const item of all) {
         contexts.set(keyOf(item.certificate), item.context);
         if (item.pair) pairs.set(keyOf(item.certificate), item.pair);
@@ -198,6 +216,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
     table: () => table,
     context: (certificate) => contexts.get(keyOf(certificate)),
     pair: (certificate) => pairs.get(keyOf(certificate)),
+    expiries: () => expiries,
     refresh,
     start(after) {
       void Promise.resolve(after)
@@ -211,6 +230,25 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       timer = undefined;
     },
   };
+}
+
+/** edgeslice_tls_certificate_expiry_timestamp_seconds of the certificates served. */
+export function certificateExpiryFamily(expiries: readonly CertificateExpiry[]): MetricFamily {
+  return {
+    name: "edgeslice_tls_certificate_expiry_timestamp_seconds",
+    type: "gauge",
+    help: "When each certificate served expires (its leaf's notAfter, seconds since the epoch), by cluster and Secret.",
+    samples: expiries.map(({ cluster, id, notAfter }) => ({ labels: { cluster, id }, value: notAfter })),
+  };
+}
+
+/** The first certificate of a PEM chain (the leaf, RFC 8446 §4.4.2 order): its notAfter in seconds. */
+function leafNotAfter(chain: string): number {
+  try {
+    return Date.parse(new X509Certificate(chain).validTo) / 1000;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Whether the record names a host (or, for a listener without hostname, every host) its cluster may claim. */

@@ -12,7 +12,11 @@ import type { Routing } from "../../core/routing.js";
 import { type TlsPort, tlsPorts } from "../../core/tls-ports.js";
 import type { ConnectionStage } from "../proxy-header-stage.js";
 import { endThenDestroy } from "../tunnel.js";
-import { type CertificateSource, createCertificateSource } from "./certificate-source.js";
+import {
+  type CertificateSource,
+  certificateExpiryFamily,
+  createCertificateSource,
+} from "./certificate-source.js";
 import { selectCertificate, type TableCertificate } from "./certificate-table.js";
 import { PassthroughRelay } from "./passthrough.js";
 import { startTlsFront, type TlsConnection, type TlsFront } from "./tls-front.js";
@@ -144,6 +148,7 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
         help: "TLS handshakes on the TLS ports that failed: no certificate or route for the SNI, a bad hello, a client that gave up.",
         samples: [{ value: failures }],
       },
+      certificateExpiryFamily(certificates.expiries()),
       {
         name: "edgeslice_tls_certificates",
         type: "gauge",

@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { backendStates } from "../../../functions/core/backend-states.js";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
+import { RequestObservation } from "../../../functions/core/request-observation.js";
+import { certificateExpiryFamily } from "../../../functions/node/tls/certificate-source.js";
+import { renderFamilies } from "../../../lib/prometheus.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
 import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
@@ -24,7 +27,13 @@ function exportedSeries(): Map<string, Set<string>> {
   ]);
   const selection = selectionFor(snapshot, { ipFamily: "PreferIPv4", cluster: "east", zone: undefined });
   const router = new RouterMetrics();
-  router.respond(router.red.forSelection(selection).of("east"), "GET", 200, 0.01);
+  // A request routed by a route rule, answered by a backend, with bodies both ways (traffic-metrics.ts).
+  const observation = new RequestObservation("r1", "GET", 0, false);
+  observation.routed(router, { ...selection, route: { id: "httproute:demo/web", rule: 0 } });
+  observation.tried({ address: "10.0.0.1:8080", ip: "10.0.0.1", port: 8080, cluster: "east" });
+  observation.respond(router, 200, 10, true);
+  observation.bytes = 12;
+  observation.finished(router, 20, 5);
   router.attempted(selection, "east", undefined);
   const routerText = router.render({
     inFlight: 0,
@@ -41,8 +50,11 @@ function exportedSeries(): Map<string, Set<string>> {
     clusters: [{ name: "east", stale: false }],
   });
   const syncText = createSyncMetrics({ cluster: "east" }).render();
+  const tlsText = renderFamilies([
+    certificateExpiryFamily([{ cluster: "east", id: "demo/web-tls", notAfter: 1 }]),
+  ]);
   const series = new Map<string, Set<string>>();
-  for (const line of `${routerText}${syncText}`.split("\n")) {
+  for (const line of `${routerText}${syncText}${tlsText}`.split("\n")) {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? /.exec(line);
     if (!match?.[1]) continue;
     const labels = series.get(match[1]) ?? new Set<string>();
@@ -137,7 +149,7 @@ describe("deploy/grafana/edgeslice-dashboard.json", () => {
     }
   });
 
-  it("covers rate, error ratio, p50/p95/p99, attempts by outcome, backends by state and freshness", () => {
+  it("covers rate, error ratio, p50/p95/p99, attempts by outcome, backends by state, freshness, routes, bytes, total time, connections and certificate expiry", () => {
     const all = exprs.join("\n");
     for (const quantile of ["0.5", "0.95", "0.99"]) expect(all).toContain(`histogram_quantile(${quantile},`);
     expect(all).toMatch(/code=~"5\.\."/);
@@ -151,6 +163,13 @@ describe("deploy/grafana/edgeslice-dashboard.json", () => {
       "edgeslice_store_connected",
       "edgeslice_snapshot_age_seconds",
       "edgeslice_sync_last_heartbeat_timestamp_seconds",
+      "edgeslice_route_requests_total",
+      "edgeslice_request_bytes_total",
+      "edgeslice_response_bytes_total",
+      "edgeslice_request_total_seconds_bucket",
+      "edgeslice_client_connections",
+      "edgeslice_http2_streams",
+      "edgeslice_tls_certificate_expiry_timestamp_seconds",
     ]) {
       expect(all).toContain(metric);
     }

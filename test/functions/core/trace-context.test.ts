@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/headers.js";
 import {
   formatTraceparent,
+  hexOf,
+  isValidTraceparent,
   isValidTracestate,
   parseTraceparent,
   TraceIds,
@@ -67,16 +69,33 @@ describe("TraceIds", () => {
     let fills = 0;
     const ids = new TraceIds((bytes) => {
       fills++;
-      // The first draw is all zero: the ids must skip it.
-      for (let i = 0; i < bytes.length; i++) bytes[i] = fills === 1 && i < 24 ? 0 : (i * 7 + fills) & 0xff;
+      // The first draw starts all zero: the ids must skip it.
+      const pool = Uint8Array.from({ length: bytes }, (_, i) =>
+        fills === 1 && i < 24 ? 0 : (i * 7 + fills) & 0xff,
+      );
+      return hexOf(pool);
     });
     const parsed = parseTraceparent(ids.newTraceparent());
     expect(parsed?.flags).toBe(1);
     expect(parsed?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(parsed?.traceId).not.toBe("0".repeat(32));
     const seen = new Set<string>();
     for (let i = 0; i < 400; i++) seen.add(ids.traceId());
     expect(fills).toBeGreaterThan(1);
     expect(seen.size).toBeGreaterThan(1);
+  });
+
+  it("agrees with parseTraceparent on what is valid (isValidTraceparent)", () => {
+    for (const value of [
+      VALID,
+      `00-${TRACE}-${PARENT}-00`,
+      `00-${"0".repeat(32)}-${PARENT}-01`,
+      `00-${TRACE}-${"0".repeat(16)}-01`,
+      `00-${TRACE.toUpperCase()}-${PARENT}-01`,
+      `cc-${TRACE}-${PARENT}-09-x`,
+      "00-nope",
+    ])
+      expect(isValidTraceparent(value), value).toBe(parseTraceparent(value) !== undefined);
   });
 
   it("formats version 00", () => {
@@ -158,7 +177,7 @@ describe("traceparent and tracestate on the way upstream", () => {
   });
 
   it("costs one shared start per request while tracing is off", () => {
-    const tracing = propagationOnly(new TraceIds((bytes) => bytes.fill(1)));
+    const tracing = propagationOnly(new TraceIds((bytes) => "1".repeat(bytes * 2)));
     expect(tracing.enabled).toBe(false);
     const request = {
       method: "GET",
