@@ -75,6 +75,10 @@ export function routerAclRules(prefix: string): string[] {
     "+hgetall",
     "+hget",
     "+hmget",
+    // The Node router sizes a cluster's hashes and records before it reads them (store/redis/budgeted-reads.ts).
+    "+hlen",
+    "+hkeys",
+    "+hstrlen",
     "+get",
     "+mget",
     "+exists",
@@ -86,7 +90,8 @@ export function routerAclRules(prefix: string): string[] {
     // The Workers router: the clusters registry, and one host's routes from a cluster's host index.
     "+smembers",
     "+zrangebylex",
-    // The Workers router: Redis' estimate of a cluster's hashes, to hold hosts, not the store, when it is larger.
+    // Redis' own size of a cluster's hashes: Workers hold hosts, not the store, when it is larger; the Node router
+    // reads a cluster whole only when it fits the cluster's budget.
     "+memory|usage",
   ];
 }

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { CertificateWriter } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
 import type { ClusterPlace } from "./places.js";
+import type { BudgetReport } from "./record-budget.js";
 import type { ChangeOp, ServiceRecord } from "./records.js";
 import { type RouteRecord, RouteRecordSchema } from "./routes.js";
 import type { ServiceRecordV2 } from "./services.js";
@@ -164,6 +165,11 @@ export interface ClusterView {
    * version 1 service record stands for.
    */
   readonly routes: ReadonlyMap<string, RouteRecord>;
+  /**
+   * What a reader that keeps clusters within a budget (the Node router's, store/record-budget.ts) holds and
+   * refused of this cluster; absent where nothing is counted.
+   */
+  readonly budget?: BudgetReport | undefined;
 }
 
 /**

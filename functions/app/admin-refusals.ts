@@ -3,9 +3,9 @@ import type { GrantRefusal } from "../core/granted-clusters.js";
 import type { SnapshotRoutes } from "../core/served-routes.js";
 
 /**
- * What CLUSTER_GRANTS refused that bears on one request, for `/_edgeslice/explain`: every cluster it does not
- * list, routes of other clusters that named the host, and endpoints left out of the Services the matched
- * route sends to.
+ * What the router refused that bears on one request, for `/_edgeslice/explain`: every cluster CLUSTER_GRANTS
+ * does not list, routes of other clusters that named the host, endpoints left out of the Services the matched
+ * route sends to, and every cluster's records and changes refused by its budget.
  */
 export function refusalsFor(
   routes: SnapshotRoutes,
@@ -37,5 +37,9 @@ export function describeRefusal(refusal: GrantRefusal): string {
       return `CLUSTER_GRANTS refused ${refusal.cluster}'s route ${refusal.id}: ${refusal.cluster} is not granted ${refusal.refused.join(", ")}`;
     case "endpoints":
       return `CLUSTER_GRANTS left out ${refusal.count} endpoints of ${refusal.id} in ${refusal.cluster} outside its networks (${refusal.refused.join(", ")}${refusal.count > refusal.refused.length ? ", ..." : ""})`;
+    case "records":
+      return `${refusal.cluster}'s budget refused ${refusal.count} of its records: ${refusal.refused.join("; ")}${refusal.count > refusal.refused.length ? "; ..." : ""}`;
+    case "changes":
+      return `${refusal.cluster}'s change stream runs faster than CLUSTER_MAX_CHANGES_PER_SECOND: its changes are applied at that rate`;
   }
 }

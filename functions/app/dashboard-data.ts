@@ -26,7 +26,7 @@ export interface DashboardView {
   readonly services: readonly ServiceTotals[];
   /** The last minutes, per service and per cluster, and retries. */
   readonly history: TrafficView | null;
-  /** What CLUSTER_GRANTS refused: clusters it does not list, routes for hosts not granted, endpoints outside networks. */
+  /** What the router refused: CLUSTER_GRANTS (clusters, routes, endpoints) and clusters past their budget (records, changes). */
   readonly refused: readonly GrantRefusal[];
   /** Cross-cluster steering: decisions per Service and cluster, each cluster's state; null when not wired. */
   readonly steering: DashboardSteering | null;

@@ -206,6 +206,8 @@ ${DASHBOARD_CHARTS}
     fill("refused", refused.map(function (r) {
       var what = r.kind === "cluster" ? "not listed: " + r.count + " routes and services ignored"
         : r.kind === "route" ? "route " + r.id + " for " + r.refused.join(", ")
+        : r.kind === "records" ? r.count + " records over its budget: " + r.refused.join("; ") + (r.count > r.refused.length ? "; ..." : "")
+        : r.kind === "changes" ? "change stream over CLUSTER_MAX_CHANGES_PER_SECOND: applied at that rate"
         : r.count + " endpoints of " + r.id + " outside its networks: " + r.refused.join(", ") + (r.count > r.refused.length ? ", ..." : "");
       return row([r.cluster, badge(r.kind, "stale"), what]);
     }), "nothing refused");

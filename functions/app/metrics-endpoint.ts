@@ -44,6 +44,7 @@ export async function metricsResponse(deps: MetricsEndpointDeps): Promise<Respon
       name: cluster.name,
       stale: cluster.stale,
       expired: deps.expired?.().has(cluster.name) === true,
+      budget: cluster.budget,
     })),
     routeConflicts: snapshot ? deps.routesOf(snapshot).conflicts.length : 0,
     inFlight: deps.balancer.totalInFlight(),

@@ -1,6 +1,7 @@
 import { ConfigurationError } from "../../lib/configuration-error.js";
 import { parseEnv } from "../../lib/env.js";
 import type { GeoPoint } from "../../store/places.js";
+import type { RecordBudget } from "../../store/record-budget.js";
 import { type RedisTarget, redisTargetOrThrow } from "../../store/redis/target.js";
 import type { SteeringPolicy } from "../../store/steering.js";
 import type { AccessLogSettings } from "./access-log.js";
@@ -81,6 +82,10 @@ export interface RouterConfig {
   /** FAIL_STATIC_MAX_MS: a cluster stale this long serves nothing (core/fail-static-bound.ts); 0 = no bound. */
   readonly failStaticMaxMs?: number;
   readonly workerHostBudgetBytes: number;
+  /** CLUSTER_MAX_BYTES, CLUSTER_MAX_RECORDS, RECORD_MAX_BYTES (Node's reader, store/record-budget.ts). */
+  readonly clusterBudget: RecordBudget;
+  /** CLUSTER_MAX_CHANGES_PER_SECOND (Node's reader, store/change-rate.ts). */
+  readonly clusterChangesPerSecond: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly accessLog: AccessLogSettings;
   readonly metricsBackends: BackendSeries;
@@ -140,6 +145,12 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     cacheTtlMs: e.CACHE_TTL_MS,
     failStaticMaxMs: e.FAIL_STATIC_MAX_MS,
     workerHostBudgetBytes: e.WORKER_HOST_BUDGET_BYTES,
+    clusterBudget: {
+      maxBytes: e.CLUSTER_MAX_BYTES,
+      maxRecords: e.CLUSTER_MAX_RECORDS,
+      maxRecordBytes: e.RECORD_MAX_BYTES,
+    },
+    clusterChangesPerSecond: e.CLUSTER_MAX_CHANGES_PER_SECOND,
     logLevel: e.LOG_LEVEL,
     accessLog: { enabled: e.ACCESS_LOG, sample: e.ACCESS_LOG_SAMPLE },
     metricsBackends: e.METRICS_BACKENDS,

@@ -5,15 +5,16 @@ import type { ClusterView } from "../../store/store.js";
 import { type ClusterGrant, type ClusterGrants, hostsNotGranted, mayReach } from "./cluster-grants.js";
 
 /**
- * What CLUSTER_GRANTS refused of one cluster's records:
+ * What the router refused of one cluster's records. By CLUSTER_GRANTS:
  * - `cluster`: the cluster is not listed, so none of its routes and services is read (`id` is its name);
  * - `route`: a route naming a host the cluster was not granted (`id` the route id, `refused` those hosts);
  * - `endpoints`: endpoints of a Service outside the cluster's networks, left out of it (`id` the Service,
  *   `refused` the first few addresses, `count` all of them).
+ * By the cluster's budget (budget-refusals.ts): `records` and `changes`.
  */
 export interface GrantRefusal {
   readonly cluster: string;
-  readonly kind: "cluster" | "route" | "endpoints";
+  readonly kind: "cluster" | "route" | "endpoints" | "records" | "changes";
   readonly id: string;
   readonly refused: readonly string[];
   readonly count: number;
@@ -94,14 +95,11 @@ export function everyClusterGranted(
 
 function grantedView(view: ClusterView, grant: ClusterGrant | undefined): GrantedView {
   if (!grant) {
-    if (view.routes.size === 0 && view.servicesV2.size === 0) return { view, refusals: [] };
-    const refusal: GrantRefusal = {
-      cluster: view.name,
-      kind: "cluster",
-      id: view.name,
-      refused: [],
-      count: view.routes.size + view.servicesV2.size,
-    };
+    // A reader that knows the grants leaves such a cluster unread and only counts its records.
+    const unread = view.budget?.unread === undefined ? 0 : view.budget.refusedCount;
+    const count = view.routes.size + view.servicesV2.size + unread;
+    if (count === 0) return { view, refusals: [] };
+    const refusal: GrantRefusal = { cluster: view.name, kind: "cluster", id: view.name, refused: [], count };
     const empty = { ...view, routes: new Map(), servicesV2: new Map(), services: new Map() };
     return { view: empty, refusals: [refusal] };
   }

@@ -1,4 +1,5 @@
 import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
+import type { BudgetReport } from "../../store/record-budget.js";
 import { type BackendSeries, backendFamily } from "./backend-metrics.js";
 import type { ServiceBackends } from "./backend-states.js";
 import { ListenerGauges } from "./listener-gauges.js";
@@ -30,11 +31,12 @@ export interface ScrapeViews {
   readonly backends?: Iterable<ServiceBackends>;
   /** METRICS_BACKENDS: the cardinality of edgeslice_backends; default "service". */
   readonly backendSeries?: BackendSeries;
-  /** Each cluster of the snapshot and whether its lease ran out. */
+  /** Each cluster of the snapshot, whether its lease ran out, and what its budget holds and refused. */
   readonly clusters?: readonly {
     readonly name: string;
     readonly stale: boolean;
     readonly expired?: boolean;
+    readonly budget?: BudgetReport | undefined;
   }[];
   /** Route ids clusters publish with different definitions (snapshot-routes.ts). */
   readonly routeConflicts?: number;
@@ -67,15 +69,19 @@ export class RouterMetrics {
   readonly red = new RequestMetrics();
   /** CLUSTER_GRANTS refusals by cluster and kind, counted as they are logged (core/snapshot-reports.ts). */
   readonly grantRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
+  /** Budget refusals by cluster and kind (records, changes), counted as they are logged. */
+  readonly budgetRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
   /** Steered requests by Service, policy, chosen cluster and reason; each cluster's EWMA and health. */
   readonly steering = new SteeringMetrics();
 
   /** One refusal of CLUSTER_GRANTS was logged: a cluster, a route or a Service's endpoints (granted-clusters.ts). */
   grantRefused(cluster: string, kind: string): void {
-    const key = `${cluster} ${kind}`;
-    const counted = this.grantRefusals.get(key);
-    if (counted) counted.count++;
-    else this.grantRefusals.set(key, { cluster, kind, count: 1 });
+    countRefusal(this.grantRefusals, cluster, kind);
+  }
+
+  /** A cluster went past its budget: records refused, or its change stream throttled (budget-refusals.ts). */
+  budgetRefused(cluster: string, kind: string): void {
+    countRefusal(this.budgetRefusals, cluster, kind);
   }
 
   /**
@@ -228,6 +234,16 @@ export class RouterMetrics {
         value: count,
       })),
     });
+    families.push({
+      name: "edgeslice_budget_refusals_total",
+      type: "counter",
+      help: "Times a cluster went past its budget, counted as logged: records refused (records), its change stream throttled (changes).",
+      samples: [...this.budgetRefusals.values()].map(({ cluster, kind, count }) => ({
+        labels: { cluster, kind },
+        value: count,
+      })),
+    });
+    families.push(...heldFamilies(gauges.clusters ?? []));
     yield* families;
     yield* this.listeners.families();
     yield* this.steering.families();
@@ -238,3 +254,45 @@ export class RouterMetrics {
 }
 
 export type ScrapeGauges = { inFlight: number; ejected: number; snapshot: SnapshotGauges } & ScrapeViews;
+
+function countRefusal(
+  counts: Map<string, { cluster: string; kind: string; count: number }>,
+  cluster: string,
+  kind: string,
+): void {
+  const key = `${cluster} ${kind}`;
+  const counted = counts.get(key);
+  if (counted) counted.count++;
+  else counts.set(key, { cluster, kind, count: 1 });
+}
+
+/** What the reader holds of each cluster within its budget (store/record-budget.ts), where it counts. */
+function heldFamilies(clusters: NonNullable<ScrapeViews["clusters"]>): MetricFamily[] {
+  const counted = clusters.filter((cluster) => cluster.budget !== undefined);
+  if (counted.length === 0) return [];
+  const samples = (value: (budget: BudgetReport) => number) =>
+    counted.map((cluster) => ({
+      labels: { cluster: cluster.name },
+      value: cluster.budget ? value(cluster.budget) : 0,
+    }));
+  return [
+    {
+      name: "edgeslice_cluster_held_bytes",
+      type: "gauge",
+      help: "Serialized bytes of a cluster's service and route records the router holds (CLUSTER_MAX_BYTES bounds it).",
+      samples: samples((budget) => budget.bytes),
+    },
+    {
+      name: "edgeslice_cluster_held_records",
+      type: "gauge",
+      help: "A cluster's service and route records the router holds (CLUSTER_MAX_RECORDS bounds it).",
+      samples: samples((budget) => budget.records),
+    },
+    {
+      name: "edgeslice_cluster_refused_records",
+      type: "gauge",
+      help: "A cluster's records the router refuses now: over RECORD_MAX_BYTES, past its budget, or unread.",
+      samples: samples((budget) => budget.refusedCount),
+    },
+  ];
+}

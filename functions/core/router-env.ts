@@ -1,8 +1,11 @@
 import * as v from "valibot";
 import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText } from "../../lib/env.js";
 import { TlsStoreKeyEnvSchema } from "../../store/certificates.js";
+import { DEFAULT_CHANGES_PER_SECOND } from "../../store/change-rate.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/names.js";
 import { parseGeoPoint } from "../../store/places.js";
+import { DEFAULT_RECORD_BUDGET } from "../../store/record-budget.js";
+import { MAX_RECORD_BYTES } from "../../store/records.js";
 import { STEERING_POLICIES } from "../../store/steering.js";
 import { BACKEND_SERIES } from "./backend-metrics.js";
 import { parseClusterGrants } from "./cluster-grants.js";
@@ -246,6 +249,27 @@ export const RouterEnvSchema = v.object({
     integerFromEnv(2_000, 0, 600_000),
     v.description(
       "Workers: how long records are served from isolate memory before a background refresh ([Workers](workers.md))",
+    ),
+  ),
+  // store/record-budget.ts: what a Node router holds of one cluster; the defaults fit the shipped 512Mi router.
+  CLUSTER_MAX_BYTES: v.pipe(
+    integerFromEnv(DEFAULT_RECORD_BUDGET.maxBytes, 1, 1024 * 1024 * 1024),
+    v.description(
+      "Node: serialized bytes of one cluster's service and route records the router holds at most; the rest is refused and reported ([sizing](operations.md#cluster-budgets))",
+    ),
+  ),
+  CLUSTER_MAX_RECORDS: v.pipe(
+    integerFromEnv(DEFAULT_RECORD_BUDGET.maxRecords, 1, 10_000_000),
+    v.description("Node: service and route records of one cluster the router holds at most"),
+  ),
+  RECORD_MAX_BYTES: v.pipe(
+    integerFromEnv(DEFAULT_RECORD_BUDGET.maxRecordBytes, 1_024, MAX_RECORD_BYTES),
+    v.description("Node: one service or route record longer than this is refused unread (at most 4 MiB)"),
+  ),
+  CLUSTER_MAX_CHANGES_PER_SECOND: v.pipe(
+    integerFromEnv(DEFAULT_CHANGES_PER_SECOND, 1, 1_000_000),
+    v.description(
+      "Node: change entries of one cluster applied per second (bursts of ten times as many, at least 500); a faster stream waits in Redis and is read in coalesced batches",
     ),
   ),
   // 32 MiB leaves a 128 MB isolate room for the records' decoded form and the requests (workers/host-budget.ts).

@@ -12,12 +12,19 @@ const REFUSAL_MESSAGES: Record<GrantRefusal["kind"], string> = {
   cluster: "ignoring a cluster CLUSTER_GRANTS does not list: none of its routes and services is served",
   route: "refusing a route for hosts its cluster was not granted (CLUSTER_GRANTS)",
   endpoints: "leaving out endpoints outside their cluster's networks (CLUSTER_GRANTS)",
+  records:
+    "refusing records of a cluster past its budget (RECORD_MAX_BYTES, CLUSTER_MAX_BYTES, CLUSTER_MAX_RECORDS); its other records and every other cluster keep serving",
+  changes:
+    "a cluster's change stream runs faster than CLUSTER_MAX_CHANGES_PER_SECOND: its changes are applied at that rate, coalesced",
 };
+
+/** Refusals of a cluster's budget: logged once while they last, whatever their count does meanwhile. */
+const BUDGET_KINDS: ReadonlySet<GrantRefusal["kind"]> = new Set(["records", "changes"]);
 
 /**
  * snapshotRoutesOf, reporting what each new snapshot's routes hold that an operator must hear of, once while
  * it lasts (lib/warn-once.ts): a route id published with different definitions (one of them serves,
- * routes/clusters.ts), and each refusal of CLUSTER_GRANTS, which is counted as it is logged.
+ * routes/clusters.ts), and each refusal of CLUSTER_GRANTS or of a cluster's budget, counted as it is logged.
  */
 export function reportingRoutesOf(
   logger: Logger,
@@ -61,9 +68,11 @@ export function reportingRoutesOf(
     for (const refusal of routes.refusals) {
       const key = `grant ${refusal.kind} ${refusal.cluster} ${refusal.id}`;
       now.add(key);
-      const reason = `${refusal.count} ${refusal.refused.join(",")}`;
+      const budget = BUDGET_KINDS.has(refusal.kind);
+      const reason = budget ? "over budget" : `${refusal.count} ${refusal.refused.join(",")}`;
       const logged = warnings.warn(key, reason, REFUSAL_MESSAGES[refusal.kind], refusalFields(refusal));
-      if (logged) metrics.grantRefused(refusal.cluster, refusal.kind);
+      if (logged && budget) metrics.budgetRefused(refusal.cluster, refusal.kind);
+      else if (logged) metrics.grantRefused(refusal.cluster, refusal.kind);
     }
     for (const key of reported) if (!now.has(key)) warnings.clear(key);
     reported = now;
@@ -84,5 +93,9 @@ function refusalFields(refusal: GrantRefusal): Record<string, unknown> {
         addresses: refusal.refused,
         count: refusal.count,
       };
+    case "records":
+      return { cluster: refusal.cluster, records: refusal.count, examples: refusal.refused };
+    case "changes":
+      return { cluster: refusal.cluster };
   }
 }

@@ -1,6 +1,7 @@
 import { PersistentMap } from "../../lib/persistent-map.js";
 import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
+import { budgetRefusals } from "./budget-refusals.js";
 import { mergeAcrossClusters, type PublishedRoute, type RouteConflict } from "./routes/clusters.js";
 import { type RouteTableChange, updateRouteTable } from "./routes/route-table-update.js";
 import type { ConflictChanges, LiveView, RoutesIndex, ServedRoute, SnapshotRoutes } from "./served-routes.js";
@@ -115,7 +116,8 @@ export function updatedSnapshotRoutes(
   gateways: ReadonlySet<string> | undefined,
 ): SnapshotRoutes | undefined {
   const index = previous.index;
-  if (!index || previous.refusals.length > 0) return undefined;
+  // Built without CLUSTER_GRANTS (only then is there an index); budget refusals are read again below.
+  if (!index) return undefined;
   const before = previous.clusters;
   const after = snapshot.clusters;
   if (before.length !== after.length) return undefined;
@@ -194,7 +196,7 @@ export function updatedSnapshotRoutes(
     passthrough,
     conflicts: () => sortedConflicts(conflicts),
     conflictChanges: { since: previous.version, removed, added },
-    refusals: [],
+    refusals: budgetRefusals(after),
     clusters: after,
     index: {
       bySource,

@@ -1,4 +1,5 @@
 import type { ClusterView, Snapshot } from "../../store/store.js";
+import { budgetRefusals } from "./budget-refusals.js";
 import type { ClusterGrants } from "./cluster-grants.js";
 import { applyClusterGrants, everyClusterGranted } from "./granted-clusters.js";
 import { type MayShadow, mergeAcrossClusters, type PublishedRoute } from "./routes/clusters.js";
@@ -108,7 +109,7 @@ export function buildSnapshotRoutes(
     table: buildRouteTable(routes, gateways),
     passthrough: buildRouteTable(routes, gateways, "passthrough"),
     conflicts: () => merged.conflicts,
-    refusals: granted.refusals,
+    refusals: [...granted.refusals, ...budgetRefusals(snapshot.clusters)],
     clusters: granted.clusters,
     index: live ? indexRoutes(bySource, merged.conflicts, live) : undefined,
   });

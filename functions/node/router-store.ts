@@ -70,6 +70,9 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
     logger,
     now: deps.now,
     refreshIntervalMs: deps.refreshIntervalMs,
+    budget: config.clusterBudget,
+    changesPerSecond: config.clusterChangesPerSecond,
+    grantedClusters: config.clusterGrants && new Set(config.clusterGrants.keys()),
   });
   // The first load waits for the connection (or its first failure): sent before, it met a client that was not
   // ready, which refuses commands at once without an offline queue, and every start logged a failed load.

@@ -1,9 +1,10 @@
 import { clusterKeys } from "../keys.js";
-import { clusterView, updatedRecords } from "../stored-records.js";
+import { clusterView } from "../stored-records.js";
+import { readChangesWithin, sameReport } from "./budgeted-load.js";
 import type { ClusterTable, SourceReads } from "./cluster-table.js";
 import type { ClusterChanges } from "./feed-entries.js";
 import { readRunId } from "./run-id.js";
-import { isReplyError, readRoutes, readServices } from "./snapshot.js";
+import { isReplyError } from "./snapshot.js";
 import { readStreamInfos, resumeGapReason } from "./streams.js";
 
 /**
@@ -42,25 +43,42 @@ export async function verifyPositions(
   }
 }
 
-/** Re-reads the services and routes one change batch names, and publishes the result. */
+/**
+ * Re-reads the services and routes one change batch names, within each cluster's budget (budgeted-load.ts),
+ * and publishes the result when a record or what the budget refused changed; the rate the cluster's entries
+ * came at is counted (change-rate.ts), and a cluster over it is said to be throttled.
+ */
 export async function applyChanges(
   table: ClusterTable,
   reads: SourceReads,
   changes: readonly ClusterChanges[],
 ): Promise<void> {
-  const { redis, prefix, logger, warnings, now } = reads;
-  for (const { cluster, lastChangeId, services: touched, routes: touchedRoutes } of changes) {
+  const { redis, prefix, logger, warnings, now, rate } = reads;
+  let changed = false;
+  for (const { cluster, lastChangeId, services: touched, routes: touchedRoutes, entries } of changes) {
     const state = table.clusters.get(cluster);
     if (!state) continue;
-    const [services, routes] = await Promise.all([
-      readServices(redis, prefix, cluster, touched, logger, warnings),
-      readRoutes(redis, prefix, cluster, touchedRoutes, logger, warnings),
-    ]);
-    const records = updatedRecords(state.records, services, routes);
-    const view = clusterView(cluster, state.view.stale, records, state);
-    table.clusters.set(cluster, { ...state, records, view, lastChangeId });
+    rate.spend(cluster, entries, now());
+    const throttled = state.view.budget?.throttled === true || rate.throttled(cluster, now());
+    const records = await readChangesWithin(
+      redis,
+      prefix,
+      cluster,
+      state.held,
+      { services: touched, routes: touchedRoutes },
+      { records: state.records, warnings },
+    );
+    const budget = state.held.report({ throttled });
+    if (!records && sameReport(budget, state.view.budget)) {
+      table.clusters.set(cluster, { ...state, lastChangeId });
+      continue;
+    }
+    const next = records ?? state.records;
+    const view = { ...clusterView(cluster, state.view.stale, next, state), budget };
+    table.clusters.set(cluster, { ...state, records: next, view, lastChangeId });
+    changed = true;
     logger.debug("applied changes", { cluster, services: touched, routes: touchedRoutes, id: lastChangeId });
   }
   table.lastLoadAt = now();
-  table.publish();
+  if (changed) table.publish();
 }

@@ -1,11 +1,14 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
+import type { ChangeRate } from "../change-rate.js";
+import type { HeldRecords, RecordBudget } from "../record-budget.js";
 import type { ClusterHeartbeat, ClusterView, Snapshot } from "../store.js";
 import type { ClusterRecords } from "../stored-records.js";
+import { type BudgetedCluster, loadClusterWithin } from "./budgeted-load.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { readRunId } from "./run-id.js";
-import { discoverClusters, type LoadedCluster, loadClusterOrSkip } from "./snapshot.js";
+import { discoverClusters, isReplyError } from "./snapshot.js";
 
 /** What the snapshot source's pieces read Redis with (source.ts wires them). */
 export interface SourceReads {
@@ -15,12 +18,20 @@ export interface SourceReads {
   /** Malformed records and keys are reported once while they last, not on every reload (lib/warn-once.ts). */
   readonly warnings: WarnOnce;
   readonly now: () => number;
+  /** What the router holds of one cluster at most (store/record-budget.ts). */
+  readonly budget: RecordBudget;
+  /** Whether a cluster's records are read at all (CLUSTER_GRANTS lists it); undefined: every cluster's are. */
+  readonly granted?: ((cluster: string) => boolean) | undefined;
+  /** The rate each cluster's change entries are applied at (change-rate.ts). */
+  readonly rate: ChangeRate;
 }
 
 export interface ClusterState {
   readonly view: ClusterView;
   /** What the view was built from: a change batch updates it and builds the view again. */
   readonly records: ClusterRecords;
+  /** The sizes of the records held, within the budget (changed in place by each batch). */
+  readonly held: HeldRecords;
   /** Id of the last change stream entry applied: the feed resumes after it. */
   readonly lastChangeId: string;
   /**
@@ -58,11 +69,30 @@ export class ClusterTable {
     this.#published();
   }
 
-  /** One cluster read whole; undefined (reported) when Redis cannot read its keys as their types, or gone. */
+  /**
+   * One cluster read whole within its budget (budgeted-load.ts); undefined (reported once) when Redis cannot
+   * read its keys as their types (a WRONGTYPE reply: something else was written under its name), or gone.
+   * Connection errors still reject (the store as a whole is unreachable).
+   */
   async load(name: string): Promise<ClusterState | undefined> {
-    const { redis, prefix, logger, warnings } = this.#reads;
-    const loaded = await loadClusterOrSkip(redis, prefix, name, logger, warnings);
-    return loaded ? this.#adopt(loaded) : undefined;
+    const { redis, prefix, warnings, budget, granted } = this.#reads;
+    const problem = `cluster ${name}`;
+    try {
+      const loaded = await loadClusterWithin(redis, prefix, name, {
+        budget,
+        granted: granted?.(name) ?? true,
+        warnings,
+      });
+      warnings.clear(problem);
+      return this.#adopt(loaded);
+    } catch (error) {
+      if (!isReplyError(error)) throw error;
+      warnings.warn(problem, error.message, "skipping a cluster whose keys cannot be read", {
+        cluster: name,
+        error,
+      });
+      return undefined;
+    }
   }
 
   async reloadAll(): Promise<void> {
@@ -99,10 +129,10 @@ export class ClusterTable {
   }
 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
-  #adopt(loaded: LoadedCluster): ClusterState | undefined {
+  #adopt(loaded: BudgetedCluster): ClusterState | undefined {
     const previous = this.clusters.get(loaded.view.name);
-    const { view, records, lastChangeId } = loaded;
-    if (loaded.registered) return { view, records, lastChangeId, registered: true };
+    const { view, records, lastChangeId, held } = loaded;
+    if (loaded.registered) return { view, records, lastChangeId, registered: true, held };
     if (!previous) return undefined;
     return { ...previous, view: { ...previous.view, stale: true }, lastChangeId, registered: false };
   }

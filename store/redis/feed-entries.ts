@@ -12,6 +12,8 @@ export interface ClusterChanges {
   readonly services: readonly string[];
   /** Route ids named by the batch's valid entries (a version 1 entry names its annotation route). */
   readonly routes: readonly string[];
+  /** Entries of the batch, valid or not: what the cluster's change rate counts (change-rate.ts). */
+  readonly entries: number;
 }
 
 /**
@@ -50,7 +52,13 @@ export function changesOf(
         ids: invalid.slice(0, 5),
       });
     }
-    changes.push({ cluster, lastChangeId: lastEntry[0], services: [...services], routes: [...routes] });
+    changes.push({
+      cluster,
+      lastChangeId: lastEntry[0],
+      services: [...services],
+      routes: [...routes],
+      entries: entries.length,
+    });
   }
   return changes;
 }

@@ -44,6 +44,11 @@ export interface ChangeFeedsOptions {
   verify(clusters: readonly string[]): Promise<void>;
   /** Applies one batch; called for every batch, even one whose clusters the reader forgot meanwhile. */
   apply(changes: readonly ClusterChanges[]): Promise<void>;
+  /**
+   * Milliseconds until the cluster's stream may be read again (0: now): a cluster over its change rate is left
+   * out of the reads meanwhile, its entries waiting in its stream (store/change-rate.ts). Default: always 0.
+   */
+  waitMs?(cluster: string): number;
 }
 
 export interface ChangeFeeds {
@@ -108,14 +113,17 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
           verify = false;
           unhealthy.delete(scope.id);
         }
+        let resumeMs = blockMs;
         const positions = scope.names().flatMap((cluster) => {
           const lastChangeId = options.lastChangeIdOf(cluster);
-          return lastChangeId === undefined
+          const wait = options.waitMs?.(cluster) ?? 0;
+          if (wait > 0) resumeMs = Math.min(resumeMs, wait);
+          return lastChangeId === undefined || wait > 0
             ? []
             : [{ cluster, key: clusterKeys(prefix, cluster).changes, lastChangeId }];
         });
         if (positions.length === 0) {
-          await sleep(blockMs, signal);
+          await sleep(resumeMs, signal);
           continue;
         }
         const reply = await unlessClosed(
@@ -124,7 +132,7 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
             "COUNT",
             READ_BATCH,
             "BLOCK",
-            blockMs,
+            Math.max(1, resumeMs),
             "STREAMS",
             ...positions.map(({ key }) => key),
             ...positions.map(({ lastChangeId }) => lastChangeId),

@@ -1,8 +1,10 @@
 import type { Logger } from "../../lib/logger.js";
 import { clusterKeys } from "../keys.js";
+import { NOT_GRANTED } from "../record-budget.js";
 import type { ClusterTable, SourceReads } from "./cluster-table.js";
 import { redisFailureFields } from "./connection-problems.js";
 import { readHeartbeats } from "./heartbeats.js";
+import { pipelineValues } from "./replies.js";
 import { discoverClusters } from "./snapshot.js";
 
 /**
@@ -33,8 +35,12 @@ export async function refreshLeases(table: ClusterTable, reads: SourceReads): Pr
     }
     const registered = state.registered && present;
     const stale = leases[index] !== 1 || !present;
-    if (stale !== state.view.stale || registered !== state.registered) {
-      table.clusters.set(name, { ...state, registered, view: { ...state.view, stale } });
+    // Throttled until its bucket is full again: it kept within its change rate for a while (change-rate.ts).
+    const rested = state.view.budget?.throttled === true && reads.rate.rested(name, now());
+    if (stale !== state.view.stale || registered !== state.registered || rested) {
+      const budget =
+        rested && state.view.budget ? { ...state.view.budget, throttled: undefined } : state.view.budget;
+      table.clusters.set(name, { ...state, registered, view: { ...state.view, stale, budget } });
       if (stale !== state.view.stale)
         logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
       changed = true;
@@ -51,8 +57,36 @@ export async function refreshLeases(table: ClusterTable, reads: SourceReads): Pr
       changed = true;
     }
   }
+  if (await recountUnread(table, reads)) changed = true;
   table.lastLoadAt = now();
   if (changed) table.publish();
+}
+
+/**
+ * The records of each cluster left unread (CLUSTER_GRANTS does not list it: its stream is not followed) are
+ * counted again, so explain says what it publishes: two HLENs, never a read of a record.
+ */
+async function recountUnread(table: ClusterTable, reads: SourceReads): Promise<boolean> {
+  const unread = [...table.clusters.values()].filter((state) => state.view.budget?.unread === NOT_GRANTED);
+  const counts = await Promise.all(
+    unread.map(async ({ view }) => {
+      const keys = clusterKeys(reads.prefix, view.name);
+      const [services, routes] = pipelineValues(
+        await reads.redis.pipeline().hlen(keys.services).hlen(keys.routes).exec(),
+        2,
+      );
+      return Number(services) + Number(routes);
+    }),
+  );
+  let changed = false;
+  unread.forEach((state, index) => {
+    const count = counts[index] ?? 0;
+    if (!state.view.budget || state.view.budget.refusedCount === count) return;
+    const view = { ...state.view, budget: { ...state.view.budget, refusedCount: count } };
+    table.clusters.set(view.name, { ...state, view });
+    changed = true;
+  });
+  return changed;
 }
 
 export interface RefreshLoopOptions {

@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
+import { ChangeRate, DEFAULT_CHANGES_PER_SECOND } from "../change-rate.js";
+import { DEFAULT_RECORD_BUDGET, type RecordBudget } from "../record-budget.js";
 import type { ClusterHeartbeat, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
 import { applyChanges, verifyPositions } from "./change-application.js";
 import { ClusterTable, type SourceReads } from "./cluster-table.js";
@@ -43,11 +45,31 @@ export interface RedisSnapshotSourceOptions {
   readonly blockMs?: number;
   /** CLIENT SETNAME of the blocking connections, so operators can find them. */
   readonly connectionName?: string;
+  /** What the router holds of one cluster at most (store/record-budget.ts); default DEFAULT_RECORD_BUDGET. */
+  readonly budget?: RecordBudget;
+  /** Change entries of one cluster applied per second at most (store/change-rate.ts). */
+  readonly changesPerSecond?: number;
+  /**
+   * The clusters whose records are read (CLUSTER_GRANTS lists them); undefined: every one. Any other cluster
+   * is only counted: its records are never read nor decoded, and its change stream is not followed.
+   */
+  readonly grantedClusters?: ReadonlySet<string> | undefined;
 }
 
 export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
   const { redis, prefix, logger, now } = options;
-  const reads: SourceReads = { redis, prefix, logger, now, warnings: createWarnOnce(logger) };
+  const granted = options.grantedClusters;
+  const rate = new ChangeRate(options.changesPerSecond ?? DEFAULT_CHANGES_PER_SECOND);
+  const reads: SourceReads = {
+    redis,
+    prefix,
+    logger,
+    now,
+    warnings: createWarnOnce(logger),
+    budget: options.budget ?? DEFAULT_RECORD_BUDGET,
+    granted: granted && ((cluster) => granted.has(cluster)),
+    rate,
+  };
   const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
   const closing = new AbortController();
   const table = new ClusterTable(reads, () => feeds.followNewClusters());
@@ -75,7 +97,9 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     blockMs: options.blockMs ?? refreshIntervalMs,
     connectionName: options.connectionName ?? "edgeslice-router-changes",
     signal: closing.signal,
-    clusterNames: () => [...table.clusters.keys()],
+    // A cluster CLUSTER_GRANTS does not list is not followed: nothing it writes is read.
+    clusterNames: () => [...table.clusters.keys()].filter((name) => reads.granted?.(name) ?? true),
+    waitMs: (cluster) => rate.waitMs([cluster], now()),
     lastChangeIdOf: (name) => table.clusters.get(name)?.lastChangeId,
     verify: (names) => exclusive(() => verifyPositions(table, reads, names)),
     apply: (changes) => exclusive(() => applyChanges(table, reads, changes)),
