@@ -1,3 +1,4 @@
+import { byCodeUnits } from "./code-unit-order.js";
 /**
  * IP address parsing and canonical printing, without node:net so the code runs on any runtime.
  * Canonical forms make dedup (docs/design.md, translation rule 5) independent of how a controller spelled an address.
@@ -92,7 +93,7 @@ export function compareIps(a: string, b: string): number {
   if (left === undefined || right === undefined) {
     if (left !== undefined) return -1;
     if (right !== undefined) return 1;
-    return a < b ? -1 : a > b ? 1 : 0;
+    return byCodeUnits(a, b);
   }
   if (left.length !== right.length) return left.length - right.length;
   for (let index = 0; index < left.length; index += 1) {

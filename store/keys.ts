@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../lib/code-unit-order.js";
 import type { RouteRecord } from "./routes.js";
 
 /**
@@ -111,10 +112,6 @@ export function parseHostIndexMember(
     return undefined;
   }
   return { host, route, services: services === "" ? [] : services.split(",") };
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Glob matching every key of one cluster: its sync user's ACL key pattern. */

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../lib/code-unit-order.js";
 import { type CertificateReader, serializeCertificateRecord } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
 import { hostIndexMembers } from "./keys.js";
@@ -193,7 +194,7 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
 
   /** The host index of `cluster`, sorted as Redis sorts a ZSET of equal scores (members are ASCII). */
   hostIndex(cluster: string): string[] {
-    return [...(this.#clusters.get(cluster)?.hosts ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...(this.#clusters.get(cluster)?.hosts ?? [])].sort(byCodeUnits);
   }
 
   /** CertificateReader: clusters that ever wrote a certificate record, as the Redis layout lists them. */

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import type { IpFamily } from "../../lib/ip.js";
 import type { RouteMatch, RouteRecord } from "../../store/routes.js";
 import type { ClusterHeartbeat, Snapshot, SourceStatus } from "../../store/store.js";
@@ -151,7 +152,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
         clusters,
       });
     }
-    routes.sort((a, b) => compare(a.hosts[0] ?? "", b.hosts[0] ?? "") || compare(a.route, b.route));
+    routes.sort((a, b) => byCodeUnits(a.hosts[0] ?? "", b.hosts[0] ?? "") || byCodeUnits(a.route, b.route));
   }
   return {
     version: snapshot?.version ?? null,
@@ -162,7 +163,7 @@ export function dashboardView(inputs: DashboardInputs): DashboardView {
     ),
     routes,
     services: [...inputs.services].sort(
-      (a, b) => compare(a.service, b.service) || compare(a.cluster, b.cluster),
+      (a, b) => byCodeUnits(a.service, b.service) || byCodeUnits(a.cluster, b.cluster),
     ),
     history: inputs.history ?? null,
     refused: inputs.routes?.refusals ?? [],
@@ -197,10 +198,6 @@ function matchSummary(match: RouteMatch): string {
   const path = match.path.type === "Exact" ? `= ${match.path.value}` : match.path.value;
   const headers = match.headers.map((header) => `${header.name}: ${header.value}`).join(", ");
   return `${match.method ? `${match.method} ` : ""}${path}${headers ? ` [${headers}]` : ""}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Each Service port a route's rules send to, once, with the first rule and backendRef that names it. */

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import type { IpFamily } from "../../lib/ip.js";
 import { escapeLabelValue, type MetricFamily, PAUSE, type Sample } from "../../lib/prometheus.js";
 import { BACKEND_STATES, type BackendState, type ServiceBackends } from "./backend-states.js";
@@ -57,7 +58,7 @@ function* perCluster(rows: Iterable<ServiceBackends>): Generator<Sample | typeof
 
 function* clusterSamples(cluster: string, sums: ReadonlyMap<IpFamily, Counts>): Generator<Sample> {
   const label = escapeLabelValue(cluster);
-  for (const [family, counts] of [...sums].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [family, counts] of [...sums].sort(([a], [b]) => byCodeUnits(a, b))) {
     for (const state of BACKEND_STATES) {
       yield { labelText: `{cluster="${label}",family="${family}",state="${state}"}`, value: counts[state] };
     }

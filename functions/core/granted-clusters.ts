@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { endpointAddress, type FamilyRecord } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";
 import type { ServiceRecordV2 } from "../../store/services.js";
@@ -77,7 +78,9 @@ export function applyClusterGrants(
     granted.push(result.view);
     for (const refusal of result.refusals) refusals.push(refusal);
   }
-  refusals.sort((a, b) => compare(a.cluster, b.cluster) || compare(a.kind, b.kind) || compare(a.id, b.id));
+  refusals.sort(
+    (a, b) => byCodeUnits(a.cluster, b.cluster) || byCodeUnits(a.kind, b.kind) || byCodeUnits(a.id, b.id),
+  );
   return { clusters: granted, refusals };
 }
 
@@ -167,8 +170,4 @@ function grantedService(record: ServiceRecordV2, grant: ClusterGrant): GrantedSe
   });
   if (refused.length === 0) return { record, refused };
   return { record: { ...record, ports }, refused: [...new Set(refused)] };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { DURATION_BUCKETS, type ServiceTotals } from "./request-metrics.js";
 
 /**
@@ -110,7 +111,7 @@ export class TrafficHistory {
     const last = this.#samples.at(-1);
     if (!first || !last) return new Set();
     const grouped = delta(group(first.totals, serviceName), group(last.totals, serviceName));
-    const ranked = [...grouped].sort((a, b) => b[1].requests - a[1].requests || compare(a[0], b[0]));
+    const ranked = [...grouped].sort((a, b) => b[1].requests - a[1].requests || byCodeUnits(a[0], b[0]));
     return new Set(ranked.slice(0, this.#maxServices).map(([name]) => name));
   }
 
@@ -129,7 +130,7 @@ export class TrafficHistory {
         points.push(pointOf(after.at, seconds, counts));
       }
     }
-    return [...lines].map(([name, points]) => ({ name, points })).sort((a, b) => compare(a.name, b.name));
+    return [...lines].map(([name, points]) => ({ name, points })).sort((a, b) => byCodeUnits(a.name, b.name));
   }
 }
 
@@ -201,8 +202,4 @@ function delta(before: Map<string, Counts>, after: Map<string, Counts>): Map<str
     });
   }
   return counted;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { annotationRoute } from "../../store/legacy.js";
 import { serviceId } from "../../store/names.js";
 import { SCHEMA_VERSION } from "../../store/records.js";
@@ -5,7 +6,7 @@ import type { RouteRecord } from "../../store/routes.js";
 import { exposeAnnotations } from "./exposure.js";
 import { type GatewayAddressSettings, NO_GATEWAY_ADDRESSES } from "./gateway/addresses.js";
 import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
-import { byCodeUnits, creationTimeOf } from "./gateway/objects.js";
+import { creationTimeOf } from "./gateway/objects.js";
 import { type GatewayApiTranslation, type Problem, translateGatewayApi } from "./gateway/translate.js";
 import { type HostClaims, mayClaim } from "./host-claims.js";
 import {

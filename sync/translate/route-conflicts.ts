@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { isPassthroughRoute, type RouteMatch, type RouteRecord } from "../../store/routes.js";
 
 /**
@@ -77,8 +78,4 @@ export function describeMatch(match: RouteMatch): string {
   if (match.method !== undefined) parts.push(match.method);
   const headers = match.headers.map((header) => `header ${header.name}=${header.value}`).sort(byCodeUnits);
   return [...parts, ...headers].join(" ");
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import type { Result } from "../../lib/result.js";
 import { ClusterNameSchema } from "../../store/names.js";
 import {
@@ -73,7 +74,7 @@ export function parseClusterWeights(raw: string): Result<ClusterWeight[]> {
     return { ok: false, error: `lists more than ${MAX_WEIGHTED_CLUSTERS} clusters` };
   if (weights.every((weight) => weight.weight === 0))
     return { ok: false, error: "gives every cluster weight 0" };
-  return { ok: true, value: weights.sort((a, b) => (a.cluster < b.cluster ? -1 : 1)) };
+  return { ok: true, value: weights.sort((a, b) => byCodeUnits(a.cluster, b.cluster)) };
 }
 
 function isPolicy(text: string): text is SteeringPolicy {

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import type { RouteRecord } from "../../../store/routes.js";
 
 /** One cluster's copy of a route record. */
@@ -171,10 +172,6 @@ function definitionKey(route: RouteRecord): string {
     definitionKeys.set(route, key);
   }
   return key;
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** JSON with object keys sorted, so two writers that order keys differently still compare equal. */

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import { type ClusterGrants, claimRank, compareClaims } from "../../core/cluster-grants.js";
 
 /**
@@ -58,12 +59,12 @@ export function certificateTable(
 ): CertificateTable {
   const { grants, ownCluster } = options;
   const ordered = grants
-    ? [...certificates].sort((a, b) => compare(a.id, b.id))
+    ? [...certificates].sort((a, b) => byCodeUnits(a.id, b.id))
     : [...certificates].sort(
         (a, b) =>
           Number(b.cluster === ownCluster) - Number(a.cluster === ownCluster) ||
-          compare(a.cluster, b.cluster) ||
-          compare(a.id, b.id),
+          byCodeUnits(a.cluster, b.cluster) ||
+          byCodeUnits(a.id, b.id),
       );
   const exact = new Map<string, TableCertificate[]>();
   const wildcard = new Map<string, TableCertificate[]>();
@@ -128,8 +129,4 @@ function best(
 function normalise(name: string): string {
   const lower = name.toLowerCase();
   return lower.endsWith(".") ? lower.slice(0, -1) : lower;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import type { Result } from "../../../lib/result.js";
 import type { KubeSecret, TlsMaterial } from "../tls-secrets.js";
 import { referenceGranted } from "./backends.js";
@@ -126,7 +127,7 @@ export function certificateUses(
   }
   return [...names]
     .filter(([, entry]) => entry.hostnames.size > 0 || entry.anyHost)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => byCodeUnits(a, b))
     .map(([id, entry]) => ({
       id,
       hostnames: [...entry.hostnames].sort(),

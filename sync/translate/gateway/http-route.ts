@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import {
   ROUTE_SCHEMA_VERSION,
   type RouteListener,
@@ -12,7 +13,6 @@ import { type Condition, condition, type RouteParentStatus } from "./conditions.
 import { type HostnameSet, unionHostnames } from "./hostnames.js";
 import type { GatewayView } from "./listeners.js";
 import {
-  byCodeUnits,
   creationTimeOf,
   GATEWAY_GROUP,
   type HTTPRoute,

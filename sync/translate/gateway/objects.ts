@@ -203,8 +203,3 @@ export function creationTimeOf(metadata: ObjectMeta): number {
   const ms = stamp instanceof Date ? stamp.getTime() : Date.parse(stamp);
   return Number.isFinite(ms) && ms > 0 ? ms : 0;
 }
-
-/** Plain code-unit order, the same on every runtime and locale. */
-export function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -1,3 +1,4 @@
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import type { Result } from "../../../lib/result.js";
 import type { RouteRecord } from "../../../store/routes.js";
 import type { KubeService } from "../kube-objects.js";
@@ -15,7 +16,6 @@ import { GRPC_ROUTE_KIND, type GRPCRoute } from "./grpc-route.js";
 import { type HttpRouteTranslation, translateHttpRoute, translateRouteOfKind } from "./http-route.js";
 import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
 import {
-  byCodeUnits,
   type Gateway,
   type GatewayClass,
   type HTTPRoute,

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { byCodeUnits } from "../../../lib/code-unit-order.js";
 import {
   MATCH_EVERYTHING,
   ROUTE_SCHEMA_VERSION,
@@ -8,7 +9,7 @@ import {
   routeId,
 } from "../../../store/routes.js";
 import { serviceMap } from "../gateway/backends.js";
-import { byCodeUnits, creationTimeOf, keyOf, namespaceOf } from "../gateway/objects.js";
+import { creationTimeOf, keyOf, namespaceOf } from "../gateway/objects.js";
 import type { Problem } from "../gateway/translate.js";
 import type { KubeService } from "../kube-objects.js";
 import { ingressClassChooser } from "./class.js";
