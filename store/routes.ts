@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { HTTP_METHODS } from "../lib/http-methods.js";
 import type { Result } from "../lib/result.js";
 import { ServiceIdSchema } from "./names.js";
 
@@ -84,18 +85,6 @@ export const QueryParamMatchSchema = v.strictObject({
   value: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
 });
 export type QueryParamMatch = v.InferOutput<typeof QueryParamMatchSchema>;
-
-export const HTTP_METHODS = [
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "DELETE",
-  "CONNECT",
-  "OPTIONS",
-  "TRACE",
-  "PATCH",
-] as const;
 
 /**
  * One HTTPRoute match: every condition must hold. The match objects and filters are strict: a condition this

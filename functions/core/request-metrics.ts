@@ -1,3 +1,4 @@
+import { HTTP_METHODS } from "../../lib/http-methods.js";
 import type { IpFamily } from "../../lib/ip.js";
 import {
   type CounterChild,
@@ -25,46 +26,17 @@ export const DURATION_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
 
-/** RFC 9110 §9 methods plus PATCH (RFC 5789); anything else is OTHER (method names are case-sensitive). */
-export const METHOD_LABELS = [
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "DELETE",
-  "PATCH",
-  "OPTIONS",
-  "CONNECT",
-  "TRACE",
-  "OTHER",
-] as const;
+/** The method label: one of HTTP_METHODS, or OTHER for anything else (method names are case-sensitive). */
+export const METHOD_LABELS = [...HTTP_METHODS, "OTHER"] as const;
+const OTHER_METHOD = HTTP_METHODS.length;
+const KNOWN_METHODS: readonly string[] = HTTP_METHODS;
 
 export type AttemptOutcome = "ok" | "connect" | "timeout" | "reset";
 export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ["ok", "connect", "timeout", "reset"];
 
 export function methodIndex(method: string): number {
-  switch (method) {
-    case "GET":
-      return 0;
-    case "HEAD":
-      return 1;
-    case "POST":
-      return 2;
-    case "PUT":
-      return 3;
-    case "DELETE":
-      return 4;
-    case "PATCH":
-      return 5;
-    case "OPTIONS":
-      return 6;
-    case "CONNECT":
-      return 7;
-    case "TRACE":
-      return 8;
-    default:
-      return 9;
-  }
+  const index = KNOWN_METHODS.indexOf(method);
+  return index < 0 ? OTHER_METHOD : index;
 }
 
 /** The `code` label: the three digits for 100-599 (RFC 9110 §15), `other` for anything a backend invents. */

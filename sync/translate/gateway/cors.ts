@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { HTTP_METHODS } from "../../../lib/http-methods.js";
 import type { Result } from "../../../lib/result.js";
 import { type Cors, HeaderNameSchema } from "../../../store/routes.js";
 import type { KubeFilter } from "./objects.js";
@@ -14,18 +15,8 @@ const KubeCorsSchema = v.looseObject({
 
 /** HTTPCORSFilter.maxAge's default, in seconds. */
 const DEFAULT_MAX_AGE = 5;
-const METHODS: ReadonlySet<string> = new Set([
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "DELETE",
-  "CONNECT",
-  "OPTIONS",
-  "TRACE",
-  "PATCH",
-  "*",
-]);
+/** HTTPCORSFilter.allowMethods: the HTTPMethod enum, or `*` alone for every method. */
+const METHODS: ReadonlySet<string> = new Set([...HTTP_METHODS, "*"]);
 /** HTTPCORSAllowOrigin: `*`, or scheme://host[:port] whose host may begin with `*.` (no path). */
 const ORIGIN = /^(?:\*|[a-z][a-z0-9+.-]*:\/\/(?:\*\.)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?(?::[0-9]{1,5})?)$/;
 

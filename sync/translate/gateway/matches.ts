@@ -1,5 +1,6 @@
+import { HTTP_METHODS } from "../../../lib/http-methods.js";
 import type { Result } from "../../../lib/result.js";
-import { HTTP_METHODS, MATCH_EVERYTHING, type RouteMatch } from "../../../store/routes.js";
+import { MATCH_EVERYTHING, type RouteMatch } from "../../../store/routes.js";
 import type { KubeMatch } from "./objects.js";
 
 /** Gateway API path characters for Exact and PathPrefix (the CRD's CEL rule: RFC 3986 pchar and "/"). */

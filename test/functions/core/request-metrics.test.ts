@@ -125,8 +125,9 @@ describe("RED series", () => {
 describe("label values from fixed sets", () => {
   it.each([
     ["GET", 0],
-    ["PATCH", 5],
-    ["TRACE", 8],
+    ["CONNECT", 5],
+    ["TRACE", 7],
+    ["PATCH", 8],
     ["get", 9],
     ["BREW", 9],
   ])("method %s has index %i (OTHER is 9)", (method, index) => {

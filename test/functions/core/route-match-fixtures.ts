@@ -1,9 +1,9 @@
 import * as v from "valibot";
 import type { RequestFacts } from "../../../functions/core/routes/request-match.js";
 import { buildRouteTable, matchRoute } from "../../../functions/core/routes/route-table.js";
+import type { HttpMethod } from "../../../lib/http-methods.js";
 import {
   type BackendRef,
-  type HTTP_METHODS,
   MATCH_EVERYTHING,
   type RouteMatch,
   type RouteRecord,
@@ -13,8 +13,7 @@ import {
 
 /** Builders for route records (checked against the store schema) and requests, for the matcher tests. */
 
-type Method = (typeof HTTP_METHODS)[number];
-type MatchOptions = { method?: Method; headers?: Record<string, string> };
+type MatchOptions = { method?: HttpMethod; headers?: Record<string, string> };
 
 export function prefix(value: string, options: MatchOptions = {}): RouteMatch {
   return withOptions({ path: { type: "PathPrefix", value }, headers: [] }, options);
