@@ -4,6 +4,7 @@ import { ipBytes } from "../lib/ip.js";
 import { TlsStoreKeyEnvSchema } from "../store/certificates.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../store/names.js";
 import { parseGeoPoint, RegionSchema } from "../store/places.js";
+import { DEFAULT_REDIS_URL } from "../store/redis/target.js";
 import { parseGatewayAddresses } from "./translate/gateway/addresses.js";
 import { parseHostClaims } from "./translate/host-claims.js";
 
@@ -39,11 +40,11 @@ export const SyncEnvSchema = v.object({
   // One URL, or with REDIS_CLUSTER a comma list of seed nodes (store/redis/target.ts).
   REDIS_URL: v.pipe(
     v.optional(v.string(), ""),
-    v.transform((url) => url.trim() || "redis://127.0.0.1:6379"),
+    v.transform((url) => url.trim() || DEFAULT_REDIS_URL),
     v.description(
       "the store (`redis://` or `rediss://`); use this cluster's own ACL user ([Redis](redis.md#acl-users))",
     ),
-    v.metadata({ default: "`redis://127.0.0.1:6379`" }),
+    v.metadata({ default: `\`${DEFAULT_REDIS_URL}\`` }),
   ),
   REDIS_CLUSTER: v.pipe(
     booleanFromEnv(false),

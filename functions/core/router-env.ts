@@ -6,6 +6,7 @@ import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../store/nam
 import { parseGeoPoint } from "../../store/places.js";
 import { DEFAULT_RECORD_BUDGET } from "../../store/record-budget.js";
 import { MAX_RECORD_BYTES } from "../../store/records.js";
+import { DEFAULT_REDIS_URL } from "../../store/redis/target.js";
 import { STEERING_POLICIES } from "../../store/steering.js";
 import { BACKEND_SERIES } from "./backend-metrics.js";
 import { parseClusterGrants } from "./cluster-grants.js";
@@ -39,7 +40,7 @@ export const RouterEnvSchema = v.object({
     v.description(
       "the store (`redis://` or `rediss://`); use the read-only router ACL user ([Redis](redis.md#acl-users)). Workers: a secret, required",
     ),
-    v.metadata({ default: "Node: `redis://127.0.0.1:6379`" }),
+    v.metadata({ default: `Node: \`${DEFAULT_REDIS_URL}\`` }),
   ),
   REDIS_CLUSTER: v.pipe(
     booleanFromEnv(false),

@@ -6,11 +6,9 @@ import { createRedisCertificateReader } from "../../store/redis/certificate-read
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { reportRedisConnection } from "../../store/redis/connection-report.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
-import { describeRedisTarget, redisTarget } from "../../store/redis/target.js";
+import { DEFAULT_REDIS_URL, describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
 import type { RouterConfig } from "../core/config.js";
-
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
 /** How long close() waits for the store reader and the Redis client before cutting them. */
 const STORE_CLOSE_MS = 1_000;

@@ -19,6 +19,9 @@ export interface ClusterTarget {
 
 const DEFAULT_PORT = 6379;
 
+/** Where the Node router and the sync look for the store when REDIS_URL is unset: a Redis on this machine. */
+export const DEFAULT_REDIS_URL = `redis://127.0.0.1:${DEFAULT_PORT}`;
+
 /** The forms REDIS_URL takes, for the errors that tell what to write instead. */
 const URL_FORM =
   "redis://user:password@host:6379 (rediss:// for TLS; characters such as / @ : % in the password percent-encoded)";
