@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { type HeldRecords, type RecordKind, recordDigest } from "../record-budget.js";
 import { hashEntries, pipelineValues } from "./replies.js";
 
@@ -198,8 +199,4 @@ function definedOnly(
   const out = new Map<string, string>();
   for (const [id, value] of values) if (typeof value === "string") out.set(id, value);
   return out;
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
