@@ -6,9 +6,9 @@ import {
   FilterSchema,
   type KubeMatch,
   type KubeRule,
-  ObjectMetaSchema,
-  ParentRefSchema,
+  NameValueMatchSchema,
   parseWith,
+  routeObjectSchema,
 } from "./objects.js";
 import { type RuleTranslation, translateRule } from "./rules.js";
 
@@ -22,7 +22,7 @@ const text = v.nullish(v.string());
 
 const GrpcMatchSchema = v.looseObject({
   method: v.nullish(v.looseObject({ type: text, service: text, method: text })),
-  headers: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
+  headers: v.nullish(v.array(NameValueMatchSchema)),
 });
 export type GrpcMatch = v.InferOutput<typeof GrpcMatchSchema>;
 
@@ -35,14 +35,7 @@ const GrpcRuleSchema = v.looseObject({
 });
 export type GrpcRule = v.InferOutput<typeof GrpcRuleSchema>;
 
-export const GRPCRouteSchema = v.looseObject({
-  metadata: ObjectMetaSchema,
-  spec: v.looseObject({
-    parentRefs: v.nullish(v.array(ParentRefSchema)),
-    hostnames: v.nullish(v.array(v.string())),
-    rules: v.nullish(v.array(GrpcRuleSchema)),
-  }),
-});
+export const GRPCRouteSchema = routeObjectSchema(GrpcRuleSchema);
 export type GRPCRoute = v.InferOutput<typeof GRPCRouteSchema>;
 
 export const parseGRPCRoute = (input: unknown) => parseWith(GRPCRouteSchema, input);

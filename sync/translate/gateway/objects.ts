@@ -119,10 +119,13 @@ export const FilterSchema = v.looseObject({
 });
 export type KubeFilter = v.InferOutput<typeof FilterSchema>;
 
+/** A header or query parameter match (HTTPHeaderMatch, HTTPQueryParamMatch, GRPCHeaderMatch): one shape. */
+export const NameValueMatchSchema = v.looseObject({ type: text, name: v.string(), value: v.string() });
+
 const MatchSchema = v.looseObject({
   path: v.nullish(v.looseObject({ type: text, value: text })),
-  headers: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
-  queryParams: v.nullish(v.array(v.looseObject({ type: text, name: v.string(), value: v.string() }))),
+  headers: v.nullish(v.array(NameValueMatchSchema)),
+  queryParams: v.nullish(v.array(NameValueMatchSchema)),
   method: text,
 });
 export type KubeMatch = v.InferOutput<typeof MatchSchema>;
@@ -149,14 +152,23 @@ const RuleSchema = v.looseObject({
 });
 export type KubeRule = v.InferOutput<typeof RuleSchema>;
 
-export const HTTPRouteSchema = v.looseObject({
-  metadata: ObjectMetaSchema,
-  spec: v.looseObject({
-    parentRefs: v.nullish(v.array(ParentRefSchema)),
-    hostnames: v.nullish(v.array(v.string())),
-    rules: v.nullish(v.array(RuleSchema)),
-  }),
-});
+/**
+ * The object of a route kind around the rule of its own: every xRoute of the Gateway API (HTTPRoute, GRPCRoute,
+ * TLSRoute) shares its metadata, `spec.parentRefs` and `spec.hostnames` (CommonRouteSpec) and differs only in
+ * what a rule holds.
+ */
+export function routeObjectSchema<RuleSchema extends v.GenericSchema>(ruleSchema: RuleSchema) {
+  return v.looseObject({
+    metadata: ObjectMetaSchema,
+    spec: v.looseObject({
+      parentRefs: v.nullish(v.array(ParentRefSchema)),
+      hostnames: v.nullish(v.array(v.string())),
+      rules: v.nullish(v.array(ruleSchema)),
+    }),
+  });
+}
+
+export const HTTPRouteSchema = routeObjectSchema(RuleSchema);
 export type HTTPRoute = v.InferOutput<typeof HTTPRouteSchema>;
 
 export const ReferenceGrantSchema = v.looseObject({

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
 import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
 import type { RouteKindSpec } from "./http-route.js";
-import { BackendRefSchema, ObjectMetaSchema, ParentRefSchema, parseWith } from "./objects.js";
+import { BackendRefSchema, parseWith, routeObjectSchema } from "./objects.js";
 import type { RuleTranslation } from "./rules.js";
 
 /**
@@ -17,14 +17,7 @@ const TlsRuleSchema = v.looseObject({
 });
 export type TlsRule = v.InferOutput<typeof TlsRuleSchema>;
 
-export const TLSRouteSchema = v.looseObject({
-  metadata: ObjectMetaSchema,
-  spec: v.looseObject({
-    parentRefs: v.nullish(v.array(ParentRefSchema)),
-    hostnames: v.nullish(v.array(v.string())),
-    rules: v.nullish(v.array(TlsRuleSchema)),
-  }),
-});
+export const TLSRouteSchema = routeObjectSchema(TlsRuleSchema);
 export type TLSRoute = v.InferOutput<typeof TLSRouteSchema>;
 
 export const parseTLSRoute = (input: unknown) => parseWith(TLSRouteSchema, input);
