@@ -25,6 +25,18 @@ export interface KindSpec {
   readonly parse: (raw: unknown) => Result<object>;
   /** A field selector every list and watch of the kind carries, so the API server sends nothing else. */
   readonly fieldSelector?: string;
+  /**
+   * Set for a kind the sync's RBAC may not grant (one added after deploy/ first shipped, or used by one feature
+   * only): a refused list reads it as none, retried, and warns with this line (what is lost, what to grant), so
+   * a sync whose Role predates the kind keeps serving everything else. Unset, a refusal stops the reflector,
+   * except a cluster-scoped kind under WATCH_NAMESPACES (optional-kinds.ts).
+   */
+  readonly whenRefused?: string;
+}
+
+/** The warning of a kind read as none while RBAC refuses it: `Kinds are not readable: <lost>; retrying (grant ...)`. */
+function refusedLine(kinds: string, lost: string, grant: string): string {
+  return `${kinds} are not readable: ${lost}; retrying (grant ${grant}, as deploy/ does)`;
 }
 
 const GATEWAY_GROUP = "gateway.networking.k8s.io";
@@ -70,12 +82,22 @@ export const KINDS = {
   GRPCRoute: {
     ...gatewayKind("grpcroutes", true, parseGRPCRoute),
     manifestApiVersions: [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1alpha2`],
+    whenRefused: refusedLine(
+      "GRPCRoutes",
+      "none is published",
+      "get, list, watch on grpcroutes and update on grpcroutes/status",
+    ),
   },
   // TLSRoute is v1 in the standard channel since v1.5; older experimental CRDs named it v1alpha2/v1alpha3
   // with the fields read here alike.
   TLSRoute: {
     ...gatewayKind("tlsroutes", true, parseTLSRoute),
     manifestApiVersions: [`${GATEWAY_GROUP}/v1`, `${GATEWAY_GROUP}/v1alpha3`, `${GATEWAY_GROUP}/v1alpha2`],
+    whenRefused: refusedLine(
+      "TLSRoutes",
+      "none is published",
+      "get, list, watch on tlsroutes and update on tlsroutes/status",
+    ),
   },
   ReferenceGrant: gatewayKind("referencegrants", true, parseReferenceGrant),
   Namespace: {
@@ -112,6 +134,12 @@ export const KINDS = {
     manifestApiVersions: ["v1"],
     parse: parseSecret,
     fieldSelector: "type=kubernetes.io/tls",
+    // Read only for HTTPS listeners: a sync whose RBAC predates them keeps serving everything else.
+    whenRefused: refusedLine(
+      "Secrets",
+      "HTTPS listeners' certificateRefs resolve to nothing",
+      "get, list, watch on secrets",
+    ),
   },
 } as const satisfies Record<string, KindSpec>;
 

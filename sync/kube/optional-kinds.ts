@@ -1,5 +1,5 @@
 import type { Logger } from "../../lib/logger.js";
-import { KINDS, type RouteKind } from "./kinds.js";
+import { KINDS, type KindSpec, type RouteKind } from "./kinds.js";
 import type { ReflectorObserver, ReflectorTarget } from "./reflector-types.js";
 
 export interface OptionalKindsOptions {
@@ -25,20 +25,14 @@ interface GroupState {
   readonly reportedLabels: Set<string>;
 }
 
-const REFUSED_LINES: Partial<Record<RouteKind, string>> = {
-  Secret:
-    "Secrets are not readable: HTTPS listeners' certificateRefs resolve to nothing; retrying " +
-    "(grant get, list, watch on secrets, as deploy/ does)",
-  GRPCRoute:
-    "GRPCRoutes are not readable: none is published; retrying (grant get, list, watch on grpcroutes and " +
-    "update on grpcroutes/status, as deploy/ does)",
-  TLSRoute:
-    "TLSRoutes are not readable: none is published; retrying (grant get, list, watch on tlsroutes and " +
-    "update on tlsroutes/status, as deploy/ does)",
-};
 const REFUSED_CLUSTER_SCOPED =
   "WATCH_NAMESPACES: this cluster-scoped kind is not readable with Roles only; reading none, retrying " +
   "(routes that need it are not published: grant get, list, watch on it cluster-wide)";
+
+function refusedLineOf(kind: RouteKind): string | undefined {
+  const spec: KindSpec = KINDS[kind];
+  return spec.whenRefused;
+}
 
 /**
  * The `optional` part of route kinds' reflectors: what the sync says when a kind is not served or, watching
@@ -69,14 +63,9 @@ export class OptionalKinds {
     state.kinds.set(label, { resource, state: "unknown" });
     return {
       retryMs: this.options.retryMs,
-      // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these. Secrets
-      // are read only for HTTPS listeners: a sync whose RBAC predates them keeps serving everything else.
-      // GRPCRoutes and TLSRoutes likewise: a sync whose RBAC predates them serves everything else.
-      unreadableWhenRefused:
-        (this.options.namespaced && !namespaced) ||
-        kind === "Secret" ||
-        kind === "GRPCRoute" ||
-        kind === "TLSRoute",
+      // Roles grant nothing cluster-scoped: a sync given WATCH_NAMESPACES may have no rule for these. A kind
+      // with a `whenRefused` line is one the sync's RBAC may lack (kinds.ts).
+      unreadableWhenRefused: (this.options.namespaced && !namespaced) || refusedLineOf(kind) !== undefined,
       onMissing: (why) => this.missing(kind, groupVersion, label, why),
       onServed: () => this.served(groupVersion, label),
     };
@@ -99,7 +88,7 @@ export class OptionalKinds {
     if (entry) entry.state = why === "refused" ? "refused" : "missing";
     if (why === "refused") {
       this.refusedLabels.add(label);
-      logger.warn(REFUSED_LINES[kind] ?? REFUSED_CLUSTER_SCOPED, { informer: label, retryInMs: retryMs });
+      logger.warn(refusedLineOf(kind) ?? REFUSED_CLUSTER_SCOPED, { informer: label, retryInMs: retryMs });
     }
     this.report(groupVersion, group);
   }
