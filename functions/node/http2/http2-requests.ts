@@ -1,8 +1,9 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, METHODS, type ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { RouterError } from "../../core/errors.js";
 import { headAnswer } from "../../core/head-answers.js";
 import { errorAnswerWithRequestId, requestIdOf } from "../../core/request-id.js";
+import { methodProblem } from "../../core/request-method.js";
 import { RequestHead, withRequestHead } from "../request-head.js";
 import { authorityProblem } from "./authority.js";
 import { http2ResponseHeaders } from "./connection-headers.js";
@@ -16,6 +17,9 @@ export interface Http2RequestDeps {
   /** A further reason to refuse (the HTTPS listener's misdirected request), given the request's authority. */
   readonly problemOf?: (incoming: IncomingMessage, authority: string | undefined) => RouterError | undefined;
 }
+
+/** What Node's HTTP/1.1 parser takes on a request line: an HTTP/2 :method is held to the same (core/request-method.ts). */
+const HTTP1_METHODS: ReadonlySet<string> = new Set(METHODS);
 
 /**
  * The router's request listener for HTTP/2: the head is read and refused as for HTTP/1.1 (request-head.ts),
@@ -34,6 +38,7 @@ export function createHttp2Requests(
     const problem =
       head.problem ??
       authorityProblem(request.headers[":authority"], head.host) ??
+      methodProblem(request.method, HTTP1_METHODS) ??
       deps.problemOf?.(incoming, request.authority || undefined);
     if (problem === undefined) {
       deps.listener(withRequestHead(incoming, head), response as unknown as ServerResponse);

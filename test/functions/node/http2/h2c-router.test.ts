@@ -130,6 +130,19 @@ describe("HTTP/2 clients with prior knowledge on PORT", () => {
     expect(backend.seen).toHaveLength(0);
   });
 
+  it("refuses a lower-case :method with 400, as HTTP/1.1's parser refuses `get`, and never forwards it", async () => {
+    const { backend, router, session } = await routerToEcho();
+    const h2 = await h2Request(session, { ":method": "get", ":path": "/", ":authority": "app.example" });
+    expect(h2.status).toBe(400);
+    expect(JSON.parse(h2.body).error).toBe("bad_request");
+    const h1 = await rawExchange(
+      router.port,
+      "get / HTTP/1.1\r\nHost: app.example\r\nConnection: close\r\n\r\n",
+    );
+    expect(h1.toString("latin1")).toMatch(/^HTTP\/1\.1 400 /);
+    expect(backend.seen).toHaveLength(0);
+  });
+
   it("serves many concurrent streams on one connection", async () => {
     const { session } = await routerToEcho();
     const answers = await Promise.all(
