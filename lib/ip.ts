@@ -31,14 +31,41 @@ export function ipBytes(text: string): Uint8Array | undefined {
 
 /**
  * Special-purpose ranges a unicast destination never is, plus loopback (the caller decides about that one):
- * RFC 6890 / RFC 4291 §2.4. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is judged by the IPv4 address it embeds,
- * since a connection to it reaches that IPv4 address.
+ * RFC 6890 / RFC 4291 §2.4. An IPv6 address that embeds an IPv4 address (embeddedIpv4) is judged by the IPv4
+ * address it embeds, since a connection to it reaches that address, directly or through a translator.
  */
 export type IpScope = "unspecified" | "loopback" | "link-local" | "multicast" | "broadcast";
 
+/**
+ * How an IPv6 address embeds an IPv4 address: IPv4-mapped `::ffff:0:0/96` (RFC 4291 §2.5.5.2, the same host),
+ * IPv4-compatible `::/96` other than `::` and `::1` (§2.5.5.1, deprecated), the NAT64 well-known prefix
+ * `64:ff9b::/96` (RFC 6052 §2.1) and local-use `64:ff9b:1::/48` (RFC 8215, its last 32 bits) and 6to4 `2002::/16`, the address in bits 16-47 (RFC 3056 §2): the last three
+ * reach the IPv4 address through a translator or relay, wherever that one sits.
+ */
+export type Ipv4Embedding = "mapped" | "compatible" | "nat64" | "6to4";
+
+/** The IPv4 address a 16-byte address embeds, and how; undefined for any other address. */
+export function embeddedIpv4(
+  bytes: Uint8Array,
+): { readonly form: Ipv4Embedding; readonly ipv4: Uint8Array } | undefined {
+  if (bytes.length !== 16) return undefined;
+  if (isIpv4Mapped(bytes)) return { form: "mapped", ipv4: bytes.subarray(12) };
+  const zeros = (from: number, to: number) => bytes.subarray(from, to).every((byte) => byte === 0);
+  if (zeros(0, 12) && !zeros(12, 15)) return { form: "compatible", ipv4: bytes.subarray(12) };
+  if (zeros(0, 12) && (bytes[15] ?? 0) > 1) return { form: "compatible", ipv4: bytes.subarray(12) };
+  const nat64 = bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b;
+  // The well-known prefix, and the local-use `64:ff9b:1::/48` (RFC 8215) read as its /96 format, conservatively.
+  if (nat64 && (zeros(4, 12) || (bytes[4] === 0 && bytes[5] === 1))) {
+    return { form: "nat64", ipv4: bytes.subarray(12) };
+  }
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return { form: "6to4", ipv4: bytes.subarray(2, 6) };
+  return undefined;
+}
+
 /** The special-purpose range `bytes` (4 or 16, from ipBytes) falls in; undefined for an ordinary address. */
 export function ipScope(bytes: Uint8Array): IpScope | undefined {
-  if (bytes.length === 16 && isIpv4Mapped(bytes)) return ipScope(bytes.subarray(12));
+  const embedded = embeddedIpv4(bytes);
+  if (embedded) return ipScope(embedded.ipv4);
   const first = bytes[0] ?? 0;
   const second = bytes[1] ?? 0;
   if (bytes.length === 4) {

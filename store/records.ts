@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { canonicalIp, type IpFamily, ipBytes, ipScope } from "../lib/ip.js";
+import { canonicalIp, embeddedIpv4, type IpFamily, ipBytes, ipScope } from "../lib/ip.js";
 import type { Result } from "../lib/result.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
 import { GeoPointSchema, RegionSchema } from "./places.js";
@@ -29,8 +29,10 @@ export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
  * Why `ip` may not be a backend of `family`, or undefined when it may: only the canonical literal
  * (`canonicalIp`: dotted quad, IPv6 as RFC 5952 prints it, no zone id), so no name, integer, hex, short form,
  * userinfo or path reaches a URL parser or DNS, and none of the addresses Kubernetes refuses for an endpoint
- * (ValidateEndpointIP: unspecified, link-local, multicast; broadcast too). Loopback stays allowed: the local
- * all-in-one and the tests run backends on 127.0.0.1 and ::1.
+ * (ValidateEndpointIP: unspecified, link-local, multicast; broadcast too), also where an IPv6 address embeds
+ * such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4: lib/ip.ts embeddedIpv4).
+ * Loopback stays allowed (the local all-in-one and the tests run backends on 127.0.0.1 and ::1), but not as the
+ * IPv4 address a NAT64, 6to4 or IPv4-compatible address embeds: that is a translator's loopback.
  */
 export function endpointIpProblem(ip: string, family: IpFamily): string | undefined {
   const bytes = ipBytes(ip);
@@ -39,6 +41,11 @@ export function endpointIpProblem(ip: string, family: IpFamily): string | undefi
   // A dotted quad that parses is canonical already (ipBytes refuses leading zeros and short forms).
   if (family === "ipv6" && canonicalIp(ip)?.ip !== ip) return "is not in canonical form";
   const scope = ipScope(bytes);
+  const embedded = embeddedIpv4(bytes);
+  // Judged by the IPv4 address it embeds; a translator's or relay's loopback is no loopback of ours.
+  if (scope !== undefined && embedded && embedded.form !== "mapped") {
+    return `is ${scope} (it embeds ${embedded.ipv4.join(".")}, ${embedded.form})`;
+  }
   if (scope !== undefined && scope !== "loopback") return `is ${scope}`;
   return undefined;
 }

@@ -139,6 +139,13 @@ describe("ipScope", () => {
     ["::ffff:0.0.0.0", "unspecified"],
     ["::ffff:127.0.0.1", "loopback"],
     ["::ffff:169.254.169.254", "link-local"],
+    ["64:ff9b::169.254.169.254", "link-local"],
+    ["64:ff9b::127.0.0.1", "loopback"],
+    ["2002:a9fe:a9fe::1", "link-local"],
+    ["2002:e000:1::", "multicast"],
+    ["::a9fe:a9fe", "link-local"],
+    ["::7f00:1", "loopback"],
+    ["64:ff9b:1::a9fe:a9fe", "link-local"],
   ])("puts %s in the %s range", (text, scope) => {
     const bytes = ipBytes(text);
     expect(bytes && ipScope(bytes)).toBe(scope);
@@ -155,6 +162,9 @@ describe("ipScope", () => {
     "2001:db8::1",
     "::2",
     "::ffff:10.0.0.1",
+    "64:ff9b::10.1.2.3",
+    "2002:a01:203::1",
+    "::a01:203",
   ])("leaves %s ordinary", (text) => {
     const bytes = ipBytes(text);
     expect(bytes && ipScope(bytes)).toBeUndefined();

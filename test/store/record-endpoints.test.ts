@@ -56,6 +56,28 @@ describe("endpoint addresses a record may hold", () => {
     ["an uncompressed spelling", "0:0:0:0:0:0:0:1", /not in canonical form/],
     ["brackets", "[::1]", /not an IP address literal/],
     ["an IPv4-mapped unspecified address", "::ffff:0.0.0.0", /is unspecified/],
+    [
+      "cloud metadata through NAT64",
+      "64:ff9b::169.254.169.254",
+      /is link-local \(it embeds 169\.254\.169\.254, nat64\)/,
+    ],
+    ["cloud metadata through a local-use NAT64 prefix", "64:ff9b:1::a9fe:a9fe", /is link-local/],
+    [
+      "cloud metadata through 6to4",
+      "2002:a9fe:a9fe::1",
+      /is link-local \(it embeds 169\.254\.169\.254, 6to4\)/,
+    ],
+    [
+      "cloud metadata as IPv4-compatible",
+      "::a9fe:a9fe",
+      /is link-local \(it embeds 169\.254\.169\.254, compatible\)/,
+    ],
+    [
+      "a translator's loopback through NAT64",
+      "64:ff9b::127.0.0.1",
+      /is loopback \(it embeds 127\.0\.0\.1, nat64\)/,
+    ],
+    ["a broadcast address through 6to4", "2002:ffff:ffff::", /is broadcast/],
     ["an IPv4 address in the IPv6 family", "127.0.0.1", /not an ipv6 address/],
   ])("refuses %s in the IPv6 family", (_what, ip, reason) => {
     expect(errorOf(recordWith([], [{ ip, port: 80 }]))).toMatch(reason);

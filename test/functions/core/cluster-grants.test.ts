@@ -164,4 +164,17 @@ describe("which backend addresses a cluster may publish", () => {
   ])("%s may reach %s: %s", (cluster, ip, expected) => {
     expect(mayReach(grants.get(cluster), ip)).toBe(expected);
   });
+
+  // A translated address reaches its IPv4 address from wherever the translator sits, which may be another
+  // network than the cluster's: a grant of that IPv4 network never covers it, only a grant of its IPv6 form.
+  it.each([
+    ["10.1.0.0/16", "::ffff:10.1.2.3", true, "IPv4-mapped is the same host"],
+    ["10.1.0.0/16", "64:ff9b::10.1.2.3", false, "NAT64 is not covered by the IPv4 network it embeds"],
+    ["10.1.0.0/16", "2002:a01:203::1", false, "nor 6to4"],
+    ["10.1.0.0/16", "::a01:203", false, "nor IPv4-compatible"],
+    ["64:ff9b::/96", "64:ff9b::10.1.2.3", true, "a grant of the NAT64 prefix itself does"],
+  ])("%s may reach %s: %s (%s)", (network, ip, expected) => {
+    const grant = grantsOf(`nat=hosts:a.test networks:${network}`).get("nat");
+    expect(mayReach(grant, ip)).toBe(expected);
+  });
 });
