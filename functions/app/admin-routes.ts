@@ -1,5 +1,5 @@
+import type { ClusterPlace } from "../../store/places.js";
 import type { BackendRef, RouteRule } from "../../store/routes.js";
-import type { ClusterHeartbeat } from "../../store/store.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import { modifiedPath, redirectLocation } from "../core/filters.js";
@@ -89,7 +89,7 @@ export interface ExplainInput {
   readonly ejection: PassiveEjection;
   /** Cross-cluster steering, for a steered Service (admin-steering.ts); the client's place, if given. */
   readonly steering?: RoutingSteering | undefined;
-  readonly places?: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  readonly places?: ReadonlyMap<string, ClusterPlace> | undefined;
   readonly client?: ClientLocation | undefined;
 }
 

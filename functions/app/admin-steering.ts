@@ -1,4 +1,4 @@
-import type { ClusterHeartbeat } from "../../store/store.js";
+import type { ClusterPlace } from "../../store/places.js";
 import type { SteeringPlan } from "../core/selection.js";
 import { type ClusterFacts, decideSteering, expectedShares } from "../core/steering/decide.js";
 import { type ClientLocation, steeringOrigin } from "../core/steering/origin.js";
@@ -14,7 +14,7 @@ export interface SteeringExplainInput {
   readonly plan: SteeringPlan;
   readonly steering: RoutingSteering;
   /** The source's heartbeat records: each cluster's region and location. */
-  readonly places: ReadonlyMap<string, ClusterHeartbeat> | undefined;
+  readonly places: ReadonlyMap<string, ClusterPlace> | undefined;
   /** explain's `client=lat,long` (and `continent=`): where the request would come from. */
   readonly client: ClientLocation | undefined;
 }

@@ -107,7 +107,7 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
       balancer: deps.balancer,
       ejection: deps.ejection,
       steering: deps.steering,
-      places: deps.source.heartbeats?.(),
+      places: deps.steering?.places() ?? deps.source.heartbeats?.(),
       client: explainClient(c.req.query("client"), c.req.query("continent")),
     });
     const expired = [...(deps.expired?.().keys() ?? [])];

@@ -7,6 +7,7 @@ import type { SteeringPolicy } from "../../store/steering.js";
 import type { AccessLogSettings } from "./access-log.js";
 import type { BackendSeries } from "./backend-metrics.js";
 import type { ClusterGrants } from "./cluster-grants.js";
+import type { ClusterPlaces } from "./cluster-places.js";
 import { type IpFamilyPolicy, RouterEnvSchema } from "./router-env.js";
 import type { TlsPort } from "./tls-ports.js";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./trusted-proxies.js";
@@ -71,6 +72,8 @@ export interface RouterConfig {
   readonly clusterSteering: SteeringPolicy;
   /** ROUTER_LOCATION. */
   readonly routerLocation: GeoPoint | undefined;
+  /** CLUSTER_PLACES: places the router pins (cluster-places.ts); undefined: every cluster's heartbeat's. */
+  readonly clusterPlaces?: ClusterPlaces | undefined;
   readonly adminToken: string | undefined;
   readonly tryTimeoutMs: number;
   readonly totalTimeoutMs: number;
@@ -135,6 +138,7 @@ export function parseRouterConfig(env: Record<string, unknown>): RouterConfig {
     ipFamily: e.IP_FAMILY,
     clusterSteering: e.CLUSTER_STEERING,
     routerLocation: e.ROUTER_LOCATION,
+    clusterPlaces: e.CLUSTER_PLACES,
     adminToken: e.ADMIN_TOKEN,
     tryTimeoutMs: e.UPSTREAM_TRY_TIMEOUT_MS,
     totalTimeoutMs: e.UPSTREAM_TOTAL_TIMEOUT_MS,

@@ -10,6 +10,7 @@ import { DEFAULT_REDIS_URL } from "../../store/redis/target.js";
 import { STEERING_POLICIES } from "../../store/steering.js";
 import { BACKEND_SERIES } from "./backend-metrics.js";
 import { parseClusterGrants } from "./cluster-grants.js";
+import { parseClusterPlaces } from "./cluster-places.js";
 import { parseGatewayNames } from "./gateway-names.js";
 import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
 import { parseTlsListenerPorts } from "./tls-ports.js";
@@ -181,6 +182,21 @@ export const RouterEnvSchema = v.object({
     }),
     v.description(
       "`lat,long` of this router in decimal degrees: where proximity steering measures from when the request does not say (Node; Workers measure from the client's `request.cf`)",
+    ),
+  ),
+  CLUSTER_PLACES: v.pipe(
+    optionalText,
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      if (dataset.value === undefined) return undefined;
+      const parsed = parseClusterPlaces(dataset.value);
+      if (parsed.ok) return parsed.value;
+      addIssue({
+        message: `CLUSTER_PLACES must be cluster=location:lat,long region:name;...: ${parsed.error}`,
+      });
+      return NEVER;
+    }),
+    v.description(
+      "where clusters run, as the router says (`east=location:50.11,8.68 region:eu-central-1; west=...`): a cluster listed takes its place from here, never from its heartbeat ([cluster steering](multi-cluster.md#cluster-steering))",
     ),
   ),
   IP_FAMILY: v.pipe(

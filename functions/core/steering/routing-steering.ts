@@ -1,6 +1,7 @@
-import type { GeoPoint } from "../../../store/places.js";
+import type { ClusterPlace, GeoPoint } from "../../../store/places.js";
 import type { SteeringPolicy } from "../../../store/steering.js";
 import type { SnapshotSource } from "../../../store/store.js";
+import { type ClusterPlaces, placesOf } from "../cluster-places.js";
 import type { Selection } from "../selection.js";
 import { SteeringState } from "./cluster-track.js";
 import type { SteeringMetrics } from "./metrics.js";
@@ -19,6 +20,8 @@ export interface RoutingSteering {
   readonly planning: SelectSteering;
   /** ROUTER_LOCATION. */
   readonly routerLocation: GeoPoint | undefined;
+  /** Each cluster's place: its heartbeat's, or CLUSTER_PLACES' for a cluster it lists (cluster-places.ts). */
+  places(): ReadonlyMap<string, ClusterPlace> | undefined;
   /**
    * The selection one request uses: `selection` itself unless it is steered (steering/plan.ts), so a Service
    * with one cluster or local-first costs one property read here.
@@ -31,6 +34,7 @@ export interface RoutingSteeringDeps {
   readonly config: {
     readonly clusterSteering?: SteeringPolicy;
     readonly routerLocation?: GeoPoint | undefined;
+    readonly clusterPlaces?: ClusterPlaces | undefined;
   };
   readonly now: () => number;
   readonly random: () => number;
@@ -42,18 +46,20 @@ export function createRoutingSteering(deps: RoutingSteeringDeps, metrics: Steeri
   const state = new SteeringState(deps.now, settings);
   const routerLocation = deps.config.routerLocation;
   metrics.observe(state);
+  const places = () => placesOf(deps.source.heartbeats?.(), deps.config.clusterPlaces);
   return {
     state,
     planning: { policy: deps.config.clusterSteering ?? "local-first", state },
     routerLocation,
+    places,
     steer(selection, client) {
       const plan = selection.steering;
       if (!plan) return selection;
       return steerSelection(selection, plan, {
         client,
         routerLocation,
-        // Each cluster's place, from its sync's heartbeat record (read apart from the snapshot).
-        places: deps.source.heartbeats?.(),
+        // Each cluster's place, from its sync's heartbeat record (read apart from the snapshot) or CLUSTER_PLACES.
+        places: places(),
         settings,
         random: deps.random,
         metrics,
