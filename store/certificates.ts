@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { ConfigurationError } from "../lib/configuration-error.js";
 import { optionalText } from "../lib/env.js";
 import type { Result } from "../lib/result.js";
+import type { ClientValidationRecord } from "./client-validations.js";
 import { parseRecordJson, validated } from "./records.js";
 
 /**
@@ -105,6 +106,12 @@ export interface CertificateWriter {
   removeCertificate(id: string): Promise<void>;
   /** The `certificates` hash as stored: id → record JSON. */
   loadCertificates(): Promise<Map<string, string>>;
+  /** Replaces a Gateway port's client validation record (client-validations.ts) and bumps the version. */
+  putClientValidation(record: ClientValidationRecord): Promise<void>;
+  /** Removes it and bumps the version. */
+  removeClientValidation(id: string): Promise<void>;
+  /** The `client-validations` hash as stored: id → record JSON. */
+  loadClientValidations(): Promise<Map<string, string>>;
 }
 
 /** The router side: cheap version reads to poll, and a whole cluster's records when its version moved. */
@@ -113,6 +120,8 @@ export interface CertificateReader {
   versions(): Promise<Map<string, string>>;
   /** One cluster's `certificates` hash: id → record JSON. */
   records(cluster: string): Promise<Map<string, string>>;
+  /** One cluster's `client-validations` hash: id → record JSON (client-validations.ts). */
+  clientValidations(cluster: string): Promise<Map<string, string>>;
 }
 
 const STORE_KEY_FORMAT = /^[A-Za-z0-9+/]{43}=$/;

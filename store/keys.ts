@@ -48,6 +48,11 @@ export interface ClusterKeys {
    * Workers read for services and routes only.
    */
   readonly certificatesVersion: string;
+  /**
+   * HASH: `namespace/gateway:port` → client validation record JSON (client-validations.ts), written by the
+   * certificate script, so certificatesVersion moves with it.
+   */
+  readonly clientValidations: string;
 }
 
 export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
@@ -63,6 +68,7 @@ export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
     claim: `${tag}:claim`,
     certificates: `${tag}:certificates`,
     certificatesVersion: `${tag}:certificates-version`,
+    clientValidations: `${tag}:client-validations`,
   };
 }
 

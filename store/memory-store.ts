@@ -1,6 +1,7 @@
 import { byCodeUnits } from "../lib/code-unit-order.js";
 import { type CertificateReader, serializeCertificateRecord } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
+import { serializeClientValidationRecord } from "./client-validations.js";
 import { hostIndexMembers } from "./keys.js";
 import { type ClusterPlace, placeFields } from "./places.js";
 import { type ServiceRecord, serializeServiceRecord } from "./records.js";
@@ -43,6 +44,8 @@ interface ClusterState {
   /** The `certificates` hash and its version counter. */
   readonly certificates: Map<string, string>;
   certificatesVersion: number;
+  /** The `client-validations` hash (client-validations.ts); its writes bump certificatesVersion too. */
+  readonly clientValidations: Map<string, string>;
   /** What the last snapshot decoded; the records changed since are decoded again, the rest kept. */
   decoded: DecodedCluster | undefined;
   readonly dirtyServices: Set<string>;
@@ -172,6 +175,18 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
           state.certificatesVersion++;
         },
         loadCertificates: async () => new Map(state.certificates),
+        putClientValidation: async (record) => {
+          const raw = serializeClientValidationRecord(record);
+          fenced();
+          state.clientValidations.set(record.id, raw);
+          state.certificatesVersion++;
+        },
+        removeClientValidation: async (id) => {
+          fenced();
+          state.clientValidations.delete(id);
+          state.certificatesVersion++;
+        },
+        loadClientValidations: async () => new Map(state.clientValidations),
       },
       heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince, services }) => {
         fenced();
@@ -208,6 +223,10 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
 
   async records(cluster: string): Promise<Map<string, string>> {
     return new Map(this.#clusters.get(cluster)?.certificates ?? []);
+  }
+
+  async clientValidations(cluster: string): Promise<Map<string, string>> {
+    return new Map(this.#clusters.get(cluster)?.clientValidations ?? []);
   }
 
   /** Called after every change; returns the unsubscribe function. */
@@ -262,6 +281,7 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
         claim: undefined,
         certificates: new Map(),
         certificatesVersion: 0,
+        clientValidations: new Map(),
         decoded: undefined,
         dirtyServices: new Set(),
         dirtyRoutes: new Set(),

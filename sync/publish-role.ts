@@ -286,5 +286,8 @@ function observedCertificates(
     putCertificate: (record) => observed(() => inner.putCertificate(record)),
     removeCertificate: (id) => observed(() => inner.removeCertificate(id)),
     loadCertificates: () => inner.loadCertificates(),
+    putClientValidation: (record) => observed(() => inner.putClientValidation(record)),
+    removeClientValidation: (id) => observed(() => inner.removeClientValidation(id)),
+    loadClientValidations: () => inner.loadClientValidations(),
   };
 }

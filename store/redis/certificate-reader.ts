@@ -24,5 +24,8 @@ export function createRedisCertificateReader(redis: Redis | Cluster, prefix: str
     async records(cluster) {
       return new Map(Object.entries(await redis.hgetall(clusterKeys(prefix, cluster).certificates)));
     },
+    async clientValidations(cluster) {
+      return new Map(Object.entries(await redis.hgetall(clusterKeys(prefix, cluster).clientValidations)));
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { type CertificateRecord, serializeCertificateRecord } from "../certificates.js";
+import { type ClientValidationRecord, serializeClientValidationRecord } from "../client-validations.js";
 import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
 import { type ClusterPlace, placeFields } from "../places.js";
 import {
@@ -103,6 +104,8 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
   };
 
   const certificateKeys = [keys.certificates, keys.certificatesVersion];
+  // The same script over the validations' hash: one version counter for both, polled by routers.
+  const validationKeys = [keys.clientValidations, keys.certificatesVersion];
   const certificates = {
     async putCertificate(record: CertificateRecord) {
       const raw = serializeCertificateRecord(record);
@@ -113,6 +116,16 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
     },
     async loadCertificates() {
       return new Map(Object.entries(await redis.hgetall(keys.certificates)));
+    },
+    async putClientValidation(record: ClientValidationRecord) {
+      const raw = serializeClientValidationRecord(record);
+      await fenced(SCRIPTS.certificate, validationKeys, [record.id, raw]);
+    },
+    async removeClientValidation(id: string) {
+      await fenced(SCRIPTS.certificate, validationKeys, [id, ""]);
+    },
+    async loadClientValidations() {
+      return new Map(Object.entries(await redis.hgetall(keys.clientValidations)));
     },
   };
 

@@ -1,4 +1,5 @@
 import type { Result } from "../../lib/result.js";
+import { holdsCaBundle, parseConfigMap } from "../translate/ca-bundles.js";
 import { parseGRPCRoute } from "../translate/gateway/grpc-route.js";
 import {
   parseGateway,
@@ -32,6 +33,11 @@ export interface KindSpec {
    * except a cluster-scoped kind under WATCH_NAMESPACES (optional-kinds.ts).
    */
   readonly whenRefused?: string;
+  /**
+   * Whether an object of the kind is kept at all (default: every one). One that is not is treated as absent:
+   * never cached, and its changes change nothing (ConfigMaps without a CA bundle).
+   */
+  readonly relevant?: (raw: unknown) => boolean;
 }
 
 /** The warning of a kind read as none while RBAC refuses it: `Kinds are not readable: <lost>; retrying (grant ...)`. */
@@ -141,6 +147,22 @@ export const KINDS = {
       "get, list, watch on secrets",
     ),
   },
+  // CA bundles (`ca.crt`) for Gateways' tls.frontend caCertificateRefs. Nothing selects ConfigMaps by key on
+  // the API server, so the others are dropped as they arrive (`relevant`): never cached, never recomputed for.
+  ConfigMap: {
+    group: "",
+    version: "v1",
+    resource: "configmaps",
+    namespaced: true,
+    manifestApiVersions: ["v1"],
+    parse: parseConfigMap,
+    relevant: holdsCaBundle,
+    whenRefused: refusedLine(
+      "ConfigMaps",
+      "Gateways' client certificate validation resolves to no CA",
+      "get, list, watch on configmaps",
+    ),
+  },
 } as const satisfies Record<string, KindSpec>;
 
 export type Kind = keyof typeof KINDS;
@@ -157,6 +179,7 @@ export const ROUTE_OBJECT_LISTS = {
   IngressClass: "ingressClasses",
   Ingress: "ingresses",
   Secret: "secrets",
+  ConfigMap: "configMaps",
 } as const satisfies Partial<Record<Kind, keyof RouteObjects>>;
 
 export type RouteKind = keyof typeof ROUTE_OBJECT_LISTS;

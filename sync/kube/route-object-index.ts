@@ -1,6 +1,6 @@
 import type { Logger } from "../../lib/logger.js";
 import type { RouteObjects } from "../translate/route-objects.js";
-import { KINDS, ROUTE_KINDS, ROUTE_OBJECT_LISTS, type RouteKind } from "./kinds.js";
+import { KINDS, type KindSpec, ROUTE_KINDS, ROUTE_OBJECT_LISTS, type RouteKind } from "./kinds.js";
 import { ValidatedCache } from "./validated-cache.js";
 
 /**
@@ -15,9 +15,17 @@ export class RouteObjectIndex {
 
   /** True when the cache changed. */
   upsert(kind: RouteKind, raw: unknown, logger: Logger): boolean {
+    const relevant: ((raw: unknown) => boolean) | undefined = (KINDS[kind] as KindSpec).relevant;
+    // An object the kind does not keep is absent: gone from the cache if it was there, else nothing changed.
+    if (relevant && !relevant(raw)) return this.delete(kind, raw);
     const change = this.#cache(kind).upsert(raw, logger);
+    // Such kinds keep only what the translation reads: an update of the rest (a resourceVersion) is no change.
+    const same =
+      relevant !== undefined &&
+      change?.previous !== undefined &&
+      JSON.stringify(change.previous) === JSON.stringify(change.current);
     return this.#changed(
-      change !== undefined && (change.current !== undefined || change.previous !== undefined),
+      !same && change !== undefined && (change.current !== undefined || change.previous !== undefined),
     );
   }
 

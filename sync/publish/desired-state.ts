@@ -28,6 +28,8 @@ export interface DesiredState {
   readonly refusedClaims: DesiredRoutes["refusedClaims"];
   /** The certificates HTTPS listeners serve (their keys in the clear: sealed only as they are written). */
   readonly certificates: DesiredRoutes["certificates"];
+  /** The client certificate validations HTTPS listeners ask for, per Gateway and port. */
+  readonly clientValidations: DesiredRoutes["clientValidations"];
 }
 
 export interface DesiredStateOptions {
@@ -139,6 +141,7 @@ export function createDesiredState(options: DesiredStateOptions) {
         conflicts: desired.conflicts,
         refusedClaims: desired.refusedClaims,
         certificates: desired.certificates,
+        clientValidations: desired.clientValidations,
       };
     },
   };

@@ -5,6 +5,7 @@ import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "../translate/desired
 import { namespaceOf } from "../translate/kube-objects.js";
 import type { ClusterCache } from "../translate/types.js";
 import { createCertificateWrites } from "./certificate-writes.js";
+import { createClientValidationWrites } from "./client-validation-writes.js";
 import { createDesiredState, type DesiredState } from "./desired-state.js";
 import { StoreWriteError, writeRoutes } from "./route-writes.js";
 import type { SafetyValve } from "./safety-valve.js";
@@ -59,6 +60,7 @@ export function createPublishPass(options: PublishPassOptions) {
     storeKey: options.tlsStoreKey,
     logger,
   });
+  const clientValidations = createClientValidationWrites({ writer: writer.certificates, cluster, logger });
   /** The routes must be recomputed; when the earliest event still pending for them arrived. */
   let routesDirty = false;
   let routesReceivedAt: number | undefined;
@@ -152,6 +154,7 @@ export function createPublishPass(options: PublishPassOptions) {
     reload() {
       stored = undefined;
       certificates.reload();
+      clientValidations.reload();
     },
     /** How many Service records the store holds, as this pass last wrote or loaded them; undefined before. */
     get storedServices(): number | undefined {
@@ -208,6 +211,7 @@ export function createPublishPass(options: PublishPassOptions) {
           await writeRoutes(routes, state, context, "all");
           try {
             await certificates.write(desired?.certificates ?? []);
+            await clientValidations.write(desired?.clientValidations ?? []);
           } catch (error) {
             throw new StoreWriteError("write certificates", error);
           }

@@ -82,6 +82,8 @@ export interface DesiredRoutes {
   readonly statuses: GatewayApiTranslation["statuses"] & IngressTranslation["statuses"];
   /** The certificates HTTPS listeners of our Gateways serve, by Secret id. */
   readonly certificates: GatewayApiTranslation["certificates"];
+  /** The client certificate validations HTTPS listeners of our Gateways ask for, per Gateway and port. */
+  readonly clientValidations: GatewayApiTranslation["clientValidations"];
 }
 
 /**
@@ -115,6 +117,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     referenceGrants: objects.referenceGrants,
     namespaces: objects.namespaces,
     secrets: objects.secrets,
+    configMaps: objects.configMaps,
     services: input.services,
     addresses: settings.gatewayAddresses,
   });
@@ -143,6 +146,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     conflicts,
     problems: [...gateway.problems, ...ingress.problems],
     certificates: gateway.certificates,
+    clientValidations: gateway.clientValidations,
     statuses: {
       ...gateway.statuses,
       httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),

@@ -51,7 +51,11 @@ export function gatewayStatus(object: unknown, desired: GatewayStatus, now: stri
     ...(desired.addresses.length > 0
       ? { addresses: desired.addresses.map((item) => ({ type: item.type, value: item.value })) }
       : {}),
-    conditions: mergeConditions(conditionsOf(current.conditions), desired.conditions, now),
+    conditions: mergeConditions(
+      withoutDropped(conditionsOf(current.conditions), desired.conditions),
+      desired.conditions,
+      now,
+    ),
     listeners: desired.listeners.map((listener) => ({
       name: listener.name,
       supportedKinds: listener.supportedKinds.map((kind) => ({ group: kind.group, kind: kind.kind })),
@@ -63,6 +67,17 @@ export function gatewayStatus(object: unknown, desired: GatewayStatus, now: stri
       ),
     })),
   };
+}
+
+/**
+ * Gateway conditions only edgeslice sets that go away when their cause does (Gateway API: "This condition is
+ * removed as soon as FrontendValidationModeType is changed back to AllowValidOnly").
+ */
+const DROPPED_WHEN_UNSET: ReadonlySet<string> = new Set(["InsecureFrontendValidationMode"]);
+
+function withoutDropped(existing: readonly Condition[], desired: readonly Condition[]): Condition[] {
+  const wanted = new Set(desired.map((item) => item.type));
+  return existing.filter((item) => !DROPPED_WHEN_UNSET.has(item.type) || wanted.has(item.type));
 }
 
 /** Our entries of `status.parents` replaced, other controllers' kept (mergeRouteParents). */

@@ -1,3 +1,4 @@
+import type { KubeConfigMap } from "./ca-bundles.js";
 import type { GRPCRoute } from "./gateway/grpc-route.js";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
 import type { TLSRoute } from "./gateway/tls-route.js";
@@ -21,6 +22,8 @@ export interface RouteObjects {
   readonly ingresses: readonly Ingress[];
   /** `kubernetes.io/tls` Secrets, for HTTPS listeners' certificateRefs. */
   readonly secrets: readonly KubeSecret[];
+  /** ConfigMaps holding a CA bundle (`ca.crt`), for Gateways' tls.frontend caCertificateRefs. */
+  readonly configMaps: readonly KubeConfigMap[];
 }
 
 /** Route objects of every kind, none yet: fresh lists a reader may fill. */
@@ -36,6 +39,7 @@ export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: Rout
     ingressClasses: [],
     ingresses: [],
     secrets: [],
+    configMaps: [],
   };
 }
 

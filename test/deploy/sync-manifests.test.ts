@@ -53,6 +53,8 @@ describe("deploy/sync", () => {
       },
       // TLS Secrets for HTTPS listeners' certificateRefs: read, never written.
       { apiGroups: [""], resources: ["secrets"], verbs: read },
+      // CA bundles for Gateways' client certificate validation: read, never written.
+      { apiGroups: [""], resources: ["configmaps"], verbs: read },
       {
         apiGroups: [gateway],
         resources: [

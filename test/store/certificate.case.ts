@@ -6,12 +6,19 @@ import {
   type CertificateRecord,
   decodeCertificateRecord,
 } from "../../store/certificates.js";
+import {
+  CLIENT_VALIDATION_SCHEMA_VERSION,
+  type ClientValidationRecord,
+  clientValidationId,
+  decodeClientValidationRecord,
+} from "../../store/client-validations.js";
 import { FenceRefusedError } from "../../store/store.js";
 import { createTestAuthority } from "../support/certificates.js";
 import type { StoreDriver } from "./store.case.js";
 
 const STORE_KEY = randomBytes(32);
-const LEAF = createTestAuthority().issue(["shop.example.com"]);
+const AUTHORITY = createTestAuthority();
+const LEAF = AUTHORITY.issue(["shop.example.com"]);
 
 function record(
   cluster: string,
@@ -102,5 +109,53 @@ export function describeCertificateContract(driver: () => StoreDriver): void {
       expect((await reader().records("fenced")).size).toBe(0);
       expect((await east.loadCertificates()).size).toBe(0);
     });
+
+    it("gives a router a Gateway port's client validation record beside the certificates, the version moving with it", async () => {
+      const east = await writerOf("east");
+      const before = (await reader().versions()).get("east");
+      const put = validation("infra/gw", 443);
+      await east.putClientValidation(put);
+      const after = (await reader().versions()).get("east");
+      expect(after).not.toBe(before);
+      const raw = (await reader().clientValidations("east")).get("infra/gw:443");
+      const decoded = raw === undefined ? undefined : decodeClientValidationRecord(raw);
+      expect(decoded?.ok && decoded.value).toEqual(put);
+      // Kept apart from the certificates, and from other clusters.
+      expect((await reader().records("east")).has("infra/gw:443")).toBe(false);
+      expect((await reader().clientValidations("west")).size).toBe(0);
+      expect([...(await east.loadClientValidations()).keys()]).toEqual(["infra/gw:443"]);
+      await east.removeClientValidation("infra/gw:443");
+      expect((await reader().versions()).get("east")).not.toBe(after);
+      expect((await reader().clientValidations("east")).size).toBe(0);
+    });
+
+    it("refuses an invalid client validation record and one under another replica's fence", async () => {
+      const east = await writerOf("east");
+      await expect(
+        east.putClientValidation({ ...validation("infra/gw", 443), ca: "not PEM" }),
+      ).rejects.toThrow(/invalid client validation record/);
+      const holder = driver().writer("fenced-validation", { holder: "replica-a", ttlMs: 60_000 });
+      await holder.fence?.acquire(0);
+      const other = driver().writer("fenced-validation", { holder: "replica-b", ttlMs: 60_000 });
+      await expect(
+        other.certificates?.putClientValidation(validation("infra/gw", 8443)),
+      ).rejects.toBeInstanceOf(FenceRefusedError);
+      expect((await reader().clientValidations("fenced-validation")).size).toBe(0);
+      expect((await east.loadClientValidations()).size).toBe(0);
+    });
   });
+}
+
+function validation(gateway: string, port: number): ClientValidationRecord {
+  return {
+    v: CLIENT_VALIDATION_SCHEMA_VERSION,
+    id: clientValidationId(gateway, port),
+    gateway,
+    port,
+    hostnames: ["second-example.org"],
+    anyHost: true,
+    mode: "AllowValidOnly",
+    ca: AUTHORITY.cert,
+    version: "c".repeat(64),
+  };
 }

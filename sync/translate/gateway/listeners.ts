@@ -1,51 +1,21 @@
+import type { ClientValidationMode } from "../../../store/client-validations.js";
+import type { CaBundle } from "../ca-bundles.js";
 import type { GatewayAddress } from "./addresses.js";
 import type { ListenerCertificates } from "./certificate-refs.js";
 import { type Condition, condition } from "./conditions.js";
+import type { FrontendValidation } from "./frontend-validation.js";
 import { assignAddresses, gatewaySpecProblem } from "./gateway-spec.js";
-import { selectorMatches, selectorProblem } from "./label-selector.js";
+import { selectorMatches } from "./label-selector.js";
 import {
-  GATEWAY_GROUP,
-  type Gateway,
-  keyOf,
-  type LabelSelector,
-  type Listener,
-  namespaceOf,
-} from "./objects.js";
+  acceptedCondition,
+  listenerKinds,
+  type RouteGroupKind,
+  resolvedRefsCondition,
+  SHARE_A_PORT,
+} from "./listener-conditions.js";
+import { type Gateway, keyOf, type LabelSelector, type Listener, namespaceOf } from "./objects.js";
 
-/**
- * HTTPS listeners end TLS on the Node router with the Secrets their `tls.certificateRefs` name
- * (certificate-refs.ts); one without certificateRefs is served as before, its TLS ended in front of the router.
- * TLS listeners in Passthrough mode hand a connection to the TLSRoute that claims its SNI (tls-route.ts).
- */
-export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS", "TLS"]);
-/**
- * The route kinds each protocol's listener takes: HTTP and HTTPS take HTTPRoute, and GRPCRoute, which the
- * Gateway API allows on both by default ("GRPCRoute ... MUST be accepted on HTTP and HTTPS listeners" unless
- * allowedRoutes.kinds says otherwise; GEP-1016); TLS takes TLSRoute.
- */
-const SERVED_KINDS: Readonly<Record<string, readonly RouteGroupKind[]>> = {
-  HTTP: [
-    { group: GATEWAY_GROUP, kind: "HTTPRoute" },
-    { group: GATEWAY_GROUP, kind: "GRPCRoute" },
-  ],
-  HTTPS: [
-    { group: GATEWAY_GROUP, kind: "HTTPRoute" },
-    { group: GATEWAY_GROUP, kind: "GRPCRoute" },
-  ],
-  TLS: [{ group: GATEWAY_GROUP, kind: "TLSRoute" }],
-};
-/**
- * Protocols that may share a port: the router reads a TLS connection's ClientHello before it ends TLS, so an
- * HTTPS listener and a Passthrough TLS listener of one port are told apart by the server name. HTTP with
- * either would need the first bytes to tell cleartext from TLS, which the Gateway API does not ask for.
- */
-const SHARE_A_PORT: ReadonlySet<string> = new Set(["HTTPS", "TLS"]);
-const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
-
-export interface RouteGroupKind {
-  readonly group: string;
-  readonly kind: string;
-}
+export type { RouteGroupKind } from "./listener-conditions.js";
 
 /** One listener as routes see it, and its conditions (attachedRoutes is counted later). */
 export interface ListenerView {
@@ -61,10 +31,15 @@ export interface ListenerView {
   readonly conditions: readonly Condition[];
   /** The Secrets (`ns/name`) whose certificates this listener serves: its usable certificateRefs. */
   readonly certificates: readonly string[];
+  /** An HTTPS listener's client certificate validation (frontend-validation.ts), when its Gateway asks for one. */
+  readonly validation: { readonly mode: ClientValidationMode; readonly bundle: CaBundle } | undefined;
 }
 
 /** Resolves one listener's certificateRefs (undefined: it has none to resolve). */
 export type ListenerCertificateResolver = (listener: Listener) => ListenerCertificates | undefined;
+
+/** Resolves one listener's client certificate validation (undefined: none applies to it). */
+export type ListenerValidationResolver = (listener: Listener) => FrontendValidation | undefined;
 
 /** One of our Gateways: whether it is accepted, its conditions, and its listeners. */
 export interface GatewayView {
@@ -91,6 +66,7 @@ export function evaluateGateway(
   classProblem: string | undefined,
   addresses: readonly GatewayAddress[],
   certificates?: ListenerCertificateResolver,
+  validations?: ListenerValidationResolver,
 ): GatewayView {
   const generation = gateway.metadata.generation;
   const protocolsByPort = new Map<number, Set<string>>();
@@ -113,6 +89,7 @@ export function evaluateGateway(
       gatewayProblem,
       generation,
       certificates?.(listener),
+      validations?.(listener),
     ),
   );
   const valid = evaluated.filter((listener) => listener.valid).length;
@@ -153,62 +130,14 @@ function evaluateListener(
   gatewayProblem: string | undefined,
   generation: number | null | undefined,
   certificates: ListenerCertificates | undefined,
+  validation: FrontendValidation | undefined,
 ): { view: ListenerView; valid: boolean } {
   const from = listener.allowedRoutes?.namespaces?.from ?? "Same";
   const selector = listener.allowedRoutes?.namespaces?.selector ?? undefined;
-  const supported = SUPPORTED_PROTOCOLS.has(listener.protocol);
-  const modeProblem = tlsModeProblem(listener);
-  // A listener the router cannot serve in its mode takes no kind (TLSRouteListenerTerminateNotSupported
-  // expects supportedKinds empty).
-  const known = SERVED_KINDS[listener.protocol] ?? [];
-  const served = modeProblem === undefined ? known : [];
-  const kinds = listener.allowedRoutes?.kinds ?? [];
-  const supportedKinds = !supported
-    ? []
-    : kinds.length === 0
-      ? served
-      : served.filter((kind) => kinds.some((allowed) => sameKind(allowed, kind)));
-  const invalidKinds = supported
-    ? kinds.filter((allowed) => !known.some((kind) => sameKind(allowed, kind)))
-    : [];
-
-  let accepted: Condition;
-  if (!supported) {
-    const message = `protocol ${listener.protocol} is not supported (HTTP, HTTPS, TLS)`;
-    accepted = condition("Accepted", false, "UnsupportedProtocol", message, generation);
-  } else if (modeProblem !== undefined) {
-    accepted = condition("Accepted", false, "UnsupportedValue", modeProblem, generation);
-  } else if (conflicted) {
-    const message = `port ${listener.port} is used with several protocols`;
-    accepted = condition("Accepted", false, "ProtocolConflict", message, generation);
-  } else if (!NAMESPACE_FROM.has(from)) {
-    const message = `allowedRoutes.namespaces.from "${from}" is not supported`;
-    accepted = condition("Accepted", false, "UnsupportedValue", message, generation);
-  } else if (from === "Selector" && (selector === undefined || selectorProblem(selector) !== undefined)) {
-    const message = selector ? (selectorProblem(selector) as string) : "from Selector without a selector";
-    accepted = condition("Accepted", false, "UnsupportedValue", message, generation);
-  } else {
-    accepted = condition("Accepted", true, "Accepted", "Listener accepted", generation);
-  }
+  const { supportedKinds, invalidKinds } = listenerKinds(listener);
+  const accepted = acceptedCondition(listener, { conflicted, from, selector, validation }, generation);
   const valid = accepted.status === "True";
-  const resolvedRefs =
-    invalidKinds.length > 0
-      ? condition(
-          "ResolvedRefs",
-          false,
-          "InvalidRouteKinds",
-          `unsupported route kinds: ${invalidKinds.map((kind) => `${kind.group ?? GATEWAY_GROUP}/${kind.kind}`).join(", ")}`,
-          generation,
-        )
-      : certificates?.problem
-        ? condition(
-            "ResolvedRefs",
-            false,
-            certificates.problem.reason,
-            certificates.problem.message,
-            generation,
-          )
-        : condition("ResolvedRefs", true, "ResolvedRefs", "References resolved", generation);
+  const resolvedRefs = resolvedRefsCondition(invalidKinds, certificates, validation, generation);
   // A listener none of whose certificates can serve is not programmed; one with some keeps serving them. Its
   // routes stay attached: they were served before the router ended TLS (behind TLS ended in front of it), and
   // a sync whose RBAC cannot read Secrets must not take them away on upgrade.
@@ -242,28 +171,14 @@ function evaluateListener(
       selector,
       conditions: [accepted, programmed, resolvedRefs, conflictedCondition],
       certificates: serving ? (certificates?.secrets ?? []) : [],
+      validation:
+        serving && validation?.bundle ? { mode: validation.mode, bundle: validation.bundle } : undefined,
     },
   };
 }
 
-/**
- * A TLS listener's mode: Passthrough is served (tls-route.ts); Terminate, the API's default, would end TLS and
- * relay the plaintext as TCP, which the router does not do, so such a listener is not accepted
- * (TLSRouteListenerTerminateNotSupported: UnsupportedValue).
- */
-function tlsModeProblem(listener: Listener): string | undefined {
-  if (listener.protocol !== "TLS") return undefined;
-  const mode = listener.tls?.mode ?? "Terminate";
-  if (mode === "Passthrough") return undefined;
-  return `TLS mode ${mode} is not supported: a TLS listener passes connections through (mode Passthrough); end TLS with protocol HTTPS`;
-}
-
 function programmedProblem(valid: boolean, accepted: Condition): string {
   return valid ? "no supported route kinds" : accepted.message;
-}
-
-function sameKind(kind: { group?: string | null; kind: string }, served: RouteGroupKind): boolean {
-  return (kind.group ?? GATEWAY_GROUP) === served.group && kind.kind === served.kind;
 }
 
 /**

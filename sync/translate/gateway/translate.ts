@@ -1,17 +1,18 @@
 import { byCodeUnits } from "../../../lib/code-unit-order.js";
-import type { Result } from "../../../lib/result.js";
 import type { RouteRecord } from "../../../store/routes.js";
+import type { KubeConfigMap } from "../ca-bundles.js";
 import type { KubeService } from "../kube-objects.js";
-import { type KubeSecret, type TlsMaterial, tlsMaterialOf } from "../tls-secrets.js";
+import type { KubeSecret } from "../tls-secrets.js";
 import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
 import { serviceMap } from "./backends.js";
-import {
-  type CertificateContext,
-  type CertificateUse,
-  certificateUses,
-  resolveCertificateRefs,
-} from "./certificate-refs.js";
+import { type CertificateUse, certificateUses, resolveCertificateRefs } from "./certificate-refs.js";
 import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
+import {
+  allowsInsecureFallback,
+  type ClientValidationUse,
+  clientValidationUses,
+  frontendValidationOf,
+} from "./frontend-validation.js";
 import { GRPC_ROUTE_KIND, type GRPCRoute } from "./grpc-route.js";
 import { type HttpRouteTranslation, translateHttpRoute, translateRouteOfKind } from "./http-route.js";
 import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
@@ -26,6 +27,7 @@ import {
   type ReferenceGrant,
   type RouteKindName,
 } from "./objects.js";
+import { caBundleContextOf, certificateContextOf } from "./reference-contexts.js";
 import { TLS_ROUTE_KIND, type TLSRoute } from "./tls-route.js";
 
 export interface GatewayApiInput {
@@ -45,6 +47,8 @@ export interface GatewayApiInput {
   readonly namespaces?: readonly Namespace[];
   /** The cluster's TLS Secrets, for HTTPS listeners' certificateRefs; without them every such ref is invalid. */
   readonly secrets?: readonly KubeSecret[];
+  /** ConfigMaps holding a CA bundle, for Gateways' tls.frontend caCertificateRefs (frontend-validation.ts). */
+  readonly configMaps?: readonly KubeConfigMap[];
   /** GATEWAY_ADDRESSES: written into status.addresses; a Gateway without any is not Programmed. */
   readonly addresses?: GatewayAddressSettings;
   /** When given (ms), every condition gets this lastTransitionTime; leave it out and let the writer merge. */
@@ -91,6 +95,8 @@ export interface GatewayApiTranslation {
   readonly problems: readonly Problem[];
   /** The certificates our serving HTTPS listeners use, by Secret id. */
   readonly certificates: readonly CertificateUse[];
+  /** The client certificate validations our serving HTTPS listeners ask for, per Gateway and port. */
+  readonly clientValidations: readonly ClientValidationUse[];
 }
 
 /**
@@ -119,19 +125,32 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   }
 
   const certificates = certificateContextOf(input.secrets ?? [], input.referenceGrants);
+  const caBundles = caBundleContextOf(input.configMaps ?? [], input.referenceGrants);
   const gateways = new Map<string, GatewayView>();
+  /** Gateways that let a port take clients without a valid certificate (InsecureFrontendValidationMode). */
+  const insecure = new Set<string>();
   for (const gateway of sortBy(input.gateways, keyOf)) {
     const className = gateway.spec.gatewayClassName;
     if (!classProblems.has(className)) continue;
     const classProblem = classProblems.get(className);
     const problem = classProblem ? `GatewayClass ${className} is not accepted: ${classProblem}` : undefined;
     const addresses = input.addresses ? addressesOf(input.addresses, keyOf(gateway), className) : [];
+    if (allowsInsecureFallback(gateway)) insecure.add(keyOf(gateway));
     gateways.set(
       keyOf(gateway),
-      evaluateGateway(gateway, problem, addresses, (listener) => {
-        const refs = listener.protocol === "HTTPS" ? (listener.tls?.certificateRefs ?? []) : [];
-        return refs.length > 0 ? resolveCertificateRefs(namespaceOf(gateway), refs, certificates) : undefined;
-      }),
+      evaluateGateway(
+        gateway,
+        problem,
+        addresses,
+        (listener) => {
+          const refs = listener.protocol === "HTTPS" ? (listener.tls?.certificateRefs ?? []) : [];
+          return refs.length > 0
+            ? resolveCertificateRefs(namespaceOf(gateway), refs, certificates)
+            : undefined;
+        },
+        (listener) =>
+          listener.protocol === "HTTPS" ? frontendValidationOf(gateway, listener.port, caBundles) : undefined,
+      ),
     );
   }
 
@@ -185,7 +204,12 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
   for (const [key, gateway] of gateways) {
     gatewayStatuses.set(key, {
       addresses: gateway.addresses,
-      conditions: stamped(gateway.conditions, input.now),
+      conditions: stamped(
+        insecure.has(key)
+          ? [...gateway.conditions, insecureCondition(gateway.conditions)]
+          : gateway.conditions,
+        input.now,
+      ),
       listeners: gateway.listeners.map((listener) => ({
         name: listener.name,
         supportedKinds: listener.supportedKinds,
@@ -209,29 +233,22 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
       [...gateways.values()].flatMap((gateway) => gateway.listeners),
       certificates,
     ),
+    clientValidations: clientValidationUses(gateways.values()),
   };
 }
 
-/** Each Secret object's certificate, checked once: the cache hands the same object until it changes. */
-const checkedMaterials = new WeakMap<KubeSecret, Result<TlsMaterial>>();
-
-/** The Secrets by id, and the certificate of each. */
-function certificateContextOf(
-  secrets: readonly KubeSecret[],
-  grants: readonly ReferenceGrant[],
-): CertificateContext {
-  return {
-    secrets: new Map(secrets.map((secret) => [keyOf(secret), secret])),
-    grants,
-    material: (_id, secret) => {
-      let result = checkedMaterials.get(secret);
-      if (result === undefined) {
-        result = tlsMaterialOf(secret);
-        checkedMaterials.set(secret, result);
-      }
-      return result;
-    },
-  };
+/**
+ * Gateway condition InsecureFrontendValidationMode: True, reason ConfigurationChanged, while some port lets
+ * clients in without a valid certificate (AllowInsecureFallback); removed once none does (object-status.ts).
+ */
+function insecureCondition(conditions: readonly Condition[]): Condition {
+  return condition(
+    "InsecureFrontendValidationMode",
+    true,
+    "ConfigurationChanged",
+    "client certificate validation allows insecure fallback: clients without a valid certificate are let in",
+    conditions[0]?.observedGeneration,
+  );
 }
 
 function sortBy<T>(items: readonly T[], key: (item: T) => string): T[] {
