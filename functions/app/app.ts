@@ -47,6 +47,8 @@ export interface AppDeps extends RoutingDeps {
   readonly clientProto?: (c: Context) => "http" | "https";
   /** The TLS SNI of the client's connection (routing.ts RoutingRequest.serverName). */
   readonly clientServerName?: (c: Context) => string | undefined;
+  /** The Gateway listener port of the client's connection, when its port says it (RoutingRequest.listenerPort). */
+  readonly clientListenerPort?: (c: Context) => number | undefined;
   /** The HTTP version the client spoke, for the access log (Node: "1.1" or "2.0"). */
   readonly clientProtocol?: (c: Context) => string | undefined;
   /** A runtime's own proxy (Node: node/proxy.ts); requests it declines take the web path (web-proxy.ts). */
@@ -155,6 +157,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
       headers: requestHeaders(c),
       ...(schemeUsed ? { proto: schemeUsed } : {}),
       serverName: deps.clientServerName?.(c),
+      listenerPort: deps.clientListenerPort?.(c),
       client: deps.clientLocation?.(c),
     });
     if (typeof routed === "string") return answer(routed, observation, c);

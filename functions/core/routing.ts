@@ -107,6 +107,11 @@ export interface RoutingRequest {
   readonly proto?: "http" | "https";
   /** The TLS SNI of the client's connection (RequestFacts.serverName). */
   readonly serverName?: string | undefined;
+  /**
+   * The Gateway listener port the client's connection was made to, when the router's port says it (Node: a
+   * port of HTTPS_LISTENER_PORTS, core/tls-ports.ts); the port of a Host that names one comes first.
+   */
+  readonly listenerPort?: number | undefined;
   /** Where the client is, when the runtime knows (Workers: `request.cf`): proximity steering measures from it. */
   readonly client?: ClientLocation | undefined;
 }
@@ -197,7 +202,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     if (!snapshot) return "no_snapshot";
     noteSeen(snapshot);
     const routes = routesOf(snapshot);
-    const port = authorityPort(target.authority);
+    const port = authorityPort(target.authority) ?? request.listenerPort;
     if (misdirected(routes, host, port, request.serverName, deps)) return "misdirected_request";
     const found = matchRequest(routes, host, {
       path: target.path,

@@ -18,7 +18,7 @@ import {
   NO_TRUSTED_PROXIES,
   type TrustedProxies,
 } from "../core/trusted-proxies.js";
-import { clientServerName } from "./client-tls.js";
+import { clientListenerPort, clientServerName } from "./client-tls.js";
 import { type ConnectionFacts, connectionFactsOf } from "./connection-facts.js";
 import { drainUnreadBody } from "./drain.js";
 import { sendNodeMirrors } from "./mirror-requests.js";
@@ -136,6 +136,7 @@ class DirectRequest implements ExchangeEnd {
           ? forwardedProto(this.#head.get("x-forwarded-proto") ?? undefined, this.#proto)
           : this.#proto,
         serverName: this.#proto === "https" ? clientServerName(this.#incoming.socket) : undefined,
+        listenerPort: clientListenerPort(this.#incoming.socket),
       });
       if (routed instanceof Promise) {
         // A throw while serving the routed request is answered too, as on the synchronous path.

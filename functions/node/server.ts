@@ -23,7 +23,7 @@ import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
 import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
 import type { Upstream } from "../transports/upstream.js";
 import { createBackendPools } from "./backend-pools.js";
-import { clientServerName } from "./client-tls.js";
+import { clientListenerPort, clientServerName } from "./client-tls.js";
 import { connectionFactsOf } from "./connection-facts.js";
 import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
 import { createDirectRequests } from "./direct-requests.js";
@@ -165,6 +165,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
         ? "https"
         : "http",
     clientServerName: (c) => clientServerName((c.env as HttpBindings | undefined)?.incoming?.socket),
+    clientListenerPort: (c) => clientListenerPort((c.env as HttpBindings | undefined)?.incoming?.socket),
     clientProtocol: (c) => (c.env as HttpBindings | undefined)?.incoming?.httpVersion,
     // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
     ...(client ? { native: withH2Clients(withH2ToH1(createNodeProxy(client), client), client) } : {}),

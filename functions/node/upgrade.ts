@@ -22,7 +22,7 @@ import {
   NO_TRUSTED_PROXIES,
   type TrustedProxies,
 } from "../core/trusted-proxies.js";
-import { clientServerName } from "./client-tls.js";
+import { clientListenerPort, clientServerName } from "./client-tls.js";
 import { connectionFactsOf } from "./connection-facts.js";
 import { Handshake } from "./handshake.js";
 import { incomingUrl } from "./incoming-url.js";
@@ -155,6 +155,7 @@ export function createNodeUpgrades(
         ? forwardedProto(requestHead.get("x-forwarded-proto") ?? undefined, proto)
         : proto,
       serverName: clientServerName(client),
+      listenerPort: clientListenerPort(client),
     });
     if (typeof routed === "string") return refuse(client, routed, observation, request);
     if ("redirect" in routed) {

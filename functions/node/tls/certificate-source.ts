@@ -31,6 +31,11 @@ export interface CertificateSourceOptions {
   readonly ownCluster?: string | undefined;
   /** Called after each read that built a new table. */
   readonly onTable?: (table: CertificateTable) => void;
+  /**
+   * Called in each read, before the table is built: the clusters whose certificate version moved, and every
+   * cluster read. What the certificate script also writes (client validation records) is read by it.
+   */
+  readonly onVersions?: (changed: readonly string[], present: ReadonlySet<string>) => Promise<void>;
 }
 
 /** The router's view of the certificate records: the table SNI reads, and a TLS context per certificate. */
@@ -39,8 +44,9 @@ export interface CertificateSource {
   /** The TLS context of a certificate of the current table (made once per version). */
   context(certificate: TableCertificate): SecureContext | undefined;
   /**
-   * The chain and opened key of a certificate of a listener without hostname (the one a client without SNI
-   * gets): Node asks SNICallback only when the client sent a name, so the server's default context holds it.
+   * The chain and opened key of a certificate: for a listener without hostname's (the one a client without
+   * SNI gets: Node asks SNICallback only when the client sent a name, so the server's default context holds
+   * it), and for TLS contexts that also hold a client validation's CA bundle (tls-termination.ts).
    */
   pair(certificate: TableCertificate): { readonly cert: string; readonly key: string } | undefined;
   /** Each certificate served and when its leaf expires (edgeslice_tls_certificate_expiry_timestamp_seconds). */
@@ -64,7 +70,7 @@ interface Loaded {
   /** The leaf's notAfter, seconds since the epoch (NaN when the chain cannot be read as X.509). */
   readonly notAfter: number;
   readonly context: SecureContext;
-  /** Kept for certificates of listeners without hostname only (CertificateSource.pair). */
+  /** CertificateSource.pair. */
   readonly pair: { readonly cert: string; readonly key: string } | undefined;
 }
 
@@ -149,7 +155,7 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
           certificate,
           context: createSecureContext({ cert: record.cert, key: key.value }),
           notAfter: leafNotAfter(record.cert),
-          pair: record.anyHost ? { cert: record.cert, key: key.value } : undefined,
+          pair: { cert: record.cert, key: key.value },
         });
         warnings.clear(problem);
       } catch (error) {
@@ -169,11 +175,14 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       const now = await reader.versions();
       // A cluster the grants do not list is not read at all (not even its records' names).
       if (grants) for (const cluster of [...now.keys()]) if (!grants.has(cluster)) now.delete(cluster);
+      const changed: string[] = [];
       for (const [cluster, version] of now) {
         if (versions.get(cluster) === version) continue;
         byCluster.set(cluster, await loadCluster(cluster));
-        versions.set(cluster, version);
+        changed.push(cluster);
       }
+      await options.onVersions?.(changed, new Set(now.keys()));
+      for (const cluster of changed) versions.set(cluster, now.get(cluster) as string);
       for (const cluster of [...byCluster.keys()]) {
         if (!now.has(cluster)) {
           byCluster.delete(cluster);

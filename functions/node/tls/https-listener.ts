@@ -18,6 +18,8 @@ import {
   createCertificateSource,
 } from "./certificate-source.js";
 import { selectCertificate, type TableCertificate } from "./certificate-table.js";
+import { ClientValidationSource } from "./client-validation-source.js";
+import { validationFor } from "./client-validation-table.js";
 import { PassthroughRelay } from "./passthrough.js";
 import { startTlsFront, type TlsConnection, type TlsFront } from "./tls-front.js";
 import { type Http2Front, TlsTermination } from "./tls-termination.js";
@@ -45,6 +47,8 @@ export interface HttpsListenerOptions {
   readonly grants?: ClusterGrants | undefined;
   /** ROUTER_CLUSTER. */
   readonly ownCluster?: string | undefined;
+  /** GATEWAYS: the Gateways whose listeners' client certificate validation applies; undefined, every one. */
+  readonly gateways?: ReadonlySet<string> | undefined;
   /** Runs on each TCP connection before its ClientHello is read (PROXY_PROTOCOL: node/proxy-header-stage.ts). */
   readonly connectionStage?: ConnectionStage | undefined;
   /** The routing core and its store: TLSRoutes (passthrough.ts). Without them no connection is passed through. */
@@ -82,6 +86,7 @@ export interface HttpsListener {
 export async function startHttpsListener(options: HttpsListenerOptions): Promise<HttpsListener> {
   const { logger } = options;
   let termination: TlsTermination | undefined;
+  const validations = new ClientValidationSource(options.reader, logger, options.gateways);
   const certificates = createCertificateSource({
     reader: options.reader,
     storeKey: options.storeKey,
@@ -89,6 +94,10 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     grants: options.grants,
     ownCluster: options.ownCluster,
     onTable: (table) => termination?.useTable(table),
+    onVersions: async (changed, present) => {
+      await validations.update(changed, present);
+      termination?.useValidations([...validations.table().byPort.values()].flat());
+    },
     ...(options.refreshIntervalMs === undefined ? {} : { intervalMs: options.refreshIntervalMs }),
   });
   let failures = 0;
@@ -110,7 +119,13 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     const routes = passthrough?.routes();
     const found = passthrough?.match(routes, connection);
     if (found && passthrough) return passthrough.relay(connection, found);
-    if (terminating.serves(connection.serverName)) return terminating.accept(connection);
+    if (terminating.serves(connection.serverName)) {
+      const { listenerPort, serverName } = connection;
+      return terminating.accept(
+        connection,
+        validationFor(validations.table(), listenerPort, serverName, options.grants),
+      );
+    }
     failures++;
     const passthroughPort = passthrough?.usesPort(routes, connection.listenerPort) === true;
     if (passthroughPort || connection.serverName === undefined) connection.socket.destroy();
@@ -193,8 +208,12 @@ export async function startRouterHttps(
     readonly tlsStoreKey?: Uint8Array | undefined;
     readonly clusterGrants?: ClusterGrants | undefined;
     readonly cluster?: string | undefined;
+    readonly gateways?: ReadonlySet<string> | undefined;
   },
-  options: Omit<HttpsListenerOptions, "storeKey" | "port" | "reader" | "grants" | "ownCluster"> & {
+  options: Omit<
+    HttpsListenerOptions,
+    "storeKey" | "port" | "reader" | "grants" | "ownCluster" | "gateways"
+  > & {
     reader: CertificateReader | undefined;
   },
 ): Promise<HttpsListener | undefined> {
@@ -214,6 +233,7 @@ export async function startRouterHttps(
     listenerPorts: settings.tlsListenerPorts,
     grants: settings.clusterGrants,
     ownCluster: settings.cluster,
+    gateways: settings.gateways,
   });
   options.logger.info("router listening for HTTPS", {
     url: listener.url,

@@ -1,7 +1,8 @@
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { listenOn } from "../../../lib/listen.js";
 import { MAX_CLIENT_HELLO_BYTES, readClientHello } from "../../core/client-hello.js";
-import type { TlsPort } from "../../core/tls-ports.js";
+import { HTTPS_LISTENER_PORT, type TlsPort } from "../../core/tls-ports.js";
+import { markListenerPort } from "../client-tls.js";
 import { type ConnectionStage, withConnectionStage } from "../proxy-header-stage.js";
 
 /** A TLS connection whose ClientHello was read, before anything was answered. */
@@ -89,7 +90,8 @@ class PendingHello {
   readonly #onEnd = () => this.#refuse("the client closed before its ClientHello was whole");
   // A reset before the hello: nobody else listens on the socket yet.
   readonly #onError = () => this.#refuse("the connection failed before its ClientHello was whole");
-  readonly #onTimeout = () => this.#refuse("no whole ClientHello in time");
+  // A bound on the whole read, not on silence: a client trickling its hello byte by byte is cut as well.
+  readonly #timer: NodeJS.Timeout;
 
   constructor(socket: Socket, listenerPort: number, options: TlsFrontOptions, undecided: Set<PendingHello>) {
     this.#socket = socket;
@@ -99,7 +101,8 @@ class PendingHello {
     socket.on("data", this.#onData);
     socket.once("end", this.#onEnd);
     socket.on("error", this.#onError);
-    socket.setTimeout(options.helloTimeoutMs, this.#onTimeout);
+    this.#timer = setTimeout(() => this.#refuse("no whole ClientHello in time"), options.helloTimeoutMs);
+    this.#timer.unref();
   }
 
   destroy(): void {
@@ -121,6 +124,8 @@ class PendingHello {
       return;
     }
     this.#stop();
+    // HTTPS_PORT's connections count as addressed to 443 or 80 by their Host, as before; the others' port is known.
+    if (this.#listenerPort !== HTTPS_LISTENER_PORT) markListenerPort(this.#socket, this.#listenerPort);
     // No 'data' listener until the next owner adds its own: the bytes wait in the socket.
     this.#socket.pause();
     this.#options.dispatch({
@@ -141,8 +146,7 @@ class PendingHello {
     socket.off("data", this.#onData);
     socket.off("end", this.#onEnd);
     socket.off("error", this.#onError);
-    socket.setTimeout(0);
-    socket.off("timeout", this.#onTimeout);
+    clearTimeout(this.#timer);
     this.#undecided.delete(this);
   }
 }

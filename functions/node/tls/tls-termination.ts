@@ -1,8 +1,15 @@
 import type { Server } from "node:http";
-import { createServer, type TLSSocket, type Server as TlsServer } from "node:tls";
+import {
+  createSecureContext,
+  createServer,
+  type SecureContext,
+  type TLSSocket,
+  type Server as TlsServer,
+} from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
 import type { CertificateSource } from "./certificate-source.js";
 import { type CertificateTable, selectCertificate, type TableCertificate } from "./certificate-table.js";
+import type { TableValidation } from "./client-validation-table.js";
 import type { TlsConnection } from "./tls-front.js";
 
 /** HTTP/2 to clients (functions/node/http2/): takes a TLS socket whose ALPN chose h2. */
@@ -23,67 +30,150 @@ export interface TlsTerminationOptions {
   readonly failed: () => void;
 }
 
+/** The client certificate validation of a server: what it asks of clients, and the CA bundle it checks against. */
+export type ServerValidation = Pick<TableValidation, "mode" | "ca" | "version">;
+
+/** One tls.Server: one per client validation in use (mode and CA bundle), and one asking for no certificate. */
+interface Terminating {
+  readonly server: TlsServer;
+  readonly validation: ServerValidation | undefined;
+  /** The certificate its default context holds: a client without SNI gets it. */
+  withoutSni: TableCertificate | undefined;
+}
+
 /**
- * Where the router ends TLS: a `tls.Server` (never listening itself: tls-front.ts hands it connections whose
- * ClientHello it read) whose certificate is chosen per handshake by SNI from the certificate records
+ * Where the router ends TLS: `tls.Server`s (never listening themselves: tls-front.ts hands them connections
+ * whose ClientHello it read) whose certificate is chosen per handshake by SNI from the certificate records
  * (certificate-source.ts), and whose secure connections are dispatched by ALPN: `h2` to the HTTP/2 front when
  * there is one, `http/1.1` (or none) to the router's own HTTP/1.1 server, so HTTP/1.1 over TLS keeps the
  * direct path, upgrades and every rule of the cleartext port.
+ *
+ * Client certificates (Gateway.spec.tls.frontend): a connection whose listener asks for them goes to a server
+ * of its validation, which requests a certificate and checks it against the validation's CA bundle, held in
+ * the TLS context with the server's certificate (Node checks the peer against the context SNI chose):
+ * AllowValidOnly ends any handshake without a valid one (OpenSSL's `certificate_required` alert when none is
+ * sent), AllowInsecureFallback lets every client in. Requesting a certificate is per server in Node, hence a
+ * server per validation.
  */
 export class TlsTermination {
+  /** The server that asks for no client certificate. */
   readonly server: TlsServer;
-  readonly #certificates: CertificateSource;
-  /** The certificate the server's default context holds: a client without SNI gets it. */
-  #withoutSni: TableCertificate | undefined;
+  readonly #options: TlsTerminationOptions;
+  readonly #servers = new Map<string, Terminating>();
+  /** TLS contexts of a certificate with a CA bundle, by certificate and bundle version. */
+  readonly #contexts = new Map<string, SecureContext>();
+  #table: CertificateTable | undefined;
 
   constructor(options: TlsTerminationOptions) {
-    const { certificates, httpServer, http2Front, logger } = options;
-    this.#certificates = certificates;
-    this.server = createServer({
-      ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
-      handshakeTimeout: options.handshakeTimeoutMs,
-      SNICallback: (servername, callback) => {
-        const chosen = selectCertificate(certificates.table(), servername);
-        const context = chosen && certificates.context(chosen);
-        if (context) callback(null, context);
-        else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
-      },
-    });
-    this.server.on("secureConnection", (socket: TLSSocket) => {
-      if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
-      else httpServer.emit("connection", socket);
-    });
-    this.server.on("tlsClientError", (error) => {
-      options.failed();
-      logger.debug("TLS handshake failed", { error: error.message });
-    });
+    this.#options = options;
+    this.server = this.#terminating(undefined).server;
   }
 
   /**
-   * Points the server's default context, which a client without SNI gets (Node calls SNICallback only for a
-   * client that sent a name), at the certificate such a client is given (certificate-table.ts), when it
-   * changed. Without one the default context has no certificate, and such handshakes fail.
+   * A new certificate table: points each server's default context, which a client without SNI gets (Node
+   * calls SNICallback only for a client that sent a name), at the certificate such a client is given
+   * (certificate-table.ts), when it changed. Without one the default context has no certificate, and such
+   * handshakes fail.
    */
   useTable(table: CertificateTable): void {
-    const chosen = selectCertificate(table, undefined);
-    const before = this.#withoutSni;
-    const same =
-      chosen?.cluster === before?.cluster && chosen?.id === before?.id && chosen?.version === before?.version;
-    if (same) return;
-    const pair = chosen && this.#certificates.pair(chosen);
-    this.server.setSecureContext(pair ? { cert: pair.cert, key: pair.key } : {});
-    this.#withoutSni = chosen;
+    this.#table = table;
+    this.#contexts.clear();
+    for (const terminating of this.#servers.values()) this.#defaultContext(terminating, table);
+  }
+
+  /** Keeps only the servers of these validations (and the one without): the rest are no longer used. */
+  useValidations(validations: Iterable<ServerValidation>): void {
+    const kept = new Set([...validations].map(keyOf));
+    let dropped = false;
+    for (const key of [...this.#servers.keys()]) {
+      if (key === "" || kept.has(key)) continue;
+      this.#servers.delete(key);
+      dropped = true;
+    }
+    // Contexts of a bundle no server uses any more go with them; the others are made again as needed.
+    if (dropped) this.#contexts.clear();
   }
 
   /** Whether a certificate serves this server name (then `accept` may end the connection's TLS). */
   serves(serverName: string | undefined): boolean {
-    const chosen = selectCertificate(this.#certificates.table(), serverName);
-    return chosen !== undefined && this.#certificates.context(chosen) !== undefined;
+    const certificates = this.#options.certificates;
+    const chosen = selectCertificate(certificates.table(), serverName);
+    return chosen !== undefined && certificates.context(chosen) !== undefined;
   }
 
-  /** Ends the connection's TLS: its ClientHello goes back into the socket for the TLS server to read. */
-  accept(connection: TlsConnection): void {
+  /**
+   * Ends the connection's TLS, asking for a client certificate when its listener's `validation` does: its
+   * ClientHello goes back into the socket for the TLS server to read.
+   */
+  accept(connection: TlsConnection, validation?: ServerValidation): void {
     connection.socket.unshift(connection.hello);
-    this.server.emit("connection", connection.socket);
+    this.#terminating(validation).server.emit("connection", connection.socket);
   }
+
+  #terminating(validation: ServerValidation | undefined): Terminating {
+    const key = validation ? keyOf(validation) : "";
+    let terminating = this.#servers.get(key);
+    if (terminating) return terminating;
+    terminating = { server: this.#server(validation), validation, withoutSni: undefined };
+    this.#servers.set(key, terminating);
+    if (this.#table) this.#defaultContext(terminating, this.#table);
+    return terminating;
+  }
+
+  #server(validation: ServerValidation | undefined): TlsServer {
+    const { certificates, httpServer, http2Front, logger } = this.#options;
+    const server = createServer({
+      ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
+      handshakeTimeout: this.#options.handshakeTimeoutMs,
+      ...(validation ? { requestCert: true, rejectUnauthorized: validation.mode === "AllowValidOnly" } : {}),
+      SNICallback: (servername, callback) => {
+        const chosen = selectCertificate(certificates.table(), servername);
+        const context = chosen && this.#context(chosen, validation);
+        if (context) callback(null, context);
+        else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
+      },
+    });
+    server.on("secureConnection", (socket: TLSSocket) => {
+      if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
+      else httpServer.emit("connection", socket);
+    });
+    server.on("tlsClientError", (error) => {
+      this.#options.failed();
+      logger.debug("TLS handshake failed", { error: error.message });
+    });
+    return server;
+  }
+
+  /** The certificate's TLS context, with the validation's CA bundle when there is one (made once per pair). */
+  #context(
+    certificate: TableCertificate,
+    validation: ServerValidation | undefined,
+  ): SecureContext | undefined {
+    const certificates = this.#options.certificates;
+    if (!validation) return certificates.context(certificate);
+    const key = `${certificate.cluster}\n${certificate.id}\n${certificate.version}\n${validation.version}`;
+    let context = this.#contexts.get(key);
+    if (context) return context;
+    const pair = certificates.pair(certificate);
+    if (!pair) return undefined;
+    context = createSecureContext({ cert: pair.cert, key: pair.key, ca: validation.ca });
+    this.#contexts.set(key, context);
+    return context;
+  }
+
+  #defaultContext(terminating: Terminating, table: CertificateTable): void {
+    const chosen = selectCertificate(table, undefined);
+    const before = terminating.withoutSni;
+    const same =
+      chosen?.cluster === before?.cluster && chosen?.id === before?.id && chosen?.version === before?.version;
+    if (same && terminating.validation === undefined) return;
+    const pair = chosen && this.#options.certificates.pair(chosen);
+    const ca = terminating.validation ? { ca: terminating.validation.ca } : {};
+    terminating.server.setSecureContext(pair ? { cert: pair.cert, key: pair.key, ...ca } : {});
+    terminating.withoutSni = chosen;
+  }
+}
+
+function keyOf(validation: ServerValidation): string {
+  return `${validation.mode}\n${validation.version}`;
 }
