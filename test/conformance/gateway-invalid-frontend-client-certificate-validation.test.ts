@@ -5,7 +5,7 @@ import {
   gatewayWithFrontend,
   httpsListener,
 } from "./support/client-certificates.js";
-import { INFRA, WEB } from "./support/conformance-base.js";
+import { WEB } from "./support/conformance-base.js";
 import { conditionOf, startTlsConformance, type TlsConformance, untilTrue } from "./support/tls-fixture.js";
 
 /**
