@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Result } from "../lib/result.js";
-import { CertificateHostnameSchema, MAX_CERTIFICATE_HOSTNAMES } from "./certificates.js";
 import { parseRecordJson, validated } from "./records.js";
+import { HostPatternSchema } from "./routes.js";
 
 /**
  * Client validation records (schema version 1): a Gateway's frontend client certificate validation
@@ -17,6 +17,9 @@ export const CLIENT_VALIDATION_SCHEMA_VERSION = 1;
 /** Gateway API FrontendValidationModeType. */
 export const CLIENT_VALIDATION_MODES = ["AllowValidOnly", "AllowInsecureFallback"] as const;
 export type ClientValidationMode = (typeof CLIENT_VALIDATION_MODES)[number];
+
+/** Listeners of one Gateway on one port: the API allows 64 per Gateway. */
+export const MAX_VALIDATION_HOSTNAMES = 64;
 
 /** A few CA certificates: far more than FrontendTLSValidation's 16 references would hold in practice. */
 export const MAX_CA_BUNDLE_PEM = 256 * 1024;
@@ -40,7 +43,7 @@ export const ClientValidationRecordSchema = v.object({
   gateway: GatewayIdSchema,
   port: PortSchema,
   /** The hostnames of the Gateway's HTTPS listeners on the port, lower case, `*.` wildcards among them. */
-  hostnames: v.pipe(v.array(CertificateHostnameSchema), v.maxLength(MAX_CERTIFICATE_HOSTNAMES)),
+  hostnames: v.pipe(v.array(HostPatternSchema), v.maxLength(MAX_VALIDATION_HOSTNAMES)),
   /** One of those listeners has no hostname: the validation covers every name on the port. Absent is false. */
   anyHost: v.optional(v.boolean()),
   mode: v.picklist(CLIENT_VALIDATION_MODES),

@@ -52,7 +52,7 @@ export const HeaderValueSchema = v.pipe(
 export const MAX_HOST_PATTERN_LENGTH = 253;
 const HOST_NAME = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*";
 /** A host name, or `*.` followed by one (see RouteRecord.wildcard for what the `*` covers). */
-const HostPatternSchema = v.pipe(
+export const HostPatternSchema = v.pipe(
   v.string(),
   v.maxLength(MAX_HOST_PATTERN_LENGTH),
   v.regex(new RegExp(`^(\\*\\.)?${HOST_NAME}$`), "host name"),
