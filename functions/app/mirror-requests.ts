@@ -6,7 +6,7 @@ const MIRROR_TIMEOUT_MS = 10_000;
 
 /**
  * The web path's copies of a request without a body (HTTPRequestMirrorFilter), through the same transport
- * as the request (fetch on Workers, undici on Node); the answers are dropped. The promise settles when every
+ * as the request (fetch on Workers); the answers are dropped. The promise settles when every
  * copy did; Workers keep the isolate for it with waitUntil, so the copies do not hold up the answer.
  */
 export function sendWebMirrors(

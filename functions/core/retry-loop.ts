@@ -1,3 +1,4 @@
+import type { RouterError } from "./errors.js";
 import { attemptOutcome } from "./metrics.js";
 import {
   type AnswerRetried,
@@ -24,7 +25,7 @@ export interface Resendable {
 /**
  * The attempts of one request as a small state machine: which backend goes next, what a settled attempt
  * counts as, whether another may follow, and the error once none did. withRetries (below) drives it with
- * promises; the Node-native proxy (node/proxy.ts) drives it from its client's callbacks, so a request
+ * promises; the Node exchange (node/exchange.ts) drives it from its client's callbacks, so a request
  * costs no promise per attempt. One loop, so both retry alike.
  */
 export class RetryLoop implements AnswerRetries {
@@ -38,10 +39,11 @@ export class RetryLoop implements AnswerRetries {
   /** When the current attempt left, on its cluster's clock: only for a steered Service's backends. */
   #sentAt = 0;
 
-  constructor(selection: Selection, method: string, deps: PolicyDeps, observation?: RequestObservation) {
+  /** `idempotent`: the request may be sent again after it reached a backend (RFC 9110 §9.2.2). */
+  constructor(selection: Selection, idempotent: boolean, deps: PolicyDeps, observation?: RequestObservation) {
     this.#selection = selection;
     this.#deps = deps;
-    this.#idempotent = isIdempotent(method);
+    this.#idempotent = idempotent;
     this.#observation = observation;
   }
 
@@ -139,7 +141,7 @@ export class RetryLoop implements AnswerRetries {
   }
 
   /** The client's error once no attempt produced a response. */
-  failure(): ProxyResult<never> {
+  failure(): { readonly ok: false; readonly error: RouterError } {
     return { ok: false, error: failureError(this.#last?.kind ?? "transport", this.#last?.stalled) };
   }
 }
@@ -154,7 +156,7 @@ export async function withRetries<T>(
   deps: PolicyDeps,
   observation?: RequestObservation,
 ): Promise<ProxyResult<T>> {
-  const loop = new RetryLoop(selection, attempts.method, deps, observation);
+  const loop = new RetryLoop(selection, isIdempotent(attempts.method), deps, observation);
   for (;;) {
     const backoff = loop.backoffMs();
     if (backoff > 0) await attempts.wait?.(backoff);

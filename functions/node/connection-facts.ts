@@ -1,5 +1,7 @@
 import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "../core/trusted-proxies.js";
+import { clientListenerPort, clientServerName } from "./client-tls.js";
 
 /**
  * What the router knows of a client connection, settled once per connection and read by every request on it:
@@ -52,5 +54,31 @@ export function connectionFactsOf(
     proxied: false,
   };
   holder[FACTS] = facts;
+  return facts;
+}
+
+/** What a TLS connection's handshake settled (tls/https-listener.ts ended it); undefined in cleartext. */
+export interface TlsFacts {
+  /** The name the handshake asked for (SNI), lower case (RFC 6066 §3); it chose the certificate. */
+  readonly serverName: string | undefined;
+  /** What ALPN chose ("h2", "http/1.1"); undefined when the client offered nothing. */
+  readonly alpn: string | undefined;
+  /** The Gateway listener port its router port stands for (HTTPS_LISTENER_PORTS; tls-front.ts marks it). */
+  readonly listenerPort: number | undefined;
+}
+
+const TLS_FACTS: unique symbol = Symbol("edgeslice.tlsFacts");
+
+/** The TLS facts of `socket`'s connection (an HTTP/2 session's socket reads them through), read once. */
+export function tlsFactsOf(socket: Socket): TlsFacts | undefined {
+  const tls = socket as Partial<TLSSocket> & { [TLS_FACTS]?: TlsFacts };
+  if (tls.encrypted !== true) return undefined;
+  if (tls[TLS_FACTS] !== undefined) return tls[TLS_FACTS];
+  const facts: TlsFacts = {
+    serverName: clientServerName(socket),
+    alpn: typeof tls.alpnProtocol === "string" ? tls.alpnProtocol : undefined,
+    listenerPort: clientListenerPort(socket),
+  };
+  tls[TLS_FACTS] = facts;
   return facts;
 }

@@ -1,4 +1,4 @@
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
 import type { ListenerGauges, ListenerName } from "../core/listener-gauges.js";
 import type { ConnectionStage } from "./proxy-header-stage.js";
@@ -24,14 +24,21 @@ export function countingStage(
   };
 }
 
-type Http2Handler = (request: Http2ServerRequest, response: Http2ServerResponse) => void;
+type Http2Handler = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+  raw: string[],
+) => void;
 
 export function countingStreams(gauges: ListenerGauges, handler: Http2Handler): Http2Handler {
   const closed = { http: () => void gauges.streams.http--, https: () => void gauges.streams.https-- };
-  return (request, response) => {
-    const listener: ListenerName = (request.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+  return (stream, headers, flags, raw) => {
+    const listener: ListenerName = (stream.session?.socket as { encrypted?: boolean } | undefined)?.encrypted
+      ? "https"
+      : "http";
     gauges.streams[listener]++;
-    request.stream.once("close", closed[listener]);
-    handler(request, response);
+    stream.once("close", closed[listener]);
+    handler(stream, headers, flags, raw);
   };
 }

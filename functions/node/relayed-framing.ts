@@ -1,4 +1,4 @@
-import type { ResponseHead } from "../../lib/http1/response-head.js";
+import type { ExchangeHead } from "../../lib/http-exchange.js";
 
 /** The backend's answer cannot be relayed as it came: a 502, as any answer the router cannot pass on. */
 export class UnrelayableResponseError extends Error {
@@ -17,7 +17,7 @@ export class UnrelayableResponseError extends Error {
  * Returns the error when the response cannot be relayed.
  */
 export function relayFraming(
-  head: ResponseHead,
+  head: ExchangeHead,
   fields: string[],
   clientSpeaks11: boolean,
 ): UnrelayableResponseError | undefined {

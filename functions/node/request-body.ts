@@ -1,4 +1,3 @@
-import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { type AbortCause, MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/proxy-policy.js";
 import type { CuttableAttempt } from "./attempt-bounds.js";
@@ -29,7 +28,7 @@ type BodySettings = Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutM
 export class RequestBody {
   /** An attempt started reading the client's body. */
   consumed = false;
-  readonly incoming: IncomingMessage;
+  readonly incoming: Readable;
   readonly settings: BodySettings;
   /** The chunks read so far while within MAX_REPLAYABLE_BODY_BYTES; undefined once the body outgrew it. */
   kept: Buffer[] | undefined = [];
@@ -37,7 +36,7 @@ export class RequestBody {
   /** The client's body ended: every byte of it was read. */
   ended = false;
 
-  constructor(incoming: IncomingMessage, settings: BodySettings) {
+  constructor(incoming: Readable, settings: BodySettings) {
     this.incoming = incoming;
     this.settings = settings;
   }

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from "node:http";
 import type { RouterError } from "../core/errors.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
 
@@ -90,20 +89,4 @@ function indexByName(rawHeaders: readonly string[]): Map<string, string> {
     byName.set(name, before === undefined ? value : `${before}, ${value}`);
   }
   return byName;
-}
-
-const HEAD = Symbol("edgeslice.requestHead");
-type CarriesHead = IncomingMessage & { [HEAD]?: RequestHead };
-
-/** The request with the head the server already read, for the app's lookups (requestHeadOf). */
-export function withRequestHead(incoming: IncomingMessage, head: RequestHead): IncomingMessage {
-  (incoming as CarriesHead)[HEAD] = head;
-  return incoming;
-}
-
-/** The head the server read for this request, or a new reading when none came with it. */
-export function requestHeadOf(incoming: IncomingMessage): RequestHead {
-  const carrier = incoming as CarriesHead;
-  carrier[HEAD] ??= new RequestHead(incoming.rawHeaders);
-  return carrier[HEAD];
 }

@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { TLSSocket } from "node:tls";
-import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { processMetrics } from "../../lib/process-metrics.js";
@@ -13,33 +12,26 @@ import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
 import { batchedLines, createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
-import { headAnswer } from "../core/head-answers.js";
-import { createRequestIds, errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
+import { createRequestIds } from "../core/request-id.js";
 import { createRouting } from "../core/routing.js";
 import { TraceIds } from "../core/trace-context.js";
-import { propagationOnly } from "../core/tracing.js";
+import { propagationOnly, type RequestTracing } from "../core/tracing.js";
 import { TrafficHistory } from "../core/traffic-history.js";
 import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
-import { createUndiciUpstream, type UndiciUpstreamOptions } from "../transports/undici.js";
-import type { Upstream } from "../transports/upstream.js";
-import { createBackendPools } from "./backend-pools.js";
-import { clientListenerPort, clientServerName } from "./client-tls.js";
-import { connectionFactsOf } from "./connection-facts.js";
-import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
-import { createDirectRequests } from "./direct-requests.js";
-import { withH2Clients } from "./h2-upstream/h2-clients.js";
-import { withH2cBackends } from "./h2-upstream/h2c-pools.js";
+import type { UpstreamPoolOptions } from "../transports/upstream.js";
+import { Dispatchers } from "./dispatchers.js";
+import { H2cPools } from "./h2-upstream/h2c-pools.js";
 import type { H2cSettings } from "./h2-upstream/h2c-session.js";
-import { withH2ToH1 } from "./http2/h2-to-h1-exchange.js";
-import { serveHttp2 } from "./http2/router-http2.js";
-import { countingStage } from "./listener-counts.js";
-import { createNodeProxy } from "./proxy.js";
-import { routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
-import { RequestHead, requestHeadOf, SERVER_MAX_HEADERS_COUNT, withRequestHead } from "./request-head.js";
-import { openRouterStore } from "./router-store.js";
+import { Http1Dispatcher } from "./http1-dispatcher.js";
+import { createHttp1Front } from "./http1-front.js";
+import { type CleartextSplit, splitCleartext } from "./http2/cleartext-split.js";
+import { createHttp2Front, type Http2Front } from "./http2/http2-front.js";
+import { countingStage, countingStreams } from "./listener-counts.js";
+import { type ConnectionStage, routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
+import { RequestHandler } from "./request-handler.js";
+import { openRouterStore, type RouterStore } from "./router-store.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
 import { createOtelTracing } from "./tracing/otel-tracing.js";
-import { createNodeUpgrades } from "./upgrade.js";
 
 /** How long close() waits for in-flight requests and upgraded connections; deploy/router sizes its grace period on it. */
 export const DEFAULT_DRAIN_MS = 10_000;
@@ -48,12 +40,8 @@ export interface NodeRouterDeps {
   readonly logger?: Logger;
   /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redisUrl. */
   readonly source?: SnapshotSource;
-  /**
-   * Default: the router's own HTTP/1.1 client (upstream/client.ts) for proxied requests, undici pools for the
-   * few the web path sends (HEAD). A custom transport takes the web path for every request.
-   */
-  readonly upstream?: Upstream;
-  readonly upstreamOptions?: UndiciUpstreamOptions;
+  /** The HTTP/1.1 dispatcher's pools (connections per backend, timeouts); defaults in http1-dispatcher.ts. */
+  readonly upstreamOptions?: UpstreamPoolOptions;
   /** The h2c upstreams' sessions and streams (docs/configuration.md: H2C_* settings); defaults in h2-upstream/h2c-session.ts. */
   readonly h2c?: Partial<H2cSettings>;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
@@ -85,6 +73,8 @@ export interface NodeRouter {
   readonly redisSource: RedisSnapshotSource | undefined;
   /** HTTPS_PORT's listener (tls/https-listener.ts); undefined without TLS_STORE_KEY. */
   readonly https: HttpsListener | undefined;
+  /** The upstream dispatchers (open pools and sessions, for tests and metrics). */
+  readonly dispatchers: Dispatchers;
   /**
    * Stops accepting, drains in-flight requests up to `drainMs`, then cuts what is left (upgraded
    * connections included) and closes pools and Redis.
@@ -92,17 +82,97 @@ export interface NodeRouter {
   close(): Promise<void>;
 }
 
+/** What the listeners serve, built before any of them listens. */
+interface RouterCore {
+  readonly store: RouterStore;
+  readonly dispatchers: Dispatchers;
+  readonly handler: RequestHandler;
+  readonly routing: ReturnType<typeof createRouting>;
+  readonly adminApp: ReturnType<typeof createApp>;
+  readonly trafficHistory: TrafficHistory;
+  readonly sample: () => void;
+  /** PROXY_PROTOCOL: trusted balancers' PROXY headers are read before anything else of a connection. */
+  readonly stage: ConnectionStage | undefined;
+  /** Spans exported over OTLP, when OTEL_* says so. */
+  readonly otel: { shutdown(): Promise<void> } | undefined;
+  /** HTTPS_PORT's listener, once it listens (its metrics are the admin endpoint's). */
+  https: HttpsListener | undefined;
+}
+
 /**
- * Wires the Node router: the store (router-store.ts), its own upstream client (lib/http1/, h2-upstream/) for
- * the native proxy (proxy.ts) and undici pools for the web path, the Hono app on @hono/node-server, the upgrade
- * listener (upgrade.ts) and HTTP/2 (http2/) on the same routing core, HTTPS (tls/) when TLS_STORE_KEY is set, and
- * a second listener on ADMIN_PORT for the admin endpoints over the same core (the public one answers only the
- * probes under /_edgeslice/). It listens at once: the first store load runs in the background (a Redis that
- * hangs, or a peer that accepts and never answers,
- * never delays it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
+ * Wires the Node router, one path for every request (ARCHITECTURE.md): the fronts (http1-front.ts on PORT,
+ * http2/ for h2c prior knowledge there and ALPN h2, tls/ on HTTPS_PORT) hand every request to the one request
+ * handler (request-handler.ts), whose exchanges go to the upstream dispatchers (HTTP/1.1 pools of lib/http1,
+ * h2c sessions of h2-upstream/). Hono serves the router's own endpoints: the probes on PORT and everything on
+ * ADMIN_PORT. It listens at once: the first store load runs in the background (a Redis that hangs never delays
+ * it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */
 export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps = {}): Promise<NodeRouter> {
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+  const core = routerCore(config, deps, logger);
+  const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
+  const server = createHttp1Front(core.handler, config);
+  // HTTP/2 sessions close after the HTTP/1.1 keep-alive timeout with no stream; a new connection that has not
+  // told its protocol within the headers timeout is closed (http2/cleartext-split.ts).
+  const idleTimeoutMs = config.clientKeepAliveTimeoutMs;
+  const { listeners } = core.routing.policy.metrics;
+  const onStream = countingStreams(listeners, core.handler.http2);
+  const http2 = createHttp2Front({ onStream, drainMs, idleTimeoutMs, logger });
+  const split = splitCleartext(server, http2, config.clientHeadersTimeoutMs);
+  // Each connection counted, then (PROXY_PROTOCOL) a trusted balancer's header read, before the h2c split and
+  // TLS: wrapping the split, the stage runs first.
+  withConnectionStage(server, countingStage(listeners, "http", core.stage));
+  const host = deps.host ?? "0.0.0.0";
+  await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
+  const adminServer = createServer(getRequestListener(core.adminApp.fetch));
+  const adminHost = deps.adminHost ?? config.adminHost ?? host;
+  try {
+    await listenOn(
+      adminServer,
+      { port: config.adminPort, host: adminHost },
+      { port: "ADMIN_PORT", host: "ADMIN_HOST" },
+    );
+    core.https = await startRouterHttps(config, {
+      reader: core.store.certificates,
+      httpServer: server,
+      http2Front: http2,
+      host,
+      logger,
+      passthrough: { routing: core.routing, source: core.store.source },
+      storeReady: core.store.connected,
+      connectionStage: countingStage(listeners, "https", core.stage),
+    });
+  } catch (error) {
+    server.close();
+    adminServer.close();
+    throw error;
+  }
+  const url = `http://${endpointAddress({ ip: host, port: (server.address() as AddressInfo).port })}`;
+  const adminPort = (adminServer.address() as AddressInfo).port;
+  const adminUrl = `http://${endpointAddress({ ip: adminHost, port: adminPort })}`;
+  logger.info("router listening", { url, adminUrl });
+  // The dashboard's last minutes fill whether or not anyone watches; a sample reads the counters, no request.
+  const sampling = setInterval(core.sample, core.trafficHistory.intervalMs);
+  sampling.unref();
+  const close = closer(core, { server, adminServer, http2, split, sampling, drainMs, logger });
+  const { port } = server.address() as AddressInfo;
+  const { redisSource } = core.store;
+  return {
+    url,
+    port,
+    server,
+    adminUrl,
+    adminPort,
+    adminServer,
+    redisSource,
+    https: core.https,
+    close,
+    dispatchers: core.dispatchers,
+  };
+}
+
+/** The store, the dispatchers, the routing core, the request handler and the admin apps over them. */
+function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger): RouterCore {
   const now = deps.now ?? Date.now;
   const store = openRouterStore(config, {
     logger,
@@ -111,168 +181,87 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     certificates: deps.certificates,
     refreshIntervalMs: deps.refreshIntervalMs,
   });
-  const { source, redisSource } = store;
-  const ownedUpstream = deps.upstream ? undefined : createUndiciUpstream(deps.upstreamOptions);
-  // HTTP/1.1 backends over the router's own client, h2c ones over node:http2 sessions (h2-upstream/).
-  const client = ownedUpstream
-    ? withH2cBackends(createBackendPools(deps.upstreamOptions), { ...config.h2c, ...deps.h2c })
-    : undefined;
-  const upstream = deps.upstream ?? ownedUpstream;
-  if (!upstream) throw new Error("no upstream transport");
-
+  const dispatchers = new Dispatchers({
+    http1: new Http1Dispatcher(deps.upstreamOptions),
+    h2c: new H2cPools({ ...config.h2c, ...deps.h2c }),
+  });
+  const trafficHistory = new TrafficHistory();
   const newRequestId = createRequestIds(randomBytes);
-  const trusted = config.trustedProxies ?? NO_TRUSTED_PROXIES;
   const traceIds = new TraceIds((bytes) => randomBytes(bytes).toString("hex"));
   const otel = config.tracing ? createOtelTracing(config.tracing, traceIds) : undefined;
-  const tracing = otel ?? propagationOnly(traceIds);
-  const trafficHistory = new TrafficHistory();
+  const tracing: RequestTracing = otel ?? propagationOnly(traceIds);
   const appDeps: AppDeps = {
     trafficHistory,
-    processFamilies: () => [...processMetrics().families(), ...(https?.families() ?? [])],
+    processFamilies: () => [...processMetrics().families(), ...(core.https?.families() ?? [])],
     newRequestId,
     tracing,
-    source,
-    upstream,
+    source: store.source,
     config,
     now,
     random: deps.random ?? Math.random,
     balancing: "p2c",
     logger,
-    clientAddress: (c) => {
-      const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
-      return socket && connectionFactsOf(socket, trusted).clientIp;
-    },
-    clientTrusted: (c) => {
-      const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
-      return socket !== undefined && connectionFactsOf(socket, trusted).trustedPeer;
-    },
-    requestHeaders: (c) => {
-      const incoming = (c.env as HttpBindings | undefined)?.incoming;
-      return incoming ? requestHeadOf(incoming) : { get: (name: string) => c.req.header(name) ?? null };
-    },
-    incomingRequestId: (c) => {
-      const incoming = (c.env as HttpBindings | undefined)?.incoming;
-      return incoming ? requestHeadOf(incoming).requestId : c.req.header("x-request-id");
-    },
-    accessLog: createAccessLog(
-      config.accessLog,
-      Math.random,
-      batchedLines((chunk) => process.stdout.write(chunk), setImmediate),
-    ),
-    // The scheme of the connection, never of an absolute-form request target.
-    clientProto: (c) =>
-      ((c.env as HttpBindings | undefined)?.incoming?.socket as Partial<TLSSocket> | undefined)?.encrypted
-        ? "https"
-        : "http",
-    clientServerName: (c) => clientServerName((c.env as HttpBindings | undefined)?.incoming?.socket),
-    clientListenerPort: (c) => clientListenerPort((c.env as HttpBindings | undefined)?.incoming?.socket),
-    clientProtocol: (c) => (c.env as HttpBindings | undefined)?.incoming?.httpVersion,
-    // Our own client: proxy natively on Node's objects (a custom transport takes the web path).
-    ...(client ? { native: withH2Clients(withH2ToH1(createNodeProxy(client), client), client) } : {}),
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
     // The routing core's 421 rule compares the certificates the SNI and the routed host get (core/misdirected.ts).
-    certificateOf: (name) => https?.certificateOf(name),
+    certificateOf: (name) => core.https?.certificateOf(name),
     // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
     yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),
   };
-  // One routing core (balancer, ejection, metrics) for the Hono app and the upgrade path.
+  // One routing core (balancer, ejection, metrics) for the request handler and the admin endpoints.
   const routing = createRouting(appDeps);
-  const app = createApp({ ...appDeps, endpoints: "public" }, routing);
-  const adminApp = createApp({ ...appDeps, endpoints: "admin" }, routing);
-  const { metrics } = routing.policy;
-  // @hono/node-server's listener, as createAdaptorServer builds it; requests Node read only in part, or with
-  // two Hosts (request-head.ts), are refused before the adapter reads their Host and framing one way while a
-  // backend might read them another.
-  const listener = getRequestListener(app.fetch);
-  // Our own client: proxied requests go straight from Node's listener (direct-requests.ts), the rest to the app.
-  const direct = client
-    ? createDirectRequests({
-        routing,
-        transport: client,
-        accessLog: appDeps.accessLog,
-        newRequestId,
-        trustedProxies: trusted,
-        tracing,
-      })
-    : undefined;
-  let https: HttpsListener | undefined;
-  const server = createServer({ IncomingMessage: RouterIncomingMessage }, (incoming, outgoing) => {
-    if (declinedUpgrade(incoming)) outgoing.shouldKeepAlive = false;
-    const head = new RequestHead(incoming.rawHeaders);
-    const problem = head.problem;
-    if (problem === undefined) {
-      if (direct?.(incoming, outgoing, head)) return;
-      return listener(withRequestHead(incoming, head), outgoing);
-    }
-    const requestId = requestIdOf(head.requestId, newRequestId);
-    const full = errorAnswerWithRequestId(problem, requestId);
-    const answer = incoming.method === "HEAD" ? headAnswer(full) : full;
-    // Refused before any routing: no service, and no time worth measuring.
-    metrics.respond(metrics.red.unrouted, incoming.method ?? "GET", answer.status, 0);
-    outgoing.writeHead(answer.status, Object.fromEntries(answer.headers));
-    outgoing.end(answer.body);
-  });
-  server.maxHeadersCount = SERVER_MAX_HEADERS_COUNT;
-  // Both above a load balancer's idle timeout, so it closes an idle connection before the router does (config.ts).
-  server.keepAliveTimeout = config.clientKeepAliveTimeoutMs;
-  server.headersTimeout = config.clientHeadersTimeoutMs;
-  const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
-  const http2 = serveHttp2({ server, listener, newRequestId, metrics, config, logger, drainMs });
-  const upgrades = createNodeUpgrades(routing, appDeps.accessLog, trusted, tracing);
-  // Each connection counted, then (PROXY_PROTOCOL) a trusted balancer's header read, before the h2c split and TLS.
-  const stage = routerProxyHeaderStage(config, logger, metrics);
-  withConnectionStage(server, countingStage(metrics.listeners, "http", stage));
-  server.on("upgrade", upgrades.listener);
-  const host = deps.host ?? "0.0.0.0";
-  await listenOn(server, { port: config.port, host }, { port: "PORT", host: "HOST" });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${endpointAddress({ ip: host, port })}`;
-  const adminServer = createServer(getRequestListener(adminApp.fetch));
-  const adminHost = deps.adminHost ?? config.adminHost ?? host;
-  try {
-    await listenOn(
-      adminServer,
-      { port: config.adminPort, host: adminHost },
-      { port: "ADMIN_PORT", host: "ADMIN_HOST" },
-    );
-  } catch (error) {
-    server.close();
-    throw error;
-  }
-  try {
-    https = await startRouterHttps(config, {
-      reader: store.certificates,
-      httpServer: server,
-      http2Front: http2.front,
-      host,
-      logger,
-      passthrough: { routing, source },
-      storeReady: store.connected,
-      connectionStage: countingStage(metrics.listeners, "https", stage),
-    });
-  } catch (error) {
-    server.close();
-    adminServer.close();
-    throw error;
-  }
-  const adminPort = (adminServer.address() as AddressInfo).port;
-  const adminUrl = `http://${endpointAddress({ ip: adminHost, port: adminPort })}`;
-  logger.info("router listening", { url, adminUrl });
-  // The dashboard's last minutes fill whether or not anyone watches; a sample reads the counters, no request.
-  const sampling = setInterval(
-    () => trafficHistory.record(Date.now(), metrics.red.totals(), metrics.retries),
-    trafficHistory.intervalMs,
+  const accessLog = createAccessLog(
+    config.accessLog,
+    Math.random,
+    batchedLines((chunk) => process.stdout.write(chunk), setImmediate),
   );
-  sampling.unref();
+  const trustedProxies = config.trustedProxies ?? NO_TRUSTED_PROXIES;
+  const handler = new RequestHandler({
+    routing,
+    accessLog,
+    newRequestId,
+    tracing,
+    trustedProxies,
+    dispatchers,
+    adminApp: createApp({ ...appDeps, endpoints: "public" }, routing),
+  });
+  const { metrics } = routing.policy;
+  const core: RouterCore = {
+    store,
+    dispatchers,
+    handler,
+    routing,
+    adminApp: createApp({ ...appDeps, endpoints: "admin" }, routing),
+    trafficHistory,
+    sample: () => trafficHistory.record(Date.now(), metrics.red.totals(), metrics.retries),
+    stage: routerProxyHeaderStage(config, logger, metrics),
+    otel,
+    https: undefined,
+  };
+  return core;
+}
 
+interface Listeners {
+  readonly server: Server;
+  readonly adminServer: Server;
+  readonly http2: Http2Front;
+  readonly split: CleartextSplit;
+  readonly sampling: NodeJS.Timeout;
+  readonly drainMs: number;
+  readonly logger: Logger;
+}
+
+/** Stops accepting, drains for up to drainMs, then cuts what is left and closes the pools and the store. */
+function closer(core: RouterCore, listeners: Listeners): () => Promise<void> {
+  const { server, adminServer, http2, drainMs } = listeners;
   let closing: Promise<void> | undefined;
-  const close = () => {
+  return () => {
     closing ??= (async () => {
-      clearInterval(sampling);
+      clearInterval(listeners.sampling);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      listeners.split.destroyUndecided();
       const http2Drained = http2.close();
       // Its ports' connections: passed-through ones are cut with the upgrades at the bound.
-      const httpsDrained = https?.close();
+      const httpsDrained = core.https?.close();
       // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
       adminServer.close();
       adminServer.closeIdleConnections();
@@ -282,19 +271,18 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       // Upgraded connections (WebSockets) are no longer the HTTP server's: closeAllConnections misses them.
       const bound = setTimeout(() => {
         server.closeAllConnections();
-        upgrades.destroyAll();
-        https?.destroyAll();
+        for (const socket of core.handler.upgraded) socket.destroy();
+        core.https?.destroyAll();
       }, drainMs);
       await Promise.all([drained, http2Drained, httpsDrained]);
       adminServer.closeAllConnections();
       clearInterval(sweep);
       clearTimeout(bound);
-      await Promise.all([ownedUpstream?.destroy(), client?.destroy()]);
-      await store.close();
-      await otel?.shutdown();
-      logger.info("router stopped");
+      core.dispatchers.destroy();
+      await core.store.close();
+      await core.otel?.shutdown();
+      listeners.logger.info("router stopped");
     })();
     return closing;
   };
-  return { url, port, server, adminUrl, adminPort, adminServer, redisSource, https, close };
 }

@@ -8,8 +8,7 @@ import type { Backend } from "../core/selection.js";
 import { UpstreamConnectError, type UpstreamRequest } from "./upstream.js";
 
 /**
- * Failure classification for every transport (fetch, undici, the Node-native proxy and upgrade path, the
- * web path): an attempt failed at connect when nothing reached the backend, so any method may go elsewhere.
+ * Failure classification for every transport (fetch on the web path, the Node router's dispatchers): an attempt failed at connect when nothing reached the backend, so any method may go elsewhere.
  */
 
 /** Error codes of a failed connection: the request was never written. */

@@ -22,7 +22,7 @@ const DECODED_ENCODINGS = new Set(["gzip", "x-gzip", "deflate", "br"]);
  * An Upstream over the Fetch API: `redirect: "manual"` so 3xx reach the client untouched, `duplex: "half"`
  * so request bodies stream. Fetch implementations replace Host with the URL's authority (the Fetch
  * standard lists Host as a forbidden request header), so with this transport the original host reaches
- * the backend only as X-Forwarded-Host and Forwarded `host=`; the Node transport (undici Pool) keeps Host.
+ * the backend only as X-Forwarded-Host and Forwarded `host=`; the Node router's own client keeps Host.
  */
 export function createFetchUpstream(fetchFn: typeof fetch, options: FetchUpstreamOptions = {}): Upstream {
   const decodes = options.decodesContentEncoding ?? true;

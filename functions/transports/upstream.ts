@@ -1,9 +1,9 @@
 import { endpointAddress } from "../../store/records.js";
 
 /**
- * The web path's transport seam between the runtime-agnostic proxy core and a runtime: Node sends with undici
- * pools (undici.ts), Workers with fetch or a VPC binding (fetch.ts); the Node-native proxy has its own
- * (node/backend-pools.ts) and shares the backend address (UpstreamTarget) and pool options. The core owns
+ * The web path's transport seam between the runtime-agnostic proxy core and a runtime: Workers send with fetch
+ * or a VPC binding (fetch.ts); the Node router has its own dispatchers (node/dispatchers.ts) and shares the
+ * backend address (UpstreamTarget) and pool options. The core owns
  * retries, timeouts and ejection; a transport only sends, and classifies what failed the same way
  * (connect-errors.ts).
  */
@@ -15,7 +15,7 @@ export interface UpstreamTarget {
   readonly protocol?: "h2c" | "ws" | undefined;
 }
 
-/** The keep-alive pools of the Node transports (undici.ts, node/backend-pools.ts). */
+/** The keep-alive pools of the Node router's HTTP/1.1 dispatcher (node/http1-dispatcher.ts). */
 export interface UpstreamPoolOptions {
   /** Connections kept per backend. */
   readonly connectionsPerBackend?: number;

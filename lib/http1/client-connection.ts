@@ -1,6 +1,6 @@
-import { connect, type Socket } from "node:net";
 import { BodyUpload } from "./body-upload.js";
-import { LocalAbortError, timeoutError } from "./client-errors.js";
+import { LocalAbortError, ServerClosedError, timeoutError } from "./client-errors.js";
+import { ConnectionSocket, type SocketListener } from "./connection-socket.js";
 import {
   ConnectionTimer,
   type ConnectionWait,
@@ -9,9 +9,8 @@ import {
 } from "./connection-timer.js";
 import { requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
-import { ReadBuffer } from "./read-buffer.js";
 import type { ResponseHead } from "./response-head.js";
-import { ResponseParser, type ResponseSink, ServerClosedError } from "./response-parser.js";
+import { ResponseParser, type ResponseSink } from "./response-parser.js";
 import type { ConnectionSettings } from "./settings.js";
 
 /** The pool a connection belongs to (origin-pool.ts). */
@@ -23,25 +22,20 @@ export interface ConnectionOwner {
   closed(connection: ClientConnection, replay: PendingRequest | undefined): void;
 }
 
-/** TCP keep-alive finds a server that vanished mid-response (its host gone) long before bodyTimeoutMs would. */
-const SOCKET_OPTIONS = { noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 } as const;
-
 /**
  * One keep-alive HTTP/1.1 connection to an origin server, carrying one request at a time: the head written in one
  * piece, the body streamed with back-pressure (body-upload.ts), the response parsed (response-parser.ts) and
- * handed on as it arrives, reading paused while the handler cannot take more (pausing stops reading at once: the
- * server's close is read once reading resumes). Reads go to a buffer reused while nothing holds them (read-buffer.ts).
+ * handed on as it arrives, reading paused while the handler cannot take more (connection-socket.ts).
  */
-export class ClientConnection implements ResponseSink, RequestCarrier, TimedConnection {
+export class ClientConnection implements ResponseSink, RequestCarrier, TimedConnection, SocketListener {
   readonly #owner: ConnectionOwner;
-  readonly #socket: Socket;
+  readonly #socket: ConnectionSocket;
   readonly #parser = new ResponseParser(this);
   readonly #timer = new ConnectionTimer(this);
   #request: PendingRequest | undefined;
   #upload: BodyUpload | undefined;
   #connected = false;
   #destroyed = false;
-  #socketPaused = false;
   /** A response body is under way and read: the body timer restarts with every read. */
   #watchingBody = false;
   /** This connection carried a request before the current one. */
@@ -50,15 +44,13 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   #answering = false;
   /** The request to send again on a fresh connection once this one is closed (see #lost). */
   #replay: PendingRequest | undefined;
-  readonly #reads = new ReadBuffer();
+  /** Carries one upgrade request, whose socket a 101 hands over: never reused. */
+  readonly #forUpgrade: boolean;
 
-  constructor(owner: ConnectionOwner, host: string, port: number) {
+  constructor(owner: ConnectionOwner, host: string, port: number, forUpgrade = false) {
     this.#owner = owner;
-    this.#socket = connect({ host, port, ...SOCKET_OPTIONS, onread: this.#reads.onread(this.#onRead) });
-    this.#socket.on("connect", this.#onConnect);
-    this.#socket.on("end", this.#onEnd);
-    this.#socket.on("error", this.#onError);
-    this.#socket.on("close", this.#onClose);
+    this.#forUpgrade = forUpgrade;
+    this.#socket = new ConnectionSocket(host, port, this, forUpgrade);
     this.#timer.arm("connect", owner.settings.connectTimeoutMs);
   }
 
@@ -86,7 +78,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     this.#timer.cancel();
     this.#upload?.stop();
     this.#upload = undefined;
-    this.#socket.destroy();
+    this.#socket.socket.destroy();
     const pending = this.#request;
     if (pending !== undefined) {
       this.#request = undefined;
@@ -112,10 +104,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     }
     if (this.#request !== pending || this.#parser.paused) return;
     this.#watchBody();
-    if (this.#socketPaused && !this.#destroyed) {
-      this.#socketPaused = false;
-      this.#socket.resume();
-    }
+    this.#socket.resume();
   }
 
   onResponseHead(head: ResponseHead): void {
@@ -130,12 +119,11 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (pending === undefined) return false;
     // A handler that cannot say whether it keeps a chunk is given a copy (read-buffer.ts).
     if (pending.handler.holdsChunk === undefined) chunk = Buffer.from(chunk);
-    else this.#reads.gave(pending.handler);
+    else this.#socket.gave(pending.handler);
     if (pending.handler.onData(chunk)) return true;
-    if (this.#request === pending && !this.#socketPaused) {
+    if (this.#request === pending && !this.#socket.paused) {
       // Waiting on the handler, not the server: no body timeout until reading resumes.
       this.#disarm();
-      this.#socketPaused = true;
       this.#socket.pause();
     }
     return false;
@@ -148,11 +136,8 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     pending.done = true;
     this.#disarm();
     // A response that ended before its request body was all sent leaves the upload unfinished: not reusable.
-    const keep = reusable && this.#upload === undefined && !this.#destroyed;
-    if (this.#socketPaused) {
-      this.#socketPaused = false;
-      this.#socket.resume();
-    }
+    const keep = reusable && this.#upload === undefined && !this.#destroyed && !this.#forUpgrade;
+    this.#socket.resume();
     pending.handler.onComplete();
     const keepAliveMs = idleLimitMs(this.#owner.settings.keepAliveTimeoutMs, this.#parser.keepAliveHintMs);
     if (!keep || keepAliveMs <= 0) {
@@ -162,6 +147,20 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     this.#reused = true;
     this.#timer.arm("idle", keepAliveMs);
     this.#owner.released(this);
+  }
+
+  /** The server switched protocols: the socket leaves this client for the handler, as it is. */
+  onResponseUpgrade(head: ResponseHead, rest: Buffer): void {
+    const pending = this.#request;
+    if (pending === undefined) return;
+    this.#request = undefined;
+    pending.done = true;
+    this.#destroyed = true;
+    this.#timer.cancel();
+    const socket = this.#socket.release();
+    this.#owner.closed(this, undefined);
+    if (pending.handler.onUpgrade) pending.handler.onUpgrade(head, socket, rest);
+    else socket.destroy();
   }
 
   #watchBody(): void {
@@ -193,16 +192,16 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
       this.#owner.released(this);
       return;
     }
-    this.#parser.expect(request.method === "HEAD");
+    this.#parser.expect(request.method === "HEAD", request.upgrade === true);
     this.#answering = false;
-    this.#socket.write(head, "latin1");
+    this.#socket.socket.write(head, "latin1");
     // The idle wait ends here: the head's wait replaces it, or none runs while the body goes.
     if (body === null) {
       this.#requestSent();
       return;
     }
     this.#timer.cancel();
-    this.#upload = new BodyUpload(this.#socket, body, request.contentLength, {
+    this.#upload = new BodyUpload(this.#socket.socket, body, request.contentLength, {
       sent: () => {
         this.#upload = undefined;
         if (this.#request === pending) this.#requestSent();
@@ -235,33 +234,30 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     return this.#reused && !this.#answering && pending.replayable;
   }
 
-  readonly #onConnect = (): void => {
+  connected(): void {
     this.#connected = true;
     this.#timer.cancel();
     if (this.#request) this.#send(this.#request);
-  };
+  }
 
-  /** `bytes` bytes came into #reads; true: reading goes on (pausing is #socket.pause's). */
-  readonly #onRead = (bytes: number): boolean => {
+  received(bytes: Buffer): void {
     const pending = this.#request;
     // Bytes while nothing was asked (a server's 408 before it closes an idle connection): no request's answer.
     if (pending === undefined || !this.#parser.awaiting) {
       this.destroy();
-      return true;
+      return;
     }
     this.#answering = true;
     if (this.#watchingBody) this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
     try {
-      this.#parser.execute(this.#reads.bytes(bytes));
+      this.#parser.execute(bytes);
     } catch (error) {
       if (this.#request === pending) this.fail(pending, error as Error);
       else this.destroy();
     }
-    this.#reads.done();
-    return true;
-  };
+  }
 
-  readonly #onEnd = (): void => {
+  ended(): void {
     const pending = this.#request;
     try {
       this.#parser.closed();
@@ -273,17 +269,17 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
       }
     }
     this.destroy();
-  };
+  }
 
   /** A reset (or a failed write) is never a response's end, not even of one delimited by the close. */
-  readonly #onError = (error: Error): void => {
+  failed(error: Error): void {
     const pending = this.#request;
     if (pending === undefined) this.destroy();
     else if (this.#parser.awaitingHead) this.#lost(pending, error);
     else this.fail(pending, error);
-  };
+  }
 
-  readonly #onClose = (): void => {
+  closed(): void {
     this.#destroyed = true;
     this.#timer.cancel();
     this.#upload?.stop();
@@ -297,5 +293,5 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     const replay = this.#replay;
     this.#replay = undefined;
     this.#owner.closed(this, replay);
-  };
+  }
 }

@@ -25,3 +25,9 @@ export class LocalAbortError extends Error {
   override readonly name = "LocalAbortError";
   readonly code = "UPSTREAM_LOCAL_ABORT";
 }
+
+/** The server closed the connection before it sent any byte of the response. */
+export class ServerClosedError extends Error {
+  override readonly name = "ServerClosedError";
+  readonly code = "UPSTREAM_CLOSED";
+}

@@ -1,6 +1,6 @@
+import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "../http-exchange.js";
 import { ClientConnection, type ConnectionOwner } from "./client-connection.js";
 import { LocalAbortError } from "./client-errors.js";
-import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "./exchange-handler.js";
 import { PendingRequest } from "./pending-request.js";
 import type { PoolSettings } from "./settings.js";
 
@@ -31,8 +31,10 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     const pending = new PendingRequest(request, handler, this.#unqueue);
     handler.onStart(pending);
     if (pending.done) return;
-    const idle = this.#takeIdle();
-    if (idle !== undefined) idle.assign(pending);
+    // An upgrade takes a connection of its own: on a 101 it leaves the pool (client-connection.ts).
+    const idle = request.upgrade === true ? undefined : this.#takeIdle();
+    if (request.upgrade === true) this.#open(true).assign(pending);
+    else if (idle !== undefined) idle.assign(pending);
     else if (this.#connections.size < this.settings.connections) this.#open().assign(pending);
     else this.#waiting.push(pending);
   }
@@ -95,8 +97,8 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     return connection;
   }
 
-  #open(): ClientConnection {
-    const connection = new ClientConnection(this, this.#host, this.#port);
+  #open(forUpgrade = false): ClientConnection {
+    const connection = new ClientConnection(this, this.#host, this.#port, forUpgrade);
     this.#connections.add(connection);
     return connection;
   }

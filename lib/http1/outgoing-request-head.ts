@@ -1,4 +1,4 @@
-import type { OutgoingRequest } from "./exchange-handler.js";
+import type { OutgoingRequest } from "../http-exchange.js";
 
 /**
  * The request head this client writes (RFC 9112 §3, §5). Its fields come validated from their boundary

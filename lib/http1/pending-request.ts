@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { ExchangeHandler, OutgoingRequest, RequestControl } from "./exchange-handler.js";
+import type { ExchangeHandler, OutgoingRequest, RequestControl } from "../http-exchange.js";
 
 /** RFC 9110 §9.2.2: methods whose request may be sent again with the same effect. */
 const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);

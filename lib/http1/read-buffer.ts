@@ -1,4 +1,4 @@
-import type { ExchangeHandler } from "./exchange-handler.js";
+import type { ExchangeHandler } from "../http-exchange.js";
 
 /**
  * What one read from the server may bring: twice libuv's own read size, so that a 64 KiB body and its head come

@@ -43,9 +43,9 @@ const CONTENT_LENGTH = /^\d{1,15}$/;
 
 /**
  * `text`: the status line and field lines, each ending in CRLF. Undefined for an interim (1xx) head, which a
- * client skips (RFC 9110 §15.2); throws MalformedResponseError.
+ * client skips (RFC 9110 §15.2), but for the 101 of an `upgrade` it asked for; throws MalformedResponseError.
  */
-export function parseResponseHead(text: string): ResponseHead | undefined {
+export function parseResponseHead(text: string, upgrade = false): ResponseHead | undefined {
   const lineEnd = text.indexOf("\r\n");
   const statusLine = STATUS_LINE.exec(text.slice(0, lineEnd));
   if (!statusLine) throw new MalformedResponseError("malformed status line");
@@ -72,9 +72,9 @@ export function parseResponseHead(text: string): ResponseHead | undefined {
     } else if (name === "connection") connection += `,${value.toLowerCase()}`;
     else if (name === "keep-alive") keepAliveHintMs = keepAliveHint(value);
   }
-  if (status < 200) {
-    // This client never asks to switch protocols; 1xx answers are HTTP/1.1's (RFC 9110 §15.2), and after an
-    // HTTP/1.0 one Node's own parser takes the connection as closed.
+  // 1xx answers are HTTP/1.1's (RFC 9110 §15.2), and after an HTTP/1.0 one Node's own parser takes the
+  // connection as closed; a switch of protocols is one only when asked for.
+  if (status < 200 && !(status === 101 && upgrade)) {
     if (status === 101) throw new MalformedResponseError("unrequested protocol switch");
     if (statusLine[1] === "0") throw new MalformedResponseError("an interim answer in HTTP/1.0");
     return undefined;

@@ -1,28 +1,16 @@
 import { chunkSizeOf } from "./chunk-line.js";
-import { MalformedResponseError, parseResponseHead, type ResponseHead } from "./response-head.js";
+import { ServerClosedError } from "./client-errors.js";
+import { MalformedResponseError, parseResponseHead } from "./response-head.js";
+import type { ResponseSink } from "./response-sink.js";
 import { TrailerSection } from "./trailer-section.js";
 
-/** The server closed the connection before it sent any byte of the response. */
-export class ServerClosedError extends Error {
-  override readonly name = "ServerClosedError";
-  readonly code = "UPSTREAM_CLOSED";
-}
+export type { ResponseSink } from "./response-sink.js";
 
 /**
  * The framing of HTTP/1.1 responses for this client (RFC 9112 §6, §7): where each response ends (a
  * Content-Length, chunked, or the close), reading paused and resumed for back-pressure, bodies handed on as
  * views of the socket's buffers. The head itself is read by response-head.ts.
  */
-
-/** What the parser tells its connection. */
-export interface ResponseSink {
-  /** A final response head (interim 1xx ones are skipped). */
-  onResponseHead(head: ResponseHead): void;
-  /** A piece of the body; false asks the parser to pause until resume(). */
-  onResponseData(chunk: Buffer): boolean;
-  /** The response ended; `reusable` when the connection may carry another request. */
-  onResponseEnd(reusable: boolean): void;
-}
 
 /** Largest response head accepted (the common default of HTTP clients, and Node's own). */
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
@@ -52,6 +40,7 @@ export class ResponseParser {
   #remaining = 0;
   #reusable = false;
   #noBody = false;
+  #upgrade = false;
   #paused = false;
   /** The server closed its side while the parser was paused: the end is due once the held bytes are read. */
   #closed = false;
@@ -69,10 +58,11 @@ export class ResponseParser {
     this.#sink = sink;
   }
 
-  /** A request went out: its response is next. `noBody` for HEAD, whose response has no content (§6.3). */
-  expect(noBody: boolean): void {
+  /** A request went out: its response is next. `noBody` for HEAD (§6.3); `upgrade`: a 101 switches protocols. */
+  expect(noBody: boolean, upgrade = false): void {
     this.#state = HEAD;
     this.#noBody = noBody;
+    this.#upgrade = upgrade;
     this.#paused = false;
     this.#closed = false;
     this.#held = undefined;
@@ -133,10 +123,12 @@ export class ResponseParser {
             throw new MalformedResponseError("response head too large");
           const head = data.toString("latin1", offset, end + 2);
           offset = end + 4;
-          if (this.#head(head)) {
+          if (this.#head(head, data, offset)) {
             this.#end(offset === data.length);
             return;
           }
+          // A protocol switch took the rest of the bytes.
+          if (!this.awaiting) return;
           break;
         }
         case LENGTH:
@@ -273,10 +265,18 @@ export class ResponseParser {
     this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
   }
 
-  /** True when the response is complete with its head (no content); a 1xx leaves the parser waiting. */
-  #head(text: string): boolean {
-    const head = parseResponseHead(text);
+  /**
+   * True when the response is complete with its head (no content); a 1xx leaves the parser waiting, and a 101
+   * to an upgrade hands on the bytes after it (from `offset` in `data`).
+   */
+  #head(text: string, data: Buffer, offset: number): boolean {
+    const head = parseResponseHead(text, this.#upgrade);
     if (head === undefined) return false;
+    if (head.status === 101) {
+      this.#state = IDLE;
+      this.#sink.onResponseUpgrade?.(head, Buffer.from(data.subarray(offset)));
+      return false;
+    }
     this.keepAliveHintMs = head.keepAliveHintMs;
     this.#reusable = head.persistent;
     this.#sink.onResponseHead(head);

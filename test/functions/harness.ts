@@ -85,7 +85,10 @@ export function startRouterOf(kind: RouterKind, options: RouterOptions = {}): Pr
   return kind === "web path (fetch transport)" ? startRouter(options) : startNodeRouterOver(options);
 }
 
-/** startNodeRouter exactly as `npm run router` wires it (undici pools, native proxy) over a MemoryStore, on 127.0.0.1:0. */
+/**
+ * startNodeRouter exactly as `npm run router` wires it (its own dispatchers; `upstream` is the web path's and not
+ * read) over a MemoryStore, on 127.0.0.1:0.
+ */
 export async function startNodeRouterOver(options: RouterOptions = {}): Promise<Router> {
   const store = options.store ?? new MemoryStore();
   const config: RouterConfig = {
@@ -99,7 +102,6 @@ export async function startNodeRouterOver(options: RouterOptions = {}): Promise<
     logger: silentLogger,
     drainMs: 200,
     ...(options.random ? { random: options.random } : {}),
-    ...(options.upstream ? { upstream: options.upstream } : {}),
     ...(options.ejection ? { ejection: options.ejection } : {}),
   });
   return { port: router.port, adminPort: router.adminPort, store, close: () => router.close() };

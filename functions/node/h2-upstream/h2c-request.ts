@@ -4,43 +4,21 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from "node:http2";
+import type { Readable } from "node:stream";
 import type {
   ExchangeHandler,
+  ExchangeHead,
   OutgoingRequest,
   RequestControl,
-} from "../../../lib/http1/exchange-handler.js";
-import type { ResponseHead } from "../../../lib/http1/response-head.js";
+} from "../../../lib/http-exchange.js";
 import { isGrpcRequest } from "../../core/grpc-errors.js";
 import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
+import { addFields, flatFields } from "../http2/h2-fields.js";
 import type { H2cOrigin } from "./h2c-origin.js";
 import type { H2cSession } from "./h2c-session.js";
 
-/** A response head from an HTTP/2 backend: framing is HTTP/2's (RFC 9113 §8.1), so none of HTTP/1.1's applies. */
-export interface H2cResponseHead extends ResponseHead {
-  /** The HEADERS frame ended the stream: a Trailers-Only answer (gRPC), relayed as one to HTTP/2 clients. */
-  readonly endStream: boolean;
-}
-
-/** What an HTTP/2 client's exchange wants besides the HTTP/1.1 handler's events: the response's trailers. */
-export interface H2cExchangeHandler extends ExchangeHandler {
-  onTrailers?(trailers: IncomingHttpHeaders): void;
-}
-
-/**
- * Fields HTTP/2 forbids (RFC 9113 §8.2.2: connection-specific ones; `te` only as "trailers") and those the
- * pseudo-header fields carry (Host is `:authority`, §8.3.1).
- */
-const NOT_SENT = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "http2-settings",
-  "te",
-  "host",
-  "content-length",
-]);
+/** What the pseudo-header fields carry (Host is `:authority`, RFC 9113 §8.3.1), and the framing HTTP/2 has not. */
+const CARRIED_OTHERWISE: ReadonlySet<string> = new Set(["host", "content-length"]);
 
 /** One request as HTTP/2 request headers: pseudo-header fields first, then the rest, repeated names as lists. */
 export function h2RequestHeaders(request: OutgoingRequest): OutgoingHttpHeaders {
@@ -51,18 +29,12 @@ export function h2RequestHeaders(request: OutgoingRequest): OutgoingHttpHeaders 
   };
   const list = request.headers;
   for (let i = 0; i + 1 < list.length; i += 2) {
-    const name = (list[i] as string).toLowerCase();
-    const value = list[i + 1] as string;
-    if (name === "host") {
-      headers[":authority"] ??= value;
-      continue;
+    if ((list[i] as string).toLowerCase() === "host") {
+      headers[":authority"] = list[i + 1] as string;
+      break;
     }
-    if (NOT_SENT.has(name) || name.startsWith(":")) continue;
-    const present = headers[name];
-    if (present === undefined) headers[name] = value;
-    else if (Array.isArray(present)) present.push(value);
-    else headers[name] = [String(present), value];
   }
+  addFields(headers, list, CARRIED_OTHERWISE);
   if (request.contentLength !== undefined) headers["content-length"] = String(request.contentLength);
   // gRPC's request headers: "TE: trailers" is required (PROTOCOL-HTTP2.md) and some servers refuse a call
   // without it; as a hop-by-hop field the client's own never gets this far.
@@ -70,34 +42,21 @@ export function h2RequestHeaders(request: OutgoingRequest): OutgoingHttpHeaders 
   return headers;
 }
 
-/** The response head as the HTTP/1.1 client's handlers read it: lower-case names, values in order. */
-function responseHead(headers: IncomingHttpHeaders, endStream: boolean): H2cResponseHead {
-  const fields: string[] = [];
-  for (const name of Object.keys(headers)) {
-    if (name.startsWith(":")) continue;
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) fields.push(name, item);
-    else fields.push(name, value);
-  }
-  const length = headers["content-length"];
+/** The response head as every client hands it on; HTTP/2 has no reason phrase and no transfer codings. */
+function responseHead(headers: IncomingHttpHeaders, endStream: boolean): ExchangeHead {
   return {
     status: Number(headers[":status"]),
     reason: "",
-    fields,
-    contentLength: typeof length === "string" && /^\d{1,15}$/.test(length) ? Number(length) : undefined,
-    chunked: false,
+    fields: flatFields(headers),
     transferCodings: undefined,
-    persistent: true,
-    keepAliveHintMs: undefined,
     endStream,
+    trailing: !endStream,
   };
 }
 
 /**
- * One request on an h2c backend, told to its handler as the HTTP/1.1 client tells its own (onStart, onHead,
- * onData..., onComplete or onError), so the Node proxy's attempts (backend-attempt.ts) and the HTTP/2 client
- * path (h2-exchange.ts) drive both alike. The body streams as the stream takes it (HTTP/2 flow control);
+ * One request on an h2c backend, told to its handler as the HTTP/1.1 client tells its own (lib/http-exchange.ts:
+ * onStart, onHead, onData..., onTrailers, onComplete or onError), so one exchange drives both. The body streams as the stream takes it (HTTP/2 flow control);
  * reading the response pauses while the handler's client is full.
  *
  * A failure is "nothing reached the backend" (UpstreamConnectError, so any method may be retried) when the
@@ -105,8 +64,9 @@ function responseHead(headers: IncomingHttpHeaders, endStream: boolean): H2cResp
  * last stream below this one (§6.8: "not processed"); any other reset may have been acted on.
  */
 export class H2cRequest implements RequestControl {
-  readonly #handler: H2cExchangeHandler;
+  readonly #handler: ExchangeHandler;
   readonly #request: OutgoingRequest;
+  #body: Readable | null;
   readonly #target: UpstreamTarget;
   #stream: ClientHttp2Stream | undefined;
   #session: H2cSession | undefined;
@@ -117,9 +77,10 @@ export class H2cRequest implements RequestControl {
   /** Sent again once already, on a new session: a GOAWAY said the first stream was not processed. */
   #resent = false;
 
-  constructor(target: UpstreamTarget, request: OutgoingRequest, handler: H2cExchangeHandler) {
+  constructor(target: UpstreamTarget, request: OutgoingRequest, handler: ExchangeHandler) {
     this.#target = target;
     this.#request = request;
+    this.#body = request.body;
     this.#handler = handler;
   }
 
@@ -161,7 +122,7 @@ export class H2cRequest implements RequestControl {
     }
     let stream: ClientHttp2Stream;
     try {
-      stream = session.session.request(h2RequestHeaders(request), { endStream: request.body === null });
+      stream = session.session.request(h2RequestHeaders(request), { endStream: this.#body === null });
     } catch (thrown) {
       session.closed();
       this.#fail(new UpstreamConnectError(this.#target, { cause: thrown }));
@@ -172,12 +133,14 @@ export class H2cRequest implements RequestControl {
     stream.on("data", (chunk: Buffer) => {
       if (!this.#handler.onData(chunk)) stream.pause();
     });
-    stream.once("trailers", (trailers) => this.#handler.onTrailers?.(trailers));
+    stream.once("trailers", (trailers: IncomingHttpHeaders) =>
+      this.#handler.onTrailers?.(flatFields(trailers)),
+    );
     stream.once("end", () => this.#complete());
     // Errors are read from 'close' (rstCode, GOAWAY); a listener keeps them from being thrown.
     stream.on("error", () => undefined);
     stream.once("close", () => this.#onClose(stream));
-    const body = request.body;
+    const body = this.#body;
     if (body) {
       body.once("error", () => stream.close(constants.NGHTTP2_CANCEL));
       body.pipe(stream);
@@ -198,7 +161,7 @@ export class H2cRequest implements RequestControl {
 
   #onClose(stream: ClientHttp2Stream): void {
     this.#session?.closed();
-    this.#request.body?.unpipe(stream);
+    this.#body?.unpipe(stream);
     if (this.#done) return;
     const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
     if (this.#answered && !this.#aborted && code === constants.NGHTTP2_NO_ERROR && stream.readableEnded) {
@@ -206,21 +169,19 @@ export class H2cRequest implements RequestControl {
       return;
     }
     const error = this.#aborted ?? this.#streamError(stream, code);
-    // The session is going away (GOAWAY) and never processed this stream: the backend is fine, so a request
-    // without a body goes once more on a new session of the same backend, as the HTTP/1.1 client sends a GET
-    // again when a kept-alive connection closed under it. A body already read cannot be sent again.
+    // The session is going away (GOAWAY) and never processed this stream: the backend is fine, so the request
+    // goes once more on a new session of the same backend, as the HTTP/1.1 client sends one again when a
+    // kept-alive connection closed under it; with its body only when that can be had again whole.
     const origin = this.#origin;
-    if (
-      origin &&
-      error instanceof UpstreamConnectError &&
-      !this.#resent &&
-      this.#request.body === null &&
-      this.#session?.retired === true
-    ) {
-      this.#resent = true;
-      this.#stream = undefined;
-      origin.acquire((session, acquired) => this.#open(session, acquired));
-      return;
+    if (origin && error instanceof UpstreamConnectError && !this.#resent && this.#session?.retired === true) {
+      const body = this.#body === null ? null : this.#request.replayBody?.();
+      if (body !== undefined) {
+        this.#resent = true;
+        this.#stream = undefined;
+        this.#body = body;
+        origin.acquire((session, acquired) => this.#open(session, acquired));
+        return;
+      }
     }
     this.#fail(error);
   }

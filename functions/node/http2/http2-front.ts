@@ -1,9 +1,9 @@
 import {
   constants,
   createServer,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
   type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
 } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../../lib/logger.js";
@@ -11,8 +11,13 @@ import { DEFAULT_HTTP2_LIMITS, type Http2Limits, http2ServerOptions } from "./ht
 import { type FloodKind, guardSession } from "./session-guard.js";
 
 export interface Http2FrontOptions {
-  /** The router's request listener; HTTP/2 requests arrive as Node's compatibility objects. */
-  readonly onRequest: (request: Http2ServerRequest, response: Http2ServerResponse) => void;
+  /** The router's request handler (request-handler.ts): each stream with its headers, on node:http2's stream API. */
+  readonly onStream: (
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    flags: number,
+    raw: string[],
+  ) => void;
   /** How long close() lets open streams finish after GOAWAY before it cuts the sessions. */
   readonly drainMs: number;
   /** A session with no open stream for this long is closed with GOAWAY; 0 keeps it. */
@@ -33,12 +38,22 @@ export interface Http2Front {
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
 /**
- * An http2 server that never listens: the listeners hand it their connections, and its requests go to the
- * same request listener as HTTP/1.1 (@hono/node-server's handles Http2ServerRequest/Http2ServerResponse).
+ * An http2 server that never listens: the listeners hand it their connections, and its streams go to the same
+ * request handler as HTTP/1.1 requests.
  */
 export function createHttp2Front(options: Http2FrontOptions): Http2Front {
   const limits: Http2Limits = { ...DEFAULT_HTTP2_LIMITS, ...options.limits };
-  const server = createServer(http2ServerOptions(limits), options.onRequest);
+  const server = createServer(http2ServerOptions(limits));
+  server.on(
+    "stream",
+    (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      // A client that waits for 100 (Continue) before its body gets it at once: the body streams to the backend
+      // as the attempt takes it (RFC 9110 §10.1.1; Expect itself is not forwarded).
+      if (headers.expect === "100-continue" && !stream.destroyed)
+        stream.additionalHeaders({ ":status": 100 });
+      options.onStream(stream, headers, flags, raw);
+    },
+  );
   const sessions = new Set<Http2Session>();
   const loggedAt = new Map<FloodKind, number>();
   const flooded = (kind: FloodKind) => {

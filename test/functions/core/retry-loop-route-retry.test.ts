@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Balancer } from "../../../functions/core/balancer.js";
 import { PassiveEjection } from "../../../functions/core/ejection.js";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
-import type { PolicyDeps, ProxySettings } from "../../../functions/core/proxy-policy.js";
+import { isIdempotent, type PolicyDeps, type ProxySettings } from "../../../functions/core/proxy-policy.js";
 import { RetryLoop } from "../../../functions/core/retry-loop.js";
 import type { Backend, Selection } from "../../../functions/core/selection.js";
 import { silentLogger } from "../../../lib/logger.js";
@@ -95,19 +95,27 @@ describe("RetryLoop with a rule's retry", () => {
       201,
     ],
   ] as const)("%s", (_case, method, settings, statuses, attempts, passedOn) => {
-    const loop = new RetryLoop(selectionOf(pods(1)), method, depsWith(settings));
+    const loop = new RetryLoop(selectionOf(pods(1)), isIdempotent(method), depsWith(settings));
     const result = run(loop, [...statuses]);
     expect(result.addresses).toHaveLength(attempts);
     expect(result.passedOn).toBe(passedOn);
   });
 
   it("goes back to the one pod of a Service for each retry", () => {
-    const loop = new RetryLoop(selectionOf(pods(1)), "GET", depsWith({ retries: 2, routeRetry: RETRY_503 }));
+    const loop = new RetryLoop(
+      selectionOf(pods(1)),
+      isIdempotent("GET"),
+      depsWith({ retries: 2, routeRetry: RETRY_503 }),
+    );
     expect(run(loop, [503, 503, 200]).addresses).toEqual(["10.0.0.1:80", "10.0.0.1:80", "10.0.0.1:80"]);
   });
 
   it("tries every other pod before one already tried", () => {
-    const loop = new RetryLoop(selectionOf(pods(2)), "GET", depsWith({ retries: 3, routeRetry: RETRY_503 }));
+    const loop = new RetryLoop(
+      selectionOf(pods(2)),
+      isIdempotent("GET"),
+      depsWith({ retries: 3, routeRetry: RETRY_503 }),
+    );
     const { addresses } = run(loop, [503, 503, 503, 200]);
     expect(new Set(addresses.slice(0, 2)).size).toBe(2);
     expect(addresses).toHaveLength(4);
@@ -115,7 +123,7 @@ describe("RetryLoop with a rule's retry", () => {
 
   it("without a rule retry never goes back to a pod it tried", () => {
     const deps = depsWith({ retries: 2 });
-    const loop = new RetryLoop(selectionOf(pods(1)), "GET", deps);
+    const loop = new RetryLoop(selectionOf(pods(1)), isIdempotent("GET"), deps);
     const backend = loop.next();
     expect(backend).toBeDefined();
     if (backend) loop.settle(backend, { ok: false, kind: "connect", stop: false }, resendable);
@@ -123,19 +131,23 @@ describe("RetryLoop with a rule's retry", () => {
   });
 
   it("passes the answer on when its body cannot be sent again", () => {
-    const loop = new RetryLoop(selectionOf(pods(1)), "PUT", depsWith({ routeRetry: RETRY_503 }));
+    const loop = new RetryLoop(
+      selectionOf(pods(1)),
+      isIdempotent("PUT"),
+      depsWith({ routeRetry: RETRY_503 }),
+    );
     expect(run(loop, [503, 200], { canResend: () => false }).passedOn).toBe(503);
   });
 
   it("passes the answer on when the backoff would outlast the request's time", () => {
     const routeRetry = { codes: new Set([503]), backoffMs: 300 };
-    const loop = new RetryLoop(selectionOf(pods(1)), "GET", depsWith({ routeRetry }));
+    const loop = new RetryLoop(selectionOf(pods(1)), isIdempotent("GET"), depsWith({ routeRetry }));
     expect(run(loop, [503, 200], resendable, 200).passedOn).toBe(503);
   });
 
   it("asks for the backoff before each retry, never before the first attempt", () => {
     const routeRetry = { codes: new Set([503]), backoffMs: 250 };
-    const loop = new RetryLoop(selectionOf(pods(1)), "GET", depsWith({ routeRetry }));
+    const loop = new RetryLoop(selectionOf(pods(1)), isIdempotent("GET"), depsWith({ routeRetry }));
     expect(loop.backoffMs()).toBe(0);
     const backend = loop.next();
     if (backend) loop.retriesAnswer(backend, 503, resendable, 5_000);
@@ -144,7 +156,7 @@ describe("RetryLoop with a rule's retry", () => {
 
   it("counts a dropped answer as an attempt and the next one as a retry", () => {
     const deps = depsWith({ routeRetry: RETRY_503 });
-    const loop = new RetryLoop(selectionOf(pods(1)), "GET", deps);
+    const loop = new RetryLoop(selectionOf(pods(1)), isIdempotent("GET"), deps);
     run(loop, [503, 200]);
     expect(deps.metrics.retries).toBe(1);
   });

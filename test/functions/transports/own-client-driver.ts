@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
-import { createBackendPools } from "../../../functions/node/backend-pools.js";
+import { Http1Dispatcher } from "../../../functions/node/http1-dispatcher.js";
 import type { UpstreamRequest } from "../../../functions/transports/upstream.js";
-import type { RequestControl } from "../../../lib/http1/exchange-handler.js";
+import type { RequestControl } from "../../../lib/http-exchange.js";
 import type { OriginPool } from "../../../lib/http1/origin-pool.js";
 import type { TransportDriver } from "./transport.case.js";
 
@@ -9,16 +9,16 @@ import type { TransportDriver } from "./transport.case.js";
 const NO_CONTENT_STATUSES = new Set([204, 304]);
 
 /**
- * The router's own HTTP/1.1 client (lib/http1 through node/backend-pools.ts) driven to the web path's shape:
+ * The router's own HTTP/1.1 client (lib/http1 through node/http1-dispatcher.ts) driven to the web path's shape:
  * its request API (dispatch with an ExchangeHandler) resolved to a Response whose body is what onData hands
  * on, read with back-pressure. An answer that may carry no content resolves only once the exchange completed,
  * and fails if the client handed on any content for it.
  */
 export function ownClientDriver(): TransportDriver {
-  const pools = createBackendPools();
+  const pools = new Http1Dispatcher();
   return {
     differs: { host: "as sent", statusPast599: "refused" },
-    close: () => pools.destroy(),
+    close: async () => pools.destroy(),
     send: (request) => send(pools.poolFor(request.target), request),
   };
 }

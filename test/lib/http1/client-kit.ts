@@ -1,11 +1,7 @@
 import { createServer as createHttpServer, type RequestListener } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import type { Readable } from "node:stream";
-import type {
-  ExchangeDispatcher,
-  OutgoingRequest,
-  RequestControl,
-} from "../../../lib/http1/exchange-handler.js";
+import type { ExchangeDispatcher, OutgoingRequest, RequestControl } from "../../../lib/http-exchange.js";
 import type { PoolSettings } from "../../../lib/http1/settings.js";
 import { eventually } from "../../support/eventually.js";
 

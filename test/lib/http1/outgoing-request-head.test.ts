@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { OutgoingRequest } from "../../../lib/http1/exchange-handler.js";
+import type { OutgoingRequest } from "../../../lib/http-exchange.js";
 import { InvalidRequestHeadError, requestHead } from "../../../lib/http1/outgoing-request-head.js";
 
 const BODY = { pipe: () => undefined } as unknown as OutgoingRequest["body"];

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ExchangeHandler } from "../../../lib/http1/exchange-handler.js";
+import type { ExchangeHandler } from "../../../lib/http-exchange.js";
 import { OriginPool } from "../../../lib/http1/origin-pool.js";
 import { ResponseParser } from "../../../lib/http1/response-parser.js";
 import { httpBackend, TEST_POOL_SETTINGS, type TestBackend } from "./client-kit.js";

@@ -86,7 +86,7 @@ describe("steering in routing", () => {
     // Enough requests for the probe share to measure every cluster.
     for (let i = 0; i < 300; i++) {
       const selection = await steered(rig.routing);
-      const loop = new RetryLoop(selection, "GET", rig.routing.policy);
+      const loop = new RetryLoop(selection, true, rig.routing.policy);
       const backend = loop.next();
       if (!backend) throw new Error("no backend");
       rig.now += latencies[backend.cluster] ?? 0;
@@ -106,7 +106,7 @@ describe("steering in routing", () => {
     const rig = steeringRig(steeredSnapshot(everyCluster({ policy: "proximity" })), {
       routerLocation: FRANKFURT_ROUTER,
     });
-    const loop = new RetryLoop(await steered(rig.routing), "GET", rig.routing.policy);
+    const loop = new RetryLoop(await steered(rig.routing), true, rig.routing.policy);
     const tried: string[] = [];
     for (let backend = loop.next(); backend; backend = loop.next()) {
       tried.push(backend.cluster);
@@ -121,7 +121,7 @@ describe("steering in routing", () => {
       routerLocation: FRANKFURT_ROUTER,
     });
     for (let i = 0; i < 5; i++) {
-      const loop = new RetryLoop(await steered(rig.routing), "GET", rig.routing.policy);
+      const loop = new RetryLoop(await steered(rig.routing), true, rig.routing.policy);
       const backend = loop.next();
       if (!backend) throw new Error("no backend");
       noteAnswer(backend, 503, rig.routing.policy);

@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 
 /**
  * A small HTTP/2 frame encoder and reader for the attack tests (RFC 9113 §4.1: a 9-byte header of length,
@@ -122,6 +123,21 @@ export class RawH2 {
   static async open(port: number): Promise<RawH2> {
     const socket = connect(port, "127.0.0.1");
     await once(socket, "connect");
+    const raw = new RawH2(socket);
+    raw.write(Buffer.concat([PREFACE, settingsFrame()]));
+    return raw;
+  }
+
+  /** The same over TLS, h2 chosen by ALPN for `servername` (a test certificate: not verified). */
+  static async openTls(port: number, servername: string): Promise<RawH2> {
+    const socket = tlsConnect({
+      port,
+      host: "127.0.0.1",
+      servername,
+      ALPNProtocols: ["h2"],
+      rejectUnauthorized: false,
+    });
+    await once(socket, "secureConnect");
     const raw = new RawH2(socket);
     raw.write(Buffer.concat([PREFACE, settingsFrame()]));
     return raw;

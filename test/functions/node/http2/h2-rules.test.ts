@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { authorityProblem } from "../../../../functions/node/http2/authority.js";
-import { http2ResponseHeaders } from "../../../../functions/node/http2/connection-headers.js";
 import { FrameBudget } from "../../../../functions/node/http2/frame-budget.js";
 import { HTTP2_PREFACE, prefaceVerdict } from "../../../../functions/node/http2/preface.js";
 
@@ -38,23 +37,6 @@ describe("authorityProblem (RFC 9113 §8.3.1)", () => {
     ["userinfo in :authority", "user@app.example", undefined, "bad_request"],
   ])("%s", (_name, authority, host, problem) => {
     expect(authorityProblem(authority, host)).toBe(problem);
-  });
-});
-
-describe("http2ResponseHeaders", () => {
-  it("leaves out connection-specific fields and keeps the rest, names in lower case", () => {
-    expect(
-      http2ResponseHeaders([
-        ["Content-Type", "application/json"],
-        ["connection", "close"],
-        ["keep-alive", "timeout=5"],
-        ["transfer-encoding", "chunked"],
-        ["upgrade", "h2c"],
-        ["proxy-connection", "keep-alive"],
-        ["retry-after", "1"],
-        ["x-request-id", "id-1"],
-      ]),
-    ).toEqual({ "content-type": "application/json", "retry-after": "1", "x-request-id": "id-1" });
   });
 });
 

@@ -43,24 +43,28 @@ function get(session: ClientHttp2Session, path: string): Promise<{ status: numbe
 }
 
 describe("createHttp2Front", () => {
-  it("serves HTTP/2 requests on the connections it is handed, with the request listener it was given", async () => {
+  it("serves HTTP/2 requests on the connections it is handed, with the stream handler it was given", async () => {
     const front = createHttp2Front({
       drainMs: 1_000,
       idleTimeoutMs: 0,
-      onRequest: (request, response) => response.end(`${request.httpVersion} ${request.url}`),
+      onStream: (stream, headers) => {
+        stream.respond({ ":status": 200 });
+        stream.end(`${headers[":method"]} ${headers[":path"]}`);
+      },
     });
     cleanups.push(() => front.close());
     const session = client(await frontOn(front));
-    expect(await get(session, "/hello?x=1")).toEqual({ status: 200, body: "2.0 /hello?x=1" });
+    expect(await get(session, "/hello?x=1")).toEqual({ status: 200, body: "GET /hello?x=1" });
   });
 
   it("sends GOAWAY on close, lets an open stream finish, and then resolves", async () => {
     const front = createHttp2Front({
       drainMs: 5_000,
       idleTimeoutMs: 0,
-      onRequest: (_request, response) => {
-        response.write("first ");
-        setTimeout(() => response.end("last"), 150);
+      onStream: (stream) => {
+        stream.respond({ ":status": 200 });
+        stream.write("first ");
+        setTimeout(() => stream.end("last"), 150);
       },
     });
     const session = client(await frontOn(front));
@@ -79,7 +83,10 @@ describe("createHttp2Front", () => {
     const front = createHttp2Front({
       drainMs: 100,
       idleTimeoutMs: 0,
-      onRequest: (_request, response) => response.write("never ends"),
+      onStream: (stream) => {
+        stream.respond({ ":status": 200 });
+        stream.write("never ends");
+      },
     });
     const session = client(await frontOn(front));
     const stream = session.request({ ":path": "/forever" });
@@ -96,7 +103,11 @@ describe("createHttp2Front", () => {
   });
 
   it("closes an idle session with GOAWAY after the idle timeout", async () => {
-    const front = createHttp2Front({ drainMs: 100, idleTimeoutMs: 100, onRequest: (_q, s) => s.end("ok") });
+    const front = createHttp2Front({
+      drainMs: 100,
+      idleTimeoutMs: 100,
+      onStream: (s) => s.respond({ ":status": 200 }, { endStream: true }),
+    });
     cleanups.push(() => front.close());
     const session = client(await frontOn(front));
     expect((await get(session, "/")).status).toBe(200);

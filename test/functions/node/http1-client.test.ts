@@ -1,9 +1,10 @@
 import { once } from "node:events";
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Backend } from "../../../functions/core/selection.js";
-import { type AttemptOwner, BackendAttempt } from "../../../functions/node/backend-attempt.js";
+import { NO_TRUSTED_PROXIES } from "../../../functions/core/trusted-proxies.js";
+import { Http1Client } from "../../../functions/node/clients/http1-client.js";
+import { RequestHead } from "../../../functions/node/request-head.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -16,7 +17,7 @@ afterEach(() => {
  */
 async function stalledResponse(
   filler: Buffer,
-): Promise<{ outgoing: ServerResponse; read: () => Promise<Buffer> }> {
+): Promise<{ incoming: IncomingMessage; outgoing: ServerResponse; read: () => Promise<Buffer> }> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -30,7 +31,7 @@ async function stalledResponse(
   });
   client.pause();
   client.write("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
-  const [, outgoing] = (await once(server, "request")) as [unknown, ServerResponse];
+  const [incoming, outgoing] = (await once(server, "request")) as [IncomingMessage, ServerResponse];
   outgoing.writeHead(200, { "content-length": String(filler.length + 1000) });
   outgoing.write(filler);
   // Everything the client gets, once the whole body (the filler and 1,000 bytes more) came.
@@ -52,27 +53,27 @@ async function stalledResponse(
     }
     throw new Error("the connection ended before the body did");
   };
-  return { outgoing, read };
+  return { incoming, outgoing, read };
 }
 
-/** The attempt's owner: only what onData and holdsChunk read of it is there. */
-function ownerOf(outgoing: ServerResponse): AttemptOwner {
-  return { outgoing, route: { observation: { bytes: 0 } } } as unknown as AttemptOwner;
-}
-
-describe("a backend attempt relaying a body", () => {
+describe("an HTTP/1.1 client's side relaying a body", () => {
   it("relays chunks that come while the client's socket is backed up as copies, so the read buffer is read into again", async () => {
     const filler = Buffer.alloc(16 * 1024 * 1024, 0x2e);
-    const { outgoing, read } = await stalledResponse(filler);
+    const { incoming, outgoing, read } = await stalledResponse(filler);
     expect(outgoing.writableLength).toBeGreaterThan(0);
-    const attempt = new BackendAttempt(ownerOf(outgoing), { ip: "127.0.0.1" } as unknown as Backend);
+    const client = new Http1Client(
+      incoming,
+      outgoing,
+      new RequestHead(incoming.rawHeaders),
+      NO_TRUSTED_PROXIES,
+    );
     // One buffer, filled read after read and replaced when held, as the HTTP/1.1 client does (read-buffer.ts).
     let buffer = Buffer.alloc(1024);
     const held: boolean[] = [];
     for (let read = 0; read < 10; read++) {
       buffer.fill(0x61 + read);
-      attempt.onData(buffer.subarray(0, 100));
-      held.push(attempt.holdsChunk());
+      client.data(buffer.subarray(0, 100), true);
+      held.push(client.holdsChunk());
       if (held.at(-1)) buffer = Buffer.alloc(1024);
     }
     // The first read found no backlog known yet and went as it came (held); once the backlog is known, chunks

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { http2ResponseFieldObject } from "../../../../functions/node/http2/connection-headers.js";
-import { http1FieldsOf } from "../../../../functions/node/http2/h2-to-h1-exchange.js";
+import { addFields, flatFields, http1FieldsOf } from "../../../../functions/node/http2/h2-fields.js";
 
-describe("http2ResponseFieldObject", () => {
+const http2ResponseFieldObject = (fields: string[]) => addFields({}, fields);
+
+describe("addFields (a flat field list into node:http2's headers)", () => {
   it.each([
     ["Connection", "keep-alive"],
     ["Keep-Alive", "timeout=5"],
@@ -18,6 +19,24 @@ describe("http2ResponseFieldObject", () => {
     expect(
       http2ResponseFieldObject(["Set-Cookie", "a=1", "content-type", "text/plain", "set-cookie", "b=2"]),
     ).toEqual({ "set-cookie": ["a=1", "b=2"], "content-type": "text/plain" });
+  });
+
+  it("leaves out pseudo-header fields and the names it is told to skip", () => {
+    const fields = [":status", "200", "host", "a.example", "x-a", "1"];
+    expect(addFields({}, fields, new Set(["host"]))).toEqual({ "x-a": "1" });
+  });
+});
+
+describe("flatFields", () => {
+  it("lists node:http2's headers flat, repeated values in order, without pseudo-header fields", () => {
+    expect(flatFields({ ":status": "200", "set-cookie": ["a=1", "b=2"], "x-a": "1" })).toEqual([
+      "set-cookie",
+      "a=1",
+      "set-cookie",
+      "b=2",
+      "x-a",
+      "1",
+    ]);
   });
 });
 

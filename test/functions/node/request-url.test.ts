@@ -2,11 +2,14 @@ import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { describe, expect, it } from "vitest";
-import { incomingUrl } from "../../../functions/node/incoming-url.js";
+import { requestUrl } from "../../../functions/node/request-url.js";
 import { closeServer, listen } from "../harness.js";
 
-/** The upgrade path must route on exactly the URL the Hono app would have seen (node/incoming-url.ts). */
-describe("incomingUrl", () => {
+/**
+ * The Node router routes on the URL the WHATWG parser reads (node/request-url.ts), as Workers and the Hono adapter
+ * do: @hono/node-server is the oracle here.
+ */
+describe("requestUrl", () => {
   it.each([
     ["/chat", "app.example", "http://app.example/chat"],
     ["/a/../b/./c?q=1", "app.example", "http://app.example/b/c?q=1"],
@@ -17,6 +20,8 @@ describe("incomingUrl", () => {
     ["/p", "a@b.example", "refused"],
     ["/p\\q", "app.example", "refused"],
     ["/p?x=\\", "app.example", "http://app.example/p?x=\\"],
+    ["/plain/path?q=1", "app.example:8080", "http://app.example:8080/plain/path?q=1"],
+    ["/a", "app.example:80", "http://app.example/a"],
   ])("for target %j and Host %j is %j, as @hono/node-server builds it", async (target, host, expected) => {
     let fromHono: string | undefined;
     let fromUpgrade: string | undefined;
@@ -25,7 +30,7 @@ describe("incomingUrl", () => {
       return new Response("ok");
     });
     const server: Server = createServer((req, res) => {
-      fromUpgrade = incomingUrl(req) ?? "refused";
+      fromUpgrade = requestUrl("http", req.headers.host, req.url) ?? "refused";
       fromHono = "refused";
       void listener(req, res);
     });

@@ -1,0 +1,154 @@
+import {
+  constants,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
+import type { Socket } from "node:net";
+import type { ExchangeHead } from "../../../lib/http-exchange.js";
+import { type RequestContent, requestContentOf } from "../../../lib/http1/request-content.js";
+import type { ProxyRoute } from "../../app/request-pipeline.js";
+import type { ErrorAnswer } from "../../core/errors.js";
+import { type ForwardingInfo, upstreamRequestHeaderList } from "../../core/headers.js";
+import type { TrustedProxies } from "../../core/trusted-proxies.js";
+import { addFields, http1FieldsOf } from "../http2/h2-fields.js";
+import type { RequestHead } from "../request-head.js";
+import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
+
+/** A request with content whose length was not declared: sent chunked (RFC 9113 §8.2.2 has no framing fields). */
+const UNDECLARED: RequestContent = { length: undefined, transferCodings: undefined };
+
+const CLIENT = Symbol("edgeslice.client");
+const WATCHER = Symbol("edgeslice.watcher");
+type Carrier = ServerHttp2Stream & { [CLIENT]?: Http2Client; [WATCHER]?: ClientWatcher };
+
+/** One shared listener each for every stream (no closure per request). */
+function onStreamClose(this: Carrier): void {
+  this[WATCHER]?.clientClosed();
+}
+
+function onWantTrailers(this: Carrier): void {
+  this[CLIENT]?.sendTrailers();
+}
+
+/**
+ * An HTTP/2 client's request on its stream (h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT), with
+ * node:http2's stream API rather than its compatibility objects. The head goes out as one HEADERS frame, with
+ * neither a reason phrase (RFC 9113 §8.3.2) nor a connection-specific field (§8.2.2); trailers are relayed, and
+ * a Trailers-Only answer (gRPC) or a router answer without content is one HEADERS frame that ends the stream.
+ * A backend that fails after the head resets the stream (INTERNAL_ERROR; CANCEL when the router cut it), never a
+ * clean end that would pass a cut call for a whole one.
+ */
+export class Http2Client extends ClientSide {
+  readonly bodySource: ServerHttp2Stream;
+  readonly protocol = "2.0";
+  /** The :authority field (RFC 9113 §8.3.1: routed on, Host only when it is absent). */
+  readonly #authority: string | undefined;
+  readonly #rawHeaders: readonly string[];
+  #trailers: string[] | undefined;
+  /** The router ended its answer (Node ends a reset stream's writable side too: its flags cannot tell). */
+  #ended = false;
+
+  constructor(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    rawHeaders: string[],
+    head: RequestHead,
+    trusted: TrustedProxies,
+  ) {
+    const authority = headers[":authority"] || undefined;
+    const socket = stream.session?.socket as Socket;
+    super(headers[":method"] ?? "GET", head, socket, trusted, authority ?? head.host, headers[":path"]);
+    this.bodySource = stream;
+    this.#authority = authority;
+    this.#rawHeaders = rawHeaders;
+  }
+
+  override get authority(): string | undefined {
+    return this.#authority ?? this.head.host;
+  }
+  get gone(): boolean {
+    return (this.bodySource.destroyed || this.bodySource.closed) && !this.#ended;
+  }
+  get headersSent(): boolean {
+    return this.bodySource.headersSent;
+  }
+
+  upstreamFields(forwarding: ForwardingInfo): string[] {
+    return upstreamRequestHeaderList(http1FieldsOf(this.#rawHeaders), forwarding);
+  }
+
+  /** Content unless the HEADERS ended the stream (RFC 9113 §8.1), framed by its Content-Length or chunked. */
+  content(): ClientContent {
+    try {
+      const declared = requestContentOf(this.#rawHeaders);
+      if (this.bodySource.endAfterHeaders) return declared?.length === 0 ? declared : undefined;
+      return declared ?? UNDECLARED;
+    } catch {
+      return REFUSED;
+    }
+  }
+
+  watch(watcher: ClientWatcher): void {
+    const stream = this.bodySource as Carrier;
+    stream[WATCHER] = watcher;
+    stream.once("close", onStreamClose);
+  }
+
+  writeHead(head: ExchangeHead, route: ProxyRoute): void {
+    // HTTP/2 has no transfer codings (RFC 9113 §8.2.2): an answer the backend applied one to cannot be relayed.
+    const headers = addFields({ ":status": head.status }, this.relayedFields(head, route, false));
+    const stream = this.bodySource as Carrier;
+    const trailing = head.trailing === true && head.endStream !== true;
+    this.#ended = head.endStream === true;
+    stream.respond(headers, { endStream: this.#ended, waitForTrailers: trailing });
+    if (trailing) {
+      stream[CLIENT] = this;
+      stream.once("wantTrailers", onWantTrailers);
+    }
+  }
+
+  /** The stream keeps what it is written until its frames leave: a view of a read buffer goes as a copy. */
+  data(chunk: Buffer, view: boolean): boolean {
+    return this.bodySource.write(view ? Buffer.from(chunk) : chunk);
+  }
+
+  whenDrained(resume: () => void): void {
+    this.bodySource.once("drain", resume);
+  }
+
+  override trailers(fields: string[]): void {
+    this.#trailers = fields;
+  }
+
+  sendTrailers(): void {
+    const stream = this.bodySource;
+    if (!stream.destroyed) stream.sendTrailers(addFields({}, this.#trailers ?? []));
+  }
+
+  end(): void {
+    this.#ended = true;
+    const stream = this.bodySource;
+    if (!stream.writableEnded && !stream.destroyed) stream.end();
+  }
+
+  abort(byRouter: boolean): void {
+    const code = byRouter ? constants.NGHTTP2_CANCEL : constants.NGHTTP2_INTERNAL_ERROR;
+    if (!this.bodySource.destroyed) this.bodySource.close(code);
+  }
+
+  answer({ status, headers, body }: ErrorAnswer): void {
+    const stream = this.bodySource;
+    if (stream.headersSent || stream.destroyed || stream.closed) return;
+    this.#ended = true;
+    const fields: OutgoingHttpHeaders = addFields({ ":status": status }, headers.flat());
+    if (body === "") stream.respond(fields, { endStream: true });
+    else {
+      fields["content-length"] = Buffer.byteLength(body);
+      stream.respond(fields);
+      stream.end(body);
+    }
+    // RFC 9113 §8.1: a server that answered before the whole request came asks the client to stop sending it.
+    if (!stream.endAfterHeaders) stream.close(constants.NGHTTP2_NO_ERROR);
+  }
+}

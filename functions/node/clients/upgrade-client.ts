@@ -1,0 +1,145 @@
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { ExchangeHead } from "../../../lib/http-exchange.js";
+import type { ProxyRoute } from "../../app/request-pipeline.js";
+import type { ErrorAnswer } from "../../core/errors.js";
+import {
+  type ForwardingInfo,
+  hasBody,
+  reasonPhrase,
+  upgradeResponseHeaderList,
+  upstreamUpgradeHeaderList,
+} from "../../core/headers.js";
+import { REQUEST_ID_HEADER } from "../../core/request-id.js";
+import type { TrustedProxies } from "../../core/trusted-proxies.js";
+import type { RequestHead } from "../request-head.js";
+import { endThenDestroy, joinSockets } from "../tunnel.js";
+import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
+
+/**
+ * An HTTP/1.1 Upgrade (WebSocket) on the raw socket Node hands its 'upgrade' listener (Node docs: http.Server
+ * 'upgrade'): routed, forwarded and answered like any request, written byte for byte since Node's response
+ * object is gone. A 101 joins the two connections (tunnel.ts); any other answer, the backend's or the router's,
+ * is the last on the connection, which closes after it.
+ */
+export class UpgradeClient extends ClientSide {
+  override readonly upgrade = true;
+  readonly bodySource: IncomingMessage;
+  readonly #socket: Socket;
+  readonly #clientHead: Buffer;
+  /** Every connection of an upgrade under way or joined, cut when the router's drain ends. */
+  readonly #open: Set<Socket>;
+  #headSent = false;
+
+  constructor(
+    incoming: IncomingMessage,
+    socket: Socket,
+    clientHead: Buffer,
+    head: RequestHead,
+    open: Set<Socket>,
+    trusted: TrustedProxies,
+  ) {
+    super(incoming.method ?? "GET", head, socket, trusted, head.host, incoming.url);
+    this.bodySource = incoming;
+    this.#socket = socket;
+    this.#clientHead = clientHead;
+    this.#open = open;
+    track(socket, open);
+  }
+
+  get protocol(): string {
+    return this.bodySource.httpVersion;
+  }
+
+  upstreamFields(forwarding: ForwardingInfo): string[] {
+    return upstreamUpgradeHeaderList(this.bodySource.rawHeaders, forwarding);
+  }
+
+  /** Its bytes after the head belong to the new protocol: one that declares content (an h2c POST) is refused. */
+  content(): ClientContent {
+    return hasBody(this.bodySource.rawHeaders) ? REFUSED : undefined;
+  }
+
+  watch(watcher: ClientWatcher): void {
+    this.#socket.once("close", () => watcher.clientClosed());
+  }
+
+  get gone(): boolean {
+    return this.#socket.destroyed;
+  }
+  get headersSent(): boolean {
+    return this.#headSent;
+  }
+
+  writeHead(head: ExchangeHead, route: ProxyRoute): void {
+    this.#writeHead(head.status, head.reason, this.#fields(head, route, false));
+    this.#socket.resume();
+  }
+
+  /** The backend switched protocols: the 101 goes out and the connections are joined until either closes. */
+  override switched(
+    head: ExchangeHead,
+    route: ProxyRoute,
+    backend: Socket,
+    rest: Buffer,
+    closed: () => void,
+  ): void {
+    this.#writeHead(101, head.reason, this.#fields(head, route, true));
+    if (rest.length > 0) this.#socket.write(rest);
+    track(backend, this.#open);
+    joinSockets(this.#socket, backend, this.#clientHead, closed);
+  }
+
+  data(chunk: Buffer, view: boolean): boolean {
+    return this.#socket.write(view ? Buffer.from(chunk) : chunk);
+  }
+
+  whenDrained(resume: () => void): void {
+    this.#socket.once("drain", resume);
+  }
+
+  end(): void {
+    endThenDestroy(this.#socket);
+  }
+
+  abort(): void {
+    this.#socket.destroy();
+  }
+
+  /** The router's own answer (an error, a redirect): the connection closes after it. */
+  answer({ status, headers, body }: ErrorAnswer): void {
+    const socket = this.#socket;
+    if (this.#headSent || socket.destroyed) return;
+    // Read and drop whatever the client still sends: closing with unread bytes would reset the connection and
+    // could take the answer with it.
+    socket.resume();
+    const fields: string[] = [];
+    for (const [name, value] of headers) if (name !== "connection") fields.push(name, value);
+    fields.push("content-length", String(Buffer.byteLength(body)), "connection", "close");
+    this.#writeHead(status, undefined, fields);
+    socket.write(body);
+    endThenDestroy(socket);
+  }
+
+  /** The backend's fields, Upgrade kept; a declined upgrade's answer says the connection closes. */
+  #fields(head: ExchangeHead, route: ProxyRoute, switched: boolean): string[] {
+    const fields = upgradeResponseHeaderList(head.fields, switched, route.responseHeaders);
+    fields.push(REQUEST_ID_HEADER, route.observation.requestId);
+    return fields;
+  }
+
+  /** Field values came from the backend's parsed head (Latin-1) or the router: written back byte for byte. */
+  #writeHead(status: number, reason: string | undefined, fields: readonly string[]): void {
+    this.#headSent = true;
+    let text = `HTTP/1.1 ${status} ${reasonPhrase(reason) ?? STATUS_CODES[status] ?? ""}\r\n`;
+    for (let i = 0; i + 1 < fields.length; i += 2) text += `${fields[i]}: ${fields[i + 1]}\r\n`;
+    this.#socket.write(`${text}\r\n`, "latin1");
+  }
+}
+
+function track(socket: Socket, open: Set<Socket>): void {
+  open.add(socket);
+  // A socket Node no longer watches must never throw from an 'error' without a listener.
+  socket.on("error", () => undefined);
+  socket.once("close", () => open.delete(socket));
+}
