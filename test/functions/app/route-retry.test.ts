@@ -4,7 +4,7 @@ import type { RuleRetry, RuleTimeouts } from "../../../store/routes.js";
 import type { SnapshotSource } from "../../../store/store.js";
 import { routeRecord, routeRule, serviceRecordV2 } from "../../e2e/support/contract-layout.js";
 import { snapshotOf } from "../fixtures.js";
-import { type Backend, ROUTER_KINDS, type RouterKind, send } from "../harness.js";
+import { type Backend, ROUTER_KINDS, send } from "../harness.js";
 import { appTestKit, at } from "./kit.js";
 
 /**
@@ -45,11 +45,6 @@ function flaky(failures: number, status: number) {
   };
 }
 
-/**
- * Where a backend's answer can be dropped for a retry today: the web path (Workers, Node's HEAD). The Node
- * fast path joins once issue 34's one exchange asks RetryLoop.retriesAnswer and backoffMs (helper path).
- */
-const ANSWER_RETRY_KINDS: readonly RouterKind[] = ["web path (fetch transport)"];
 
 const call = (port: number, method = "GET") =>
   send(port, {
@@ -59,7 +54,7 @@ const call = (port: number, method = "GET") =>
     ...(method === "POST" ? { body: "x" } : {}),
   });
 
-describe.each(ANSWER_RETRY_KINDS)("%s", (kind) => {
+describe.each(ROUTER_KINDS)("%s", (kind) => {
   const router = routerOf(kind);
 
   it.each([
