@@ -45,7 +45,6 @@ function flaky(failures: number, status: number) {
   };
 }
 
-
 const call = (port: number, method = "GET") =>
   send(port, {
     path: "/",
