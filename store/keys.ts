@@ -53,6 +53,14 @@ export interface ClusterKeys {
    * certificate script, so certificatesVersion moves with it.
    */
   readonly clientValidations: string;
+  /**
+   * HASH: `policy:ns/name` and `client:ns/name` → backend TLS record JSON (backend-tls.ts: a BackendTLSPolicy's
+   * validation, a Gateway's backend client certificate with its key sealed), apart from the listener
+   * certificates so that none is ever served to a client.
+   */
+  readonly backendTls: string;
+  /** STRING, a counter: bumped by every backend TLS write in the same script, polled as certificatesVersion. */
+  readonly backendTlsVersion: string;
 }
 
 export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
@@ -69,6 +77,8 @@ export function clusterKeys(prefix: string, cluster: string): ClusterKeys {
     certificates: `${tag}:certificates`,
     certificatesVersion: `${tag}:certificates-version`,
     clientValidations: `${tag}:client-validations`,
+    backendTls: `${tag}:backend-tls`,
+    backendTlsVersion: `${tag}:backend-tls-version`,
   };
 }
 

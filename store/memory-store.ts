@@ -1,8 +1,14 @@
 import { byCodeUnits } from "../lib/code-unit-order.js";
-import { type CertificateReader, serializeCertificateRecord } from "./certificates.js";
+import type { BackendTlsReader } from "./backend-tls.js";
+import type { CertificateReader } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
-import { serializeClientValidationRecord } from "./client-validations.js";
 import { hostIndexMembers } from "./keys.js";
+import {
+  memoryBackendTlsWriter,
+  memoryCertificateWriter,
+  VersionedHash,
+  versionedHashReader,
+} from "./memory-hashes.js";
 import { type ClusterPlace, placeFields } from "./places.js";
 import { type ServiceRecord, serializeServiceRecord } from "./records.js";
 import { decodeRoute } from "./routes.js";
@@ -42,10 +48,11 @@ interface ClusterState {
   fence: Expiring | undefined;
   claim: Expiring | undefined;
   /** The `certificates` hash and its version counter. */
-  readonly certificates: Map<string, string>;
-  certificatesVersion: number;
-  /** The `client-validations` hash (client-validations.ts); its writes bump certificatesVersion too. */
+  readonly certificates: VersionedHash;
+  /** The `client-validations` hash (client-validations.ts); its writes bump the certificates' version too. */
   readonly clientValidations: Map<string, string>;
+  /** The `backend-tls` hash and its version counter. */
+  readonly backendTls: VersionedHash;
   /** What the last snapshot decoded; the records changed since are decoded again, the rest kept. */
   decoded: DecodedCluster | undefined;
   readonly dirtyServices: Set<string>;
@@ -162,32 +169,8 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
       },
       load: async () => new Map(state.records),
       loadAll: async () => ({ services: new Map(state.records), routes: new Map(state.routes) }),
-      certificates: {
-        putCertificate: async (record) => {
-          const raw = serializeCertificateRecord(record);
-          fenced();
-          state.certificates.set(record.id, raw);
-          state.certificatesVersion++;
-        },
-        removeCertificate: async (id) => {
-          fenced();
-          state.certificates.delete(id);
-          state.certificatesVersion++;
-        },
-        loadCertificates: async () => new Map(state.certificates),
-        putClientValidation: async (record) => {
-          const raw = serializeClientValidationRecord(record);
-          fenced();
-          state.clientValidations.set(record.id, raw);
-          state.certificatesVersion++;
-        },
-        removeClientValidation: async (id) => {
-          fenced();
-          state.clientValidations.delete(id);
-          state.certificatesVersion++;
-        },
-        loadClientValidations: async () => new Map(state.clientValidations),
-      },
+      certificates: memoryCertificateWriter(state.certificates, state.clientValidations, fenced),
+      backendTls: memoryBackendTlsWriter(state.backendTls, fenced),
       heartbeat: async ({ holder, at, leaseMs, ifRegistered, apiserverUnreachableSince, services }) => {
         fenced();
         // Redis renews its lease key either way, but lists no cluster without its heartbeat record; this
@@ -213,16 +196,22 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
   }
 
   /** CertificateReader: clusters that ever wrote a certificate record, as the Redis layout lists them. */
-  async versions(): Promise<Map<string, string>> {
-    const versions = new Map<string, string>();
-    for (const [name, state] of this.#clusters) {
-      if (state.certificatesVersion > 0) versions.set(name, String(state.certificatesVersion));
-    }
-    return versions;
+  readonly #certificates = versionedHashReader(() => this.#hashes((state) => state.certificates));
+  versions(): Promise<Map<string, string>> {
+    return this.#certificates.versions();
   }
 
-  async records(cluster: string): Promise<Map<string, string>> {
-    return new Map(this.#clusters.get(cluster)?.certificates ?? []);
+  records(cluster: string): Promise<Map<string, string>> {
+    return this.#certificates.records(cluster);
+  }
+
+  /** The BackendTlsReader of this store: clusters that ever wrote a backend TLS record, and their hashes. */
+  readonly backendTls: BackendTlsReader = versionedHashReader(() =>
+    this.#hashes((state) => state.backendTls),
+  );
+
+  *#hashes(pick: (state: ClusterState) => VersionedHash): Generator<[string, VersionedHash]> {
+    for (const [name, state] of this.#clusters) yield [name, pick(state)];
   }
 
   async clientValidations(cluster: string): Promise<Map<string, string>> {
@@ -279,9 +268,9 @@ export class MemoryStore implements SnapshotSource, CertificateReader {
         heartbeat: undefined,
         fence: undefined,
         claim: undefined,
-        certificates: new Map(),
-        certificatesVersion: 0,
+        certificates: new VersionedHash(),
         clientValidations: new Map(),
+        backendTls: new VersionedHash(),
         decoded: undefined,
         dirtyServices: new Set(),
         dirtyRoutes: new Set(),

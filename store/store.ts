@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { BackendTlsWriter } from "./backend-tls.js";
 import type { CertificateWriter } from "./certificates.js";
 import type { ChangeKind } from "./changes.js";
 import type { ClusterPlace } from "./places.js";
@@ -64,6 +65,8 @@ export interface ClusterWriter {
    * writer and MemoryStore's, absent on writers that model a sync without TLS (tests).
    */
   readonly certificates?: CertificateWriter;
+  /** The cluster's backend TLS records (backend-tls.ts), fenced likewise; present where certificates are. */
+  readonly backendTls?: BackendTlsWriter;
 }
 
 export interface StoredRecords {

@@ -120,7 +120,10 @@ redis.call('SET', KEYS[4], ARGV[4], 'PX', ARGV[5])
 if written then return {1, claimant()} end
 return {2, claimant()}`;
 
-/** Certificate record. KEYS: fence, claim, certificates, certificates-version; ARGV: holder, ttl, id, record ('' = remove). */
+/**
+ * A record of a hash polled by its version counter (certificates, backend TLS). KEYS: fence, claim, the hash,
+ * its version counter; ARGV: holder, ttl, field, record ('' = remove).
+ */
 const CERTIFICATE = `${FENCE}
 ${PUT_OR_DELETE}
 redis.call('INCR', KEYS[4])

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { type BackendTlsRecord, backendTlsField, serializeBackendTlsRecord } from "../backend-tls.js";
 import { type CertificateRecord, serializeCertificateRecord } from "../certificates.js";
 import { type ClientValidationRecord, serializeClientValidationRecord } from "../client-validations.js";
 import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
@@ -129,10 +130,25 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
     },
   };
 
+  const backendTlsKeys = [keys.backendTls, keys.backendTlsVersion];
+  const backendTls = {
+    async putBackendTls(record: BackendTlsRecord) {
+      const raw = serializeBackendTlsRecord(record);
+      await fenced(SCRIPTS.certificate, backendTlsKeys, [backendTlsField(record), raw]);
+    },
+    async removeBackendTls(field: string) {
+      await fenced(SCRIPTS.certificate, backendTlsKeys, [field, ""]);
+    },
+    async loadBackendTls() {
+      return new Map(Object.entries(await redis.hgetall(keys.backendTls)));
+    },
+  };
+
   return {
     cluster,
     ...(fence ? { fence } : {}),
     certificates,
+    backendTls,
     async put(record: ServiceRecord) {
       assertOwnRecord(cluster, record);
       await fenced(

@@ -7,6 +7,7 @@ describeStoreContract("MemoryStore", async () => {
     writer: (cluster, fence) => store.writer(cluster, fence),
     source: store,
     certificates: store,
+    backendTls: store.backendTls,
     hostIndex: async (cluster) => store.hostIndex(cluster),
     cannot: {
       writeRawRecord: "MemoryStore serialises every record itself: nothing can put a malformed one in",

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BackendTlsReader } from "../../store/backend-tls.js";
 import type { CertificateReader } from "../../store/certificates.js";
 import { type ServiceRecord, serializeServiceRecord } from "../../store/records.js";
 import type {
@@ -10,6 +11,7 @@ import type {
 } from "../../store/store.js";
 import { endpoint, serviceRecord } from "../e2e/support/contract-layout.js";
 import { eventually } from "../support/eventually.js";
+import { describeBackendTlsContract } from "./backend-tls.case.js";
 import { describeCertificateContract } from "./certificate.case.js";
 import { describeFenceContract } from "./fence.case.js";
 import { describeRouteContract } from "./route.case.js";
@@ -24,6 +26,8 @@ export interface StoreDriver {
   readonly source: SnapshotSource;
   /** The router's reader of certificate records. */
   readonly certificates?: CertificateReader;
+  /** The router's reader of backend TLS records. */
+  readonly backendTls?: BackendTlsReader;
   /** The cluster's host index (keys.ts hostIndexMembers) as stored, sorted. */
   readonly hostIndex?: (cluster: string) => Promise<string[]>;
   /** The registry of clusters (keys.ts clustersKey), sorted. */
@@ -89,6 +93,7 @@ export function describeStoreContract(driverName: string, makeDriver: () => Prom
     describeFenceContract(() => driver);
     describeRouteContract(() => driver);
     describeCertificateContract(() => driver);
+    describeBackendTlsContract(() => driver);
 
     it("delivers a put record to the router's snapshot, decoded and equal to what was written", async () => {
       const east = await registered("east");

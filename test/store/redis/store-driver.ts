@@ -1,6 +1,9 @@
 import { silentLogger } from "../../../lib/logger.js";
 import { clusterKeys, clustersKey } from "../../../store/keys.js";
-import { createRedisCertificateReader } from "../../../store/redis/certificate-reader.js";
+import {
+  createRedisBackendTlsReader,
+  createRedisCertificateReader,
+} from "../../../store/redis/certificate-reader.js";
 import { createRedisClient } from "../../../store/redis/client.js";
 import { createRedisSnapshotSource } from "../../../store/redis/source.js";
 import type { RedisTarget } from "../../../store/redis/target.js";
@@ -43,6 +46,7 @@ export async function redisStoreDriver(target: RedisTarget): Promise<StoreDriver
     writer: (cluster, fence) => createRedisWriter(writing, { prefix, cluster, ...(fence ? { fence } : {}) }),
     source,
     certificates: createRedisCertificateReader(reading, prefix),
+    backendTls: createRedisBackendTlsReader(reading, prefix),
     hostIndex: async (cluster) => writing.zrange(clusterKeys(prefix, cluster).hosts, "0", "-1"),
     clusterRegistry: async () => (await writing.smembers(clustersKey(prefix))).sort(),
     async writeRawRecord(cluster, service, raw) {
