@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { Result } from "../lib/result.js";
+import { CertificateIdSchema } from "./certificates.js";
 import { ClusterNameSchema, ServiceIdSchema } from "./names.js";
 import {
   canonicalEndpoint,
@@ -28,11 +29,12 @@ export const MAX_PORTS = 100;
 /**
  * The protocol a router speaks to a port's backends, from the Service port's `appProtocol` (sync/translate/
  * app-protocol.ts): `h2c` HTTP/2 over cleartext with prior knowledge (RFC 9113 §3.3), `ws` HTTP/1.1 with
- * WebSocket upgrades. Absent: HTTP/1.1. A field added to version 2: a router that predates it ignores it (and
- * speaks HTTP/1.1 as before); a value a router does not know fails the record, as speaking the wrong protocol
- * to every backend of the port would fail each request anyway.
+ * WebSocket upgrades, `https` HTTP/1.1 over TLS as the port's BackendTLSPolicy says (`tls`). Absent: HTTP/1.1.
+ * A field added to version 2: a router that predates it ignores it (and speaks HTTP/1.1 as before); a value a
+ * router does not know fails the record, as speaking the wrong protocol to every backend of the port would
+ * fail each request anyway (and cleartext to a TLS port would also leave the verification out).
  */
-export const BACKEND_PROTOCOLS = ["h2c", "ws"] as const;
+export const BACKEND_PROTOCOLS = ["h2c", "ws", "https"] as const;
 export type BackendProtocol = (typeof BACKEND_PROTOCOLS)[number];
 
 /** One port of a Service with its backends; endpoints carry the target port from the slice. */
@@ -42,6 +44,11 @@ export const ServicePortRecordSchema = v.object({
   /** The Service's own port number: what a backendRef names. */
   number: PortNumberSchema,
   protocol: v.optional(v.picklist(BACKEND_PROTOCOLS)),
+  /**
+   * With protocol `https`: the BackendTLSPolicy in force on the port (`namespace/name`), whose validation is
+   * the cluster's backend TLS record of that id (backend-tls.ts); no such record, no request to the port.
+   */
+  tls: v.optional(v.strictObject({ policy: CertificateIdSchema })),
   ipv4: familySchemaOf("ipv4"),
   ipv6: familySchemaOf("ipv6"),
 });
@@ -87,6 +94,7 @@ export function serializeServiceRecordV2(record: ServiceRecordV2): string {
         name: port.name,
         number: port.number,
         ...(port.protocol === undefined ? {} : { protocol: port.protocol }),
+        ...(port.tls === undefined ? {} : { tls: { policy: port.tls.policy } }),
         ipv4: canonicalFamily(port.ipv4),
         ipv6: canonicalFamily(port.ipv6),
       })),

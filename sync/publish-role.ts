@@ -1,4 +1,5 @@
 import type { Logger } from "../lib/logger.js";
+import type { BackendTlsWriter } from "../store/backend-tls.js";
 import type { CertificateWriter } from "../store/certificates.js";
 import { type ClusterWriter, FenceRefusedError, type WriterFence } from "../store/store.js";
 import type { StepDownReason } from "./kube/leader.js";
@@ -159,6 +160,7 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
     loadAll: () => inner.loadAll(),
     heartbeat: (beat) => observed(() => inner.heartbeat(beat)),
     ...(inner.certificates ? { certificates: observedCertificates(inner.certificates, observed) } : {}),
+    ...(inner.backendTls ? { backendTls: observedBackendTls(inner.backendTls, observed) } : {}),
   };
 
   const poll = async () => {
@@ -278,10 +280,9 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
 }
 
 /** The certificate writes of `inner`, each observed for the fence as every other write. */
-function observedCertificates(
-  inner: CertificateWriter,
-  observed: <T>(write: () => Promise<T>) => Promise<T>,
-): CertificateWriter {
+type Observe = <T>(write: () => Promise<T>) => Promise<T>;
+
+function observedCertificates(inner: CertificateWriter, observed: Observe): CertificateWriter {
   return {
     putCertificate: (record) => observed(() => inner.putCertificate(record)),
     removeCertificate: (id) => observed(() => inner.removeCertificate(id)),
@@ -289,5 +290,13 @@ function observedCertificates(
     putClientValidation: (record) => observed(() => inner.putClientValidation(record)),
     removeClientValidation: (id) => observed(() => inner.removeClientValidation(id)),
     loadClientValidations: () => inner.loadClientValidations(),
+  };
+}
+
+function observedBackendTls(inner: BackendTlsWriter, observed: Observe): BackendTlsWriter {
+  return {
+    putBackendTls: (record) => observed(() => inner.putBackendTls(record)),
+    removeBackendTls: (field) => observed(() => inner.removeBackendTls(field)),
+    loadBackendTls: () => inner.loadBackendTls(),
   };
 }

@@ -9,7 +9,9 @@
  *   not allowed or not found), or the rule has no backend with a weight (Gateway API HTTPRouteRule.backendRefs:
  *   "requests that would have otherwise been routed to an invalid backend MUST receive a 500");
  * - misdirected_request: on TLS, a host the listener or the certificate the connection's SNI chose does not
- *   serve (RFC 9110 §15.5.20; core/misdirected.ts).
+ *   serve (RFC 9110 §15.5.20; core/misdirected.ts);
+ * - backend_tls_unsupported: the chosen Service port asks for TLS (a BackendTLSPolicy) and this router opens
+ *   none to backends (Workers); such a request is never sent in cleartext.
  */
 export type RouterError =
   | "no_route"
@@ -22,7 +24,8 @@ export type RouterError =
   | "too_many_headers"
   | "client_closed"
   | "invalid_backend"
-  | "misdirected_request";
+  | "misdirected_request"
+  | "backend_tls_unsupported";
 
 const STATUS: Record<RouterError, number> = {
   no_route: 404,
@@ -36,6 +39,7 @@ const STATUS: Record<RouterError, number> = {
   client_closed: 499,
   invalid_backend: 500,
   misdirected_request: 421,
+  backend_tls_unsupported: 502,
 };
 
 /** Seconds a client should wait before retrying a route that has no endpoints (RFC 9110 §10.2.3). */

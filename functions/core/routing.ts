@@ -66,6 +66,11 @@ export interface RoutingDeps {
    * (Node's HTTPS listener): a host that would get another certificate than the SNI did is answered 421.
    */
   readonly certificateOf?: (name: string) => unknown;
+  /**
+   * The runtime opens TLS to backends as their BackendTLSPolicy says; without it (Workers: fetch cannot set the
+   * SNI or the roots) a backend whose port asks for TLS is never sent to (`backend_tls_unsupported`).
+   */
+  readonly backendTls?: boolean;
 }
 
 /** A route matched but none of its backends can be used (503): its selection labels the answer. */
@@ -153,7 +158,13 @@ export function createRouting(deps: RoutingDeps): Routing {
   const metrics = new RouterMetrics();
   const steering = createRoutingSteering(deps, metrics.steering);
   const { ipFamily, cluster, zone } = config;
-  const select = createSelector({ ipFamily, cluster, zone, steering: steering.planning });
+  const select = createSelector({
+    ipFamily,
+    cluster,
+    zone,
+    steering: steering.planning,
+    backendTls: deps.backendTls === true,
+  });
   const policy: PolicyDeps = {
     balancer: new Balancer(deps.balancing, deps.random),
     ejection: new PassiveEjection(deps.now, deps.ejection),
@@ -230,6 +241,7 @@ export function createRouting(deps: RoutingDeps): Routing {
     const choice = chooseBackend(rule.backends, deps.random);
     if (choice.kind !== "service") return "invalid_backend";
     const selection = steering.steer(select(found.entry, found.ruleIndex, choice.index), request.client);
+    if (selection.backendTlsRefused) return "backend_tls_unsupported";
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
     // A URLRewrite on the chosen backendRef applies after the rule's: each field it sets replaces the rule's.

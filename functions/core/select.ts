@@ -23,6 +23,8 @@ export interface SelectPolicy {
   readonly zone: string | undefined;
   /** CLUSTER_STEERING and the steering state; without it every Service is local-first. */
   readonly steering?: SelectSteering | undefined;
+  /** The runtime opens TLS to backends (RoutingDeps.backendTls); without it `https` backends are left out. */
+  readonly backendTls?: boolean | undefined;
 }
 
 const PREFERRED: Record<IpFamilyPolicy, IpFamily> = {
@@ -98,6 +100,7 @@ export function backendCandidates(served: ServedRoute, service: string, port: nu
         service,
         backends,
         protocol: served.route.source === "grpcroute" ? "h2c" : backends.protocol,
+        tls: backends.tls,
         steering: record.steering,
       });
     }
@@ -212,7 +215,14 @@ export function createSelector(policy: SelectPolicy): SelectFor {
   };
 
   function steerable(served: ServedRoute, service: string, port: number): Selection {
-    const candidates = backendCandidates(served, service, port);
+    const found = backendCandidates(served, service, port);
+    // Never cleartext to a port whose BackendTLSPolicy asks for TLS: a runtime without it leaves them out.
+    const candidates = policy.backendTls
+      ? found
+      : found.filter((candidate) => candidate.protocol !== "https");
+    if (candidates.length === 0 && found.length > 0) {
+      return { ...selectTiers(service, [], policy), unresolved: false, backendTlsRefused: true };
+    }
     const selection = selectTiers(service, candidates, policy);
     const plan = policy.steering && steeringPlan(selection, candidates, policy.steering);
     return plan ? { ...selection, steering: plan } : selection;
@@ -225,7 +235,7 @@ function pushTier(tiers: Tier[], name: TierName, backends: readonly Backend[]): 
 
 /** Backends not already placed in an earlier tier: the same pod IP listed twice is tried once. */
 function toBackends(
-  { cluster, protocol }: BackendCandidate,
+  { cluster, protocol, tls }: BackendCandidate,
   endpoints: readonly EndpointRecord[],
   seen: Set<string>,
 ): Backend[] {
@@ -235,7 +245,15 @@ function toBackends(
     if (seen.has(address)) continue;
     seen.add(address);
     // track set (undefined) on every backend: steered copies keep the same shape (steering/plan.ts).
-    backends.push({ address, ip: endpoint.ip, port: endpoint.port, cluster, protocol, track: undefined });
+    backends.push({
+      address,
+      ip: endpoint.ip,
+      port: endpoint.port,
+      cluster,
+      protocol,
+      tls,
+      track: undefined,
+    });
   }
   return backends;
 }

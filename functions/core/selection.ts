@@ -11,6 +11,11 @@ import type { SteeredPolicy, SteeringReason } from "./steering/decide.js";
  * (steering/), so that both import these and neither imports the other's types back.
  */
 
+/** A backend's TLS: the BackendTLSPolicy (`namespace/name`) of its cluster in force on its port. */
+export interface BackendTlsRef {
+  readonly policy: string;
+}
+
 /** One pod the router may send to. `address` (`ip:port` / `[ip]:port`) keys in-flight and ejection state. */
 export interface Backend {
   readonly address: string;
@@ -19,6 +24,8 @@ export interface Backend {
   readonly cluster: string;
   /** What the backend speaks (store/services.ts); undefined: HTTP/1.1. */
   readonly protocol?: BackendProtocol | undefined;
+  /** With protocol `https`: the port's BackendTLSPolicy, whose record of this cluster says how to verify it. */
+  readonly tls?: BackendTlsRef | undefined;
   /** A steered Service's backends only: the cluster's health and latency its attempts feed (retry-loop.ts). */
   readonly track?: ClusterTrack | undefined;
 }
@@ -60,6 +67,8 @@ export interface BackendCandidate {
   readonly backends: Readonly<Record<IpFamily, FamilyRecord>>;
   /** The port's protocol in this cluster, or h2c for every backend of a GRPCRoute. */
   readonly protocol?: BackendProtocol | undefined;
+  /** The port's BackendTLSPolicy in this cluster (protocol `https`). */
+  readonly tls?: BackendTlsRef | undefined;
   /** The cluster's record's steering annotations (store/steering.ts). */
   readonly steering?: ServiceSteering | undefined;
 }
@@ -80,6 +89,11 @@ export interface Selection {
    * (Gateway API HTTPRouteRule.backendRefs). A Service that exists with no ready endpoint is 503.
    */
   readonly unresolved: boolean;
+  /**
+   * Backends were left out because they need TLS (a BackendTLSPolicy) and this router opens none to backends
+   * (RoutingDeps.backendTls): when none is left, the request is refused rather than sent in cleartext.
+   */
+  readonly backendTlsRefused?: true | undefined;
   /** The served route and rule whose backendRef this is (select.ts); undefined for one no route names. */
   readonly route?: { readonly id: string; readonly rule: number } | undefined;
   /** A Service steered across clusters (steering/plan.ts): each request's selection derives from it (steer.ts). */

@@ -1,4 +1,5 @@
 import { endpointAddress } from "../../store/records.js";
+import type { BackendProtocol } from "../../store/services.js";
 
 /**
  * The web path's transport seam between the runtime-agnostic proxy core and a runtime: Workers send with fetch
@@ -11,8 +12,8 @@ export interface UpstreamTarget {
   /** Canonical IP from the store (never from the request). */
   readonly ip: string;
   readonly port: number;
-  /** What the backend speaks (store/services.ts BackendProtocol); undefined: HTTP/1.1. */
-  readonly protocol?: "h2c" | "ws" | undefined;
+  /** What the backend speaks; undefined: HTTP/1.1. */
+  readonly protocol?: BackendProtocol | undefined;
 }
 
 /** The keep-alive pools of the Node router's HTTP/1.1 dispatcher (node/http1-dispatcher.ts). */

@@ -11,6 +11,9 @@ import { type ClusterKeys, clusterKeys, clustersKey } from "../keys.js";
 export function createRedisCertificateReader(redis: Redis | Cluster, prefix: string): CertificateReader {
   return {
     ...versionedHashReader(redis, prefix, (keys) => [keys.certificates, keys.certificatesVersion]),
+    async clientValidations(cluster) {
+      return new Map(Object.entries(await redis.hgetall(clusterKeys(prefix, cluster).clientValidations)));
+    },
   };
 }
 

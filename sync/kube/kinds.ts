@@ -1,5 +1,6 @@
 import type { Result } from "../../lib/result.js";
 import { holdsCaBundle, parseConfigMap } from "../translate/ca-bundles.js";
+import { parseBackendTLSPolicy } from "../translate/gateway/backend-tls-objects.js";
 import { parseGRPCRoute } from "../translate/gateway/grpc-route.js";
 import {
   parseGateway,
@@ -147,8 +148,17 @@ export const KINDS = {
       "get, list, watch on secrets",
     ),
   },
-  // CA bundles (`ca.crt`) for Gateways' tls.frontend caCertificateRefs. Nothing selects ConfigMaps by key on
-  // the API server, so the others are dropped as they arrive (`relevant`): never cached, never recomputed for.
+  BackendTLSPolicy: {
+    ...gatewayKind("backendtlspolicies", true, parseBackendTLSPolicy),
+    whenRefused: refusedLine(
+      "BackendTLSPolicies",
+      "the router opens no TLS to pods",
+      "get, list, watch on backendtlspolicies and update on backendtlspolicies/status",
+    ),
+  },
+  // CA bundles (`ca.crt`) for Gateways' tls.frontend caCertificateRefs and BackendTLSPolicies'. Nothing selects
+  // ConfigMaps by key on the API server, so the others are dropped as they arrive (`relevant`): never cached,
+  // never recomputed for.
   ConfigMap: {
     group: "",
     version: "v1",
@@ -159,7 +169,7 @@ export const KINDS = {
     relevant: holdsCaBundle,
     whenRefused: refusedLine(
       "ConfigMaps",
-      "Gateways' client certificate validation resolves to no CA",
+      "Gateways' client certificate validation and BackendTLSPolicies resolve to no CA",
       "get, list, watch on configmaps",
     ),
   },
@@ -179,6 +189,7 @@ export const ROUTE_OBJECT_LISTS = {
   IngressClass: "ingressClasses",
   Ingress: "ingresses",
   Secret: "secrets",
+  BackendTLSPolicy: "backendTlsPolicies",
   ConfigMap: "configMaps",
 } as const satisfies Partial<Record<Kind, keyof RouteObjects>>;
 

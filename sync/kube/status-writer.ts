@@ -6,6 +6,7 @@ import {
   gatewayStatus,
   httpRouteStatus,
   ingressStatus,
+  policyStatus,
   sameStatus,
   statusOf,
 } from "../translate/object-status.js";
@@ -95,6 +96,15 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
           desired: (o) => httpRouteStatus(o, parents, controllerName, at()),
         });
       }
+    }
+    for (const [key, ancestors] of statuses.backendTlsPolicies ?? new Map()) {
+      const [namespace, name = ""] = key.split("/");
+      list.push({
+        kind: "BackendTLSPolicy",
+        namespace,
+        name,
+        desired: (o) => policyStatus(o, ancestors, controllerName, at()),
+      });
     }
     for (const [key, desired] of statuses.ingresses) {
       const [namespace, name = ""] = key.split("/");

@@ -30,6 +30,8 @@ export interface DesiredState {
   readonly certificates: DesiredRoutes["certificates"];
   /** The client certificate validations HTTPS listeners ask for, per Gateway and port. */
   readonly clientValidations: DesiredRoutes["clientValidations"];
+  /** BackendTLSPolicies in force: their records, and per Service the ports they apply to. */
+  readonly backendTls: DesiredRoutes["backendTls"];
 }
 
 export interface DesiredStateOptions {
@@ -142,6 +144,7 @@ export function createDesiredState(options: DesiredStateOptions) {
         refusedClaims: desired.refusedClaims,
         certificates: desired.certificates,
         clientValidations: desired.clientValidations,
+        backendTls: desired.backendTls,
       };
     },
   };

@@ -4,6 +4,7 @@ import type { SyncMetrics } from "../metrics.js";
 import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "../translate/desired-routes.js";
 import { namespaceOf } from "../translate/kube-objects.js";
 import type { ClusterCache } from "../translate/types.js";
+import { createBackendTlsWrites } from "./backend-tls-writes.js";
 import { createCertificateWrites } from "./certificate-writes.js";
 import { createClientValidationWrites } from "./client-validation-writes.js";
 import { createDesiredState, type DesiredState } from "./desired-state.js";
@@ -61,6 +62,7 @@ export function createPublishPass(options: PublishPassOptions) {
     logger,
   });
   const clientValidations = createClientValidationWrites({ writer: writer.certificates, cluster, logger });
+  const backendTls = createBackendTlsWrites({ writer: writer.backendTls, cluster, logger });
   /** The routes must be recomputed; when the earliest event still pending for them arrived. */
   let routesDirty = false;
   let routesReceivedAt: number | undefined;
@@ -78,13 +80,19 @@ export function createPublishPass(options: PublishPassOptions) {
   const portsOf = (state: StoredState, service: string): Set<number> =>
     new Set([...(desired?.ports.get(service) ?? []), ...state.referencedPorts(service)]);
 
+  /** The BackendTLSPolicy in force per port of a Service: its record says `https` there. */
+  const tlsPortsOf = (service: string) => desired?.backendTls.ports.get(service);
+
   const recomputeRoutes = (state: StoredState) => {
-    const before = desired?.ports;
+    const before = desired;
     desired = desiredState.compute((id) => state.route(id));
     routesDirty = false;
     routesPending = true;
-    for (const service of new Set([...(before?.keys() ?? []), ...desired.ports.keys()])) {
-      if (!samePorts(before?.get(service), desired.ports.get(service)))
+    const services = [...(before?.ports.keys() ?? []), ...desired.ports.keys()];
+    services.push(...(before?.backendTls.ports.keys() ?? []), ...desired.backendTls.ports.keys());
+    for (const service of new Set(services)) {
+      const tlsChanged = !samePolicies(before?.backendTls.ports.get(service), tlsPortsOf(service));
+      if (tlsChanged || !samePorts(before?.ports.get(service), desired.ports.get(service)))
         markService(service, routesReceivedAt);
     }
     try {
@@ -135,6 +143,7 @@ export function createPublishPass(options: PublishPassOptions) {
         // route that still does (a backendRef to a Service this cluster lacks) is not rewritten.
         await publisher.reconcile(service, portsOf(state, service), state, receivedAt, {
           keepWhileRouted: routesPending && desired?.ports.has(service) !== true,
+          tlsPorts: tlsPortsOf(service),
         });
       } catch (error) {
         for (const [rest, at] of batch.slice(index)) markService(rest, at);
@@ -155,6 +164,7 @@ export function createPublishPass(options: PublishPassOptions) {
       stored = undefined;
       certificates.reload();
       clientValidations.reload();
+      backendTls.reload();
     },
     /** How many Service records the store holds, as this pass last wrote or loaded them; undefined before. */
     get storedServices(): number | undefined {
@@ -202,6 +212,12 @@ export function createPublishPass(options: PublishPassOptions) {
       metrics.count("debounceFlushes");
       try {
         if (routesPending) {
+          // A service port that names its BackendTLSPolicy finds the policy's record already there.
+          try {
+            await backendTls.write(desired?.backendTls.records ?? []);
+          } catch (error) {
+            throw new StoreWriteError("write backend TLS", error);
+          }
           const routes = desired?.routes ?? new Map();
           const context = routeContext(state, routesReceivedAt);
           // Routes whose services are stored already first: an upgraded sync's annotation route must land
@@ -237,4 +253,13 @@ function samePorts(a: ReadonlySet<number> | undefined, b: ReadonlySet<number> | 
   const left = a ?? new Set<number>();
   const right = b ?? new Set<number>();
   return left.size === right.size && [...left].every((port) => right.has(port));
+}
+
+function samePolicies(
+  a: ReadonlyMap<number, string> | undefined,
+  b: ReadonlyMap<number, string> | undefined,
+): boolean {
+  if ((a?.size ?? 0) !== (b?.size ?? 0)) return false;
+  for (const [port, policy] of a ?? []) if (b?.get(port) !== policy) return false;
+  return true;
 }

@@ -37,7 +37,11 @@ export interface ServicePublisher {
     ports: ReadonlySet<number>,
     stored: StoredState,
     receivedAt?: number,
-    options?: { readonly keepWhileRouted?: boolean },
+    options?: {
+      readonly keepWhileRouted?: boolean;
+      /** Port number → the BackendTLSPolicy in force there (service-record.ts). */
+      readonly tlsPorts?: ReadonlyMap<number, string> | undefined;
+    },
   ): Promise<void>;
   /** Cancels every pending hold. */
   stop(): void;
@@ -64,14 +68,14 @@ export function createServicePublisher(options: ServicePublisherOptions): Servic
     ports: ReadonlySet<number>,
     stored: StoredState,
     receivedAt?: number,
-    { keepWhileRouted = false } = {},
+    { keepWhileRouted = false, tlsPorts }: Parameters<ServicePublisher["reconcile"]>[4] = {},
   ) => {
     const [namespace = "", name = ""] = service.split("/");
     const found = cache.service(namespace, name);
     // A deleted Service whose stored routes are about to go: its record goes after them, not before.
     if (!found && keepWhileRouted && stored.referencedPorts(service).size > 0) return;
     const result = found
-      ? serviceRecordOf(cluster, found, cache.slicesOf(namespace, name), ports)
+      ? serviceRecordOf(cluster, found, cache.slicesOf(namespace, name), ports, tlsPorts)
       : { ok: true as const, value: undefined };
     if (!result.ok) {
       // A record routers would refuse: keep what is published, say why once.

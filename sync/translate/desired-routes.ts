@@ -5,6 +5,7 @@ import { SCHEMA_VERSION } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";
 import { exposeAnnotations } from "./exposure.js";
 import { type GatewayAddressSettings, NO_GATEWAY_ADDRESSES } from "./gateway/addresses.js";
+import { type BackendTlsTranslation, translateBackendTlsPolicies } from "./gateway/backend-tls-policies.js";
 import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
 import { creationTimeOf } from "./gateway/objects.js";
 import { type GatewayApiTranslation, type Problem, translateGatewayApi } from "./gateway/translate.js";
@@ -79,11 +80,14 @@ export interface DesiredRoutes {
   readonly refusedClaims: readonly { readonly route: string; readonly host: string }[];
   readonly conflicts: readonly RouteConflict[];
   readonly problems: readonly Problem[];
-  readonly statuses: GatewayApiTranslation["statuses"] & IngressTranslation["statuses"];
+  readonly statuses: GatewayApiTranslation["statuses"] &
+    IngressTranslation["statuses"] & { readonly backendTlsPolicies?: BackendTlsTranslation["statuses"] };
   /** The certificates HTTPS listeners of our Gateways serve, by Secret id. */
   readonly certificates: GatewayApiTranslation["certificates"];
   /** The client certificate validations HTTPS listeners of our Gateways ask for, per Gateway and port. */
   readonly clientValidations: GatewayApiTranslation["clientValidations"];
+  /** BackendTLSPolicies in force: their records, and per Service the ports they apply to. */
+  readonly backendTls: Pick<BackendTlsTranslation, "records" | "ports">;
 }
 
 /**
@@ -138,15 +142,23 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     if (claimed.route) routes.set(route.id, claimed.route);
   }
   const conflicts = routeConflicts(routes.values());
+  const backendTls = translateBackendTlsPolicies({
+    controllerName: settings.gatewayController,
+    policies: objects.backendTlsPolicies,
+    configMaps: objects.configMaps,
+    services: input.services,
+    routes: routes.values(),
+  });
   return {
     routes,
     ports: referencedPorts(routes.values()),
     invalidAnnotations,
     refusedClaims,
     conflicts,
-    problems: [...gateway.problems, ...ingress.problems],
+    problems: [...gateway.problems, ...ingress.problems, ...backendTls.problems],
     certificates: gateway.certificates,
     clientValidations: gateway.clientValidations,
+    backendTls: { records: backendTls.records, ports: backendTls.ports },
     statuses: {
       ...gateway.statuses,
       httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),
@@ -158,6 +170,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
       ),
       tlsRoutes: withOwnership(gateway.statuses.tlsRoutes ?? new Map(), refusedClaims, conflicts, "tlsroute"),
       ingresses: ingress.statuses.ingresses,
+      backendTlsPolicies: backendTls.statuses,
     },
   };
 }

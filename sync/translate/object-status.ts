@@ -1,3 +1,4 @@
+import type { PolicyAncestorStatus } from "./gateway/backend-tls-policies.js";
 import {
   type Condition,
   mergeConditions,
@@ -90,6 +91,27 @@ export function httpRouteStatus(
   const current = statusOf(object);
   const parents = Array.isArray(current.parents) ? (current.parents as RouteParentStatus[]) : [];
   return { ...current, parents: mergeRouteParents(parents, desired, controllerName, now) };
+}
+
+/**
+ * PolicyStatus (Gateway API v1): our entries of `status.ancestors` replaced, other controllers' kept, each
+ * merged per ancestorRef as route parents are per parentRef (mergeRouteParents).
+ */
+export function policyStatus(
+  object: unknown,
+  desired: readonly PolicyAncestorStatus[],
+  controllerName: string,
+  now: string,
+): Status {
+  const current = statusOf(object);
+  const ancestors = Array.isArray(current.ancestors) ? (current.ancestors as PolicyAncestorStatus[]) : [];
+  const asParents = (list: readonly PolicyAncestorStatus[]): RouteParentStatus[] =>
+    list.map(({ ancestorRef, ...rest }) => ({ parentRef: ancestorRef, ...rest }));
+  const merged = mergeRouteParents(asParents(ancestors), asParents(desired), controllerName, now);
+  return {
+    ...current,
+    ancestors: merged.map(({ parentRef, ...rest }) => ({ ancestorRef: parentRef, ...rest })),
+  };
 }
 
 export function ingressStatus(object: unknown, desired: IngressStatus): Status {

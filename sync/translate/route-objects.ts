@@ -1,4 +1,5 @@
 import type { KubeConfigMap } from "./ca-bundles.js";
+import type { BackendTLSPolicy } from "./gateway/backend-tls-objects.js";
 import type { GRPCRoute } from "./gateway/grpc-route.js";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./gateway/objects.js";
 import type { TLSRoute } from "./gateway/tls-route.js";
@@ -22,8 +23,10 @@ export interface RouteObjects {
   readonly ingresses: readonly Ingress[];
   /** `kubernetes.io/tls` Secrets, for HTTPS listeners' certificateRefs. */
   readonly secrets: readonly KubeSecret[];
-  /** ConfigMaps holding a CA bundle (`ca.crt`), for Gateways' tls.frontend caCertificateRefs. */
+  /** ConfigMaps holding a CA bundle (`ca.crt`), for Gateways' tls.frontend caCertificateRefs and BackendTLSPolicies'. */
   readonly configMaps: readonly KubeConfigMap[];
+  /** BackendTLSPolicies: TLS from the routers to the pods of the Services they target. */
+  readonly backendTlsPolicies: readonly BackendTLSPolicy[];
 }
 
 /** Route objects of every kind, none yet: fresh lists a reader may fill. */
@@ -40,6 +43,7 @@ export function emptyRouteObjects(): { -readonly [K in keyof RouteObjects]: Rout
     ingresses: [],
     secrets: [],
     configMaps: [],
+    backendTlsPolicies: [],
   };
 }
 

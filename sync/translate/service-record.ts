@@ -7,9 +7,12 @@ import { translateService } from "./backends.js";
 import { type KubeEndpointSlice, type KubeService, namespaceOf } from "./kube-objects.js";
 import { steeringOf } from "./steering-annotations.js";
 
+const NO_TLS_PORTS: ReadonlyMap<number, string> = new Map();
+
 /**
  * The service record (schema version 2) of one Service: the backends of each TCP port whose number some route
- * references (`ports`), sorted by number, each with the protocol its `appProtocol` asks for (app-protocol.ts), with its steering annotations (steering-annotations.ts); undefined
+ * references (`ports`), sorted by number, each with the protocol its `appProtocol` asks for (app-protocol.ts), or
+ * `https` with its BackendTLSPolicy where one is in force (`tlsPorts`), with its steering annotations (steering-annotations.ts); undefined
  * when none of them is a port of the Service (a Service no route references has no record). A port number the Service lists twice (TCP and UDP) is its TCP port.
  * Pure; an error when the record would not validate (what routers would refuse).
  */
@@ -18,6 +21,8 @@ export function serviceRecordOf(
   service: KubeService,
   slices: readonly KubeEndpointSlice[],
   ports: ReadonlySet<number>,
+  /** Port number → the BackendTLSPolicy in force there (gateway/backend-tls-policies.ts): HTTP/1.1 over TLS. */
+  tlsPorts: ReadonlyMap<number, string> = NO_TLS_PORTS,
 ): Result<ServiceRecordV2 | undefined> {
   if (ports.size === 0) return { ok: true, value: undefined };
   const referenced = (service.spec?.ports ?? []).some(
@@ -34,10 +39,15 @@ export function serviceRecordOf(
     const choice = appProtocolChoice(spec?.appProtocol);
     // An unsupported protocol (wss) is refused where a route references the port (gateway/backends.ts).
     const backendProtocol = choice.supported ? choice.protocol : undefined;
+    const policy = tlsPorts.get(number);
     byNumber.set(number, {
       name,
       number,
-      ...(backendProtocol === undefined ? {} : { protocol: backendProtocol }),
+      ...(policy !== undefined
+        ? { protocol: "https" as const, tls: { policy } }
+        : backendProtocol === undefined
+          ? {}
+          : { protocol: backendProtocol }),
       ipv4: translated.ipv4,
       ipv6: translated.ipv6,
     });

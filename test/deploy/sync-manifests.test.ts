@@ -48,12 +48,20 @@ describe("deploy/sync", () => {
       { apiGroups: [""], resources: ["namespaces"], verbs: read },
       {
         apiGroups: [gateway],
-        resources: ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"],
+        resources: [
+          "gatewayclasses",
+          "gateways",
+          "httproutes",
+          "grpcroutes",
+          "tlsroutes",
+          "referencegrants",
+          "backendtlspolicies",
+        ],
         verbs: read,
       },
       // TLS Secrets for HTTPS listeners' certificateRefs: read, never written.
       { apiGroups: [""], resources: ["secrets"], verbs: read },
-      // CA bundles for Gateways' client certificate validation: read, never written.
+      // CA bundles for Gateways' client certificate validation and BackendTLSPolicies: read, never written.
       { apiGroups: [""], resources: ["configmaps"], verbs: read },
       {
         apiGroups: [gateway],
@@ -63,6 +71,7 @@ describe("deploy/sync", () => {
           "httproutes/status",
           "grpcroutes/status",
           "tlsroutes/status",
+          "backendtlspolicies/status",
         ],
         verbs: ["update"],
       },

@@ -13,6 +13,7 @@ export type FakeKind =
   | "IngressClass"
   | "Ingress"
   | "Secret"
+  | "BackendTLSPolicy"
   | "ConfigMap"
   | "ServiceAccount"
   | "Role"
@@ -57,6 +58,13 @@ export const RESOURCES: Readonly<Record<FakeKind, ResourceInfo>> = {
   Ingress: info("Ingress", "networking.k8s.io/v1", "ingresses", true, true),
   // TLS Secrets for HTTPS listeners' certificateRefs; listed and watched by `type` as the sync asks.
   Secret: info("Secret", "v1", "secrets", true),
+  BackendTLSPolicy: info(
+    "BackendTLSPolicy",
+    "gateway.networking.k8s.io/v1",
+    "backendtlspolicies",
+    true,
+    true,
+  ),
   ConfigMap: info("ConfigMap", "v1", "configmaps", true),
   // Kept for RBAC (rbac.ts evaluates the Roles and bindings) and for deploy/'s manifests; no controller acts on
   // them, as none runs next to an envtest apiserver either.

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
+import { BACKEND_TLS_SCHEMA_VERSION } from "../../store/backend-tls.js";
+import { createRedisWriter } from "../../store/redis/writer.js";
 import type { BackendRef, RouteRule } from "../../store/routes.js";
 import {
   endpoint,
@@ -157,6 +159,40 @@ describe("version 2 routes in workerd", () => {
     expect([reply.status, reply.body]).toEqual([200, "ok"]);
     expect(arrivals).toHaveLength(3);
     expect((arrivals[2] ?? 0) - (arrivals[1] ?? 0)).toBeGreaterThanOrEqual(100);
+  });
+
+  it("answers 502 backend_tls_unsupported for a port whose BackendTLSPolicy asks for TLS, never sending in cleartext, and reads past backend TLS records", async () => {
+    const plain = await backend("127.0.0.1", namedBackend("plain"));
+    const prefix = freshPrefix();
+    await heartbeat(redis(), prefix, CLUSTER, 120_000);
+    const tlsPort = { number: 443, ipv4: [endpoint(plain.ip, plain.port)], tlsPolicy: "shop/api-tls" };
+    await putServiceV2(
+      redis(),
+      prefix,
+      serviceRecordV2({ cluster: CLUSTER, service: "shop/api", ports: [tlsPort] }),
+    );
+    await createRedisWriter(redis(), { prefix, cluster: CLUSTER }).backendTls?.putBackendTls({
+      v: BACKEND_TLS_SCHEMA_VERSION,
+      kind: "policy",
+      id: "shop/api-tls",
+      version: "a".repeat(64),
+      hostname: "api.shop.test",
+      subjectAltNames: [],
+      trust: { system: true },
+    });
+    const rules = [routeRule([{ service: "shop/api", port: 443, weight: 1 }])];
+    await putRoute(
+      redis(),
+      prefix,
+      CLUSTER,
+      routeRecord("httproute:shop/api", { hostnames: ["shop.test"], rules }),
+    );
+    const mf = worker({ REDIS_URL, EDGESLICE_PREFIX: prefix });
+
+    const reply = await get(mf, "http://shop.test/");
+    expect(reply.status).toBe(502);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "backend_tls_unsupported" });
+    expect(reply.headers.get("x-backend")).toBeNull();
   });
 
   it("serves a version 1 record next to version 2 ones", async () => {

@@ -15,7 +15,7 @@ export const NO_MIRRORS: readonly MirrorTarget[] = [];
  * The copies a request makes (HTTPRequestMirrorFilter): each mirror taken with its percent, to one active
  * endpoint of its Service port, from the clusters the route is served from, IPv4 when there is one. A copy
  * is sent and forgotten: no retries, balancing or ejection (its answer is dropped), and a mirror without
- * endpoints is skipped, as is one whose backends speak only HTTP/2 (h2c ports, GRPCRoute mirrors). `random` returns [0, 1).
+ * endpoints is skipped, as is one whose backends speak only HTTP/2 (h2c ports, GRPCRoute mirrors) or TLS. `random` returns [0, 1).
  */
 export function mirrorTargets(
   served: ServedRoute,
@@ -29,8 +29,10 @@ export function mirrorTargets(
     const ports = served.clusters.flatMap((cluster) => {
       const record = cluster.servicesV2.get(mirror.service);
       const port = record ? servicePort(record, mirror.port) : undefined;
-      // Copies go over HTTP/1.1: an h2c port (and every backend of a GRPCRoute) would read them as garbage.
-      return port && port.protocol !== "h2c" && served.route.source !== "grpcroute" ? [port] : [];
+      // Copies go over HTTP/1.1 in cleartext: an h2c port (and every backend of a GRPCRoute) would read them as
+      // garbage, and a port with a BackendTLSPolicy must get none in cleartext.
+      const cleartext = port?.protocol !== "h2c" && port?.protocol !== "https";
+      return port && cleartext && served.route.source !== "grpcroute" ? [port] : [];
     });
     const ipv4 = ports.flatMap((port) => port.ipv4.endpoints);
     const endpoints = ipv4.length > 0 ? ipv4 : ports.flatMap((port) => port.ipv6.endpoints);

@@ -3,7 +3,7 @@ import { Pool } from "undici";
 import { parseRouterConfig } from "../../../functions/core/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
-import { createEchoFleet, type EchoFleet } from "../../e2e/support/echo-backends.js";
+import { createEchoFleet, type EchoBackend, type EchoFleet } from "../../e2e/support/echo-backends.js";
 import { type Answer, hostClient, type SendOptions } from "../../e2e/support/host-client.js";
 import { type KubeCluster, startKubeCluster } from "../../e2e/support/kube-cluster.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
@@ -18,6 +18,8 @@ import { BACKEND_SERVICES, baseObjects, serviceObjects } from "./conformance-bas
  */
 export interface Conformance {
   readonly cluster: KubeCluster;
+  /** The store the sync publishes to (cluster `east`), for tests that check records. */
+  readonly store: { readonly redis: Redis; readonly prefix: string };
   /** A request through router `router` (default the first), Host `host` as the client sends it. */
   send(request: ConformanceRequest): Promise<Answer>;
   /** Repeats `request` until `done` holds for its answer (the sync published, the router reloaded). */
@@ -38,6 +40,8 @@ export interface ConformanceRequest extends SendOptions {
 export async function startConformance(options: {
   readonly label: string;
   readonly objects: readonly ApplyInput[];
+  /** More objects, written once the echo backends listen (Services of the test's own, at their ports). */
+  readonly objectsAt?: (backends: ReadonlyMap<string, EchoBackend>) => readonly ApplyInput[];
   readonly routers?: Readonly<Record<string, string | undefined>>;
 }): Promise<Conformance> {
   const prefix = uniquePrefix(`conf-${options.label}`);
@@ -63,7 +67,12 @@ export async function startConformance(options: {
       redisUrl: REDIS_URL,
       env: { GATEWAY_ADDRESSES: "127.0.0.1", LOG_LEVEL: "error" },
     });
-    const objects = [...baseObjects(), ...serviceObjects(backends), ...options.objects];
+    const objects = [
+      ...baseObjects(),
+      ...serviceObjects(backends),
+      ...options.objects,
+      ...(options.objectsAt?.(backends) ?? []),
+    ];
     for (const object of objects) cluster.kube.apply(object);
     for (const [name, gateways] of Object.entries(options.routers ?? { router: undefined })) {
       const config = parseRouterConfig({
@@ -94,6 +103,7 @@ export async function startConformance(options: {
   };
   return {
     cluster: cluster as KubeCluster,
+    store: { redis, prefix },
     send,
     async until(request, done, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -9,7 +9,7 @@ export interface StoredCondition {
   readonly observedGeneration?: number;
 }
 
-/** An object's generation and every condition of its status: its own, its listeners' and its parents'. */
+/** An object's generation and every condition of its status: its own, its listeners', parents' and ancestors'. */
 export interface ObjectConditions {
   readonly generation: number;
   readonly conditions: readonly StoredCondition[];
@@ -26,6 +26,7 @@ export function readConditions(
     conditions?: StoredCondition[];
     listeners?: { conditions?: StoredCondition[] }[];
     parents?: { conditions?: StoredCondition[] }[];
+    ancestors?: { conditions?: StoredCondition[] }[];
   };
   return {
     generation: Number(object?.metadata.generation ?? 0),
@@ -33,6 +34,7 @@ export function readConditions(
       ...(status.conditions ?? []),
       ...(status.listeners ?? []).flatMap((item) => item.conditions ?? []),
       ...(status.parents ?? []).flatMap((item) => item.conditions ?? []),
+      ...(status.ancestors ?? []).flatMap((item) => item.conditions ?? []),
     ],
   };
 }

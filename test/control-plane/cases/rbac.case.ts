@@ -94,7 +94,7 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
       const refused = [
         "/api/v1/endpoints",
         "/api/v1/pods",
-        "/api/v1/namespaces/shop/configmaps",
+        "/api/v1/namespaces/shop/serviceaccounts",
         "/apis/coordination.k8s.io/v1/namespaces/default/leases",
       ];
       for (const path of refused)
@@ -103,6 +103,8 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
         "/api/v1/namespaces",
         // TLS Secrets for HTTPS listeners' certificateRefs (the sync asks with a type field selector).
         "/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls",
+        // BackendTLSPolicies' CA bundles (the sync keeps `ca.crt` only).
+        "/api/v1/namespaces/shop/configmaps",
         "/apis/networking.k8s.io/v1/ingresses",
         "/apis/networking.k8s.io/v1/ingressclasses",
       ];
@@ -113,6 +115,7 @@ export function describeRbacContract(plane: ControlPlaneKind): void {
         ["update", gateway("gateways"), "status"],
         ["update", gateway("gatewayclasses"), "status"],
         ["update", "ingresses.networking.k8s.io", "status"],
+        ["update", gateway("backendtlspolicies"), "status"],
         ["list", gateway("referencegrants")],
         ["watch", "namespaces"],
       ] as const;

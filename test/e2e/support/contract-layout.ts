@@ -95,7 +95,14 @@ export function endpoint(ip: string, port: number): EndpointRecord {
 export function serviceRecordV2(options: {
   cluster: string;
   service: string;
-  ports: { name?: string; number: number; ipv4?: EndpointRecord[]; ipv6?: EndpointRecord[] }[];
+  ports: {
+    name?: string;
+    number: number;
+    ipv4?: EndpointRecord[];
+    ipv6?: EndpointRecord[];
+    /** A BackendTLSPolicy in force on the port: protocol `https`. */
+    tlsPolicy?: string;
+  }[];
 }): ServiceRecordV2 {
   return {
     v: 2,
@@ -104,6 +111,7 @@ export function serviceRecordV2(options: {
     ports: options.ports.map((port) => ({
       name: port.name ?? "",
       number: port.number,
+      ...(port.tlsPolicy ? { protocol: "https" as const, tls: { policy: port.tlsPolicy } } : {}),
       ipv4: { endpoints: port.ipv4 ?? [], fallback: false, draining: [] },
       ipv6: { endpoints: port.ipv6 ?? [], fallback: false, draining: [] },
     })),

@@ -12,6 +12,7 @@ const GATEWAY_KINDS: readonly FakeKind[] = [
   "GRPCRoute",
   "TLSRoute",
   "ReferenceGrant",
+  "BackendTLSPolicy",
 ];
 const NOT_SERVED = "the API server does not serve this API group";
 
@@ -67,6 +68,7 @@ describe("route kinds' reflectors on the fake API server", () => {
       "grpcroutes (all namespaces)",
       "tlsroutes (all namespaces)",
       "referencegrants (all namespaces)",
+      "backendtlspolicies (all namespaces)",
     ]);
     expect(h.errors).toEqual([]);
   });
@@ -108,7 +110,14 @@ describe("route kinds' reflectors on the fake API server", () => {
       { routeKinds: true, missingKindRetryMs: 100 },
       { bookmarkIntervalMs: 50, gatewayApi: false },
     );
-    h.kube.installGatewayApi(["GatewayClass", "Gateway", "HTTPRoute", "TLSRoute", "ReferenceGrant"]);
+    h.kube.installGatewayApi([
+      "GatewayClass",
+      "Gateway",
+      "HTTPRoute",
+      "TLSRoute",
+      "ReferenceGrant",
+      "BackendTLSPolicy",
+    ]);
     await h.watch.start();
     expect(counts(h)).toEqual({ ingresses: 1, gatewayClasses: 1 });
     await eventually(
