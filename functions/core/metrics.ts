@@ -1,10 +1,16 @@
 import { type MetricFamily, renderFamilies } from "../../lib/prometheus.js";
-import type { BudgetReport } from "../../store/record-budget.js";
-import { type BackendSeries, backendFamily } from "./backend-metrics.js";
-import type { ServiceBackends } from "./backend-states.js";
+import { backendFamily } from "./backend-metrics.js";
 import { ListenerGauges } from "./listener-gauges.js";
 import { type AttemptOutcome, RequestMetrics, type ServiceSeries } from "./request-metrics.js";
 import type { Selection } from "./selection.js";
+import {
+  clusterFamilies,
+  heldFamilies,
+  one,
+  type ScrapeViews,
+  type SnapshotGauges,
+  snapshotFamilies,
+} from "./snapshot-families.js";
 import { SteeringMetrics } from "./steering/metrics.js";
 
 /**
@@ -22,37 +28,6 @@ export function attemptOutcome(failure: UpstreamErrorKind | undefined): AttemptO
   return failure === "transport" ? "reset" : failure;
 }
 
-/**
- * What a scrape computes from the snapshot and the ejection state; each part is optional, and a scrape renders
- * what it is given.
- */
-export interface ScrapeViews {
-  /** backend-states.ts: backends by service, cluster, family and state, cluster by cluster. */
-  readonly backends?: Iterable<ServiceBackends>;
-  /** METRICS_BACKENDS: the cardinality of edgeslice_backends; default "service". */
-  readonly backendSeries?: BackendSeries;
-  /** Each cluster of the snapshot, whether its lease ran out, and what its budget holds and refused. */
-  readonly clusters?: readonly {
-    readonly name: string;
-    readonly stale: boolean;
-    readonly expired?: boolean;
-    readonly budget?: BudgetReport | undefined;
-  }[];
-  /** Route ids clusters publish with different definitions (snapshot-routes.ts). */
-  readonly routeConflicts?: number;
-}
-
-export interface SnapshotGauges {
-  readonly loaded: boolean;
-  readonly version: number;
-  /** Seconds since this router first saw the current snapshot version. */
-  readonly ageSeconds: number;
-  readonly clusters: number;
-  readonly staleClusters: number;
-  /** Whether the store answered on its last use; undefined for a source that cannot lose it. */
-  readonly storeConnected: boolean | undefined;
-}
-
 export class RouterMetrics {
   /** By status class; `client_closed`: the client went away before the response head (nginx's 499). */
   readonly requests = { "1xx": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0, client_closed: 0 };
@@ -68,9 +43,9 @@ export class RouterMetrics {
   /** Duration and attempts per service and cluster. */
   readonly red = new RequestMetrics();
   /** CLUSTER_GRANTS refusals by cluster and kind, counted as they are logged (core/snapshot-reports.ts). */
-  readonly grantRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
+  readonly grantRefusals: RefusalCounts = new Map();
   /** Budget refusals by cluster and kind (records, changes), counted as they are logged. */
-  readonly budgetRefusals = new Map<string, { cluster: string; kind: string; count: number }>();
+  readonly budgetRefusals: RefusalCounts = new Map();
   /** Steered requests by Service, policy, chosen cluster and reason; each cluster's EWMA and health. */
   readonly steering = new SteeringMetrics();
 
@@ -111,22 +86,40 @@ export class RouterMetrics {
     return renderFamilies(this.families(gauges));
   }
 
-  /** Every family of a scrape; the large ones (RED, backends) compute their samples as they are read. */
+  /**
+   * Every family of a scrape, in a fixed order: the process's counters, the snapshot's and its clusters'
+   * gauges, the refusals, what each cluster holds; then the families that compute their samples as they are
+   * read (listeners, steering, RED, backends). The first group is taken when the scrape starts.
+   */
   *families(gauges: ScrapeGauges): Generator<MetricFamily> {
-    const one = (value: number) => [{ value }];
-    const s = gauges.snapshot;
-    const families: MetricFamily[] = [
+    yield* [
+      ...this.#trafficFamilies(gauges),
+      ...snapshotFamilies(gauges.snapshot),
+      ...clusterFamilies(gauges),
+      ...this.#refusalFamilies(),
+      ...heldFamilies(gauges.clusters ?? []),
+    ];
+    yield* this.listeners.families();
+    yield* this.steering.families();
+    yield* this.red.families();
+    const backends = gauges.backends && backendFamily(gauges.backends, gauges.backendSeries ?? "service");
+    if (backends) yield backends;
+  }
+
+  /** Responses, failed and retried attempts, ejections, and what is in flight now. */
+  #trafficFamilies(gauges: ScrapeGauges): MetricFamily[] {
+    return [
       {
         name: "edgeslice_requests_total",
         type: "counter",
         help: "Responses sent to clients by status class; client_closed: the client left before one.",
-        samples: Object.entries(this.requests).map(([klass, value]) => ({ labels: { class: klass }, value })),
+        samples: labelled("class", this.requests),
       },
       {
         name: "edgeslice_upstream_errors_total",
         type: "counter",
         help: "Failed upstream attempts by kind.",
-        samples: Object.entries(this.upstreamErrors).map(([kind, value]) => ({ labels: { kind }, value })),
+        samples: labelled("kind", this.upstreamErrors),
       },
       {
         name: "edgeslice_retries_total",
@@ -158,141 +151,54 @@ export class RouterMetrics {
         help: "Upgraded (WebSocket) connections being proxied.",
         samples: one(this.upgradedConnections),
       },
+    ];
+  }
+
+  /** Connections refused for their PROXY header, records refused by CLUSTER_GRANTS and by budgets. */
+  #refusalFamilies(): MetricFamily[] {
+    return [
       {
-        name: "edgeslice_snapshot_loaded",
-        type: "gauge",
-        help: "1 when a store snapshot was ever loaded.",
-        samples: one(s.loaded ? 1 : 0),
+        name: "edgeslice_proxy_protocol_refusals_total",
+        type: "counter",
+        help: "Connections closed for their PROXY protocol header: from a peer outside TRUSTED_PROXIES (untrusted), malformed or too long, or not whole in time (timeout).",
+        samples: labelled("reason", this.proxyProtocolRefusals),
       },
       {
-        name: "edgeslice_snapshot_version",
-        type: "gauge",
-        help: "Version of the snapshot in use.",
-        samples: one(s.version),
+        name: "edgeslice_grant_refusals_total",
+        type: "counter",
+        help: "Records CLUSTER_GRANTS refused, counted as logged: a cluster it does not list, a route for a host not granted, endpoints outside the cluster's networks.",
+        samples: refusalSamples(this.grantRefusals),
       },
       {
-        name: "edgeslice_snapshot_age_seconds",
-        type: "gauge",
-        help: "Seconds since the snapshot in use was first seen.",
-        samples: one(s.ageSeconds),
+        name: "edgeslice_budget_refusals_total",
+        type: "counter",
+        help: "Times a cluster went past its budget, counted as logged: records refused (records), its change stream throttled (changes).",
+        samples: refusalSamples(this.budgetRefusals),
       },
     ];
-    if (s.storeConnected !== undefined) {
-      families.push({
-        name: "edgeslice_store_connected",
-        type: "gauge",
-        help: "1 while the store answers; 0 means serving last known.",
-        samples: one(s.storeConnected ? 1 : 0),
-      });
-    }
-    families.push({
-      name: "edgeslice_clusters",
-      type: "gauge",
-      help: "Clusters in the snapshot by staleness.",
-      samples: [
-        { labels: { stale: "false" }, value: s.clusters - s.staleClusters },
-        { labels: { stale: "true" }, value: s.staleClusters },
-      ],
-    });
-    if (gauges.clusters) {
-      families.push({
-        name: "edgeslice_cluster_stale",
-        type: "gauge",
-        help: "1 while the cluster's lease has run out (its sync went quiet), 0 while fresh.",
-        samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.stale ? 1 : 0 })),
-      });
-      families.push({
-        name: "edgeslice_cluster_expired",
-        type: "gauge",
-        help: "1 while the cluster has been stale longer than FAIL_STATIC_MAX_MS and serves nothing.",
-        samples: gauges.clusters.map((c) => ({ labels: { cluster: c.name }, value: c.expired ? 1 : 0 })),
-      });
-    }
-    if (gauges.routeConflicts !== undefined) {
-      families.push({
-        name: "edgeslice_route_conflicts",
-        type: "gauge",
-        help: "Routes that clusters publish with different definitions; each serves the definition most publish.",
-        samples: one(gauges.routeConflicts),
-      });
-    }
-    families.push({
-      name: "edgeslice_proxy_protocol_refusals_total",
-      type: "counter",
-      help: "Connections closed for their PROXY protocol header: from a peer outside TRUSTED_PROXIES (untrusted), malformed or too long, or not whole in time (timeout).",
-      samples: Object.entries(this.proxyProtocolRefusals).map(([reason, value]) => ({
-        labels: { reason },
-        value,
-      })),
-    });
-    families.push({
-      name: "edgeslice_grant_refusals_total",
-      type: "counter",
-      help: "Records CLUSTER_GRANTS refused, counted as logged: a cluster it does not list, a route for a host not granted, endpoints outside the cluster's networks.",
-      samples: [...this.grantRefusals.values()].map(({ cluster, kind, count }) => ({
-        labels: { cluster, kind },
-        value: count,
-      })),
-    });
-    families.push({
-      name: "edgeslice_budget_refusals_total",
-      type: "counter",
-      help: "Times a cluster went past its budget, counted as logged: records refused (records), its change stream throttled (changes).",
-      samples: [...this.budgetRefusals.values()].map(({ cluster, kind, count }) => ({
-        labels: { cluster, kind },
-        value: count,
-      })),
-    });
-    families.push(...heldFamilies(gauges.clusters ?? []));
-    yield* families;
-    yield* this.listeners.families();
-    yield* this.steering.families();
-    yield* this.red.families();
-    const backends = gauges.backends && backendFamily(gauges.backends, gauges.backendSeries ?? "service");
-    if (backends) yield backends;
   }
 }
 
 export type ScrapeGauges = { inFlight: number; ejected: number; snapshot: SnapshotGauges } & ScrapeViews;
 
-function countRefusal(
-  counts: Map<string, { cluster: string; kind: string; count: number }>,
-  cluster: string,
-  kind: string,
-): void {
+/** Refusals counted by cluster and kind. */
+type RefusalCounts = Map<string, { cluster: string; kind: string; count: number }>;
+
+function countRefusal(counts: RefusalCounts, cluster: string, kind: string): void {
   const key = `${cluster} ${kind}`;
   const counted = counts.get(key);
   if (counted) counted.count++;
   else counts.set(key, { cluster, kind, count: 1 });
 }
 
-/** What the reader holds of each cluster within its budget (store/record-budget.ts), where it counts. */
-function heldFamilies(clusters: NonNullable<ScrapeViews["clusters"]>): MetricFamily[] {
-  const counted = clusters.filter((cluster) => cluster.budget !== undefined);
-  if (counted.length === 0) return [];
-  const samples = (value: (budget: BudgetReport) => number) =>
-    counted.map((cluster) => ({
-      labels: { cluster: cluster.name },
-      value: cluster.budget ? value(cluster.budget) : 0,
-    }));
-  return [
-    {
-      name: "edgeslice_cluster_held_bytes",
-      type: "gauge",
-      help: "Serialized bytes of a cluster's service and route records the router holds (CLUSTER_MAX_BYTES bounds it).",
-      samples: samples((budget) => budget.bytes),
-    },
-    {
-      name: "edgeslice_cluster_held_records",
-      type: "gauge",
-      help: "A cluster's service and route records the router holds (CLUSTER_MAX_RECORDS bounds it).",
-      samples: samples((budget) => budget.records),
-    },
-    {
-      name: "edgeslice_cluster_refused_records",
-      type: "gauge",
-      help: "A cluster's records the router refuses now: over RECORD_MAX_BYTES, past its budget, or unread.",
-      samples: samples((budget) => budget.refusedCount),
-    },
-  ];
+function refusalSamples(counts: RefusalCounts) {
+  return [...counts.values()].map(({ cluster, kind, count }) => ({
+    labels: { cluster, kind },
+    value: count,
+  }));
+}
+
+/** One sample per field of `counts`, its name as the value of label `label`. */
+function labelled(label: string, counts: Readonly<Record<string, number>>) {
+  return Object.entries(counts).map(([name, value]) => ({ labels: { [label]: name }, value }));
 }
