@@ -4,6 +4,7 @@ import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
 import { modifiedPath, redirectLocation } from "../core/filters.js";
 import { normaliseHost } from "../core/hosts.js";
+import type { RouteMatchResult } from "../core/routes/route-table.js";
 import { shadowedBy } from "../core/routes/shadowing.js";
 import { matchRequest } from "../core/routing.js";
 import { backendCandidates, type SelectFor } from "../core/select.js";
@@ -106,10 +107,12 @@ export function explainRequest(input: ExplainInput) {
 }
 
 function explainMatch(input: ExplainInput) {
-  const { routes, path, method } = input;
   const host = normaliseHost(input.rawHost);
+  const { path, method } = input;
   const found =
-    host === undefined ? undefined : matchRequest(routes, host, { path, method, headers: input.headers });
+    host === undefined
+      ? undefined
+      : matchRequest(input.routes, host, { path, method, headers: input.headers });
   if (!found || host === undefined) {
     return {
       host: host ?? input.rawHost,
@@ -119,52 +122,62 @@ function explainMatch(input: ExplainInput) {
       why: ["no published route matches"],
     };
   }
-  const served = found.entry;
-  const matched = {
+  const matched = matchedPart(input, host, found);
+  const { redirect } = found.rule.filters;
+  if (!redirect) return explainBackend(input, found, matched);
+  const location = redirectLocation(
+    redirect,
+    { proto: "http", authority: input.rawHost, host, path },
+    found.match,
+  );
+  return {
+    ...matched,
+    result: "redirect",
+    redirect: { status: redirect.statusCode, location },
+    why: [`RequestRedirect: ${redirect.statusCode} to ${location} (for a request over http)`],
+  };
+}
+
+type Found = RouteMatchResult<ServedRoute>;
+
+/** What every explanation of a matched request says: the route, rule and match, and the routes it shadows. */
+function matchedPart(input: ExplainInput, host: string, found: Found) {
+  return {
     host,
-    path,
-    method,
-    route: describeRoute(served),
+    path: input.path,
+    method: input.method,
+    route: describeRoute(found.entry),
     rule: found.ruleIndex,
     match: found.match,
     hostname: found.hostname ?? null,
-    shadowed: shadowedBy(routes.table, host, found).map((entry) => ({
+    shadowed: shadowedBy(input.routes.table, host, found).map((entry) => ({
       route: entry.route.id,
       clusters: entry.clusters.map((view) => view.name),
     })),
   };
-  const { redirect, rewrite } = found.rule.filters;
-  if (redirect) {
-    const location = redirectLocation(
-      redirect,
-      { proto: "http", authority: input.rawHost, host, path },
-      found.match,
-    );
-    return {
-      ...matched,
-      result: "redirect",
-      redirect: { status: redirect.statusCode, location },
-      why: [`RequestRedirect: ${redirect.statusCode} to ${location} (for a request over http)`],
-    };
-  }
-  const chosen = heaviest(found.rule);
-  const ref = chosen === undefined ? undefined : found.rule.backends[chosen];
-  const backends = found.rule.backends.map((backend, index) => ({
+}
+
+/** The rule's backendRefs with their shares; `unresolved` where no cluster of the route has the Service port. */
+function backendShares(input: ExplainInput, found: Found) {
+  return found.rule.backends.map((backend, index) => ({
     index,
     ...("service" in backend
       ? { service: backend.service, port: backend.port }
       : { invalid: backend.invalid }),
     // Its share is answered 500: no cluster the route is served from has this Service port.
-    ...("service" in backend && input.select(served, found.ruleIndex, index).unresolved
+    ...("service" in backend && input.select(found.entry, found.ruleIndex, index).unresolved
       ? { unresolved: true }
       : {}),
     weight: backend.weight,
     share: shareOf(found.rule, backend),
   }));
-  const upstream = {
-    path: rewrite?.path ? modifiedPath(path, found.match, rewrite.path) : path,
-    ...(rewrite?.hostname ? { host: rewrite.hostname } : {}),
-  };
+}
+
+/** A matched rule without a redirect: the backendRef most requests take, and its selection or why none. */
+function explainBackend(input: ExplainInput, found: Found, matched: ReturnType<typeof matchedPart>) {
+  const chosen = heaviest(found.rule);
+  const ref = chosen === undefined ? undefined : found.rule.backends[chosen];
+  const backends = backendShares(input, found);
   if (chosen === undefined || !ref || !("service" in ref)) {
     const reason = ref && "invalid" in ref ? ref.invalid : "no backend has a weight";
     return {
@@ -175,9 +188,9 @@ function explainMatch(input: ExplainInput) {
       why: [`500: ${reason}`],
     };
   }
-  const selection = input.select(served, found.ruleIndex, chosen);
+  const selection = input.select(found.entry, found.ruleIndex, chosen);
   if (selection.unresolved) {
-    const clusters = served.clusters.map((view) => view.name).join(", ");
+    const clusters = found.entry.clusters.map((view) => view.name).join(", ");
     return {
       ...matched,
       result: "invalid_backend",
@@ -188,6 +201,26 @@ function explainMatch(input: ExplainInput) {
       ],
     };
   }
+  return explainSelection(input, found, { matched, backends, chosen }, selection);
+}
+
+/** A backendRef that resolves: where its requests go (tiers, clusters, steering) and what is left out. */
+function explainSelection(
+  input: ExplainInput,
+  found: Found,
+  {
+    matched,
+    backends,
+    chosen,
+  }: {
+    readonly matched: ReturnType<typeof matchedPart>;
+    readonly backends: ReturnType<typeof backendShares>;
+    readonly chosen: number;
+  },
+  selection: Selection,
+) {
+  const served = found.entry;
+  const { rewrite } = found.rule.filters;
   const excluded = input.ejection.excluded(selection.addresses);
   const usable = selection.addresses.filter((address) => !excluded.has(address)).length;
   const { steering } = input;
@@ -200,7 +233,10 @@ function explainMatch(input: ExplainInput) {
     result: usable > 0 ? "proxy" : "no_endpoints",
     backends,
     chosen,
-    upstream,
+    upstream: {
+      path: rewrite?.path ? modifiedPath(input.path, found.match, rewrite.path) : input.path,
+      ...(rewrite?.hostname ? { host: rewrite.hostname } : {}),
+    },
     clusters: selection.clusters,
     droppedStale: served.failStatic
       ? []

@@ -59,106 +59,116 @@ export function registerAdmin(app: Hono, deps: AdminDeps): void {
   app.get(`${ADMIN_PREFIX}/healthz`, readinessAnswer(deps));
 
   if (deps.endpoints === "public") {
-    app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));
+    app.all(`${ADMIN_PREFIX}/*`, noRoute);
     return;
   }
 
-  app.get(`${ADMIN_PREFIX}/routes`, async (c) => {
-    const denied = authorise(c, deps.adminToken);
-    if (denied) return denied;
-    const snapshot = await deps.source.current();
-    if (!snapshot) return c.json({ version: null, routes: [], conflicts: [], refused: [] }, 200, NO_STORE);
-    const routes = deps.routesOf(snapshot);
-    return c.json(
-      {
-        version: snapshot.version,
-        routes: routes.routes.map(describeRoute),
-        conflicts: routes.conflicts,
-        refused: routes.refusals,
-      },
-      200,
-      NO_STORE,
-    );
-  });
-
-  app.get(`${ADMIN_PREFIX}/explain`, async (c) => {
-    const denied = authorise(c, deps.adminToken);
-    if (denied) return denied;
-    const snapshot = await deps.source.current();
-    if (!snapshot)
-      return c.json({ result: "no_endpoints", why: "no snapshot was ever loaded" }, 200, NO_STORE);
-    const headers = new Headers();
-    for (const field of c.req.queries("header") ?? []) {
-      const colon = field.indexOf(":");
-      if (colon <= 0) continue;
-      try {
-        headers.append(field.slice(0, colon).trim(), field.slice(colon + 1).trim());
-      } catch {
-        // Not a valid header name or value: no request could carry it either.
-      }
-    }
-    const explained = explainRequest({
-      routes: deps.routesOf(snapshot),
-      rawHost: c.req.query("host") ?? "",
-      path: c.req.query("path") ?? "/",
-      method: c.req.query("method") ?? "GET",
-      headers,
-      select: deps.select,
-      balancer: deps.balancer,
-      ejection: deps.ejection,
-      steering: deps.steering,
-      places: deps.steering?.places() ?? deps.source.heartbeats?.(),
-      client: explainClient(c.req.query("client"), c.req.query("continent")),
-    });
-    const expired = [...(deps.expired?.().keys() ?? [])];
-    if (expired.length === 0) return c.json(explained, 200, NO_STORE);
-    return c.json(
-      {
-        ...explained,
-        expiredClusters: expired,
-        expiredWhy: `stale longer than FAIL_STATIC_MAX_MS, serving nothing: ${expired.join(", ")}`,
-      },
-      200,
-      NO_STORE,
-    );
-  });
-
-  app.get(`${ADMIN_PREFIX}/metrics`, async (c) => {
-    const denied = authorise(c, deps.adminToken);
-    if (denied) return denied;
-    return metricsResponse(deps);
-  });
-
-  app.get(`${ADMIN_PREFIX}/dashboard`, async (c) => {
-    const denied = authorise(c, deps.adminToken);
-    if (denied) return denied;
-    const snapshot = await deps.source.current();
-    const now = Date.now();
-    const services = deps.metrics.red.totals();
-    deps.history?.record(now, services, deps.metrics.retries);
-    const view = dashboardView({
-      snapshot,
-      store: deps.source.status?.(),
-      ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : null,
-      routes: snapshot ? deps.routesOf(snapshot) : undefined,
-      select: deps.select,
-      ejection: deps.ejection,
-      services,
-      history: deps.history?.view(),
-      heartbeats: deps.source.heartbeats?.(),
-      expired: deps.expired?.(),
-      steering: deps.steering && steeringView(deps.steering.state, deps.metrics.steering),
-      now,
-    });
-    return c.json(view, 200, NO_STORE);
-  });
-
+  app.get(`${ADMIN_PREFIX}/routes`, withToken(deps, routesAnswer));
+  app.get(`${ADMIN_PREFIX}/explain`, withToken(deps, explainAnswer));
+  app.get(
+    `${ADMIN_PREFIX}/metrics`,
+    withToken(deps, (_c, deps) => metricsResponse(deps)),
+  );
+  app.get(`${ADMIN_PREFIX}/dashboard`, withToken(deps, dashboardAnswer));
   app.get(`${ADMIN_PREFIX}/ui`, async (c) => {
-    if (deps.adminToken === undefined) return c.json({ error: "no_route" }, 404);
+    if (deps.adminToken === undefined) return noRoute(c);
     return c.body(DASHBOARD_HTML, 200, await dashboardHeaders());
   });
+  app.all(`${ADMIN_PREFIX}/*`, noRoute);
+}
 
-  app.all(`${ADMIN_PREFIX}/*`, (c) => c.json({ error: "no_route" }, 404));
+/** An endpoint behind ADMIN_TOKEN: what it answers once the request presented the token. */
+type TokenAnswer = (c: Context, deps: AdminDeps) => Promise<Response> | Response;
+
+function withToken(deps: AdminDeps, answer: TokenAnswer): (c: Context) => Promise<Response> {
+  return async (c) => authorise(c, deps.adminToken) ?? answer(c, deps);
+}
+
+const noRoute = (c: Context) => c.json({ error: "no_route" }, 404);
+
+/** `/routes`: every route as served, the conflicts across clusters and what CLUSTER_GRANTS refused. */
+async function routesAnswer(c: Context, deps: AdminDeps): Promise<Response> {
+  const snapshot = await deps.source.current();
+  if (!snapshot) return c.json({ version: null, routes: [], conflicts: [], refused: [] }, 200, NO_STORE);
+  const routes = deps.routesOf(snapshot);
+  return c.json(
+    {
+      version: snapshot.version,
+      routes: routes.routes.map(describeRoute),
+      conflicts: routes.conflicts,
+      refused: routes.refusals,
+    },
+    200,
+    NO_STORE,
+  );
+}
+
+/** `/explain?host=&path=&method=&header=name:value&client=&continent=`: how one request would be routed. */
+async function explainAnswer(c: Context, deps: AdminDeps): Promise<Response> {
+  const snapshot = await deps.source.current();
+  if (!snapshot) return c.json({ result: "no_endpoints", why: "no snapshot was ever loaded" }, 200, NO_STORE);
+  const explained = explainRequest({
+    routes: deps.routesOf(snapshot),
+    rawHost: c.req.query("host") ?? "",
+    path: c.req.query("path") ?? "/",
+    method: c.req.query("method") ?? "GET",
+    headers: explainedHeaders(c.req.queries("header") ?? []),
+    select: deps.select,
+    balancer: deps.balancer,
+    ejection: deps.ejection,
+    steering: deps.steering,
+    places: deps.steering?.places() ?? deps.source.heartbeats?.(),
+    client: explainClient(c.req.query("client"), c.req.query("continent")),
+  });
+  const expired = [...(deps.expired?.().keys() ?? [])];
+  if (expired.length === 0) return c.json(explained, 200, NO_STORE);
+  return c.json(
+    {
+      ...explained,
+      expiredClusters: expired,
+      expiredWhy: `stale longer than FAIL_STATIC_MAX_MS, serving nothing: ${expired.join(", ")}`,
+    },
+    200,
+    NO_STORE,
+  );
+}
+
+/** The `header=name:value` parameters of `/explain` as the request's header fields. */
+function explainedHeaders(fields: readonly string[]): Headers {
+  const headers = new Headers();
+  for (const field of fields) {
+    const colon = field.indexOf(":");
+    if (colon <= 0) continue;
+    try {
+      headers.append(field.slice(0, colon).trim(), field.slice(colon + 1).trim());
+    } catch {
+      // Not a valid header name or value: no request could carry it either.
+    }
+  }
+  return headers;
+}
+
+/** `/dashboard`: the dashboard page's data, recording a sample of the traffic history as it is asked. */
+async function dashboardAnswer(c: Context, deps: AdminDeps): Promise<Response> {
+  const snapshot = await deps.source.current();
+  const now = Date.now();
+  const services = deps.metrics.red.totals();
+  deps.history?.record(now, services, deps.metrics.retries);
+  const view = dashboardView({
+    snapshot,
+    store: deps.source.status?.(),
+    ageSeconds: snapshot ? deps.snapshotAgeSeconds(snapshot) : null,
+    routes: snapshot ? deps.routesOf(snapshot) : undefined,
+    select: deps.select,
+    ejection: deps.ejection,
+    services,
+    history: deps.history?.view(),
+    heartbeats: deps.source.heartbeats?.(),
+    expired: deps.expired?.(),
+    steering: deps.steering && steeringView(deps.steering.state, deps.metrics.steering),
+    now,
+  });
+  return c.json(view, 200, NO_STORE);
 }
 
 /** Readiness: 200 while the router holds records it can serve from, even with the store unreachable. */
@@ -199,7 +209,7 @@ function readinessAnswer(deps: AdminDeps): (c: Context) => Promise<Response> {
 const NO_STORE = { "cache-control": "no-store" };
 
 function authorise(c: Context, token: string | undefined): Response | undefined {
-  if (token === undefined) return c.json({ error: "no_route" }, 404);
+  if (token === undefined) return noRoute(c);
   const presented = bearerToken(c.req.header("authorization"));
   if (presented !== undefined && constantTimeEqual(presented, token)) return undefined;
   return c.json({ error: "unauthorized" }, 401, { "www-authenticate": 'Bearer realm="edgeslice"' });
