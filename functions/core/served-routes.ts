@@ -59,3 +59,38 @@ export interface ConflictChanges {
   readonly removed: readonly RouteConflict[];
   readonly added: readonly RouteConflict[];
 }
+
+/**
+ * The published id a served route's id stands for when it is not a published id itself: `<id>@<clusters>` of
+ * definitions served apart (routes/clusters.ts). Kubernetes names hold no `@`.
+ */
+export function sourceIdOf(servedId: string): string {
+  const at = servedId.lastIndexOf("@");
+  return at < 0 ? servedId : servedId.slice(0, at);
+}
+
+/**
+ * SnapshotRoutes whose sorted lists of routes and conflicts are made when first read (admin pages and metrics
+ * read them; routing never, and the reports follow conflictChanges).
+ */
+export function snapshotRoutes(
+  fields: Omit<SnapshotRoutes, "routes" | "conflicts"> & {
+    readonly routes: () => readonly ServedRoute[];
+    readonly conflicts: () => readonly RouteConflict[];
+  },
+): SnapshotRoutes {
+  let routes: readonly ServedRoute[] | undefined;
+  let conflicts: readonly RouteConflict[] | undefined;
+  const { routes: listRoutes, conflicts: listConflicts, ...rest } = fields;
+  return {
+    ...rest,
+    get routes() {
+      routes ??= listRoutes();
+      return routes;
+    },
+    get conflicts() {
+      conflicts ??= listConflicts();
+      return conflicts;
+    },
+  };
+}

@@ -1,10 +1,18 @@
+import { byCodeUnits } from "../../lib/code-unit-order.js";
 import { PersistentMap } from "../../lib/persistent-map.js";
 import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
 import { budgetRefusals } from "./budget-refusals.js";
 import { mergeAcrossClusters, type PublishedRoute, type RouteConflict } from "./routes/clusters.js";
 import { type RouteTableChange, updateRouteTable } from "./routes/route-table-update.js";
-import type { ConflictChanges, LiveView, RoutesIndex, ServedRoute, SnapshotRoutes } from "./served-routes.js";
+import {
+  type LiveView,
+  type RoutesIndex,
+  type ServedRoute,
+  type SnapshotRoutes,
+  snapshotRoutes,
+  sourceIdOf,
+} from "./served-routes.js";
 
 /**
  * One handle per cluster for the served routes of one build and the updates that follow it: a route kept by an
@@ -118,141 +126,164 @@ export function updatedSnapshotRoutes(
   const index = previous.index;
   // Built without CLUSTER_GRANTS (only then is there an index); budget refusals are read again below.
   if (!index) return undefined;
-  const before = previous.clusters;
-  const after = snapshot.clusters;
+  const again = idsToMergeAgain(index, previous.clusters, snapshot.clusters);
+  // A difference as large as the routes (a cold read's few hosts, then the whole store): a full build is cheaper.
+  if (!again || again.size > MOST_OF_A_BUILD * (index.bySource.size + 64)) return undefined;
+  const update = new RoutesUpdate(previous, index);
+  for (const id of again) {
+    if (!update.replace(id, servedOf(id, snapshot.clusters, index.live))) return undefined;
+  }
+  return update.routesOf(snapshot, gateways);
+}
+
+/**
+ * The published ids whose routes or named Services differ between the views before and after, or undefined
+ * when the clusters differ in what an update cannot follow (added, removed, renamed, turned stale or fresh,
+ * views not built on persistent maps).
+ */
+function idsToMergeAgain(
+  index: RoutesIndex,
+  before: readonly ClusterView[],
+  after: readonly ClusterView[],
+): Set<string> | undefined {
   if (before.length !== after.length) return undefined;
   const again = new Set<string>();
   for (const [position, view] of after.entries()) {
     const old = before[position];
     if (!old || old.name !== view.name || old.stale !== view.stale) return undefined;
     if (old === view) continue;
-    if (!(old.routes instanceof PersistentMap && view.routes instanceof PersistentMap)) return undefined;
-    if (!(old.servicesV2 instanceof PersistentMap && view.servicesV2 instanceof PersistentMap))
-      return undefined;
-    for (const id of PersistentMap.changedKeys(old.routes, view.routes)) again.add(id);
-    for (const service of PersistentMap.changedKeys(old.servicesV2, view.servicesV2)) {
-      for (const id of index.byService.get(service) ?? []) again.add(id);
-    }
+    const routes = changedKeys(old.routes, view.routes);
+    const services = changedKeys(old.servicesV2, view.servicesV2);
+    if (!routes || !services) return undefined;
+    for (const id of routes) again.add(id);
+    for (const service of services) for (const id of index.byService.get(service) ?? []) again.add(id);
   }
-  // A difference as large as the routes (a cold read's few hosts, then the whole store): a full build is cheaper.
-  if (again.size > MOST_OF_A_BUILD * (index.bySource.size + 64)) return undefined;
-  const tableChanges: RouteTableChange<ServedRoute>[] = [];
-  const sourceChanges: [string, readonly ServedRoute[] | undefined][] = [];
-  const serviceIds = new Map<string, string[]>();
-  const serviceIdsOf = (service: string) => {
-    let ids = serviceIds.get(service);
-    if (!ids) {
-      ids = [...(index.byService.get(service) ?? [])];
-      serviceIds.set(service, ids);
-    }
-    return ids;
-  };
-  const conflictChanges: [string, readonly RouteConflict[] | undefined][] = [];
-  const removed: RouteConflict[] = [];
-  const added: RouteConflict[] = [];
-  for (const id of again) {
-    const old = index.bySource.get(id) ?? [];
-    const next = servedOf(id, after, index.live);
+  return again;
+}
+
+/** The keys whose values differ, when both maps are persistent (lib/persistent-map.ts); else undefined. */
+function changedKeys<V>(old: ReadonlyMap<string, V>, next: ReadonlyMap<string, V>): Set<string> | undefined {
+  if (!(old instanceof PersistentMap && next instanceof PersistentMap)) return undefined;
+  return PersistentMap.changedKeys(old, next);
+}
+
+/**
+ * The changes one update collects, published id by published id, before it applies them all: to the route
+ * tables, to the index by id, by Service and of conflicts, and the conflicts that came and went.
+ */
+class RoutesUpdate {
+  readonly #previous: SnapshotRoutes;
+  readonly #index: RoutesIndex;
+  readonly #tableChanges: RouteTableChange<ServedRoute>[] = [];
+  readonly #sourceChanges: [string, readonly ServedRoute[] | undefined][] = [];
+  /** The ids of each Service touched, copied from the index on first touch and edited in place. */
+  readonly #serviceIds = new Map<string, string[]>();
+  readonly #conflictChanges: [string, readonly RouteConflict[] | undefined][] = [];
+  readonly #removed: RouteConflict[] = [];
+  readonly #added: RouteConflict[] = [];
+
+  constructor(previous: SnapshotRoutes, index: RoutesIndex) {
+    this.#previous = previous;
+    this.#index = index;
+  }
+
+  /**
+   * Replaces the served routes of published id `id` by `next`; false when a new served name is one another
+   * id's routes hold (`<id>@<clusters>` equal to a published id): the full build decides then.
+   */
+  replace(id: string, next: { routes: ServedRoute[]; conflicts: RouteConflict[] }): boolean {
+    const old = this.#index.bySource.get(id) ?? [];
     const names = new Set(next.routes.map((served) => served.route.id));
-    const oldNames = new Set(old.map((served) => served.route.id));
-    // A name another id's routes hold (`<id>@<clusters>` equal to a published id): the full build decides.
-    for (const name of names) {
-      if (oldNames.has(name)) continue;
-      if (previous.table.entries.has(name) || previous.passthrough.entries.has(name)) return undefined;
-    }
+    if (this.#takenElsewhere(names, old)) return false;
     for (const served of old) {
-      if (!names.has(served.route.id)) tableChanges.push([served.route.id, undefined]);
+      if (!names.has(served.route.id)) this.#tableChanges.push([served.route.id, undefined]);
       for (const service of servicesOf(served.route)) {
-        const ids = serviceIdsOf(service);
+        const ids = this.#idsOf(service);
         const at = ids.indexOf(id);
         if (at >= 0) ids.splice(at, 1);
       }
     }
     for (const served of next.routes) {
-      tableChanges.push([served.route.id, served]);
+      this.#tableChanges.push([served.route.id, served]);
       for (const service of servicesOf(served.route)) {
-        const ids = serviceIdsOf(service);
+        const ids = this.#idsOf(service);
         if (!ids.includes(id)) ids.push(id);
       }
     }
-    sourceChanges.push([id, next.routes.length > 0 ? next.routes : undefined]);
-    removed.push(...(index.conflicts.get(id) ?? []));
-    added.push(...next.conflicts);
-    conflictChanges.push([id, next.conflicts.length > 0 ? next.conflicts : undefined]);
+    this.#sourceChanges.push([id, next.routes.length > 0 ? next.routes : undefined]);
+    this.#removed.push(...(this.#index.conflicts.get(id) ?? []));
+    this.#added.push(...next.conflicts);
+    this.#conflictChanges.push([id, next.conflicts.length > 0 ? next.conflicts : undefined]);
+    return true;
   }
-  const table = updateRouteTable(previous.table, tableChanges, gateways);
-  if (!table) return undefined;
-  const passthrough = updateRouteTable(previous.passthrough, tableChanges, gateways, "passthrough");
-  if (!passthrough) return undefined;
-  for (const view of after) {
-    const handle = index.live.get(view.name);
-    if (handle) handle.current = view;
-  }
-  const bySource = index.bySource.withChanges(sourceChanges);
-  const conflicts = index.conflicts.withChanges(conflictChanges);
-  return snapshotRoutes({
-    version: snapshot.version,
-    table,
-    passthrough,
-    conflicts: () => sortedConflicts(conflicts),
-    conflictChanges: { since: previous.version, removed, added },
-    refusals: budgetRefusals(after),
-    clusters: after,
-    index: {
-      bySource,
-      byService: index.byService.withChanges(
-        [...serviceIds].map(([service, ids]) => [service, ids.length > 0 ? ids : undefined] as const),
-      ),
-      conflicts,
-      live: index.live,
-    },
-    routes: () => sortedRoutes(bySource),
-  });
-}
 
-/**
- * The published id a served route's id stands for when it is not a published id itself: `<id>@<clusters>` of
- * definitions served apart (routes/clusters.ts). Kubernetes names hold no `@`.
- */
-export function sourceIdOf(servedId: string): string {
-  const at = servedId.lastIndexOf("@");
-  return at < 0 ? servedId : servedId.slice(0, at);
+  /**
+   * The routes of `snapshot`: both tables updated and the handles moved to its views; undefined when a table
+   * cannot be updated (route-table-update.ts), before any handle moved.
+   */
+  routesOf(snapshot: Snapshot, gateways: ReadonlySet<string> | undefined): SnapshotRoutes | undefined {
+    const previous = this.#previous;
+    const index = this.#index;
+    const table = updateRouteTable(previous.table, this.#tableChanges, gateways);
+    if (!table) return undefined;
+    const passthrough = updateRouteTable(previous.passthrough, this.#tableChanges, gateways, "passthrough");
+    if (!passthrough) return undefined;
+    const after = snapshot.clusters;
+    for (const view of after) {
+      const handle = index.live.get(view.name);
+      if (handle) handle.current = view;
+    }
+    const bySource = index.bySource.withChanges(this.#sourceChanges);
+    const conflicts = index.conflicts.withChanges(this.#conflictChanges);
+    const serviceChanges = [...this.#serviceIds].map(
+      ([service, ids]) => [service, ids.length > 0 ? ids : undefined] as const,
+    );
+    return snapshotRoutes({
+      version: snapshot.version,
+      table,
+      passthrough,
+      conflicts: () => sortedConflicts(conflicts),
+      conflictChanges: { since: previous.version, removed: this.#removed, added: this.#added },
+      refusals: budgetRefusals(after),
+      clusters: after,
+      index: {
+        bySource,
+        byService: index.byService.withChanges(serviceChanges),
+        conflicts,
+        live: index.live,
+      },
+      routes: () => sortedRoutes(bySource),
+    });
+  }
+
+  /** Whether a name of `names` that `old` did not hold is held by another id's routes in either table. */
+  #takenElsewhere(names: ReadonlySet<string>, old: readonly ServedRoute[]): boolean {
+    const oldNames = new Set(old.map((served) => served.route.id));
+    for (const name of names) {
+      if (oldNames.has(name)) continue;
+      if (this.#previous.table.entries.has(name) || this.#previous.passthrough.entries.has(name)) return true;
+    }
+    return false;
+  }
+
+  #idsOf(service: string): string[] {
+    let ids = this.#serviceIds.get(service);
+    if (!ids) {
+      ids = [...(this.#index.byService.get(service) ?? [])];
+      this.#serviceIds.set(service, ids);
+    }
+    return ids;
+  }
 }
 
 function sortedRoutes(bySource: PersistentMap<readonly ServedRoute[]>): ServedRoute[] {
   const routes: ServedRoute[] = [];
   for (const served of bySource.values()) for (const route of served) routes.push(route);
-  return routes.sort((a, b) => (a.route.id < b.route.id ? -1 : a.route.id > b.route.id ? 1 : 0));
+  return routes.sort((a, b) => byCodeUnits(a.route.id, b.route.id));
 }
 
 function sortedConflicts(bySource: PersistentMap<readonly RouteConflict[]>): RouteConflict[] {
   const conflicts: RouteConflict[] = [];
   for (const list of bySource.values()) conflicts.push(...list);
-  return conflicts.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/**
- * SnapshotRoutes whose sorted lists of routes and conflicts are made when first read (admin pages and metrics
- * read them; routing never, and the reports follow conflictChanges).
- */
-export function snapshotRoutes(
-  fields: Omit<SnapshotRoutes, "routes" | "conflicts"> & {
-    readonly routes: () => readonly ServedRoute[];
-    readonly conflicts: () => readonly RouteConflict[];
-  },
-): SnapshotRoutes {
-  let routes: readonly ServedRoute[] | undefined;
-  let conflicts: readonly RouteConflict[] | undefined;
-  const { routes: listRoutes, conflicts: listConflicts, ...rest } = fields;
-  return {
-    ...rest,
-    get routes() {
-      routes ??= listRoutes();
-      return routes;
-    },
-    get conflicts() {
-      conflicts ??= listConflicts();
-      return conflicts;
-    },
-  };
+  return conflicts.sort((a, b) => byCodeUnits(a.id, b.id));
 }

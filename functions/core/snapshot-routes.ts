@@ -4,14 +4,8 @@ import type { ClusterGrants } from "./cluster-grants.js";
 import { applyClusterGrants, everyClusterGranted } from "./granted-clusters.js";
 import { type MayShadow, mergeAcrossClusters, type PublishedRoute } from "./routes/clusters.js";
 import { buildRouteTable } from "./routes/route-table.js";
-import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
-import {
-  indexRoutes,
-  liveViews,
-  snapshotRoutes,
-  sourceIdOf,
-  updatedSnapshotRoutes,
-} from "./snapshot-routes-update.js";
+import { type ServedRoute, type SnapshotRoutes, snapshotRoutes, sourceIdOf } from "./served-routes.js";
+import { indexRoutes, liveViews, updatedSnapshotRoutes } from "./snapshot-routes-update.js";
 
 export type { RoutePublisher } from "./routes/clusters.js";
 
