@@ -6,11 +6,12 @@ import {
   type RouteRule,
 } from "../../../store/routes.js";
 import { effectivePort, type ListenerHostnames, listenerServes } from "./listener-ports.js";
+import { countListeners, type ListenerUses, listenersOf } from "./listener-uses.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank } from "./precedence.js";
 import { hasPathPrefix, headersMatch, pathOf, queryParamsMatch, type RequestFacts } from "./request-match.js";
 import {
-  type ListenerUse,
+  type BucketCandidates,
   type PooledListener,
   type RouteCandidate,
   type RoutedEntry,
@@ -105,12 +106,10 @@ export function buildRouteTable<T extends RoutedEntry>(
   gateways?: ReadonlySet<string>,
   kind: RouteTableKind = "http",
 ): RouteTable<T> {
-  const exact = new Map<string, RouteCandidate<T>[]>();
-  const wildcard = new Map<string, RouteCandidate<T>[]>();
-  const anyHost: RouteCandidate<T>[] = [];
+  const buckets: HostBuckets<T> = { exact: new Map(), wildcard: new Map(), anyHost: [] };
   const kept = new Map<string, T>();
   const duplicates: string[] = [];
-  const uses = new Map<string, { listener: PooledListener; routes: number }>();
+  const uses: ListenerUses = new Map();
   for (const entry of entries) {
     if (!belongsIn(kind, entry.route)) continue;
     const id = entry.route.id;
@@ -121,13 +120,9 @@ export function buildRouteTable<T extends RoutedEntry>(
     kept.set(id, entry);
     const contribution = routeContribution(entry, gateways);
     countListeners(uses, contribution.listeners, 1);
-    for (const { kind, key, candidates } of contribution.buckets) {
-      const map = kind === "exact" ? exact : kind === "wildcard" ? wildcard : undefined;
-      const bucket = map ? map.get(key) : anyHost;
-      if (bucket) for (const candidate of candidates) bucket.push(candidate);
-      else map?.set(key, candidates);
-    }
+    fileCandidates(buckets, contribution.buckets);
   }
+  const { exact, wildcard, anyHost } = buckets;
   for (const bucket of exact.values()) bucket.sort(byRank);
   for (const bucket of wildcard.values()) bucket.sort(byRank);
   anyHost.sort(byRank);
@@ -148,38 +143,27 @@ export function buildRouteTable<T extends RoutedEntry>(
   };
 }
 
+/** The host buckets of a table being built, unsorted. */
+interface HostBuckets<T> {
+  readonly exact: Map<string, RouteCandidate<T>[]>;
+  readonly wildcard: Map<string, RouteCandidate<T>[]>;
+  readonly anyHost: RouteCandidate<T>[];
+}
+
+/** Puts one route's candidates into their host buckets. */
+function fileCandidates<T>(buckets: HostBuckets<T>, contribution: readonly BucketCandidates<T>[]): void {
+  for (const { kind, key, candidates } of contribution) {
+    const map = kind === "exact" ? buckets.exact : kind === "wildcard" ? buckets.wildcard : undefined;
+    const bucket = map ? map.get(key) : buckets.anyHost;
+    if (bucket) for (const candidate of candidates) bucket.push(candidate);
+    else map?.set(key, candidates);
+  }
+}
+
 /** Indexes a bucket large enough to be worth it (path-index.ts). */
 export function indexBucket<T>(indexes: PathIndexes<T>, bucket: Bucket<T>): void {
   if (bucket.length >= INDEXED_BUCKET_SIZE && !indexes.has(bucket))
     indexes.set(bucket, buildPathIndex(bucket));
-}
-
-/** Adds (`by` 1) or takes away (-1) one route's listener uses. */
-export function countListeners(
-  uses: Map<string, { listener: PooledListener; routes: number }>,
-  listeners: readonly ListenerUse[],
-  by: 1 | -1,
-): void {
-  for (const { key, listener } of listeners) {
-    const routes = (uses.get(key)?.routes ?? 0) + by;
-    if (routes > 0) uses.set(key, { listener, routes });
-    else uses.delete(key);
-  }
-}
-
-/** The ports and per-pool hostnames of the listeners in use. */
-export function listenersOf(
-  uses: ReadonlyMap<string, { readonly listener: PooledListener }>,
-): Pick<RouteTable<unknown>, "listenerPorts" | "listenerHostnames"> {
-  const ports = new Set<number>();
-  const hostnames = new Map<string, string[]>();
-  for (const { listener } of uses.values()) {
-    ports.add(listener.port);
-    const known = hostnames.get(listener.pool);
-    if (known) known.push(listener.listenerHostname);
-    else hostnames.set(listener.pool, [listener.listenerHostname]);
-  }
-  return { listenerPorts: ports, listenerHostnames: hostnames };
 }
 
 /**
