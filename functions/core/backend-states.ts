@@ -1,5 +1,6 @@
 import type { IpFamily } from "../../lib/ip.js";
 import { endpointAddress, type FamilyRecord } from "../../store/records.js";
+import type { ServiceRecordV2 } from "../../store/services.js";
 import type { Snapshot } from "../../store/store.js";
 
 /**
@@ -62,16 +63,26 @@ export function* eachServiceBackends(
   for (const cluster of snapshot.clusters) {
     for (const record of cluster.servicesV2.values()) {
       for (const family of FAMILIES) {
-        let listed = false;
-        const counts = { ready: 0, fallback: 0, draining: 0, ejected: 0 };
-        for (const port of record.ports) {
-          if (port[family].endpoints.length === 0 && port[family].draining.length === 0) continue;
-          listed = true;
-          const states = familyStates(port, family, isEjected);
-          for (const state of BACKEND_STATES) counts[state] += states[state];
-        }
-        if (listed) yield { cluster: cluster.name, service: record.service, family, counts };
+        const counts = serviceFamilyStates(record, family, isEjected);
+        if (counts) yield { cluster: cluster.name, service: record.service, family, counts };
       }
     }
   }
+}
+
+/** One family of a Service's backends by state, summed over its ports; undefined when no port lists any. */
+function serviceFamilyStates(
+  record: ServiceRecordV2,
+  family: IpFamily,
+  isEjected: EjectedCheck,
+): StateCounts | undefined {
+  let listed = false;
+  const counts = { ready: 0, fallback: 0, draining: 0, ejected: 0 };
+  for (const port of record.ports) {
+    if (port[family].endpoints.length === 0 && port[family].draining.length === 0) continue;
+    listed = true;
+    const states = familyStates(port, family, isEjected);
+    for (const state of BACKEND_STATES) counts[state] += states[state];
+  }
+  return listed ? counts : undefined;
 }
