@@ -29,7 +29,7 @@ import { policySettings } from "./routing-defaults.js";
 import { createSelector, type SelectFor } from "./select.js";
 import type { Selection } from "./selection.js";
 import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
-import { reportingRoutesOf } from "./snapshot-reports.js";
+import { RouteReports } from "./snapshot-reports.js";
 import type { ClientLocation } from "./steering/origin.js";
 import {
   createRoutingSteering,
@@ -181,7 +181,8 @@ export function createRouting(deps: RoutingDeps): Routing {
     noteSeen(snapshot);
     return Math.max(0, (deps.now() - seen.at) / 1000);
   };
-  const routesOf = reportingRoutesOf(deps.logger, policy.metrics, config.clusterGrants, config.gateways);
+  const reports = new RouteReports(deps.logger, policy.metrics, config.clusterGrants, config.gateways);
+  const routesOf = (snapshot: Snapshot) => reports.routesOf(snapshot);
 
   return {
     source,

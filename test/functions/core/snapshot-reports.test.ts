@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { reportingRoutesOf } from "../../../functions/core/snapshot-reports.js";
+import { RouteReports } from "../../../functions/core/snapshot-reports.js";
 import { MemoryStore } from "../../../store/memory-store.js";
+import type { Snapshot } from "../../../store/store.js";
 import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../../e2e/support/contract-layout.js";
 import { capturingLogger } from "../../support/loggers.js";
 
@@ -24,7 +25,8 @@ describe("reports of routes updated change by change", () => {
     await east.putRoute(route);
     await east.putService(web("east", "10.0.0.1"));
     await west.putService(web("west", "10.1.0.1"));
-    const routesOf = reportingRoutesOf(logger, new RouterMetrics(), undefined);
+    const reports = new RouteReports(logger, new RouterMetrics(), undefined);
+    const routesOf = (snapshot: Snapshot) => reports.routesOf(snapshot);
     const logged = () => lines.filter((line) => String(line.msg).includes("different definitions")).length;
     routesOf(store.current());
 
