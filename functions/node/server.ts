@@ -138,7 +138,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       http2Front: http2,
       host,
       logger,
-      passthrough: { routing: core.routing, source: core.store.source },
+      passthrough: { routing: core.routing },
       storeReady: core.store.connected,
       connectionStage: countingStage(listeners, "https", core.stage),
     });

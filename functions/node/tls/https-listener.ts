@@ -5,7 +5,6 @@ import type { Logger } from "../../../lib/logger.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
-import type { SnapshotSource } from "../../../store/store.js";
 import { UNRECOGNIZED_NAME_ALERT } from "../../core/client-hello.js";
 import type { ClusterGrants } from "../../core/cluster-grants.js";
 import type { Routing } from "../../core/routing.js";
@@ -52,7 +51,7 @@ export interface HttpsListenerOptions {
   /** Runs on each TCP connection before its ClientHello is read (PROXY_PROTOCOL: node/proxy-header-stage.ts). */
   readonly connectionStage?: ConnectionStage | undefined;
   /** The routing core and its store: TLSRoutes (passthrough.ts). Without them no connection is passed through. */
-  readonly passthrough?: { readonly routing: Routing; readonly source: SnapshotSource } | undefined;
+  readonly passthrough?: { readonly routing: Routing } | undefined;
 }
 
 export interface HttpsListener {
@@ -112,9 +111,7 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
   });
   termination = terminating;
   certificates.start(options.storeReady);
-  const passthrough =
-    options.passthrough &&
-    new PassthroughRelay(options.passthrough.routing, options.passthrough.source, Math.random);
+  const passthrough = options.passthrough && new PassthroughRelay(options.passthrough.routing, Math.random);
   const dispatch = (connection: TlsConnection) => {
     const routes = passthrough?.routes();
     const found = passthrough?.match(routes, connection);

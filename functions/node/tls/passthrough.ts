@@ -1,6 +1,6 @@
 import { connect, type Socket } from "node:net";
 import type { MetricFamily } from "../../../lib/prometheus.js";
-import type { Snapshot, SnapshotSource } from "../../../store/store.js";
+import type { Snapshot } from "../../../store/store.js";
 import type { AbortCause, AttemptResult, Attempts, PolicyDeps } from "../../core/proxy-policy.js";
 import { withRetries } from "../../core/retry-loop.js";
 import { matchPassthrough } from "../../core/routes/passthrough.js";
@@ -27,20 +27,19 @@ type Outcome = "relayed" | "refused" | "failed";
  */
 export class PassthroughRelay {
   readonly #routing: Routing;
-  readonly #source: SnapshotSource;
   readonly #random: () => number;
   readonly #open = new Set<Socket>();
   readonly #outcomes: Record<Outcome, number> = { relayed: 0, refused: 0, failed: 0 };
 
-  constructor(routing: Routing, source: SnapshotSource, random: () => number) {
+  constructor(routing: Routing, random: () => number) {
     this.#routing = routing;
-    this.#source = source;
     this.#random = random;
   }
 
   /** The served routes of the current snapshot; undefined before the first load. */
   routes(): SnapshotRoutes | undefined {
-    const current = this.#source.current();
+    // The routing core's view: clusters quiet past the fail-static bound serve nothing here either.
+    const current = this.#routing.source.current();
     // Node's sources hold their snapshot in memory; one that answers later takes no part in passthrough.
     if (current === undefined || current instanceof Promise) return undefined;
     return this.#routing.routesOf(current as Snapshot);
