@@ -79,6 +79,8 @@ export function routerAclRules(prefix: string): string[] {
     "+hlen",
     "+hkeys",
     "+hstrlen",
+    // A heartbeat record is read at most 4 KiB long (store/redis/heartbeats.ts).
+    "+getrange",
     "+get",
     "+mget",
     "+exists",

@@ -43,7 +43,7 @@ export interface RefusedRecord {
 
 /** What a reader holds and refused of one cluster, for explain, the dashboard and the metrics. */
 export interface BudgetReport {
-  /** Serialized bytes and records held. */
+  /** Bytes held (serialized, plus what routes add to the route table: routeCost), and records held. */
   readonly bytes: number;
   readonly records: number;
   /** The first few records refused (REFUSED_SHOWN), and how many there are. */
@@ -98,7 +98,7 @@ export class HeldRecords {
    * when it does not fit: the cluster no longer publishes that one). A refusal is remembered until the id is
    * admitted or removed.
    */
-  admit(kind: RecordKind, id: string, bytes: number): RefusedRecord | undefined {
+  admit(kind: RecordKind, id: string, bytes: number, checkSize = true): RefusedRecord | undefined {
     const key = keyOf(kind, id);
     const before = this.#held.get(key);
     if (before) {
@@ -107,7 +107,7 @@ export class HeldRecords {
     }
     const { maxBytes, maxRecords, maxRecordBytes } = this.budget;
     let reason: BudgetReason | undefined;
-    if (bytes > maxRecordBytes) reason = "record-size";
+    if (checkSize && bytes > maxRecordBytes) reason = "record-size";
     else if (this.#bytes + bytes > maxBytes || this.#held.size + 1 > maxRecords) reason = "budget";
     if (reason) {
       const refused = { kind, id, bytes, reason };
@@ -118,6 +118,18 @@ export class HeldRecords {
     this.#held.set(key, { bytes, digest: "" });
     this.#bytes += bytes;
     return undefined;
+  }
+
+  /**
+   * The cost of a held record once decoded (routeCost): admitted again at that cost, its digest kept; refused
+   * (and let go) when it no longer fits.
+   */
+  resize(kind: RecordKind, id: string, cost: number): RefusedRecord | undefined {
+    const digest = this.digestOf(kind, id);
+    // The size one record may have bounds what is transferred; its decoded cost counts against the cluster's.
+    const refused = this.admit(kind, id, cost, false);
+    if (!refused && digest !== undefined) this.read(kind, id, digest);
+    return refused;
   }
 
   /** Records the digest of an admitted record once it is read. */
@@ -153,6 +165,26 @@ export class HeldRecords {
       ...(extra.throttled ? { throttled: true } : {}),
     };
   }
+}
+
+/**
+ * What each hostname of a route adds to the route table per match of its rules (a candidate in a host bucket,
+ * its rank, its listeners), counted as this many serialized bytes: a route of thousands of hostnames costs the
+ * router far more than its few bytes per name (measured about 560 bytes of heap per candidate).
+ */
+export const ROUTE_CANDIDATE_COST = 128;
+
+/** A route record's cost against the budget: its serialized length, plus ROUTE_CANDIDATE_COST per candidate. */
+export function routeCost(
+  bytes: number,
+  route: {
+    readonly hostnames: readonly unknown[];
+    readonly rules: readonly { readonly matches: readonly unknown[] }[];
+  },
+): number {
+  let matches = 0;
+  for (const rule of route.rules) matches += rule.matches.length;
+  return bytes + ROUTE_CANDIDATE_COST * Math.max(1, route.hostnames.length) * matches;
 }
 
 function keyOf(kind: RecordKind, id: string): string {

@@ -21,9 +21,14 @@ export function newerVersionOf(parsed: unknown): number | undefined {
     : undefined;
 }
 
+/** Versions this far past the newest are no upgrade in progress: reported together, once per cluster. */
+const FAR_VERSIONS = 8;
+
 /**
  * Reports a record (or change entry) of a newer version: once per cluster and version for as long as the
- * reader lives, whatever the number of records; `fields` say which record met it first.
+ * reader lives, whatever the number of records; `fields` say which record met it first. Versions far past the
+ * newest are reported once per cluster for all of them, so a cluster writing thousands of made-up versions
+ * cannot flood the log.
  */
 export function reportNewerVersion(
   warnings: WarnOnce | undefined,
@@ -31,7 +36,8 @@ export function reportNewerVersion(
   version: number,
   fields: Record<string, unknown>,
 ): void {
-  warnings?.warn(`schema version ${cluster} ${version}`, "newer", newerVersionMessage(version), {
+  const bucket = version > NEWEST_SCHEMA_VERSION + FAR_VERSIONS ? "far" : String(version);
+  warnings?.warn(`schema version ${cluster} ${bucket}`, "newer", newerVersionMessage(version), {
     cluster,
     version,
     ...fields,

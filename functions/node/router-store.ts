@@ -80,7 +80,10 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
   return {
     source: redisSource,
     redisSource,
-    certificates: createRedisCertificateReader(redis, config.prefix),
+    // The clusters the snapshot reader found by their heartbeats, not the registry any sync may add names to.
+    certificates: createRedisCertificateReader(redis, config.prefix, {
+      clusters: () => redisSource.current()?.clusters.map((cluster) => cluster.name) ?? [],
+    }),
     connected,
     async close() {
       const sourceClosed = redisSource.close();

@@ -1,7 +1,13 @@
 import type { Cluster, Redis } from "ioredis";
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { clusterKeys } from "../keys.js";
-import { type BudgetReport, HeldRecords, NOT_GRANTED, type RecordBudget } from "../record-budget.js";
+import {
+  type BudgetReport,
+  HeldRecords,
+  NOT_GRANTED,
+  type RecordBudget,
+  routeCost,
+} from "../record-budget.js";
 import type { RouteRecord } from "../routes.js";
 import type { ClusterView } from "../store.js";
 import {
@@ -61,10 +67,11 @@ export async function loadClusterWithin(
       ? undefined
       : `its records take ${megabytes(sizes.memory)} MB in Redis, over ${LISTING_FACTOR} x CLUSTER_MAX_BYTES`;
   }
-  const records = raws
+  const decoded = raws
     ? decodeClusterRecords(cluster, raws.services, raws.routes, options.warnings)
     : NO_RECORDS;
-  if (raws) releaseUndecoded(held, raws, records);
+  if (raws) releaseUndecoded(held, raws, decoded);
+  const records = raws ? withinRouteCosts(held, raws, decoded) : decoded;
   const budget: BudgetReport =
     unread === undefined
       ? held.report()
@@ -96,23 +103,69 @@ export async function readChangesWithin(
     readNamedWithin(redis, keys.services, "service", named.services, held),
     readNamedWithin(redis, keys.routes, "route", named.routes, held),
   ]);
+  const context = { cluster, held, warnings: base.warnings };
   const services = new Map<string, DecodedService | undefined>();
   for (const [id, raw] of serviceRaws) {
     if (raw === UNCHANGED) continue;
-    const decoded = raw === undefined ? undefined : decodeStoredService(cluster, id, raw, base.warnings);
-    if (raw !== undefined && decoded === undefined) held.remove("service", id);
+    const decoded = raw === undefined ? undefined : decodedService(context, id, raw);
     if (decoded !== undefined || base.records.servicesV2.has(id) || base.records.services.has(id))
       services.set(id, decoded);
   }
   const routes = new Map<string, RouteRecord | undefined>();
   for (const [id, raw] of routeRaws) {
     if (raw === UNCHANGED) continue;
-    const decoded = raw === undefined ? undefined : decodeStoredRoute(cluster, id, raw, base.warnings);
-    if (raw !== undefined && decoded === undefined) held.remove("route", id);
+    const decoded = raw === undefined ? undefined : decodedRoute(context, id, raw);
     if (decoded !== undefined || base.records.routes.has(id)) routes.set(id, decoded);
   }
   if (services.size === 0 && routes.size === 0) return undefined;
   return updatedRecords(base.records, services, routes);
+}
+
+interface DecodeContext {
+  readonly cluster: string;
+  readonly held: HeldRecords;
+  readonly warnings: WarnOnce;
+}
+
+/** A changed service record decoded, held at its cost (a version 1 record's route counts); undefined: left out. */
+function decodedService(context: DecodeContext, id: string, raw: string): DecodedService | undefined {
+  const { cluster, held, warnings } = context;
+  const decoded = decodeStoredService(cluster, id, raw, warnings);
+  if (decoded === undefined) {
+    held.remove("service", id);
+    return undefined;
+  }
+  const legacy = decoded.v1?.route;
+  return legacy && held.resize("service", id, routeCost(raw.length, legacy)) ? undefined : decoded;
+}
+
+/** A changed route record decoded, held at its route-table cost; undefined: left out. */
+function decodedRoute(context: DecodeContext, id: string, raw: string): RouteRecord | undefined {
+  const { cluster, held, warnings } = context;
+  const decoded = decodeStoredRoute(cluster, id, raw, warnings);
+  if (decoded === undefined) {
+    held.remove("route", id);
+    return undefined;
+  }
+  return held.resize("route", id, routeCost(raw.length, decoded)) ? undefined : decoded;
+}
+
+/**
+ * The records with each route (and each version 1 record's annotation route) held at its route-table cost
+ * (record-budget.ts routeCost), in id order: those that no longer fit are left out.
+ */
+function withinRouteCosts(held: HeldRecords, raws: RawRecords, records: ClusterRecords): ClusterRecords {
+  const services = new Map<string, DecodedService | undefined>();
+  const routes = new Map<string, RouteRecord | undefined>();
+  for (const [id, raw] of raws.services) {
+    const legacy = records.legacyRoutes.get(id);
+    if (legacy && held.resize("service", id, routeCost(raw.length, legacy))) services.set(id, undefined);
+  }
+  for (const [id, raw] of raws.routes) {
+    const route = records.routes.get(id);
+    if (route && held.resize("route", id, routeCost(raw.length, route))) routes.set(id, undefined);
+  }
+  return services.size === 0 && routes.size === 0 ? records : updatedRecords(records, services, routes);
 }
 
 /** Records read but not served (invalid, or a version 1 sync's route values) are not held either. */

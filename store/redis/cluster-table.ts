@@ -8,7 +8,7 @@ import type { ClusterRecords } from "../stored-records.js";
 import { type BudgetedCluster, loadClusterWithin } from "./budgeted-load.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { readRunId } from "./run-id.js";
-import { discoverClusters, isReplyError } from "./snapshot.js";
+import { isReplyError } from "./snapshot.js";
 
 /** What the snapshot source's pieces read Redis with (source.ts wires them). */
 export interface SourceReads {
@@ -22,6 +22,8 @@ export interface SourceReads {
   readonly budget: RecordBudget;
   /** Whether a cluster's records are read at all (CLUSTER_GRANTS lists it); undefined: every cluster's are. */
   readonly granted?: ((cluster: string) => boolean) | undefined;
+  /** Which clusters there are (cluster-discovery.ts). */
+  readonly discovery: { names(rescan?: boolean): Promise<string[]> };
   /** The rate each cluster's change entries are applied at (change-rate.ts). */
   readonly rate: ChangeRate;
 }
@@ -97,10 +99,7 @@ export class ClusterTable {
 
   async reloadAll(): Promise<void> {
     const { redis, prefix, logger, warnings, now } = this.#reads;
-    const [id, names] = await Promise.all([
-      readRunId(redis),
-      discoverClusters(redis, prefix, logger, warnings),
-    ]);
+    const [id, names] = await Promise.all([readRunId(redis), this.#reads.discovery.names(true)]);
     const known = [...new Set([...this.clusters.keys(), ...names])];
     // The heartbeat records with the first load: proximity steering reads each cluster's place from them.
     const [loaded, beats] = await Promise.all([

@@ -5,8 +5,15 @@ import { decodeHeartbeatRecord, type HeartbeatRecord } from "../records.js";
 import type { ClusterHeartbeat } from "../store.js";
 
 /**
- * The heartbeat record of each cluster in `names` (one GET each, sent together: every record lives in its
- * cluster's own slot). A missing record is left out; an invalid one is reported once while it stays so.
+ * A heartbeat record is a few hundred bytes; one longer than this is refused, and never read whole: it is read
+ * every refresh, and its cluster writes it.
+ */
+export const MAX_HEARTBEAT_BYTES = 4_096;
+
+/**
+ * The heartbeat record of each cluster in `names` (one GETRANGE each of at most MAX_HEARTBEAT_BYTES + 1 bytes,
+ * sent together: every record lives in its cluster's own slot). A missing record is left out; an invalid or
+ * oversized one is reported once while it stays so.
  */
 export async function readHeartbeats(
   redis: Redis | Cluster,
@@ -14,13 +21,19 @@ export async function readHeartbeats(
   names: readonly string[],
   warnings: WarnOnce,
 ): Promise<Map<string, ClusterHeartbeat>> {
-  const raws = await Promise.all(names.map((name) => redis.get(clusterKeys(prefix, name).heartbeat)));
+  const raws = await Promise.all(
+    names.map((name) => redis.getrange(clusterKeys(prefix, name).heartbeat, 0, MAX_HEARTBEAT_BYTES)),
+  );
   const heartbeats = new Map<string, ClusterHeartbeat>();
   names.forEach((cluster, index) => {
     const raw = raws[index];
-    if (raw === null || raw === undefined) return;
+    // GETRANGE of a missing key is "": a heartbeat record is never empty.
+    if (raw === undefined || raw === "") return;
     const problem = `heartbeat record ${cluster}`;
-    const decoded = decodeHeartbeatRecord(raw);
+    const decoded: ReturnType<typeof decodeHeartbeatRecord> =
+      raw.length > MAX_HEARTBEAT_BYTES
+        ? { ok: false, error: `longer than ${MAX_HEARTBEAT_BYTES} bytes` }
+        : decodeHeartbeatRecord(raw);
     if (!decoded.ok) {
       warnings.warn(problem, decoded.error, "ignoring an invalid heartbeat record", {
         cluster,

@@ -5,7 +5,6 @@ import type { ClusterTable, SourceReads } from "./cluster-table.js";
 import { redisFailureFields } from "./connection-problems.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { pipelineValues } from "./replies.js";
-import { discoverClusters } from "./snapshot.js";
 
 /**
  * One periodic pass over what the change feeds do not announce: each cluster's lease (stale or fresh), a
@@ -14,7 +13,7 @@ import { discoverClusters } from "./snapshot.js";
 export async function refreshLeases(table: ClusterTable, reads: SourceReads): Promise<void> {
   if (!table.snapshot) return table.reloadAll();
   const { redis, prefix, logger, warnings, now } = reads;
-  const names = await discoverClusters(redis, prefix, logger, warnings);
+  const names = await reads.discovery.names();
   const known = [...table.clusters.keys()];
   // One command per cluster, sent together: each lease lives in its own slot, which a Redis Cluster pipeline
   // cannot span; on a standalone Redis ioredis writes them back to back all the same.

@@ -5,6 +5,7 @@ import { ChangeRate, DEFAULT_CHANGES_PER_SECOND } from "../change-rate.js";
 import { DEFAULT_RECORD_BUDGET, type RecordBudget } from "../record-budget.js";
 import type { ClusterHeartbeat, Snapshot, SnapshotSource, SourceStatus } from "../store.js";
 import { applyChanges, verifyPositions } from "./change-application.js";
+import { ClusterDiscovery } from "./cluster-discovery.js";
 import { ClusterTable, type SourceReads } from "./cluster-table.js";
 import { redisFailureFields } from "./connection-problems.js";
 import { createChangeFeeds } from "./feed.js";
@@ -60,15 +61,13 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
   const { redis, prefix, logger, now } = options;
   const granted = options.grantedClusters;
   const rate = new ChangeRate(options.changesPerSecond ?? DEFAULT_CHANGES_PER_SECOND);
+  const base = { redis, prefix, logger, now, warnings: createWarnOnce(logger) };
   const reads: SourceReads = {
-    redis,
-    prefix,
-    logger,
-    now,
-    warnings: createWarnOnce(logger),
+    ...base,
     budget: options.budget ?? DEFAULT_RECORD_BUDGET,
     granted: granted && ((cluster) => granted.has(cluster)),
     rate,
+    discovery: new ClusterDiscovery(base, granted),
   };
   const refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
   const closing = new AbortController();

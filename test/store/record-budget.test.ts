@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { HeldRecords, REFUSED_SHOWN, recordDigest } from "../../store/record-budget.js";
+import {
+  HeldRecords,
+  REFUSED_SHOWN,
+  ROUTE_CANDIDATE_COST,
+  recordDigest,
+  routeCost,
+} from "../../store/record-budget.js";
 
 const budget = { maxBytes: 100, maxRecords: 3, maxRecordBytes: 40 };
 
@@ -98,5 +104,37 @@ describe("record digests", () => {
     expect(recordDigest(record)).toBe(recordDigest(`${record}`));
     expect(recordDigest(record)).not.toBe(recordDigest(record.replace("3", "4")));
     expect(recordDigest("ab")).not.toBe(recordDigest("ba"));
+  });
+});
+
+describe("what a route costs against the budget", () => {
+  const rule = (matches: number) => ({ matches: Array.from({ length: matches }, () => ({})) });
+  it.each([
+    ["one hostname, one match", 300, { hostnames: ["a.test"], rules: [rule(1)] }, 300 + ROUTE_CANDIDATE_COST],
+    [
+      "no hostname counts as one (the catch-all bucket)",
+      300,
+      { hostnames: [], rules: [rule(2)] },
+      300 + 2 * ROUTE_CANDIDATE_COST,
+    ],
+    [
+      "every hostname times every match: a route table entry each",
+      1_000,
+      { hostnames: ["a.test", "b.test", "c.test"], rules: [rule(2), rule(1)] },
+      1_000 + 9 * ROUTE_CANDIDATE_COST,
+    ],
+  ])("%s", (_name, bytes, route, cost) => {
+    expect(routeCost(bytes, route)).toBe(cost);
+  });
+
+  it("holds a record at its decoded cost, keeping its digest, or refuses it when that no longer fits", () => {
+    const held = new HeldRecords({ maxBytes: 1_000, maxRecords: 10, maxRecordBytes: 500 });
+    held.admit("route", "r:a", 100);
+    held.read("route", "r:a", "d1");
+    expect(held.resize("route", "r:a", 600)).toBeUndefined();
+    expect(held.digestOf("route", "r:a")).toBe("d1");
+    held.admit("route", "r:b", 300);
+    expect(held.resize("route", "r:b", 500)).toMatchObject({ reason: "budget" });
+    expect(held.report()).toMatchObject({ bytes: 600, records: 1, refusedCount: 1 });
   });
 });

@@ -19,7 +19,8 @@ import {
  * router's RSS by about 400 MB each (the shipped Deployment's limit is 512Mi). Now the excess is refused,
  * reported, and east keeps serving; the router's growth stays within what the budget allows.
  */
-const CLUSTER_GRANTS = "east=hosts:pay.test networks:127.0.0.1/32; evil=hosts:*.evil.test networks:::1/128";
+const CLUSTER_GRANTS =
+  "east=hosts:pay.test networks:127.0.0.1/32; evil=hosts:*.evil.test networks:::1/128; wide=hosts:*.wide.test networks:::1/128";
 const MiB = 1024 * 1024;
 /**
  * What the defaults let one cluster hold (CLUSTER_MAX_BYTES), and what that may cost in RSS decoded and
@@ -41,10 +42,11 @@ interface Explained {
 /** Writes a small route of `cluster` for `host` after the rest: once it answers, what came before was read. */
 async function marker(cluster: string, host: string): Promise<void> {
   const sync = await world.sync(cluster);
+  // Its id sorts before every other route's: within the budget, records are held by id.
   await publishRoute(
     sync,
     cluster,
-    routeRecord(`httproute:mark/${host}`, {
+    routeRecord(`httproute:aaa/${host}`, {
       hostnames: [host],
       rules: [routeRule([{ service: "evil/none", port: 80, weight: 1 }])],
     }),
@@ -57,9 +59,9 @@ async function marker(cluster: string, host: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  world = await startHostileWorld(["east", "evil", "ghost"]);
+  world = await startHostileWorld(["east", "evil", "ghost", "wide"]);
   eastPod = await fleet.start("east", "127.0.0.1");
-  for (const cluster of ["east", "evil", "ghost"]) {
+  for (const cluster of ["east", "evil", "ghost", "wide"]) {
     await (await world.writer(cluster)).heartbeat({
       holder: `${cluster}-0`,
       leaseMs: 600_000,
@@ -132,6 +134,27 @@ describe("a hostile cluster's records against the router's memory (built router)
     console.log(`RSS after 40 records of 900 KiB: +${Math.round(grown / MiB)} MiB`);
     expect(grown).toBeLessThan(DECODED_FACTOR * BUDGET_BYTES);
     for (let i = 0; i < 10; i++) expect((await get(router, "pay.test")).backend).toBe("east");
+  });
+
+  it("counts what a route adds to the route table: records of 45,000 hostnames each fill the budget sooner", async () => {
+    const sync = await world.sync("wide");
+    const before = await router.rss();
+    const hostnames = Array.from({ length: 45_000 }, (_, i) => `h${i}.wide.test`);
+    for (let i = 0; i < 7; i++) {
+      await publishRoute(
+        sync,
+        "wide",
+        routeRecord(`httproute:wide/hosts-${i}`, {
+          hostnames: hostnames.map((host) => `r${i}${host}`),
+          rules: [routeRule([{ service: "wide/web", port: 80, weight: 1 }])],
+        }),
+      );
+    }
+    await marker("wide", "mark.wide.test");
+    const grown = (await router.rss()) - before;
+    console.log(`RSS after 7 routes of 45,000 hostnames (1 MB each): +${Math.round(grown / MiB)} MiB`);
+    expect(grown).toBeLessThan(DECODED_FACTOR * BUDGET_BYTES);
+    expect((await get(router, "pay.test")).backend).toBe("east");
   });
 
   it("says what it refused in explain and counts it", async () => {

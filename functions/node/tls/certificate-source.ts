@@ -9,6 +9,7 @@ import {
   type CertificateRecord,
   decodeCertificateRecord,
 } from "../../../store/certificates.js";
+import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
 import { redisFailureFields } from "../../../store/redis/connection-problems.js";
 import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
 import {
@@ -178,7 +179,19 @@ export function createCertificateSource(options: CertificateSourceOptions): Cert
       const changed: string[] = [];
       for (const [cluster, version] of now) {
         if (versions.get(cluster) === version) continue;
-        byCluster.set(cluster, await loadCluster(cluster));
+        try {
+          byCluster.set(cluster, await loadCluster(cluster));
+          warnings.clear(`certificates ${cluster}`);
+        } catch (error) {
+          if (!(error instanceof CertificatesTooLargeError)) throw error;
+          // Its last certificates read keep serving; the others are not held up.
+          warnings.warn(
+            `certificates ${cluster}`,
+            "too large",
+            "not reading a cluster's certificate records: too many or too large",
+            { cluster, records: error.records, bytes: error.bytes },
+          );
+        }
         changed.push(cluster);
       }
       await options.onVersions?.(changed, new Set(now.keys()));

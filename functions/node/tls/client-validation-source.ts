@@ -2,6 +2,7 @@ import type { Logger } from "../../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { decodeClientValidationRecord } from "../../../store/client-validations.js";
+import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
 import {
   type ClientValidationTable,
   clientValidationTable,
@@ -36,7 +37,19 @@ export class ClientValidationSource {
   async update(changed: readonly string[], present: ReadonlySet<string>): Promise<void> {
     let moved = false;
     for (const cluster of changed) {
-      this.#byCluster.set(cluster, await this.#load(cluster));
+      try {
+        this.#byCluster.set(cluster, await this.#load(cluster));
+        this.#warnings.clear(`client validations ${cluster}`);
+      } catch (error) {
+        if (!(error instanceof CertificatesTooLargeError)) throw error;
+        // Its last records read keep serving; the other clusters are not held up.
+        this.#warnings.warn(
+          `client validations ${cluster}`,
+          "too large",
+          "not reading a cluster's client validation records: too many or too large",
+          { cluster, records: error.records, bytes: error.bytes },
+        );
+      }
       moved = true;
     }
     for (const cluster of [...this.#byCluster.keys()]) {
