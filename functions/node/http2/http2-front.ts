@@ -37,6 +37,8 @@ export interface Http2Front {
 /** How often a flood of one kind is logged at most: an attacker must not fill the log. */
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
+function ignoreStreamError(): void {}
+
 /**
  * An http2 server that never listens: the listeners hand it their connections, and its streams go to the same
  * request handler as HTTP/1.1 requests.
@@ -47,6 +49,10 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
   server.on(
     "stream",
     (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      // A stream's failure (the client's RST_STREAM, its session's protocol error) is read from 'close' by the
+      // request handler; without an 'error' listener for the stream's whole life Node throws it, and one
+      // misbehaving client would end the process.
+      stream.on("error", ignoreStreamError);
       // A client that waits for 100 (Continue) before its body gets it at once: the body streams to the backend
       // as the attempt takes it (RFC 9110 §10.1.1; Expect itself is not forwarded).
       if (headers.expect === "100-continue" && !stream.destroyed)
