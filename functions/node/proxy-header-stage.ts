@@ -1,7 +1,7 @@
 import type { Server, Socket } from "node:net";
 import { Server as TlsServer } from "node:tls";
 import type { Logger } from "../../lib/logger.js";
-import { MAX_PROXY_HEADER_LENGTH, parseProxyHeader } from "../../lib/proxy-protocol.js";
+import { MAX_PROXY_HEADER_LENGTH, type ProxyHeader, parseProxyHeader } from "../../lib/proxy-protocol.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
 import type { RouterConfig } from "../core/config.js";
 import type { RouterMetrics } from "../core/metrics.js";
@@ -34,54 +34,83 @@ export interface ProxyHeaderStageOptions {
  * The read is bounded by MAX_PROXY_HEADER_LENGTH bytes: the parser refuses longer headers from their first 16.
  */
 export function proxyHeaderStage(options: ProxyHeaderStageOptions): ConnectionStage {
-  const { trusted, timeoutMs } = options;
-  return (socket, next) => {
-    const peer = socket.remoteAddress;
-    const peerTrusted = trusted.trusts(peer);
-    let gathered: Buffer | undefined;
-    const refuse = (refusal: ProxyHeaderRefusal, reason?: string) => {
-      settle();
-      options.onRefused?.(refusal, peer, reason);
-      socket.destroy();
-    };
-    const onTimeout = () => refuse("timeout");
-    // A reset before the first bytes: nobody else listens on the socket yet.
-    const onError = () => socket.destroy();
-    const settle = () => {
-      socket.off("data", onData);
-      socket.off("error", onError);
-      socket.setTimeout(0, onTimeout);
-    };
-    const onData = (chunk: Buffer) => {
-      const bytes = gathered ? Buffer.concat([gathered, chunk]) : chunk;
-      const parsed = parseProxyHeader(bytes);
-      if (parsed.kind === "incomplete") {
-        if (bytes.length >= MAX_PROXY_HEADER_LENGTH) return refuse("malformed", "too long");
-        gathered = bytes;
-        return;
-      }
-      if (parsed.kind === "invalid") return refuse(peerTrusted ? "malformed" : "untrusted", parsed.reason);
-      if (parsed.kind === "header" && !peerTrusted) return refuse("untrusted");
-      settle();
-      let rest = bytes;
-      if (parsed.kind === "header") {
-        const client = parsed.source;
-        setConnectionFacts(socket, {
-          clientIp: client?.ip ?? peer,
-          clientPort: client?.port ?? socket.remotePort,
-          trustedPeer: client ? trusted.trusts(client.ip) : peerTrusted,
-          proxied: client !== undefined,
-        });
-        rest = bytes.subarray(parsed.length);
-      }
-      // No 'data' listener now: the bytes wait in the socket's buffer for the reader `next` adds at once.
-      if (rest.length > 0) socket.unshift(rest);
-      next(socket);
-    };
-    socket.on("data", onData);
-    socket.on("error", onError);
-    socket.setTimeout(timeoutMs, onTimeout);
-  };
+  return (socket, next) => new ProxyHeaderRead(options, socket, next).start();
+}
+
+/** One connection's first bytes, gathered until they hold a whole PROXY header, none, or a refused one. */
+class ProxyHeaderRead {
+  readonly #options: ProxyHeaderStageOptions;
+  readonly #socket: Socket;
+  readonly #next: (socket: Socket) => void;
+  readonly #peer: string | undefined;
+  readonly #peerTrusted: boolean;
+  #gathered: Buffer | undefined;
+  readonly #onData = (chunk: Buffer) => this.#read(chunk);
+  readonly #onTimeout = () => this.#refuse("timeout");
+  // A reset before the first bytes: nobody else listens on the socket yet.
+  readonly #onError = () => this.#socket.destroy();
+
+  constructor(options: ProxyHeaderStageOptions, socket: Socket, next: (socket: Socket) => void) {
+    this.#options = options;
+    this.#socket = socket;
+    this.#next = next;
+    this.#peer = socket.remoteAddress;
+    this.#peerTrusted = options.trusted.trusts(this.#peer);
+  }
+
+  start(): void {
+    this.#socket.on("data", this.#onData);
+    this.#socket.on("error", this.#onError);
+    this.#socket.setTimeout(this.#options.timeoutMs, this.#onTimeout);
+  }
+
+  #read(chunk: Buffer): void {
+    const bytes = this.#gathered ? Buffer.concat([this.#gathered, chunk]) : chunk;
+    const parsed = parseProxyHeader(bytes);
+    if (parsed.kind === "incomplete") {
+      if (bytes.length < MAX_PROXY_HEADER_LENGTH) this.#gathered = bytes;
+      else this.#refuse("malformed", "too long");
+      return;
+    }
+    if (parsed.kind === "invalid") {
+      this.#refuse(this.#peerTrusted ? "malformed" : "untrusted", parsed.reason);
+      return;
+    }
+    if (parsed.kind === "header" && !this.#peerTrusted) {
+      this.#refuse("untrusted");
+      return;
+    }
+    this.#settle();
+    const rest = parsed.kind === "header" ? this.#takeHeader(parsed, bytes) : bytes;
+    // No 'data' listener now: the bytes wait in the socket's buffer for the reader `next` adds at once.
+    if (rest.length > 0) this.#socket.unshift(rest);
+    this.#next(this.#socket);
+  }
+
+  /** The header's source becomes the connection's client; returns the bytes after the header. */
+  #takeHeader(header: ProxyHeader, bytes: Buffer): Buffer {
+    const client = header.source;
+    const socket = this.#socket;
+    setConnectionFacts(socket, {
+      clientIp: client?.ip ?? this.#peer,
+      clientPort: client?.port ?? socket.remotePort,
+      trustedPeer: client ? this.#options.trusted.trusts(client.ip) : this.#peerTrusted,
+      proxied: client !== undefined,
+    });
+    return bytes.subarray(header.length);
+  }
+
+  #refuse(refusal: ProxyHeaderRefusal, reason?: string): void {
+    this.#settle();
+    this.#options.onRefused?.(refusal, this.#peer, reason);
+    this.#socket.destroy();
+  }
+
+  #settle(): void {
+    this.#socket.off("data", this.#onData);
+    this.#socket.off("error", this.#onError);
+    this.#socket.setTimeout(0, this.#onTimeout);
+  }
 }
 
 /**

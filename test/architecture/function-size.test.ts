@@ -42,8 +42,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/translate/gateway/translate.ts: translateGatewayApi",
   // Issue 39, not yet taken by anyone.
   "functions/core/routing.ts: createRouting",
-  "functions/node/tls/certificate-source.ts: createCertificateSource",
-  "functions/node/tls/https-listener.ts: startHttpsListener",
   "store/memory-store.ts: MemoryStore > writer",
   "store/redis/writer.ts: createRedisWriter",
 ]);

@@ -1,17 +1,17 @@
-import { X509Certificate } from "node:crypto";
-import { createSecureContext, type SecureContext } from "node:tls";
+import type { SecureContext } from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
-import { createWarnOnce } from "../../../lib/warn-once.js";
-import { openKey, sealBinding } from "../../../store/certificate-seal.js";
-import {
-  type CertificateReader,
-  type CertificateRecord,
-  decodeCertificateRecord,
-} from "../../../store/certificates.js";
+import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
+import type { CertificateReader } from "../../../store/certificates.js";
 import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
 import { redisFailureFields } from "../../../store/redis/connection-problems.js";
-import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
+import type { ClusterGrants } from "../../core/cluster-grants.js";
+import {
+  type CertificatePair,
+  type LoadedCertificate,
+  loadCertificateRecord,
+  type RecordLoading,
+} from "./certificate-record-load.js";
 import {
   type CertificateTable,
   certificateTable,
@@ -66,15 +66,6 @@ export interface CertificateExpiry {
   readonly notAfter: number;
 }
 
-interface Loaded {
-  readonly certificate: TableCertificate;
-  /** The leaf's notAfter, seconds since the epoch (NaN when the chain cannot be read as X.509). */
-  readonly notAfter: number;
-  readonly context: SecureContext;
-  /** CertificateSource.pair. */
-  readonly pair: { readonly cert: string; readonly key: string } | undefined;
-}
-
 export const DEFAULT_CERTIFICATE_REFRESH_MS = 1_000;
 
 /**
@@ -86,172 +77,151 @@ export const DEFAULT_CERTIFICATE_REFRESH_MS = 1_000;
  * grants do not list is never read, and a record naming no host its cluster was granted is never opened.
  */
 export function createCertificateSource(options: CertificateSourceOptions): CertificateSource {
-  const { reader, storeKey, logger, grants } = options;
-  const warnings = createWarnOnce(logger);
-  const versions = new Map<string, string>();
-  const byCluster = new Map<string, Map<string, Loaded>>();
-  let table = EMPTY_CERTIFICATE_TABLE;
-  let expiries: readonly CertificateExpiry[] = [];
-  const contexts = new Map<string, SecureContext>();
-  const pairs = new Map<string, { readonly cert: string; readonly key: string }>();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let failing = false;
+  return new PolledCertificates(options);
+}
 
-  const keyOf = (certificate: TableCertificate) =>
-    `${certificate.cluster}\n${certificate.id}\n${certificate.version}`;
+const keyOf = (certificate: TableCertificate) =>
+  `${certificate.cluster}\n${certificate.id}\n${certificate.version}`;
 
-  const loadCluster = async (cluster: string): Promise<Map<string, Loaded>> => {
-    const previous = byCluster.get(cluster);
-    const loaded = new Map<string, Loaded>();
-    for (const [field, raw] of await reader.records(cluster)) {
-      const problem = `certificate ${cluster}/${field}`;
-      const decoded = decodeCertificateRecord(raw);
-      if (!decoded.ok || decoded.value.id !== field) {
-        const reason = decoded.ok ? `its id is ${decoded.value.id}` : decoded.error;
-        warnings.warn(problem, reason, "skipping an invalid certificate record", {
-          cluster,
-          id: field,
-          reason,
-        });
-        continue;
+/** createCertificateSource's state: what was read per cluster, and the table, contexts and pairs made of it. */
+class PolledCertificates implements CertificateSource {
+  readonly #options: CertificateSourceOptions;
+  readonly #warnings: WarnOnce;
+  readonly #versions = new Map<string, string>();
+  readonly #byCluster = new Map<string, Map<string, LoadedCertificate>>();
+  #table = EMPTY_CERTIFICATE_TABLE;
+  #expiries: readonly CertificateExpiry[] = [];
+  readonly #contexts = new Map<string, SecureContext>();
+  readonly #pairs = new Map<string, CertificatePair>();
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #failing = false;
+  readonly #loading: RecordLoading;
+
+  constructor(options: CertificateSourceOptions) {
+    this.#options = options;
+    this.#warnings = createWarnOnce(options.logger);
+    this.#loading = { warnings: this.#warnings, storeKey: options.storeKey, grants: options.grants };
+  }
+
+  table(): CertificateTable {
+    return this.#table;
+  }
+
+  context(certificate: TableCertificate): SecureContext | undefined {
+    return this.#contexts.get(keyOf(certificate));
+  }
+
+  pair(certificate: TableCertificate): CertificatePair | undefined {
+    return this.#pairs.get(keyOf(certificate));
+  }
+
+  expiries(): readonly CertificateExpiry[] {
+    return this.#expiries;
+  }
+
+  refresh(): Promise<void> {
+    this.#running ??= this.#poll().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  start(after?: Promise<unknown>): void {
+    void Promise.resolve(after)
+      .catch(() => undefined)
+      .then(() => this.refresh());
+    this.#timer = setInterval(
+      () => void this.refresh(),
+      this.#options.intervalMs ?? DEFAULT_CERTIFICATE_REFRESH_MS,
+    );
+    this.#timer.unref();
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #poll(): Promise<void> {
+    try {
+      const now = await this.#options.reader.versions();
+      // A cluster the grants do not list is not read at all (not even its records' names).
+      const { grants } = this.#options;
+      if (grants) for (const cluster of [...now.keys()]) if (!grants.has(cluster)) now.delete(cluster);
+      const changed = await this.#reloadChanged(now);
+      await this.#options.onVersions?.(changed, new Set(now.keys()));
+      for (const cluster of changed) this.#versions.set(cluster, now.get(cluster) as string);
+      for (const cluster of [...this.#byCluster.keys()]) {
+        if (now.has(cluster)) continue;
+        this.#byCluster.delete(cluster);
+        this.#versions.delete(cluster);
       }
-      const record = decoded.value;
-      if (!claimsAnyGrantedName(grants, cluster, record)) {
-        warnings.warn(
-          problem,
-          "not granted",
-          "skipping a certificate for hosts its cluster was not granted",
-          {
-            cluster,
-            id: record.id,
-            hostnames: record.hostnames.slice(0, 5),
-          },
+      this.#rebuild();
+      if (this.#failing) this.#options.logger.info("certificate records readable again");
+      this.#failing = false;
+    } catch (error) {
+      if (!this.#failing) {
+        this.#options.logger.warn(
+          "cannot read certificate records; serving the last ones",
+          redisFailureFields(error),
         );
-        continue;
       }
-      const certificate = {
-        cluster,
-        id: record.id,
-        version: record.version,
-        hostnames: record.hostnames,
-        anyHost: record.anyHost,
-      };
-      const kept = previous?.get(record.id);
-      if (kept && kept.certificate.version === record.version) {
-        loaded.set(record.id, { ...kept, certificate });
-        continue;
-      }
-      const key = openKey(storeKey, sealBinding(cluster, record.id), record.key);
-      if (!key.ok) {
-        warnings.warn(problem, key.error, "skipping a certificate whose key does not open", {
-          cluster,
-          id: record.id,
-          reason: key.error,
-        });
-        continue;
-      }
+      this.#failing = true;
+    }
+  }
+
+  /** Reads again each cluster whose version moved; returns them. */
+  async #reloadChanged(now: ReadonlyMap<string, string>): Promise<string[]> {
+    const changed: string[] = [];
+    for (const [cluster, version] of now) {
+      if (this.#versions.get(cluster) === version) continue;
       try {
-        loaded.set(record.id, {
-          certificate,
-          context: createSecureContext({ cert: record.cert, key: key.value }),
-          notAfter: leafNotAfter(record.cert),
-          pair: { cert: record.cert, key: key.value },
-        });
-        warnings.clear(problem);
+        this.#byCluster.set(cluster, await this.#loadCluster(cluster));
+        this.#warnings.clear(`certificates ${cluster}`);
       } catch (error) {
-        const reason = (error as Error).message;
-        warnings.warn(problem, reason, "skipping a certificate TLS cannot load", {
-          cluster,
-          id: record.id,
-          reason,
-        });
+        if (!(error instanceof CertificatesTooLargeError)) throw error;
+        // Its last certificates read keep serving; the others are not held up.
+        this.#warnings.warn(
+          `certificates ${cluster}`,
+          "too large",
+          "not reading a cluster's certificate records: too many or too large",
+          { cluster, records: error.records, bytes: error.bytes },
+        );
       }
+      changed.push(cluster);
+    }
+    return changed;
+  }
+
+  /** The table, contexts, pairs and expiries of every certificate loaded now. */
+  #rebuild(): void {
+    const all = [...this.#byCluster.values()].flatMap((loaded) => [...loaded.values()]);
+    this.#table = certificateTable(
+      all.map((item) => item.certificate),
+      { grants: this.#options.grants, ownCluster: this.#options.ownCluster },
+    );
+    this.#contexts.clear();
+    this.#pairs.clear();
+    this.#expiries = all
+      .filter((item) => Number.isFinite(item.notAfter))
+      .map(({ certificate, notAfter }) => ({ cluster: certificate.cluster, id: certificate.id, notAfter }));
+    for (const item of all) {
+      this.#contexts.set(keyOf(item.certificate), item.context);
+      if (item.pair) this.#pairs.set(keyOf(item.certificate), item.pair);
+    }
+    this.#options.onTable?.(this.#table);
+  }
+
+  async #loadCluster(cluster: string): Promise<Map<string, LoadedCertificate>> {
+    const previous = this.#byCluster.get(cluster);
+    const loaded = new Map<string, LoadedCertificate>();
+    for (const [field, raw] of await this.#options.reader.records(cluster)) {
+      const item = loadCertificateRecord(this.#loading, { cluster, field, raw }, previous);
+      if (item) loaded.set(item.certificate.id, item);
     }
     return loaded;
-  };
-
-  const poll = async () => {
-    try {
-      const now = await reader.versions();
-      // A cluster the grants do not list is not read at all (not even its records' names).
-      if (grants) for (const cluster of [...now.keys()]) if (!grants.has(cluster)) now.delete(cluster);
-      const changed: string[] = [];
-      for (const [cluster, version] of now) {
-        if (versions.get(cluster) === version) continue;
-        try {
-          byCluster.set(cluster, await loadCluster(cluster));
-          warnings.clear(`certificates ${cluster}`);
-        } catch (error) {
-          if (!(error instanceof CertificatesTooLargeError)) throw error;
-          // Its last certificates read keep serving; the others are not held up.
-          warnings.warn(
-            `certificates ${cluster}`,
-            "too large",
-            "not reading a cluster's certificate records: too many or too large",
-            { cluster, records: error.records, bytes: error.bytes },
-          );
-        }
-        changed.push(cluster);
-      }
-      await options.onVersions?.(changed, new Set(now.keys()));
-      for (const cluster of changed) versions.set(cluster, now.get(cluster) as string);
-      for (const cluster of [...byCluster.keys()]) {
-        if (!now.has(cluster)) {
-          byCluster.delete(cluster);
-          versions.delete(cluster);
-        }
-      }
-      const all = [...byCluster.values()].flatMap((loaded) => [...loaded.values()]);
-      table = certificateTable(
-        all.map((item) => item.certificate),
-        { grants, ownCluster: options.ownCluster },
-      );
-      contexts.clear();
-      pairs.clear();
-      expiries = all
-        .filter((item) => Number.isFinite(item.notAfter))
-        .map(({ certificate, notAfter }) => ({ cluster: certificate.cluster, id: certificate.id, notAfter }));
-      for (const item of all) {
-        contexts.set(keyOf(item.certificate), item.context);
-        if (item.pair) pairs.set(keyOf(item.certificate), item.pair);
-      }
-      options.onTable?.(table);
-      if (failing) logger.info("certificate records readable again");
-      failing = false;
-    } catch (error) {
-      if (!failing) {
-        logger.warn("cannot read certificate records; serving the last ones", redisFailureFields(error));
-      }
-      failing = true;
-    }
-  };
-
-  const refresh = () => {
-    running ??= poll().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
-  return {
-    table: () => table,
-    context: (certificate) => contexts.get(keyOf(certificate)),
-    pair: (certificate) => pairs.get(keyOf(certificate)),
-    expiries: () => expiries,
-    refresh,
-    start(after) {
-      void Promise.resolve(after)
-        .catch(() => undefined)
-        .then(refresh);
-      timer = setInterval(() => void refresh(), options.intervalMs ?? DEFAULT_CERTIFICATE_REFRESH_MS);
-      timer.unref();
-    },
-    close() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-    },
-  };
+  }
 }
 
 /** edgeslice_tls_certificate_expiry_timestamp_seconds of the certificates served. */
@@ -262,24 +232,4 @@ export function certificateExpiryFamily(expiries: readonly CertificateExpiry[]):
     help: "When each certificate served expires (its leaf's notAfter, seconds since the epoch), by cluster and Secret.",
     samples: expiries.map(({ cluster, id, notAfter }) => ({ labels: { cluster, id }, value: notAfter })),
   };
-}
-
-/** The first certificate of a PEM chain (the leaf, RFC 8446 §4.4.2 order): its notAfter in seconds. */
-function leafNotAfter(chain: string): number {
-  try {
-    return Date.parse(new X509Certificate(chain).validTo) / 1000;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** Whether the record names a host (or, for a listener without hostname, every host) its cluster may claim. */
-function claimsAnyGrantedName(
-  grants: ClusterGrants | undefined,
-  cluster: string,
-  record: CertificateRecord,
-): boolean {
-  if (!grants) return true;
-  const names = record.anyHost ? ["*", ...record.hostnames] : record.hostnames;
-  return names.some((name) => claimRank(grants, cluster, name) !== undefined);
 }

@@ -83,6 +83,48 @@ export interface HttpsListener {
  * X-Forwarded-Proto follows from the socket.
  */
 export async function startHttpsListener(options: HttpsListenerOptions): Promise<HttpsListener> {
+  const failures = new HandshakeFailures();
+  const tls = terminationOf(options, failures);
+  tls.certificates.start(options.storeReady);
+  const passthrough = options.passthrough && new PassthroughRelay(options.passthrough.routing, Math.random);
+  let front: TlsFront;
+  try {
+    front = await startTlsFront({
+      ports: tlsPorts(options.port, options.listenerPorts),
+      host: options.host,
+      helloTimeoutMs: tls.handshakeTimeoutMs,
+      connectionStage: options.connectionStage,
+      dispatch: dispatcherOf(tls, passthrough, options.grants, failures),
+      refused: (reason) => {
+        failures.add();
+        options.logger.debug("TLS connection refused before its handshake", { reason });
+      },
+    });
+  } catch (error) {
+    tls.certificates.close();
+    throw error;
+  }
+  return listenerOf(options.host, { tls, front, passthrough, failures });
+}
+
+/** Handshakes that failed on the TLS ports (edgeslice_tls_handshake_failures_total). */
+class HandshakeFailures {
+  count = 0;
+  add(): void {
+    this.count++;
+  }
+}
+
+/** What ends TLS on the router: the certificates, the client validations read with them, the TLS servers. */
+interface Termination {
+  readonly certificates: CertificateSource;
+  readonly validations: ClientValidationSource;
+  readonly terminating: TlsTermination;
+  readonly handshakeTimeoutMs: number;
+}
+
+/** The certificate source feeding the TLS servers its tables and the client validations (not started). */
+function terminationOf(options: HttpsListenerOptions, failures: HandshakeFailures): Termination {
   const { logger } = options;
   let termination: TlsTermination | undefined;
   const validations = new ClientValidationSource(options.reader, logger, options.gateways);
@@ -99,7 +141,6 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     },
     ...(options.refreshIntervalMs === undefined ? {} : { intervalMs: options.refreshIntervalMs }),
   });
-  let failures = 0;
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
   const terminating = new TlsTermination({
     certificates,
@@ -107,12 +148,24 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
     http2Front: options.http2Front,
     handshakeTimeoutMs,
     logger,
-    failed: () => failures++,
+    failed: () => failures.add(),
   });
   termination = terminating;
-  certificates.start(options.storeReady);
-  const passthrough = options.passthrough && new PassthroughRelay(options.passthrough.routing, Math.random);
-  const dispatch = (connection: TlsConnection) => {
+  return { certificates, validations, terminating, handshakeTimeoutMs };
+}
+
+/**
+ * Where a connection goes by its server name and listener port: a TLSRoute's is relayed, a name a certificate
+ * serves ends TLS here, any other is refused.
+ */
+function dispatcherOf(
+  tls: Termination,
+  passthrough: PassthroughRelay | undefined,
+  grants: ClusterGrants | undefined,
+  failures: HandshakeFailures,
+): (connection: TlsConnection) => void {
+  const { terminating, validations } = tls;
+  return (connection) => {
     const routes = passthrough?.routes();
     const found = passthrough?.match(routes, connection);
     if (found && passthrough) return passthrough.relay(connection, found);
@@ -120,45 +173,42 @@ export async function startHttpsListener(options: HttpsListenerOptions): Promise
       const { listenerPort, serverName } = connection;
       return terminating.accept(
         connection,
-        validationFor(validations.table(), listenerPort, serverName, options.grants),
+        validationFor(validations.table(), listenerPort, serverName, grants),
       );
     }
-    failures++;
+    failures.add();
     const passthroughPort = passthrough?.usesPort(routes, connection.listenerPort) === true;
     if (passthroughPort || connection.serverName === undefined) connection.socket.destroy();
     else refuseUnknownName(connection.socket);
   };
-  let front: TlsFront;
-  try {
-    front = await startTlsFront({
-      ports: tlsPorts(options.port, options.listenerPorts),
-      host: options.host,
-      helloTimeoutMs: handshakeTimeoutMs,
-      connectionStage: options.connectionStage,
-      dispatch,
-      refused: (reason) => {
-        failures++;
-        logger.debug("TLS connection refused before its handshake", { reason });
-      },
-    });
-  } catch (error) {
-    certificates.close();
-    throw error;
-  }
+}
+
+/** The started listener's face: its ports, metrics, the certificate a name gets, and closing. */
+function listenerOf(
+  host: string,
+  parts: {
+    readonly tls: Termination;
+    readonly front: TlsFront;
+    readonly passthrough: PassthroughRelay | undefined;
+    readonly failures: HandshakeFailures;
+  },
+): HttpsListener {
+  const { tls, front, passthrough, failures } = parts;
+  const { certificates } = tls;
   const port = front.bound[0]?.port ?? 0;
   return {
-    url: `https://${endpointAddress({ ip: options.host, port })}`,
+    url: `https://${endpointAddress({ ip: host, port })}`,
     port,
     ports: front.bound,
-    server: terminating.server,
+    server: tls.terminating.server,
     certificates,
-    handshakeFailures: () => failures,
+    handshakeFailures: () => failures.count,
     families: () => [
       {
         name: "edgeslice_tls_handshake_failures_total",
         type: "counter",
         help: "TLS handshakes on the TLS ports that failed: no certificate or route for the SNI, a bad hello, a client that gave up.",
-        samples: [{ value: failures }],
+        samples: [{ value: failures.count }],
       },
       certificateExpiryFamily(certificates.expiries()),
       {
