@@ -41,22 +41,29 @@ export function parseGatewayAddresses(text: string | undefined): Result<GatewayA
     if (entry.trim() === "") continue;
     const equals = entry.indexOf("=");
     const key = equals < 0 ? undefined : entry.slice(0, equals).trim();
-    const addresses: GatewayAddress[] = [];
-    for (const raw of entry.slice(equals + 1).split(",")) {
-      const item = raw.trim().toLowerCase();
-      if (item === "") continue;
-      const address = addressOf(item);
-      if (address === undefined) return { ok: false, error: `"${item}" is not an IP address or a DNS name` };
-      if (!addresses.some((known) => known.value === address.value)) addresses.push(address);
-    }
-    if (addresses.length === 0) return { ok: false, error: `"${entry.trim()}" lists no address` };
-    if (key === undefined) fallback = addresses;
-    else if (GATEWAY_KEY.test(key)) byGateway.set(key, addresses);
-    else if (CLASS_KEY.test(key)) byClass.set(key, addresses);
+    const addresses = addressListOf(entry.slice(equals + 1));
+    if (!addresses.ok) return addresses;
+    if (addresses.value.length === 0) return { ok: false, error: `"${entry.trim()}" lists no address` };
+    if (key === undefined) fallback = addresses.value;
+    else if (GATEWAY_KEY.test(key)) byGateway.set(key, addresses.value);
+    else if (CLASS_KEY.test(key)) byClass.set(key, addresses.value);
     else
       return { ok: false, error: `"${key}" is neither a GatewayClass name nor namespace/name of a Gateway` };
   }
   return { ok: true, value: { byGateway, byClass, fallback } };
+}
+
+/** The comma-separated addresses of one entry, lower-cased, each once, in the order written. */
+function addressListOf(text: string): Result<GatewayAddress[]> {
+  const addresses: GatewayAddress[] = [];
+  for (const raw of text.split(",")) {
+    const item = raw.trim().toLowerCase();
+    if (item === "") continue;
+    const address = addressOf(item);
+    if (address === undefined) return { ok: false, error: `"${item}" is not an IP address or a DNS name` };
+    if (!addresses.some((known) => known.value === address.value)) addresses.push(address);
+  }
+  return { ok: true, value: addresses };
 }
 
 /** The addresses of Gateway `key` (`namespace/name`) of class `className`: the most specific entry. */

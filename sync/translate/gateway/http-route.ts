@@ -7,7 +7,7 @@ import {
   RouteRecordSchema,
   routeId,
 } from "../../../store/routes.js";
-import { attachToGateway } from "./attachment.js";
+import { type Attachment, attachToGateway } from "./attachment.js";
 import type { BackendContext } from "./backends.js";
 import { type Condition, condition, type RouteParentStatus } from "./conditions.js";
 import { type HostnameSet, unionHostnames } from "./hostnames.js";
@@ -88,15 +88,8 @@ export function translateRouteOfKind<Rule extends object>(
     route.spec.rules && route.spec.rules.length > 0 ? route.spec.rules : (DEFAULT_RULES as Rule[]);
   const translated = rules.map((rule) => kind.translateRule(rule, namespace, context.backends));
   const valid = translated.filter((item) => item.ok);
-  const problems: string[] = [];
-  const dropped: string[] = [];
-  let droppedReason: "UnsupportedValue" | "IncompatibleFilters" = "UnsupportedValue";
-  translated.forEach((item, index) => {
-    if (!item.ok && dropped.length === 0) droppedReason = item.reason;
-    if (!item.ok) dropped.push(`rule ${index} (${item.message})`);
-    else for (const field of item.ignored) problems.push(`rule ${index}: ${field} are not applied`);
-  });
-  if (dropped.length > 0) problems.push(`dropped ${dropped.join("; ")}`);
+  const outcome = ruleProblemsOf(translated);
+  const { problems, dropped } = outcome;
   const resolvedRefs = resolvedRefsCondition(valid, generation);
 
   const parents: RouteParentStatus[] = [];
@@ -110,44 +103,77 @@ export function translateRouteOfKind<Rule extends object>(
     const gateway = context.gateways.get(gatewayKey);
     if (!gateway) continue;
     const attachment = attachToGateway(parentRef, gateway, route, context.namespaceLabels, kind.kind);
-    const conditions: Condition[] = [];
-    if (!attachment.accepted) {
-      conditions.push(condition("Accepted", false, attachment.reason, attachment.message, generation));
-    } else if (valid.length === 0) {
-      const message = `no rule can be served: ${dropped.join("; ")}`;
-      conditions.push(condition("Accepted", false, droppedReason, message, generation));
-    } else {
-      conditions.push(condition("Accepted", true, "Accepted", attachment.message, generation));
+    const accepted = acceptedCondition(attachment, valid.length > 0, outcome, generation);
+    if (accepted.status === "True") {
       served.push(attachment.hostnames);
       attached.push({ gateway: gatewayKey, listeners: attachment.listeners.map((item) => item.name) });
       for (const listener of attachment.listeners) addListener(listeners, gatewayKey, listener);
     }
-    conditions.push(resolvedRefs);
-    if (conditions[0]?.status === "True" && dropped.length > 0) {
+    const conditions = [accepted, resolvedRefs];
+    if (accepted.status === "True" && dropped.length > 0) {
       const message = `Dropped Rule ${dropped.join("; ")}`;
       conditions.push(condition("PartiallyInvalid", true, "UnsupportedValue", message, generation));
     }
     parents.push({ parentRef: echoParentRef(parentRef), controllerName: context.controllerName, conditions });
   }
 
-  let record: RouteRecord | undefined;
-  if (served.length > 0) {
-    const hostnames = unionHostnames(served);
-    const candidate: RouteRecord = {
-      v: ROUTE_SCHEMA_VERSION,
-      id: routeId(kind.source, namespace, route.metadata.name),
-      source: kind.source,
-      createdAt: creationTimeOf(route.metadata),
-      hostnames: hostnames === "any" ? [] : [...hostnames],
-      wildcard: "suffix",
-      listeners: [...listeners].sort(([a], [b]) => byCodeUnits(a, b)).map(([, item]) => item),
-      rules: valid.map((item) => item.rule),
-    };
-    const checked = v.safeParse(RouteRecordSchema, candidate);
-    if (checked.success) record = checked.output;
-    else problems.push(`route record does not validate: ${checked.issues[0]?.message ?? "invalid"}`);
+  if (served.length === 0) return { record: undefined, parents, attached, problems };
+  const hostnames = unionHostnames(served);
+  const checked = v.safeParse(RouteRecordSchema, {
+    v: ROUTE_SCHEMA_VERSION,
+    id: routeId(kind.source, namespace, route.metadata.name),
+    source: kind.source,
+    createdAt: creationTimeOf(route.metadata),
+    hostnames: hostnames === "any" ? [] : [...hostnames],
+    wildcard: "suffix",
+    listeners: [...listeners].sort(([a], [b]) => byCodeUnits(a, b)).map(([, item]) => item),
+    rules: valid.map((item) => item.rule),
+  } satisfies RouteRecord);
+  if (checked.success) return { record: checked.output, parents, attached, problems };
+  problems.push(`route record does not validate: ${checked.issues[0]?.message ?? "invalid"}`);
+  return { record: undefined, parents, attached, problems };
+}
+
+/**
+ * Accepted toward one parent: False with the attachment's reason when it did not attach, False with the
+ * first dropped rule's reason when no rule can be served, else True.
+ */
+function acceptedCondition(
+  attachment: Attachment,
+  servable: boolean,
+  { dropped, droppedReason }: RuleProblems,
+  generation: number | null | undefined,
+): Condition {
+  if (!attachment.accepted)
+    return condition("Accepted", false, attachment.reason, attachment.message, generation);
+  if (!servable) {
+    const message = `no rule can be served: ${dropped.join("; ")}`;
+    return condition("Accepted", false, droppedReason, message, generation);
   }
-  return { record, parents, attached, problems };
+  return condition("Accepted", true, "Accepted", attachment.message, generation);
+}
+
+interface RuleProblems {
+  readonly problems: string[];
+  readonly dropped: readonly string[];
+  readonly droppedReason: "UnsupportedValue" | "IncompatibleFilters";
+}
+
+/**
+ * What the rules that cannot be served say: each dropped rule (its reason the first one's, for the Accepted
+ * condition when none is left) and each field a served rule ignores.
+ */
+function ruleProblemsOf(translated: readonly RuleTranslation[]): RuleProblems {
+  const problems: string[] = [];
+  const dropped: string[] = [];
+  let droppedReason: "UnsupportedValue" | "IncompatibleFilters" = "UnsupportedValue";
+  translated.forEach((item, index) => {
+    if (!item.ok && dropped.length === 0) droppedReason = item.reason;
+    if (!item.ok) dropped.push(`rule ${index} (${item.message})`);
+    else for (const field of item.ignored) problems.push(`rule ${index}: ${field} are not applied`);
+  });
+  if (dropped.length > 0) problems.push(`dropped ${dropped.join("; ")}`);
+  return { problems, dropped, droppedReason };
 }
 
 /**
