@@ -1,11 +1,11 @@
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
+import type { ClusterState } from "../../store/cluster-state.js";
 import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
 import { coldIndexCommands, coldRecordCommands, readColdIndex, readColdRecords } from "./delta-cold.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
 import { applyFollowUp, followUpCommands, planRefresh, refreshCommands } from "./delta-refresh.js";
 import {
-  type ClusterState,
   EMPTY_STATE,
   FULL_CLUSTER_COMMANDS,
   fullClusterCommands,

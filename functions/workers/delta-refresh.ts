@@ -1,11 +1,11 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
+import { type ClusterState, observeCluster, REGAINED, withRecords } from "../../store/cluster-state.js";
 import { clusterKeys } from "../../store/keys.js";
 import type { ClusterChanges } from "../../store/redis/feed-entries.js";
 import { changesOf } from "../../store/redis/feed-entries.js";
 import { STREAM_START_ID } from "../../store/redis/streams.js";
 import type { RouteRecord } from "../../store/routes.js";
 import {
-  clusterView,
   type DecodedService,
   decodeStoredRoute,
   decodeStoredService,
@@ -13,11 +13,9 @@ import {
 } from "../../store/stored-records.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
 import {
-  type ClusterState,
   type Command,
   FULL_CLUSTER_COMMANDS,
   fullClusterCommands,
-  lostCluster,
   type Reply,
   readFullCluster,
   readHeartbeat,
@@ -87,23 +85,16 @@ export function planRefresh(
       continue;
     }
     const beat = readHeartbeat(name, heartbeat?.[1], warnings);
-    if (!beat.present) {
-      // The store lost the cluster's keys: keep what we had, stale, until its heartbeat is back.
-      const lost = lostCluster(cluster);
-      flagsChanged ||= lost.view !== cluster.view || cluster.registered;
-      clusters.set(name, lost);
+    const observed = observeCluster(cluster, { heartbeat: beat.present, lease: lease?.[1] === 1 });
+    flagsChanged ||= observed.changed;
+    if (observed.kind === "regained") reloads.set(name, REGAINED);
+    if (observed.kind !== "seen") {
+      // Lost: kept, stale, until its heartbeat is back; regained: read whole by the follow-up.
+      clusters.set(name, observed.state);
       continue;
     }
-    if (!cluster.registered) {
-      reloads.set(name, "its heartbeat is back after the store lost it");
-      clusters.set(name, cluster);
-      continue;
-    }
-    const stale = lease?.[1] !== 1;
-    flagsChanged ||= stale !== cluster.view.stale;
-    const view = stale === cluster.view.stale ? cluster.view : { ...cluster.view, stale };
     // The heartbeat record is kept beside the view: a new beat alone changes no snapshot.
-    clusters.set(name, { ...cluster, view, heartbeat: beat.heartbeat });
+    clusters.set(name, { ...observed.state, heartbeat: beat.heartbeat });
     const entries = streamEntries(stream?.[1]);
     const fresh = entriesAfter(entries, cluster.lastChangeId);
     if (fresh === undefined) reloads.set(name, "change stream no longer holds our last entry");
@@ -210,12 +201,7 @@ export function applyFollowUp(
       decodedRoutes.set(id, typeof raw === "string" ? decodeStoredRoute(name, id, raw, warnings) : undefined);
     });
     const records = updatedRecords(cluster.records, decodedServices, decodedRoutes);
-    clusters.set(name, {
-      ...cluster,
-      records,
-      view: clusterView(name, cluster.view.stale, records, cluster),
-      lastChangeId,
-    });
+    clusters.set(name, withRecords(cluster, records, lastChangeId));
     changed = true;
   }
   for (const [name, reason] of plan.reloads) {

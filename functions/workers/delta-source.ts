@@ -1,4 +1,5 @@
 import type { Logger } from "../../lib/logger.js";
+import { heartbeatsOf, viewsOf } from "../../store/cluster-state.js";
 import type {
   ClusterHeartbeat,
   ClusterView,
@@ -7,7 +8,7 @@ import type {
   SourceStatus,
 } from "../../store/store.js";
 import type { DeltaReader } from "./delta-reader.js";
-import { EMPTY_STATE, heartbeatsOf, type StoreState, snapshotOf } from "./delta-state.js";
+import { EMPTY_STATE, type StoreState } from "./delta-state.js";
 import { createHostBudget } from "./host-budget.js";
 import { type HostModeState, mergeHostViews } from "./host-mode.js";
 
@@ -95,8 +96,8 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
 
   const applyWhole = (next: StoreState) => {
     state = next;
-    heartbeats = heartbeatsOf(next);
-    publish(snapshotOf(next, 0).clusters);
+    heartbeats = heartbeatsOf(next.clusters);
+    publish(viewsOf(next.clusters));
     coldHosts.clear();
     succeeded();
     logger.debug("store read whole", { clusters: next.clusters.size, version });
@@ -169,8 +170,8 @@ export function createDeltaSnapshotSource(options: DeltaSnapshotSourceOptions): 
     track(
       reader.refresh(current).then((outcome) => {
         state = outcome.state;
-        heartbeats = heartbeatsOf(outcome.state);
-        if (outcome.changed) publish(snapshotOf(outcome.state, 0).clusters);
+        heartbeats = heartbeatsOf(outcome.state.clusters);
+        if (outcome.changed) publish(viewsOf(outcome.state.clusters));
         succeeded();
       }, failed),
       true,

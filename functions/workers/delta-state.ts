@@ -1,11 +1,12 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
+import { type ClusterState, lostCluster } from "../../store/cluster-state.js";
 import { clusterKeys } from "../../store/keys.js";
 import { decodeHeartbeatRecord } from "../../store/records.js";
 import { heartbeatOf } from "../../store/redis/heartbeats.js";
 import { hashEntries } from "../../store/redis/replies.js";
 import { lastEntryId, STREAM_START_ID } from "../../store/redis/streams.js";
-import type { ClusterHeartbeat, ClusterView, Snapshot } from "../../store/store.js";
-import { type ClusterRecords, clusterView, decodeClusterRecords } from "../../store/stored-records.js";
+import type { ClusterHeartbeat } from "../../store/store.js";
+import { clusterView, decodeClusterRecords } from "../../store/stored-records.js";
 
 /**
  * What a Workers isolate keeps of the store between refreshes (pure: commands out, replies in). The runtime
@@ -17,25 +18,6 @@ import { type ClusterRecords, clusterView, decodeClusterRecords } from "../../st
 export type Command = readonly [string, ...string[]];
 /** One pipelined reply as ioredis gives it: the error Redis answered for this command, or its value. */
 export type Reply = readonly [Error | null, unknown];
-
-export interface ClusterState {
-  readonly view: ClusterView;
-  /** What the view was built from: a change batch updates it. */
-  readonly records: ClusterRecords;
-  /** Id of the last change entry applied (STREAM_START_ID for an empty stream): the next read starts there. */
-  readonly lastChangeId: string;
-  /**
-   * The records were read while the heartbeat key existed. False once it went missing (the store lost the
-   * cluster's keys): the last records stay, marked stale (fail static), until the heartbeat is back and the
-   * cluster is read whole again.
-   */
-  readonly registered: boolean;
-  /**
-   * What the heartbeat record said when last read: the cluster's place, which proximity steering measures to
-   * (kept out of the view: it changes every beat). Undefined when it did not decode.
-   */
-  readonly heartbeat?: ClusterHeartbeat | undefined;
-}
 
 export interface StoreState {
   readonly clusters: ReadonlyMap<string, ClusterState>;
@@ -95,14 +77,6 @@ export function readHeartbeat(
   return { present: true, heartbeat: undefined };
 }
 
-/** Each cluster's last heartbeat record, as the source's heartbeats() gives them. */
-export function heartbeatsOf(state: StoreState): Map<string, ClusterHeartbeat> {
-  const heartbeats = new Map<string, ClusterHeartbeat>();
-  for (const [name, cluster] of state.clusters)
-    if (cluster.heartbeat) heartbeats.set(name, cluster.heartbeat);
-  return heartbeats;
-}
-
 export type FullClusterResult =
   | { readonly state: ClusterState | undefined }
   | { readonly unreadable: string };
@@ -123,31 +97,10 @@ export function readFullCluster(
   const [lastEntries, services, routes, lease, heartbeatReply] = replies.map(([, value]) => value);
   const lastChangeId = lastEntryId(lastEntries) ?? STREAM_START_ID;
   const { present, heartbeat } = readHeartbeat(cluster, heartbeatReply, warnings);
-  if (!present) {
-    if (!previous) return { state: undefined };
-    return { state: lostCluster(previous, lastChangeId) };
-  }
+  if (!present) return { state: previous && lostCluster(previous, lastChangeId) };
   const records = decodeClusterRecords(cluster, hashEntries(services), hashEntries(routes), warnings);
   const view = clusterView(cluster, lease !== 1, records);
   return { state: { view, records, lastChangeId, registered: true, heartbeat } };
-}
-
-/** A cluster whose heartbeat key is gone keeps its last records, stale: never a blank store. */
-export function lostCluster(previous: ClusterState, lastChangeId = previous.lastChangeId): ClusterState {
-  const view = previous.view.stale ? previous.view : { ...previous.view, stale: true };
-  return { ...previous, view, lastChangeId, registered: false };
-}
-
-/** The views of every cluster, sorted by name, as the snapshot the app routes with. */
-export function snapshotOf(state: StoreState, version: number): Snapshot {
-  const names = [...state.clusters.keys()].sort();
-  return {
-    version,
-    clusters: names.flatMap((name) => {
-      const cluster = state.clusters.get(name);
-      return cluster ? [cluster.view] : [];
-    }),
-  };
 }
 
 /** Sends `commands` in order and yields each one's reply; what delta-reader.ts does with one pipeline. */

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import type { WarnOnce } from "../../lib/warn-once.js";
+import type { ClusterState } from "../cluster-state.js";
 import { clusterKeys } from "../keys.js";
 import {
   type BudgetReport,
@@ -9,7 +10,6 @@ import {
   routeCost,
 } from "../record-budget.js";
 import type { RouteRecord } from "../routes.js";
-import type { ClusterView } from "../store.js";
 import {
   type ClusterRecords,
   clusterView,
@@ -32,14 +32,8 @@ import {
 import { pipelineValues } from "./replies.js";
 import { lastEntryId, STREAM_START_ID } from "./streams.js";
 
-/** One cluster as the Node router's reader loads it: snapshot.ts LoadedCluster, with what it holds. */
-export interface BudgetedCluster {
-  readonly view: ClusterView;
-  readonly records: ClusterRecords;
-  readonly lastChangeId: string;
-  readonly registered: boolean;
-  readonly held: HeldRecords;
-}
+/** One cluster as the Node router's reader knows it: with the sizes of what it holds, within its budget. */
+export type BudgetedCluster = ClusterState & { readonly held: HeldRecords };
 
 /**
  * One cluster read whole within its budget (budgeted-reads.ts): stream position, sizes, lease and heartbeat in

@@ -1,5 +1,5 @@
+import { withRecords } from "../cluster-state.js";
 import { clusterKeys } from "../keys.js";
-import { clusterView } from "../stored-records.js";
 import { readChangesWithin, sameReport } from "./budgeted-load.js";
 import type { ClusterTable, SourceReads } from "./cluster-table.js";
 import type { ClusterChanges } from "./feed-entries.js";
@@ -73,9 +73,7 @@ export async function applyChanges(
       table.clusters.set(cluster, { ...state, lastChangeId });
       continue;
     }
-    const next = records ?? state.records;
-    const view = { ...clusterView(cluster, state.view.stale, next, state), budget };
-    table.clusters.set(cluster, { ...state, records: next, view, lastChangeId });
+    table.clusters.set(cluster, withRecords(state, records ?? state.records, lastChangeId, budget));
     changed = true;
     logger.debug("applied changes", { cluster, services: touched, routes: touchedRoutes, id: lastChangeId });
   }

@@ -2,9 +2,9 @@ import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
 import type { ChangeRate } from "../change-rate.js";
-import type { HeldRecords, RecordBudget } from "../record-budget.js";
-import type { ClusterHeartbeat, ClusterView, Snapshot } from "../store.js";
-import type { ClusterRecords } from "../stored-records.js";
+import { adoptRead, viewsOf } from "../cluster-state.js";
+import type { RecordBudget } from "../record-budget.js";
+import type { ClusterHeartbeat, Snapshot } from "../store.js";
 import { type BudgetedCluster, loadClusterWithin } from "./budgeted-load.js";
 import { readHeartbeats } from "./heartbeats.js";
 import { readRunId } from "./run-id.js";
@@ -28,29 +28,13 @@ export interface SourceReads {
   readonly rate: ChangeRate;
 }
 
-export interface ClusterState {
-  readonly view: ClusterView;
-  /** What the view was built from: a change batch updates it and builds the view again. */
-  readonly records: ClusterRecords;
-  /** The sizes of the records held, within the budget (changed in place by each batch). */
-  readonly held: HeldRecords;
-  /** Id of the last change stream entry applied: the feed resumes after it. */
-  readonly lastChangeId: string;
-  /**
-   * The services were read while the heartbeat record existed. False once the record went missing: the store
-   * lost the cluster's keys, and records kept from before (fail static) may include Services deleted
-   * meanwhile, which a re-push never announces; the cluster is read whole again when its heartbeat is back.
-   */
-  readonly registered: boolean;
-}
-
 /**
  * The clusters the router knows and the immutable snapshot built from them: whole loads of the store or of one
  * cluster, and publishing a new snapshot after any change (lease-refresh.ts and change-application.ts change
  * the clusters too, then publish).
  */
 export class ClusterTable {
-  clusters = new Map<string, ClusterState>();
+  clusters = new Map<string, BudgetedCluster>();
   snapshot: Snapshot | undefined;
   heartbeats: ReadonlyMap<string, ClusterHeartbeat> = new Map();
   /** The Redis instance the positions were read from: another one means every position is void. */
@@ -66,8 +50,7 @@ export class ClusterTable {
   }
 
   publish(): void {
-    const views = [...this.clusters.values()].map((state) => state.view).sort(byName);
-    this.snapshot = { version: (this.snapshot?.version ?? 0) + 1, clusters: views };
+    this.snapshot = { version: (this.snapshot?.version ?? 0) + 1, clusters: viewsOf(this.clusters) };
     this.#published();
   }
 
@@ -76,7 +59,7 @@ export class ClusterTable {
    * read its keys as their types (a WRONGTYPE reply: something else was written under its name), or gone.
    * Connection errors still reject (the store as a whole is unreachable).
    */
-  async load(name: string): Promise<ClusterState | undefined> {
+  async load(name: string): Promise<BudgetedCluster | undefined> {
     const { redis, prefix, warnings, budget, granted } = this.#reads;
     const problem = `cluster ${name}`;
     try {
@@ -107,7 +90,7 @@ export class ClusterTable {
       readHeartbeats(redis, prefix, known, warnings),
     ]);
     this.heartbeats = beats;
-    const next = new Map<string, ClusterState>();
+    const next = new Map<string, BudgetedCluster>();
     known.forEach((name, index) => {
       const state = loaded[index];
       if (state) next.set(name, state);
@@ -128,15 +111,7 @@ export class ClusterTable {
   }
 
   /** A cluster whose heartbeat vanished keeps its last records, marked stale: fail static, never a blank store. */
-  #adopt(loaded: BudgetedCluster): ClusterState | undefined {
-    const previous = this.clusters.get(loaded.view.name);
-    const { view, records, lastChangeId, held } = loaded;
-    if (loaded.registered) return { view, records, lastChangeId, registered: true, held };
-    if (!previous) return undefined;
-    return { ...previous, view: { ...previous.view, stale: true }, lastChangeId, registered: false };
+  #adopt(loaded: BudgetedCluster): BudgetedCluster | undefined {
+    return adoptRead(loaded, this.clusters.get(loaded.view.name));
   }
-}
-
-function byName(a: ClusterView, b: ClusterView): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

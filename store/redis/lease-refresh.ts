@@ -1,6 +1,8 @@
 import type { Logger } from "../../lib/logger.js";
+import { observeCluster, REGAINED } from "../cluster-state.js";
 import { clusterKeys } from "../keys.js";
 import { NOT_GRANTED } from "../record-budget.js";
+import type { BudgetedCluster } from "./budgeted-load.js";
 import type { ClusterTable, SourceReads } from "./cluster-table.js";
 import { redisFailureFields } from "./connection-problems.js";
 import { readHeartbeats } from "./heartbeats.js";
@@ -27,26 +29,21 @@ export async function refreshLeases(table: ClusterTable, reads: SourceReads): Pr
   known.forEach((name, index) => {
     const state = table.clusters.get(name);
     if (!state) return;
-    const present = names.includes(name);
-    if (present && !state.registered) {
+    const observed = observeCluster(state, { heartbeat: names.includes(name), lease: leases[index] === 1 });
+    if (observed.kind === "regained") {
       regained.push(name);
       return;
     }
-    const registered = state.registered && present;
-    const stale = leases[index] !== 1 || !present;
     // Throttled until its bucket is full again: it kept within its change rate for a while (change-rate.ts).
     const rested = state.view.budget?.throttled === true && reads.rate.rested(name, now());
-    if (stale !== state.view.stale || registered !== state.registered || rested) {
-      const budget =
-        rested && state.view.budget ? { ...state.view.budget, throttled: undefined } : state.view.budget;
-      table.clusters.set(name, { ...state, registered, view: { ...state.view, stale, budget } });
-      if (stale !== state.view.stale)
-        logger.info(stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
-      changed = true;
-    }
+    if (!observed.changed && !rested) return;
+    const next = rested ? rest(observed.state) : observed.state;
+    table.clusters.set(name, next);
+    if (next.view.stale !== state.view.stale)
+      logger.info(next.view.stale ? "cluster went stale" : "cluster is fresh again", { cluster: name });
+    changed = true;
   });
-  for (const name of regained)
-    await table.reloadCluster(name, "its heartbeat is back after the store lost it");
+  for (const name of regained) await table.reloadCluster(name, REGAINED);
   for (const name of names) {
     if (table.clusters.has(name)) continue;
     const state = await table.load(name);
@@ -59,6 +56,12 @@ export async function refreshLeases(table: ClusterTable, reads: SourceReads): Pr
   if (await recountUnread(table, reads)) changed = true;
   table.lastLoadAt = now();
   if (changed) table.publish();
+}
+
+/** The cluster no longer throttled (its view's budget report says so). */
+function rest(state: BudgetedCluster): BudgetedCluster {
+  const budget = state.view.budget && { ...state.view.budget, throttled: undefined };
+  return { ...state, view: { ...state.view, budget } };
 }
 
 /**

@@ -1,6 +1,7 @@
-import type { ClusterState, Reply, StoreState } from "../../../functions/workers/delta-state.js";
+import type { Reply, StoreState } from "../../../functions/workers/delta-state.js";
 import type { Logger } from "../../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
+import type { ClusterState } from "../../../store/cluster-state.js";
 import { annotationRoute } from "../../../store/legacy.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import type { RouteRecord } from "../../../store/routes.js";
