@@ -5,7 +5,12 @@ import type { KubeService } from "../kube-objects.js";
 import type { KubeSecret } from "../tls-secrets.js";
 import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
 import { serviceMap } from "./backends.js";
-import { type CertificateUse, certificateUses, resolveCertificateRefs } from "./certificate-refs.js";
+import {
+  type CertificateContext,
+  type CertificateUse,
+  certificateUses,
+  resolveCertificateRefs,
+} from "./certificate-refs.js";
 import { type Condition, condition, type RouteParentStatus, stamped } from "./conditions.js";
 import {
   allowsInsecureFallback,
@@ -106,28 +111,80 @@ export interface GatewayApiTranslation {
  * attached to those Gateways.
  */
 export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslation {
-  const problems: Problem[] = [];
-  const classStatuses = new Map<string, { conditions: Condition[] }>();
-  const classProblems = new Map<string, string | undefined>();
+  const classes = gatewayClassesOf(input);
+  const certificates = certificateContextOf(input.secrets ?? [], input.referenceGrants);
+  const { gateways, insecure } = gatewayViewsOf(input, classes.problems, certificates);
+  const context = {
+    controllerName: input.controllerName,
+    gateways,
+    namespaceLabels: new Map(
+      (input.namespaces ?? []).map((item) => [item.metadata.name, item.metadata.labels ?? {}]),
+    ),
+    backends: { services: serviceMap(input.services), grants: input.referenceGrants },
+  };
+  const tally: RouteTally = { routes: [], attachedRoutes: new Map(), problems: [] };
+  const httpRoutes = translateRoutes(tally, "HTTPRoute", input.httpRoutes, input.now, (route) =>
+    translateHttpRoute(route, context),
+  );
+  const grpcRoutes = translateRoutes(tally, "GRPCRoute", input.grpcRoutes ?? [], input.now, (route) =>
+    translateRouteOfKind(route, context, GRPC_ROUTE_KIND),
+  );
+  const tlsRoutes = translateRoutes(tally, "TLSRoute", input.tlsRoutes ?? [], input.now, (route) =>
+    translateRouteOfKind(route, context, TLS_ROUTE_KIND),
+  );
+  tally.routes.sort((a, b) => byCodeUnits(a.id, b.id));
+  return {
+    routes: tally.routes,
+    statuses: {
+      gatewayClasses: classes.statuses,
+      gateways: gatewayStatusesOf(gateways, insecure, tally.attachedRoutes, input.now),
+      httpRoutes,
+      grpcRoutes,
+      tlsRoutes,
+    },
+    problems: tally.problems,
+    certificates: certificateUses(
+      [...gateways.values()].flatMap((gateway) => gateway.listeners),
+      certificates,
+    ),
+    clientValidations: clientValidationUses(gateways.values()),
+  };
+}
+
+/**
+ * Our GatewayClasses' statuses, and per class name why it is not accepted (undefined: it is). A reference to
+ * parameters is rejected with InvalidParameters (GatewayClass.spec.parametersRef: edgeslice reads none).
+ */
+function gatewayClassesOf(input: GatewayApiInput) {
+  const statuses = new Map<string, { conditions: Condition[] }>();
+  const problems = new Map<string, string | undefined>();
   for (const gatewayClass of sortBy(input.gatewayClasses, (item) => item.metadata.name)) {
     if (gatewayClass.spec.controllerName !== input.controllerName) continue;
     const name = gatewayClass.metadata.name;
     const generation = gatewayClass.metadata.generation;
-    // GatewayClass.spec.parametersRef: a reference to an unsupported kind is rejected with InvalidParameters.
     const problem = gatewayClass.spec.parametersRef
       ? "edgeslice reads no parameters; remove parametersRef"
       : undefined;
-    classProblems.set(name, problem);
+    problems.set(name, problem);
     const accepted = problem
       ? condition("Accepted", false, "InvalidParameters", problem, generation)
       : condition("Accepted", true, "Accepted", "GatewayClass accepted", generation);
-    classStatuses.set(name, { conditions: stamped([accepted], input.now) });
+    statuses.set(name, { conditions: stamped([accepted], input.now) });
   }
+  return { statuses, problems };
+}
 
-  const certificates = certificateContextOf(input.secrets ?? [], input.referenceGrants);
+/**
+ * Our Gateways (of one of our classes) as the listeners evaluate them, by `namespace/name`, and the keys of
+ * those that let a port take clients without a valid certificate (InsecureFrontendValidationMode).
+ */
+function gatewayViewsOf(
+  input: GatewayApiInput,
+  classProblems: ReadonlyMap<string, string | undefined>,
+  certificates: CertificateContext,
+) {
   const caBundles = caBundleContextOf(input.configMaps ?? [], input.referenceGrants);
   const gateways = new Map<string, GatewayView>();
-  /** Gateways that let a port take clients without a valid certificate (InsecureFrontendValidationMode). */
   const insecure = new Set<string>();
   for (const gateway of sortBy(input.gateways, keyOf)) {
     const className = gateway.spec.gatewayClassName;
@@ -153,88 +210,73 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
       ),
     );
   }
+  return { gateways, insecure };
+}
 
-  const context = {
-    controllerName: input.controllerName,
-    gateways,
-    namespaceLabels: new Map(
-      (input.namespaces ?? []).map((item) => [item.metadata.name, item.metadata.labels ?? {}]),
-    ),
-    backends: { services: serviceMap(input.services), grants: input.referenceGrants },
-  };
-  const routes: RouteRecord[] = [];
-  const attachedRoutes = new Map<string, Set<string>>();
-  const translateAll = <R extends { metadata: ObjectMeta }>(
-    kind: RouteKindName,
-    objects: readonly R[],
-    translateOne: (route: R) => HttpRouteTranslation,
-  ): Map<string, RouteParentStatus[]> => {
-    const statuses = new Map<string, RouteParentStatus[]>();
-    for (const route of sortBy(objects, keyOf)) {
-      const key = keyOf(route);
-      const result = translateOne(route);
-      if (result.record) routes.push(result.record);
-      statuses.set(
-        key,
-        result.parents.map((parent) => ({ ...parent, conditions: stamped(parent.conditions, input.now) })),
-      );
-      for (const { gateway, listeners } of result.attached) {
-        for (const listener of listeners) {
-          const listenerKey = `${gateway}\n${listener}`;
-          const counted = attachedRoutes.get(listenerKey) ?? new Set<string>();
-          counted.add(`${kind} ${key}`);
-          attachedRoutes.set(listenerKey, counted);
-        }
+/** What the routes of every kind add up to: their records, the routes per listener, their problems. */
+interface RouteTally {
+  readonly routes: RouteRecord[];
+  /** Per `gateway\nlistener`, the routes (`Kind namespace/name`) attached to it. */
+  readonly attachedRoutes: Map<string, Set<string>>;
+  readonly problems: Problem[];
+}
+
+/** Translates the routes of one kind into `tally`; their statuses by `namespace/name`. */
+function translateRoutes<R extends { metadata: ObjectMeta }>(
+  tally: RouteTally,
+  kind: RouteKindName,
+  objects: readonly R[],
+  now: number | undefined,
+  translateOne: (route: R) => HttpRouteTranslation,
+): Map<string, RouteParentStatus[]> {
+  const statuses = new Map<string, RouteParentStatus[]>();
+  for (const route of sortBy(objects, keyOf)) {
+    const key = keyOf(route);
+    const result = translateOne(route);
+    if (result.record) tally.routes.push(result.record);
+    statuses.set(
+      key,
+      result.parents.map((parent) => ({ ...parent, conditions: stamped(parent.conditions, now) })),
+    );
+    for (const { gateway, listeners } of result.attached) {
+      for (const listener of listeners) {
+        const listenerKey = `${gateway}\n${listener}`;
+        const counted = tally.attachedRoutes.get(listenerKey) ?? new Set<string>();
+        counted.add(`${kind} ${key}`);
+        tally.attachedRoutes.set(listenerKey, counted);
       }
-      for (const reason of result.problems) problems.push({ object: `${kind} ${key}`, reason });
     }
-    return statuses;
-  };
-  const routeStatuses = translateAll("HTTPRoute", input.httpRoutes, (route) =>
-    translateHttpRoute(route, context),
-  );
-  const grpcRouteStatuses = translateAll("GRPCRoute", input.grpcRoutes ?? [], (route) =>
-    translateRouteOfKind(route, context, GRPC_ROUTE_KIND),
-  );
-  const tlsRouteStatuses = translateAll("TLSRoute", input.tlsRoutes ?? [], (route) =>
-    translateRouteOfKind(route, context, TLS_ROUTE_KIND),
-  );
+    for (const reason of result.problems) tally.problems.push({ object: `${kind} ${key}`, reason });
+  }
+  return statuses;
+}
 
-  const gatewayStatuses = new Map<string, GatewayStatus>();
+/** Each of our Gateways' status: its addresses, its conditions and its listeners' attachedRoutes. */
+function gatewayStatusesOf(
+  gateways: ReadonlyMap<string, GatewayView>,
+  insecure: ReadonlySet<string>,
+  attachedRoutes: ReadonlyMap<string, ReadonlySet<string>>,
+  now: number | undefined,
+): Map<string, GatewayStatus> {
+  const statuses = new Map<string, GatewayStatus>();
   for (const [key, gateway] of gateways) {
-    gatewayStatuses.set(key, {
+    statuses.set(key, {
       addresses: gateway.addresses,
       conditions: stamped(
         insecure.has(key)
           ? [...gateway.conditions, insecureCondition(gateway.conditions)]
           : gateway.conditions,
-        input.now,
+        now,
       ),
       listeners: gateway.listeners.map((listener) => ({
         name: listener.name,
         supportedKinds: listener.supportedKinds,
         attachedRoutes: attachedRoutes.get(`${key}\n${listener.name}`)?.size ?? 0,
-        conditions: stamped(listener.conditions, input.now),
+        conditions: stamped(listener.conditions, now),
       })),
     });
   }
-  routes.sort((a, b) => byCodeUnits(a.id, b.id));
-  return {
-    routes,
-    statuses: {
-      gatewayClasses: classStatuses,
-      gateways: gatewayStatuses,
-      httpRoutes: routeStatuses,
-      grpcRoutes: grpcRouteStatuses,
-      tlsRoutes: tlsRouteStatuses,
-    },
-    problems,
-    certificates: certificateUses(
-      [...gateways.values()].flatMap((gateway) => gateway.listeners),
-      certificates,
-    ),
-    clientValidations: clientValidationUses(gateways.values()),
-  };
+  return statuses;
 }
 
 /**
