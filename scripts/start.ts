@@ -104,7 +104,9 @@ async function main(flags: { readonly https: boolean }): Promise<void> {
   const router = await startNodeRouter(config, {
     logger,
     host: "127.0.0.1",
-    ...(store.memory ? { source: store.memory, certificates: store.memory } : {}),
+    ...(store.memory
+      ? { source: store.memory, certificates: store.memory, backendTls: store.memory.backendTls }
+      : {}),
   });
   running.router = router;
   process.stdout.write(

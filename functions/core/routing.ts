@@ -255,7 +255,7 @@ export function createRouting(deps: RoutingDeps): Routing {
       upstreamPath: pathRewrite ? modifiedPath(target.path, found.match, pathRewrite) : target.path,
       upstreamHost: backendRewrite?.hostname ?? rewrite?.hostname,
       plan: withCorsFields(rulePlan(rule, choice.index), corsAnswer?.response),
-      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random),
+      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random, deps.backendTls === true),
     };
   }
 }

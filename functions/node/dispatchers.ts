@@ -22,17 +22,22 @@ export type UpstreamProtocol = "http1" | "h2c";
 
 /**
  * The dispatcher of each upstream protocol, and which one a backend takes. An upgrade (WebSocket) is HTTP/1.1's
- * alone: a backend that speaks only HTTP/2 cannot carry it (docs/design.md, router rule 7).
+ * alone: a backend that speaks only HTTP/2 cannot carry it (docs/design.md, router rule 7). A backend whose
+ * port has a BackendTLSPolicy (`https`) takes the HTTPS dispatcher (HTTP/1.1 over TLS, upgrades included), and
+ * none when the router has none: it is never sent to in cleartext.
  */
 export class Dispatchers {
   readonly #byProtocol: Readonly<Record<UpstreamProtocol, Dispatcher>>;
+  readonly #https: Dispatcher | undefined;
 
-  constructor(byProtocol: Readonly<Record<UpstreamProtocol, Dispatcher>>) {
+  constructor(byProtocol: Readonly<Record<UpstreamProtocol, Dispatcher>> & { readonly https?: Dispatcher }) {
     this.#byProtocol = byProtocol;
+    this.#https = byProtocol.https;
   }
 
   /** The dispatcher for a request to `target`; undefined when its protocol cannot carry the request. */
   for(target: UpstreamTarget, upgrade: boolean): Dispatcher | undefined {
+    if (target.protocol === "https") return this.#https;
     if (target.protocol !== "h2c") return this.#byProtocol.http1;
     return upgrade ? undefined : this.#byProtocol.h2c;
   }
@@ -42,15 +47,16 @@ export class Dispatchers {
   }
 
   get origins(): number {
-    return this.#byProtocol.http1.origins + this.#byProtocol.h2c.origins;
+    return this.#byProtocol.http1.origins + this.#byProtocol.h2c.origins + (this.#https?.origins ?? 0);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#byProtocol.http1.close(), this.#byProtocol.h2c.close()]);
+    await Promise.all([this.#byProtocol.http1.close(), this.#byProtocol.h2c.close(), this.#https?.close()]);
   }
 
   destroy(): void {
     this.#byProtocol.http1.destroy();
     this.#byProtocol.h2c.destroy();
+    this.#https?.destroy();
   }
 }

@@ -4,18 +4,23 @@ import { PoolsByTarget } from "../transports/pools-by-target.js";
 import type { UpstreamPoolOptions, UpstreamTarget } from "../transports/upstream.js";
 import type { Dispatcher } from "./dispatchers.js";
 
+/** The limits of each backend's pool (the HTTPS dispatcher's too: https-dispatcher.ts). */
+export function poolSettings(options: UpstreamPoolOptions): PoolSettings {
+  return {
+    connections: options.connectionsPerBackend ?? 128,
+    connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 4_000,
+    responseHeadTimeoutMs: options.responseHeadTimeoutMs ?? 300_000,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
+  };
+}
+
 /** HTTP/1.1 to backends: one keep-alive pool of the router's own client (lib/http1/) per backend. */
 export class Http1Dispatcher implements Dispatcher {
   readonly #pools: PoolsByTarget<OriginPool>;
 
   constructor(options: UpstreamPoolOptions = {}) {
-    const settings: PoolSettings = {
-      connections: options.connectionsPerBackend ?? 128,
-      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 4_000,
-      responseHeadTimeoutMs: options.responseHeadTimeoutMs ?? 300_000,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
-    };
+    const settings = poolSettings(options);
     this.#pools = new PoolsByTarget<OriginPool>(
       {
         create: (target) => new OriginPool(target.ip, target.port, settings),

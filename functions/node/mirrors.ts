@@ -29,7 +29,9 @@ export function sendMirrors(
     contentLength: undefined,
     transferCodings: undefined,
   };
-  for (const mirror of mirrors) dispatchers.http1.dispatch(mirror, request, new ForgottenCopy());
+  // A copy to a port with a BackendTLSPolicy goes over TLS as the request would (https-dispatcher.ts).
+  for (const mirror of mirrors)
+    dispatchers.for(mirror, false)?.dispatch(mirror, request, new ForgottenCopy());
 }
 
 /** A copy's answer, read away; the copy is cut when it outlives MIRROR_TIMEOUT_MS. */

@@ -1,8 +1,12 @@
 import { settlesWithin } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
+import type { BackendTlsReader } from "../../store/backend-tls.js";
 import type { CertificateReader } from "../../store/certificates.js";
-import { createRedisCertificateReader } from "../../store/redis/certificate-reader.js";
+import {
+  createRedisBackendTlsReader,
+  createRedisCertificateReader,
+} from "../../store/redis/certificate-reader.js";
 import { createRedisClient, type RedisClient, ROUTER_RECONNECT } from "../../store/redis/client.js";
 import { reportRedisConnection } from "../../store/redis/connection-report.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
@@ -19,6 +23,8 @@ export interface RouterStore {
   /** The Redis source when the router owns one (for status and tests). */
   readonly redisSource: RedisSnapshotSource | undefined;
   readonly certificates: CertificateReader | undefined;
+  /** The backend TLS records (BackendTLSPolicy validations) the HTTPS dispatcher opens TLS to pods with. */
+  readonly backendTls: BackendTlsReader | undefined;
   /** Settles when the Redis client first connected or failed to (undefined for a given source). */
   readonly connected: Promise<void> | undefined;
   /** Closes the reader and the Redis client, each bounded: a Redis that hangs must not hold the shutdown. */
@@ -31,6 +37,7 @@ export interface RouterStoreDeps {
   /** A ready source (e.g. MemoryStore for the all-in-one); default: Redis at config.redis. */
   readonly source?: SnapshotSource | undefined;
   readonly certificates?: CertificateReader | undefined;
+  readonly backendTls?: BackendTlsReader | undefined;
   readonly refreshIntervalMs?: number | undefined;
 }
 
@@ -45,6 +52,7 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
       source: deps.source,
       redisSource: undefined,
       certificates: deps.certificates,
+      backendTls: deps.backendTls,
       connected: undefined,
       close: async () => {},
     };
@@ -77,13 +85,13 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
   void connected
     .then(() => redisSource.start())
     .catch((error) => logger.error("store reader failed to start", { error }));
+  // The clusters the snapshot reader found by their heartbeats, not the registry any sync may add names to.
+  const clusters = () => redisSource.current()?.clusters.map((cluster) => cluster.name) ?? [];
   return {
     source: redisSource,
     redisSource,
-    // The clusters the snapshot reader found by their heartbeats, not the registry any sync may add names to.
-    certificates: createRedisCertificateReader(redis, config.prefix, {
-      clusters: () => redisSource.current()?.clusters.map((cluster) => cluster.name) ?? [],
-    }),
+    certificates: createRedisCertificateReader(redis, config.prefix, { clusters }),
+    backendTls: createRedisBackendTlsReader(redis, config.prefix, { clusters }),
     connected,
     async close() {
       const sourceClosed = redisSource.close();

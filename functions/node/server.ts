@@ -5,6 +5,7 @@ import { getRequestListener } from "@hono/node-server";
 import { listenOn } from "../../lib/listen.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { processMetrics } from "../../lib/process-metrics.js";
+import type { BackendTlsReader } from "../../store/backend-tls.js";
 import type { CertificateReader } from "../../store/certificates.js";
 import { endpointAddress } from "../../store/records.js";
 import type { RedisSnapshotSource } from "../../store/redis/source.js";
@@ -26,10 +27,12 @@ import { Http1Dispatcher } from "./http1-dispatcher.js";
 import { createHttp1Front } from "./http1-front.js";
 import { type CleartextSplit, splitCleartext } from "./http2/cleartext-split.js";
 import { createHttp2Front, type Http2Front } from "./http2/http2-front.js";
+import { HttpsDispatcher } from "./https-dispatcher.js";
 import { countingStage, countingStreams } from "./listener-counts.js";
 import { type ConnectionStage, routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
 import { RequestHandler } from "./request-handler.js";
 import { openRouterStore, type RouterStore } from "./router-store.js";
+import { BackendTlsSource } from "./tls/backend-tls-source.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
 import { createOtelTracing } from "./tracing/otel-tracing.js";
 
@@ -58,6 +61,8 @@ export interface NodeRouterDeps {
   readonly ejection?: AppDeps["ejection"];
   /** Where HTTPS certificates are read with `source` (a MemoryStore); default: the router's Redis. */
   readonly certificates?: CertificateReader;
+  /** Where backend TLS records are read with `source` (a MemoryStore); default: the router's Redis. */
+  readonly backendTls?: BackendTlsReader;
 }
 
 export interface NodeRouter {
@@ -86,6 +91,8 @@ export interface NodeRouter {
 interface RouterCore {
   readonly store: RouterStore;
   readonly dispatchers: Dispatchers;
+  /** The BackendTLSPolicy setups the HTTPS dispatcher opens TLS to pods with; undefined: no records read. */
+  readonly backendTls: BackendTlsSource | undefined;
   readonly handler: RequestHandler;
   readonly routing: ReturnType<typeof createRouting>;
   readonly adminApp: ReturnType<typeof createApp>;
@@ -179,11 +186,15 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
     now,
     source: deps.source,
     certificates: deps.certificates,
+    backendTls: deps.backendTls,
     refreshIntervalMs: deps.refreshIntervalMs,
   });
+  const backendTls = store.backendTls && new BackendTlsSource(store.backendTls, logger);
+  backendTls?.start(store.connected);
   const dispatchers = new Dispatchers({
     http1: new Http1Dispatcher(deps.upstreamOptions),
     h2c: new H2cPools({ ...config.h2c, ...deps.h2c }),
+    ...(backendTls ? { https: new HttpsDispatcher(backendTls, deps.upstreamOptions) } : {}),
   });
   const trafficHistory = new TrafficHistory();
   const newRequestId = createRequestIds(randomBytes);
@@ -201,6 +212,8 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
     random: deps.random ?? Math.random,
     balancing: "p2c",
     logger,
+    // Backends of a port with a BackendTLSPolicy are selected only where the records are read.
+    backendTls: backendTls !== undefined,
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
     // The routing core's 421 rule compares the certificates the SNI and the routed host get (core/misdirected.ts).
     certificateOf: (name) => core.https?.certificateOf(name),
@@ -228,6 +241,7 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
   const core: RouterCore = {
     store,
     dispatchers,
+    backendTls,
     handler,
     routing,
     adminApp: createApp({ ...appDeps, endpoints: "admin" }, routing),
@@ -279,6 +293,7 @@ function closer(core: RouterCore, listeners: Listeners): () => Promise<void> {
       clearInterval(sweep);
       clearTimeout(bound);
       core.dispatchers.destroy();
+      core.backendTls?.close();
       await core.store.close();
       await core.otel?.shutdown();
       listeners.logger.info("router stopped");

@@ -14,6 +14,10 @@ export interface UpstreamTarget {
   readonly port: number;
   /** What the backend speaks; undefined: HTTP/1.1. */
   readonly protocol?: BackendProtocol | undefined;
+  /** The cluster whose records describe it (with protocol `https`: its backend TLS records). */
+  readonly cluster?: string | undefined;
+  /** With protocol `https`: the port's BackendTLSPolicy (`namespace/name`), the TLS setup's key. */
+  readonly tls?: { readonly policy: string } | undefined;
 }
 
 /** The keep-alive pools of the Node router's HTTP/1.1 dispatcher (node/http1-dispatcher.ts). */

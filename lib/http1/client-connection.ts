@@ -1,6 +1,6 @@
 import { BodyUpload } from "./body-upload.js";
 import { LocalAbortError, ServerClosedError, timeoutError } from "./client-errors.js";
-import { ConnectionSocket, type SocketListener } from "./connection-socket.js";
+import { ConnectionSocket, type SocketConnector, type SocketListener } from "./connection-socket.js";
 import {
   ConnectionTimer,
   type ConnectionWait,
@@ -47,10 +47,16 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   /** Carries one upgrade request, whose socket a 101 hands over: never reused. */
   readonly #forUpgrade: boolean;
 
-  constructor(owner: ConnectionOwner, host: string, port: number, forUpgrade = false) {
+  constructor(
+    owner: ConnectionOwner,
+    host: string,
+    port: number,
+    forUpgrade = false,
+    connector?: SocketConnector,
+  ) {
     this.#owner = owner;
     this.#forUpgrade = forUpgrade;
-    this.#socket = new ConnectionSocket(host, port, this, forUpgrade);
+    this.#socket = new ConnectionSocket(host, port, this, forUpgrade, connector);
     this.#timer.arm("connect", owner.settings.connectTimeoutMs);
   }
 

@@ -1,4 +1,4 @@
-import { connect, type Socket } from "node:net";
+import { connect, type NetConnectOpts, type Socket } from "node:net";
 import type { ExchangeHandler } from "../http-exchange.js";
 import { ReadBuffer } from "./read-buffer.js";
 
@@ -10,6 +10,17 @@ export interface SocketListener {
   ended(): void;
   failed(error: Error): void;
   closed(): void;
+}
+
+/**
+ * How a connection's socket is opened when not over plain TCP (TLS to a backend: node/https-dispatcher.ts):
+ * `open` makes the socket from the TCP options, and the connection counts as connected on `connectedEvent`
+ * (`secureConnect` for TLS, so that a failed handshake fails the request as a connect failure would: nothing
+ * of it was sent). Its sockets are read by 'data' events.
+ */
+export interface SocketConnector {
+  open(options: NetConnectOpts): Socket;
+  readonly connectedEvent: string;
 }
 
 /** TCP keep-alive finds a server that vanished mid-response (its host gone) long before bodyTimeoutMs would. */
@@ -27,12 +38,23 @@ export class ConnectionSocket {
   readonly #reads = new ReadBuffer();
   #paused = false;
 
-  constructor(host: string, port: number, listener: SocketListener, handedOver: boolean) {
+  constructor(
+    host: string,
+    port: number,
+    listener: SocketListener,
+    handedOver: boolean,
+    connector?: SocketConnector,
+  ) {
     this.#listener = listener;
-    this.socket = handedOver
-      ? connect({ host, port, ...SOCKET_OPTIONS }).on("data", this.#onData)
-      : connect({ host, port, ...SOCKET_OPTIONS, onread: this.#reads.onread(this.#onRead) });
-    this.socket.on("connect", this.#onConnect).on("end", this.#onEnd).on("error", this.#onError);
+    if (connector !== undefined) {
+      this.socket = connector.open({ host, port, ...SOCKET_OPTIONS }).on("data", this.#onData);
+    } else {
+      this.socket = handedOver
+        ? connect({ host, port, ...SOCKET_OPTIONS }).on("data", this.#onData)
+        : connect({ host, port, ...SOCKET_OPTIONS, onread: this.#reads.onread(this.#onRead) });
+    }
+    const connectedEvent = connector?.connectedEvent ?? "connect";
+    this.socket.on(connectedEvent, this.#onConnect).on("end", this.#onEnd).on("error", this.#onError);
     this.socket.on("close", this.#onClose);
   }
 

@@ -1,6 +1,7 @@
 import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "../http-exchange.js";
 import { ClientConnection, type ConnectionOwner } from "./client-connection.js";
 import { LocalAbortError } from "./client-errors.js";
+import type { SocketConnector } from "./connection-socket.js";
 import { PendingRequest } from "./pending-request.js";
 import type { PoolSettings } from "./settings.js";
 
@@ -18,13 +19,16 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   readonly #connections = new Set<ClientConnection>();
   readonly #idle: ClientConnection[] = [];
   readonly #waiting: PendingRequest[] = [];
+  readonly #connector: SocketConnector | undefined;
   #closing: (() => void) | undefined;
   #destroyed = false;
 
-  constructor(host: string, port: number, settings: PoolSettings) {
+  /** `connector`: how each connection's socket is opened (TLS); default plain TCP. */
+  constructor(host: string, port: number, settings: PoolSettings, connector?: SocketConnector) {
     this.#host = host;
     this.#port = port;
     this.settings = settings;
+    this.#connector = connector;
   }
 
   dispatch(request: OutgoingRequest, handler: ExchangeHandler): void {
@@ -98,7 +102,7 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
   }
 
   #open(forUpgrade = false): ClientConnection {
-    const connection = new ClientConnection(this, this.#host, this.#port, forUpgrade);
+    const connection = new ClientConnection(this, this.#host, this.#port, forUpgrade, this.#connector);
     this.#connections.add(connection);
     return connection;
   }

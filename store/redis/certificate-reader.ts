@@ -47,9 +47,16 @@ export function createRedisCertificateReader(
   };
 }
 
-/** The router's BackendTlsReader over Redis: the `backend-tls` hashes, read as the certificates are. */
-export function createRedisBackendTlsReader(redis: Redis | Cluster, prefix: string): BackendTlsReader {
-  return versionedHashReader(redis, prefix, (keys) => [keys.backendTls, keys.backendTlsVersion]);
+/**
+ * The router's BackendTlsReader over Redis: the `backend-tls` hashes, read as the certificates are (the
+ * clusters of `clusters`, when given: those the snapshot reader found by their heartbeats).
+ */
+export function createRedisBackendTlsReader(
+  redis: Redis | Cluster,
+  prefix: string,
+  options: { readonly clusters?: () => readonly string[] } = {},
+): BackendTlsReader {
+  return versionedHashReader(redis, prefix, (keys) => [keys.backendTls, keys.backendTlsVersion], options);
 }
 
 function versionedHashReader(

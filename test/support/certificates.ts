@@ -10,7 +10,10 @@ export interface TestCertificate {
 }
 
 export interface TestAuthority extends TestCertificate {
-  /** A leaf for `names` (DNS SANs, wildcards allowed), signed by this authority; its CN is the first name. */
+  /**
+   * A leaf for `names` (DNS SANs, wildcards allowed; a name with `://` is a URI SAN, a SPIFFE id say), signed by
+   * this authority; its CN is the first name.
+   */
   issue(names: readonly string[], days?: number): TestCertificate;
 }
 
@@ -45,7 +48,10 @@ function issueLeaf(caCert: string, caKey: string, names: readonly string[], days
   try {
     writeFileSync(join(dir, "ca.crt"), caCert);
     writeFileSync(join(dir, "ca.key"), caKey);
-    writeFileSync(join(dir, "ext.cnf"), `subjectAltName=${names.map((n) => `DNS:${n}`).join(",")}\n`);
+    writeFileSync(
+      join(dir, "ext.cnf"),
+      `subjectAltName=${names.map((n) => (n.includes("://") ? `URI:${n}` : `DNS:${n}`)).join(",")}\n`,
+    );
     openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "leaf.ec"], dir);
     // PKCS#8, as cert-manager writes tls.key by default for ECDSA keys.
     openssl(["pkcs8", "-topk8", "-nocrypt", "-in", "leaf.ec", "-out", "leaf.key"], dir);

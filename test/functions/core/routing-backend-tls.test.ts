@@ -76,4 +76,21 @@ describe("backends whose port asks for TLS", () => {
       tls: { policy: "shop/api-tls" },
     });
   });
+
+  it("copy a mirror to such a port over TLS, with its cluster and policy, where the router opens TLS", async () => {
+    const snapshot = snapshotOf([
+      { name: "east", services: [secure("east", "10.0.0.1", "shop/api-tls")], routes: [route] },
+    ]);
+    const result = await routed(snapshot, true);
+    expect(typeof result === "object" && "mirrors" in result && result.mirrors).toEqual([
+      {
+        service: "shop/api",
+        ip: "10.0.0.1",
+        port: 8443,
+        cluster: "east",
+        protocol: "https",
+        tls: { policy: "shop/api-tls" },
+      },
+    ]);
+  });
 });

@@ -1,0 +1,170 @@
+import type { Logger } from "../../../lib/logger.js";
+import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
+import {
+  type BackendTlsReader,
+  type BackendTlsRecord,
+  backendTlsField,
+  decodeBackendTlsRecord,
+} from "../../../store/backend-tls.js";
+import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
+import { redisFailureFields } from "../../../store/redis/connection-problems.js";
+import { type BackendTlsSetup, backendTlsSetup } from "./backend-tls-setup.js";
+
+/** What the HTTPS dispatcher asks: how to open TLS to a backend of `policy` in `cluster`, now. */
+export interface BackendTlsSetups {
+  setupFor(cluster: string, policy: string): BackendTlsSetup | undefined;
+  /** A backend refused for `reason` (no usable record, a failed handshake): logged once per backend and reason. */
+  refused(address: string, policy: string, reason: string, fields?: Record<string, unknown>): void;
+}
+
+export const DEFAULT_BACKEND_TLS_REFRESH_MS = 1_000;
+
+/**
+ * The Node router's view of the backend TLS records (store/backend-tls.ts), read as the certificates are
+ * (certificate-source.ts): one small read of each cluster's version per interval, a cluster's hash read again
+ * when its version moved, one TLS setup made per policy version (kept while its version stays, so its pools
+ * do). A record that does not decode or load is logged once and left out: its backends are refused, never
+ * sent to in cleartext. With the store unreachable the last setups keep serving.
+ */
+export class BackendTlsSource implements BackendTlsSetups {
+  readonly #reader: BackendTlsReader;
+  readonly #logger: Logger;
+  readonly #warnings: WarnOnce;
+  readonly #intervalMs: number;
+  readonly #versions = new Map<string, string>();
+  /** cluster → policy id → its setup. */
+  readonly #byCluster = new Map<string, Map<string, BackendTlsSetup>>();
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #failing = false;
+
+  constructor(reader: BackendTlsReader, logger: Logger, intervalMs = DEFAULT_BACKEND_TLS_REFRESH_MS) {
+    this.#reader = reader;
+    this.#logger = logger;
+    this.#warnings = createWarnOnce(logger);
+    this.#intervalMs = intervalMs;
+  }
+
+  setupFor(cluster: string, policy: string): BackendTlsSetup | undefined {
+    return this.#byCluster.get(cluster)?.get(policy);
+  }
+
+  refused(address: string, policy: string, reason: string, fields: Record<string, unknown> = {}): void {
+    this.#warnings.warn(`backend tls ${address} ${policy}`, reason, "backend refused: TLS to it failed", {
+      backend: address,
+      policy,
+      reason,
+      ...fields,
+    });
+  }
+
+  /** Reads what changed now (the first load; tests). */
+  refresh(): Promise<void> {
+    this.#running ??= this.#poll().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** Reads once `after` settles (the store's connection), then every interval. */
+  start(after?: Promise<unknown>): void {
+    void Promise.resolve(after)
+      .catch(() => undefined)
+      .then(() => this.refresh());
+    this.#timer = setInterval(() => void this.refresh(), this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #poll(): Promise<void> {
+    try {
+      const now = await this.#reader.versions();
+      for (const [cluster, version] of now) {
+        if (this.#versions.get(cluster) === version) continue;
+        if (await this.#reload(cluster)) this.#versions.set(cluster, version);
+      }
+      for (const cluster of [...this.#byCluster.keys()]) {
+        if (now.has(cluster)) continue;
+        this.#byCluster.delete(cluster);
+        this.#versions.delete(cluster);
+      }
+      if (this.#failing) this.#logger.info("backend TLS records readable again");
+      this.#failing = false;
+    } catch (error) {
+      if (!this.#failing) {
+        this.#logger.warn("cannot read backend TLS records; using the last ones", redisFailureFields(error));
+      }
+      this.#failing = true;
+    }
+  }
+
+  /** False when the cluster's hash was too large to read (its last setups keep serving). */
+  async #reload(cluster: string): Promise<boolean> {
+    let raw: Map<string, string>;
+    try {
+      raw = await this.#reader.records(cluster);
+      this.#warnings.clear(`backend tls records ${cluster}`);
+    } catch (error) {
+      if (!(error instanceof CertificatesTooLargeError)) throw error;
+      this.#warnings.warn(
+        `backend tls records ${cluster}`,
+        "too large",
+        "not reading a cluster's backend TLS records: too many or too large",
+        { cluster, records: error.records, bytes: error.bytes },
+      );
+      return true;
+    }
+    const previous = this.#byCluster.get(cluster);
+    const setups = new Map<string, BackendTlsSetup>();
+    for (const [field, value] of raw) {
+      const record = this.#decoded(cluster, field, value);
+      if (record?.kind !== "policy") continue;
+      const kept = previous?.get(record.id);
+      if (kept?.version === record.version) {
+        setups.set(record.id, kept);
+        continue;
+      }
+      const setup = this.#setupOf(cluster, record);
+      if (setup) setups.set(record.id, setup);
+    }
+    this.#byCluster.set(cluster, setups);
+    return true;
+  }
+
+  #decoded(cluster: string, field: string, raw: string): BackendTlsRecord | undefined {
+    const problem = `backend tls record ${cluster}/${field}`;
+    const decoded = decodeBackendTlsRecord(raw);
+    if (decoded.ok && backendTlsField(decoded.value) === field) {
+      this.#warnings.clear(problem);
+      return decoded.value;
+    }
+    const reason = decoded.ok ? `its field is ${backendTlsField(decoded.value)}` : decoded.error;
+    this.#warnings.warn(problem, reason, "skipping an invalid backend TLS record", {
+      cluster,
+      field,
+      reason,
+    });
+    return undefined;
+  }
+
+  #setupOf(cluster: string, record: BackendTlsRecord & { kind: "policy" }): BackendTlsSetup | undefined {
+    const problem = `backend tls record ${cluster}/${backendTlsField(record)}`;
+    try {
+      return backendTlsSetup(cluster, record, (address, setup, reason, error) =>
+        this.refused(address, setup.policy, reason, { cluster, error: error.message }),
+      );
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.#warnings.warn(problem, reason, "skipping a backend TLS policy TLS cannot load", {
+        cluster,
+        policy: record.id,
+        reason,
+      });
+      return undefined;
+    }
+  }
+}
