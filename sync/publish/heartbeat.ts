@@ -26,128 +26,144 @@ export interface HeartbeatOptions {
   readonly storedServices?: () => number | undefined;
 }
 
-export interface Heartbeat {
+/**
+ * The cluster's heartbeat in the store: routers see a cluster, and trust its records, only while its lease
+ * is fresh. One beat at start, then every interval; beats never overlap.
+ *
+ * States: stopped, running (a timer waits for the next beat, or a beat is in flight), held (running, but no
+ * beat leaves until every holdUntil's work settled). Transitions: start, stop, beatNow, holdUntil and its
+ * release, and each beat's end, which schedules the next.
+ *
+ * @example
+ * const heartbeat = new Heartbeat({ writer, holder: config.identity, leaseMs: 15_000, logger, metrics });
+ * heartbeat.start();
+ * await heartbeat.stop();
+ */
+export class Heartbeat {
+  readonly #options: HeartbeatOptions;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  readonly #timers: Timers;
+  /** The timer of the next beat; undefined while a beat is in flight, while held and once stopped. */
+  #timer: unknown;
+  #running = false;
+  #inFlight: Promise<void> | undefined;
+  /** beatNow came while a beat was in flight: the next one leaves right after it. */
+  #beatAgain = false;
+  /** holdUntil calls whose work has not settled yet. */
+  #holds = 0;
+  /** A beat landed since the last hold: the heartbeat record should be in the store. */
+  #announced = false;
+
+  constructor(options: HeartbeatOptions) {
+    this.#options = options;
+    this.#intervalMs = options.intervalMs ?? Math.max(1, Math.floor(options.leaseMs / 3));
+    this.#now = options.now ?? Date.now;
+    this.#timers = options.timers ?? realTimers;
+  }
+
   /** Beats now and then every interval (while leading). */
-  start(): void;
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#tick();
+  }
+
   /**
    * Beats now instead of at the next interval (while running): after Redis (re)connects, the heartbeat key
    * may be missing (a first beat that failed, a Redis that restarted empty), and routers discover the
    * cluster only by that key, so waiting a whole interval would hide every route of the cluster.
    */
-  beatNow(): void;
+  beatNow(): void {
+    if (!this.#running || this.#holds > 0) return;
+    // A beat in flight may have been sent before Redis was back: beat again right after it.
+    if (this.#inFlight) {
+      this.#beatAgain = true;
+      return;
+    }
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#tick();
+  }
+
   /**
    * No beat leaves until `work` settles, then one beats at once. After Redis restarted empty the cluster is
    * invisible to routers until its heartbeat is back; a periodic beat landing mid re-push would announce it
    * with only some of its Services, and routers would swap their last full view for that partial one.
    */
-  holdUntil(work: Promise<unknown>): void;
+  holdUntil(work: Promise<unknown>): void {
+    this.#holds++;
+    // The caller is re-pushing: the beat after it announces the cluster again, nothing to check first.
+    this.#announced = false;
+    this.#cancelTimer();
+    const release = () => {
+      this.#holds--;
+      if (this.#holds === 0) this.beatNow();
+    };
+    work.then(release, release);
+  }
+
   /** No further beats; the lease then runs out on its own unless the next leader beats. */
-  stop(): Promise<void>;
-  readonly running: boolean;
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#cancelTimer();
+    if (this.#inFlight) await this.#inFlight;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
   /** A re-push holds the beats: the store lacks some of what the sync holds until it is done. */
-  readonly holding: boolean;
-}
+  get holding(): boolean {
+    return this.#holds > 0;
+  }
 
-/**
- * The cluster's heartbeat in the store: routers see a cluster, and trust its records, only while its lease
- * is fresh. One beat at start, then every interval; beats never overlap.
- *
- * @example
- * const heartbeat = createHeartbeat({ writer, holder: config.identity, leaseMs: 15_000, logger, metrics });
- * heartbeat.start();
- * await heartbeat.stop();
- */
-export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
-  const { writer, holder, leaseMs, logger, metrics } = options;
-  const intervalMs = options.intervalMs ?? Math.max(1, Math.floor(leaseMs / 3));
-  const now = options.now ?? Date.now;
-  const timers = options.timers ?? realTimers;
-  let timer: unknown;
-  let running = false;
-  let inFlight: Promise<void> | undefined;
-  let beatAgain = false;
-  let holds = 0;
-  /** A beat landed since the last hold: the heartbeat record should be in the store. */
-  let announced = false;
+  #tick(): void {
+    this.#timer = undefined;
+    // Held: the release beats, and the periodic schedule restarts from there.
+    if (!this.#running || this.#holds > 0) return;
+    this.#inFlight = this.#beat().finally(() => {
+      this.#inFlight = undefined;
+      // setTimeout after each beat rather than setInterval: a slow Redis never stacks up beats.
+      if (this.#running)
+        this.#timer = this.#timers.setTimeout(() => this.#tick(), this.#beatAgain ? 0 : this.#intervalMs);
+      this.#beatAgain = false;
+    });
+  }
 
-  const beat = async () => {
-    const at = now();
+  async #beat(): Promise<void> {
+    const { writer, holder, leaseMs, logger, metrics } = this.#options;
+    const at = this.#now();
     try {
-      const ifRegistered = announced && options.onStoreLost !== undefined;
-      const apiserverUnreachableSince = options.unreachableSince?.();
-      const services = options.storedServices?.();
+      const ifRegistered = this.#announced && this.#options.onStoreLost !== undefined;
+      const apiserverUnreachableSince = this.#options.unreachableSince?.();
+      const services = this.#options.storedServices?.();
       if (
         !(await writer.heartbeat({ holder, leaseMs, at, ifRegistered, apiserverUnreachableSince, services }))
       ) {
-        announced = false;
-        metrics.count("storeLosses");
-        logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {
-          cluster: writer.cluster,
-        });
-        options.onStoreLost?.();
+        this.#storeLost();
         return;
       }
-      announced = true;
+      this.#announced = true;
       metrics.set("lastHeartbeat", Math.floor(at / 1000));
     } catch (error) {
       metrics.count("heartbeatErrors");
       logger.warn("heartbeat failed", { cluster: writer.cluster, error });
     }
-  };
+  }
 
-  const tick = () => {
-    timer = undefined;
-    // Held: the release beats, and the periodic schedule restarts from there.
-    if (!running || holds > 0) return;
-    inFlight = beat().finally(() => {
-      inFlight = undefined;
-      // setTimeout after each beat rather than setInterval: a slow Redis never stacks up beats.
-      if (running) timer = timers.setTimeout(tick, beatAgain ? 0 : intervalMs);
-      beatAgain = false;
+  /** The beat found the record it only replaces gone: re-push (onStoreLost) before announcing again. */
+  #storeLost(): void {
+    this.#announced = false;
+    this.#options.metrics.count("storeLosses");
+    this.#options.logger.warn("the store lost this cluster's records; re-pushing before the next heartbeat", {
+      cluster: this.#options.writer.cluster,
     });
-  };
+    this.#options.onStoreLost?.();
+  }
 
-  const beatNow = () => {
-    if (!running || holds > 0) return;
-    // A beat in flight may have been sent before Redis was back: beat again right after it.
-    if (inFlight) {
-      beatAgain = true;
-      return;
-    }
-    if (timer !== undefined) timers.clearTimeout(timer);
-    tick();
-  };
-
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      tick();
-    },
-    beatNow,
-    holdUntil(work) {
-      holds++;
-      // The caller is re-pushing: the beat after it announces the cluster again, nothing to check first.
-      announced = false;
-      if (timer !== undefined) timers.clearTimeout(timer);
-      timer = undefined;
-      const release = () => {
-        holds--;
-        if (holds === 0) beatNow();
-      };
-      work.then(release, release);
-    },
-    async stop() {
-      running = false;
-      if (timer !== undefined) timers.clearTimeout(timer);
-      timer = undefined;
-      if (inFlight) await inFlight;
-    },
-    get holding() {
-      return holds > 0;
-    },
-    get running() {
-      return running;
-    },
-  };
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }

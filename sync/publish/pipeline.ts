@@ -3,7 +3,7 @@ import type { ClusterWriter } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
 import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
-import { createHeartbeat, type Heartbeat } from "./heartbeat.js";
+import { Heartbeat } from "./heartbeat.js";
 import { createReconciler, type Reconciler, type ReconcilerOptions } from "./reconciler.js";
 import { createSafetyValve, type ValveConfig } from "./safety-valve.js";
 
@@ -75,7 +75,7 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     ...options.timing,
   });
   const repushBeforeBeating = () => heartbeat.holdUntil(reconciler.fullResync());
-  const heartbeat = createHeartbeat({
+  const heartbeat = new Heartbeat({
     writer,
     holder: options.holder,
     leaseMs: options.leaseMs,

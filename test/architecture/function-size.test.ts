@@ -35,7 +35,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/live.ts: startLive",
   "sync/publish-role.ts: createPublishRole",
   "sync/publish/desired-state.ts: createDesiredState",
-  "sync/publish/heartbeat.ts: createHeartbeat",
   "sync/publish/publish-pass.ts: createPublishPass",
   "sync/publish/reconciler.ts: createReconciler",
   "sync/publish/service-publisher.ts: createServicePublisher",

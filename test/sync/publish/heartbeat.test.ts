@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../../../lib/logger.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
-import { createHeartbeat, type Heartbeat, type HeartbeatOptions } from "../../../sync/publish/heartbeat.js";
+import { Heartbeat, type HeartbeatOptions } from "../../../sync/publish/heartbeat.js";
 
 /** Every record write of a ClusterWriter, doing nothing: these tests look at heartbeats only. */
 const NO_RECORD_WRITES = {
@@ -42,13 +42,13 @@ function beatingWriter() {
   };
 }
 
-/** The heartbeat of replica sync-0 with a `leaseMs` lease; options as createHeartbeat takes them. */
+/** The heartbeat of replica sync-0 with a `leaseMs` lease; options as Heartbeat takes them. */
 function heartbeatOver(
   writer: ClusterWriter,
   leaseMs: number,
   options: Partial<Pick<HeartbeatOptions, "metrics" | "onStoreLost">> = {},
 ): Heartbeat {
-  return createHeartbeat({
+  return new Heartbeat({
     writer,
     holder: "sync-0",
     leaseMs,
