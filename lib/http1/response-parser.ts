@@ -1,5 +1,6 @@
 import { chunkSizeOf } from "./chunk-line.js";
 import { ServerClosedError } from "./client-errors.js";
+import { GatheredPieces, SMALL_PIECE_BYTES } from "./gathered-pieces.js";
 import { MalformedResponseError, parseResponseHead } from "./response-head.js";
 import type { ResponseSink } from "./response-sink.js";
 import { TrailerSection } from "./trailer-section.js";
@@ -16,11 +17,6 @@ export type { ResponseSink } from "./response-sink.js";
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 /** Largest chunk-size line (size and extensions) or trailer field line accepted. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
-/**
- * Chunk data in pieces smaller than this is gathered across the chunks of one read and handed on at once: a
- * body in 1-byte chunks would otherwise cost a write to the client per byte, thousands per read.
- */
-const SMALL_PIECE_BYTES = 1024;
 
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
 const CRLF = Buffer.from("\r\n", "latin1");
@@ -33,6 +29,8 @@ const CHUNK_DATA_END = 4;
 const TRAILERS = 5;
 const UNTIL_CLOSE = 6;
 const IDLE = 7;
+/** A step's answer when the read is done with: held, paused past the end, or the response ended. */
+const STOP = -1;
 
 export class ResponseParser {
   readonly #sink: ResponseSink;
@@ -49,8 +47,7 @@ export class ResponseParser {
   /** Held bytes already searched in vain for the end of their head or line (none twice, however they come). */
   #searched = 0;
   readonly #trailers = new TrailerSection();
-  readonly #gathered: Buffer[] = [];
-  #gatheredBytes = 0;
+  readonly #gathered = new GatheredPieces();
   /** The last response's Keep-Alive `timeout` hint, in ms (response-head.ts). */
   keepAliveHintMs: number | undefined;
 
@@ -66,10 +63,7 @@ export class ResponseParser {
     this.#paused = false;
     this.#closed = false;
     this.#held = undefined;
-    if (this.#gatheredBytes > 0) {
-      this.#gathered.length = 0;
-      this.#gatheredBytes = 0;
-    }
+    if (this.#gathered.bytes > 0) this.#gathered.clear();
     this.keepAliveHintMs = undefined;
   }
 
@@ -95,7 +89,7 @@ export class ResponseParser {
    */
   execute(data: Buffer): void {
     this.#parse(data);
-    if (this.#gatheredBytes > 0) this.#flush();
+    if (this.#gathered.bytes > 0) this.#flush();
   }
 
   #parse(data: Buffer): void {
@@ -112,97 +106,108 @@ export class ResponseParser {
         this.#searched = 0;
         return;
       }
-      switch (this.#state) {
-        case HEAD: {
-          const end = data.indexOf(HEAD_END, Math.max(offset, searched - 3));
-          if (end < 0) {
-            this.#hold(data, offset, MAX_RESPONSE_HEAD_BYTES);
-            return;
-          }
-          if (end - offset > MAX_RESPONSE_HEAD_BYTES)
-            throw new MalformedResponseError("response head too large");
-          const head = data.toString("latin1", offset, end + 2);
-          offset = end + 4;
-          if (this.#head(head, data, offset)) {
-            this.#end(offset === data.length);
-            return;
-          }
-          // A protocol switch took the rest of the bytes.
-          if (!this.awaiting) return;
-          break;
-        }
-        case LENGTH:
-        case CHUNK_DATA: {
-          const take = Math.min(this.#remaining, data.length - offset);
-          if (this.#state === CHUNK_DATA && take < SMALL_PIECE_BYTES) {
-            this.#gather(data.subarray(offset, offset + take));
-            offset += take;
-            this.#remaining -= take;
-            if (this.#remaining === 0) this.#state = CHUNK_DATA_END;
-            break;
-          }
-          // What was gathered goes first; should it fill the handler, this piece waits for resume.
-          if (this.#gatheredBytes > 0) {
-            this.#flush();
-            if (this.#paused) break;
-          }
-          const chunk = data.subarray(offset, offset + take);
-          offset += take;
-          this.#remaining -= take;
-          const complete = this.#remaining === 0 && this.#state === LENGTH;
-          if (this.#remaining === 0 && this.#state === CHUNK_DATA) this.#state = CHUNK_DATA_END;
-          if (!this.#sink.onResponseData(chunk)) this.#paused = true;
-          if (complete) {
-            this.#end(offset === data.length);
-            return;
-          }
-          break;
-        }
-        case CHUNK_SIZE: {
-          const end = this.#lineEnd(data, offset, searched);
-          if (end < 0) return;
-          const size = end - offset <= MAX_CHUNK_LINE_BYTES ? chunkSizeOf(data, offset, end) : -1;
-          if (size < 0) throw new MalformedResponseError("malformed chunk size line");
-          this.#remaining = size;
-          this.#state = size === 0 ? TRAILERS : CHUNK_DATA;
-          if (size === 0) this.#trailers.start();
-          offset = end + 2;
-          break;
-        }
-        case CHUNK_DATA_END: {
-          if (data.length - offset < 2) {
-            this.#hold(data, offset, 2);
-            return;
-          }
-          if (data[offset] !== 0x0d || data[offset + 1] !== 0x0a) {
-            throw new MalformedResponseError("chunk data longer than its size");
-          }
-          offset += 2;
-          this.#state = CHUNK_SIZE;
-          break;
-        }
-        case TRAILERS: {
-          const end = this.#lineEnd(data, offset, searched);
-          if (end < 0) return;
-          const lineBytes = end + 2 - offset;
-          if (lineBytes === 2) {
-            this.#end(end + 2 === data.length);
-            return;
-          }
-          this.#trailers.read(data, offset, lineBytes);
-          offset = end + 2;
-          break;
-        }
-        case UNTIL_CLOSE: {
-          const chunk = offset === 0 ? data : data.subarray(offset);
-          offset = data.length;
-          if (!this.#sink.onResponseData(chunk)) this.#paused = true;
-          break;
-        }
-        default:
-          throw new MalformedResponseError("bytes while no response was due");
-      }
+      offset = this.#step(data, offset, searched);
+      if (offset === STOP) return;
     }
+  }
+
+  /** Reads what the state expects at `offset`: the offset after it, or STOP when this read is done with. */
+  #step(data: Buffer, offset: number, searched: number): number {
+    switch (this.#state) {
+      case HEAD:
+        return this.#headAt(data, offset, searched);
+      case LENGTH:
+      case CHUNK_DATA:
+        return this.#contentAt(data, offset);
+      case CHUNK_SIZE:
+        return this.#chunkSizeAt(data, offset, searched);
+      case CHUNK_DATA_END:
+        return this.#chunkEndAt(data, offset);
+      case TRAILERS:
+        return this.#trailerAt(data, offset, searched);
+      case UNTIL_CLOSE: {
+        if (!this.#sink.onResponseData(offset === 0 ? data : data.subarray(offset))) this.#paused = true;
+        return data.length;
+      }
+      default:
+        throw new MalformedResponseError("bytes while no response was due");
+    }
+  }
+
+  #headAt(data: Buffer, offset: number, searched: number): number {
+    const end = data.indexOf(HEAD_END, Math.max(offset, searched - 3));
+    if (end < 0) {
+      this.#hold(data, offset, MAX_RESPONSE_HEAD_BYTES);
+      return STOP;
+    }
+    if (end - offset > MAX_RESPONSE_HEAD_BYTES) throw new MalformedResponseError("response head too large");
+    const head = data.toString("latin1", offset, end + 2);
+    const after = end + 4;
+    if (this.#head(head, data, after)) {
+      this.#end(after === data.length);
+      return STOP;
+    }
+    // A protocol switch took the rest of the bytes.
+    return this.awaiting ? after : STOP;
+  }
+
+  /** Content of a known length, or one chunk's data. */
+  #contentAt(data: Buffer, offset: number): number {
+    const take = Math.min(this.#remaining, data.length - offset);
+    const after = offset + take;
+    if (this.#state === CHUNK_DATA && take < SMALL_PIECE_BYTES) {
+      this.#gathered.add(data.subarray(offset, after));
+      this.#remaining -= take;
+      if (this.#remaining === 0) this.#state = CHUNK_DATA_END;
+      return after;
+    }
+    // What was gathered goes first; should it fill the handler, this piece waits for resume.
+    if (this.#gathered.bytes > 0) {
+      this.#flush();
+      if (this.#paused) return offset;
+    }
+    this.#remaining -= take;
+    const complete = this.#remaining === 0 && this.#state === LENGTH;
+    if (this.#remaining === 0 && this.#state === CHUNK_DATA) this.#state = CHUNK_DATA_END;
+    if (!this.#sink.onResponseData(data.subarray(offset, after))) this.#paused = true;
+    if (!complete) return after;
+    this.#end(after === data.length);
+    return STOP;
+  }
+
+  #chunkSizeAt(data: Buffer, offset: number, searched: number): number {
+    const end = this.#lineEnd(data, offset, searched);
+    if (end < 0) return STOP;
+    const size = end - offset <= MAX_CHUNK_LINE_BYTES ? chunkSizeOf(data, offset, end) : -1;
+    if (size < 0) throw new MalformedResponseError("malformed chunk size line");
+    this.#remaining = size;
+    this.#state = size === 0 ? TRAILERS : CHUNK_DATA;
+    if (size === 0) this.#trailers.start();
+    return end + 2;
+  }
+
+  #chunkEndAt(data: Buffer, offset: number): number {
+    if (data.length - offset < 2) {
+      this.#hold(data, offset, 2);
+      return STOP;
+    }
+    if (data[offset] !== 0x0d || data[offset + 1] !== 0x0a) {
+      throw new MalformedResponseError("chunk data longer than its size");
+    }
+    this.#state = CHUNK_SIZE;
+    return offset + 2;
+  }
+
+  #trailerAt(data: Buffer, offset: number, searched: number): number {
+    const end = this.#lineEnd(data, offset, searched);
+    if (end < 0) return STOP;
+    const lineBytes = end + 2 - offset;
+    if (lineBytes === 2) {
+      this.#end(end + 2 === data.length);
+      return STOP;
+    }
+    this.#trailers.read(data, offset, lineBytes);
+    return end + 2;
   }
 
   /** Goes on with what came while paused. */
@@ -243,23 +248,13 @@ export class ResponseParser {
     this.#searched = data.length - offset;
   }
 
-  #gather(piece: Buffer): void {
-    this.#gathered.push(piece);
-    this.#gatheredBytes += piece.length;
-  }
-
   #flush(): void {
-    const gathered = this.#gathered;
-    if (gathered.length === 0) return;
-    const chunk =
-      gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, this.#gatheredBytes);
-    gathered.length = 0;
-    this.#gatheredBytes = 0;
-    if (!this.#sink.onResponseData(chunk)) this.#paused = true;
+    const chunk = this.#gathered.take();
+    if (chunk !== undefined && !this.#sink.onResponseData(chunk)) this.#paused = true;
   }
 
   #end(lastBytes: boolean): void {
-    if (this.#gatheredBytes > 0) this.#flush();
+    if (this.#gathered.bytes > 0) this.#flush();
     this.#state = IDLE;
     this.#held = undefined;
     this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
