@@ -38,7 +38,7 @@ export function countingStreams(gauges: ListenerGauges, handler: Http2Handler): 
       ? "https"
       : "http";
     gauges.streams[listener]++;
-    stream.once("close", closed[listener]);
+    stream.on("close", closed[listener]);
     handler(stream, headers, flags, raw);
   };
 }

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
-import { type AbortCause, MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/proxy-policy.js";
-import type { CuttableAttempt } from "./attempt-bounds.js";
+import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/proxy-policy.js";
+import { AttemptTimer, type CuttableAttempt } from "./attempt-bounds.js";
 
 /** What the body tells the attempt it streams to (node/proxy.ts). */
 export interface BodyAttempt extends CuttableAttempt {
@@ -72,7 +72,8 @@ class AttemptBody extends Readable {
   readonly #body: RequestBody;
   readonly #attempt: BodyAttempt;
   #attached = false;
-  #timer: NodeJS.Timeout | undefined;
+  /** The attempt timers' coarse deadlines (attempt-bounds.ts): a Node timer per wait cost more than the wait. */
+  #timer: AttemptTimer | undefined;
   #waitingOn: "client" | "backend" | undefined;
 
   constructor(body: RequestBody, attempt: BodyAttempt) {
@@ -123,17 +124,18 @@ class AttemptBody extends Readable {
 
   #wait(on: "client" | "backend"): void {
     if (this.#waitingOn === on) return;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#waitingOn = on;
     const { settings } = this.#body;
     this.#timer =
       on === "client"
-        ? setTimeout(cutAttempt, settings.clientBodyIdleTimeoutMs, this.#attempt, "client-stalled")
-        : setTimeout(cutAttempt, settings.tryTimeoutMs, this.#attempt, "try-timeout");
+        ? new AttemptTimer(this.#attempt, "client-stalled", settings.clientBodyIdleTimeoutMs)
+        : new AttemptTimer(this.#attempt, "try-timeout", settings.tryTimeoutMs);
   }
 
   #stopWaiting(): void {
-    clearTimeout(this.#timer);
+    if (this.#waitingOn === undefined) return;
+    this.#timer?.cancel();
     this.#waitingOn = undefined;
   }
 
@@ -164,8 +166,4 @@ class AttemptBody extends Readable {
     this.#attempt.clientLeft();
     this.destroy(error);
   };
-}
-
-function cutAttempt(attempt: CuttableAttempt, cause: AbortCause): void {
-  attempt.cut(cause);
 }

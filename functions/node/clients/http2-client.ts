@@ -92,7 +92,7 @@ export class Http2Client extends ClientSide {
   watch(watcher: ClientWatcher): void {
     const stream = this.bodySource as Carrier;
     stream[WATCHER] = watcher;
-    stream.once("close", onStreamClose);
+    stream.on("close", onStreamClose);
   }
 
   writeHead(head: ExchangeHead, route: ProxyRoute): void {
@@ -104,7 +104,7 @@ export class Http2Client extends ClientSide {
     stream.respond(headers, { endStream: this.#ended, waitForTrailers: trailing });
     if (trailing) {
       stream[CLIENT] = this;
-      stream.once("wantTrailers", onWantTrailers);
+      stream.on("wantTrailers", onWantTrailers);
     }
   }
 

@@ -54,6 +54,26 @@ function responseHead(headers: IncomingHttpHeaders, endStream: boolean): Exchang
   };
 }
 
+const REQUEST = Symbol("edgeslice.h2cRequest");
+type Carrier = ClientHttp2Stream & { [REQUEST]?: H2cRequest };
+
+function onResponse(this: Carrier, headers: IncomingHttpHeaders, flags: number): void {
+  this[REQUEST]?.onResponse(headers, flags);
+}
+function onData(this: Carrier, chunk: Buffer): void {
+  this[REQUEST]?.onData(this, chunk);
+}
+function onTrailers(this: Carrier, trailers: IncomingHttpHeaders): void {
+  this[REQUEST]?.onTrailers(trailers);
+}
+function onEnd(this: Carrier): void {
+  this[REQUEST]?.complete();
+}
+function onClose(this: Carrier): void {
+  this[REQUEST]?.onClose(this);
+}
+function ignoreError(): void {}
+
 /**
  * One request on an h2c backend, told to its handler as the HTTP/1.1 client tells its own (lib/http-exchange.ts:
  * onStart, onHead, onData..., onTrailers, onComplete or onError), so one exchange drives both. The body streams as the stream takes it (HTTP/2 flow control);
@@ -129,17 +149,15 @@ export class H2cRequest implements RequestControl {
       return;
     }
     this.#stream = stream;
-    stream.once("response", (headers, flags) => this.#onResponse(headers, flags));
-    stream.on("data", (chunk: Buffer) => {
-      if (!this.#handler.onData(chunk)) stream.pause();
-    });
-    stream.once("trailers", (trailers: IncomingHttpHeaders) =>
-      this.#handler.onTrailers?.(flatFields(trailers)),
-    );
-    stream.once("end", () => this.#complete());
-    // Errors are read from 'close' (rstCode, GOAWAY); a listener keeps them from being thrown.
-    stream.on("error", () => undefined);
-    stream.once("close", () => this.#onClose(stream));
+    (stream as Carrier)[REQUEST] = this;
+    stream.on("response", onResponse);
+    stream.on("data", onData);
+    stream.on("trailers", onTrailers);
+    stream.on("end", onEnd);
+    // Each of these comes once per stream: `on` spares the wrapper `once` makes. Errors are read from 'close'
+    // (rstCode, GOAWAY); a listener keeps them from being thrown.
+    stream.on("error", ignoreError);
+    stream.on("close", onClose);
     const body = this.#body;
     if (body) {
       body.once("error", () => stream.close(constants.NGHTTP2_CANCEL));
@@ -147,25 +165,34 @@ export class H2cRequest implements RequestControl {
     }
   }
 
-  #onResponse(headers: IncomingHttpHeaders, flags: number): void {
+  /** The stream's events (one shared listener each, no closure per request). */
+  onResponse(headers: IncomingHttpHeaders, flags: number): void {
     if (this.#done || this.#aborted) return;
     this.#answered = true;
     this.#handler.onHead(responseHead(headers, (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0));
   }
 
-  #complete(): void {
+  onData(stream: ClientHttp2Stream, chunk: Buffer): void {
+    if (!this.#handler.onData(chunk)) stream.pause();
+  }
+
+  onTrailers(trailers: IncomingHttpHeaders): void {
+    this.#handler.onTrailers?.(flatFields(trailers));
+  }
+
+  complete(): void {
     if (this.#done || !this.#answered || this.#aborted) return;
     this.#done = true;
     this.#handler.onComplete();
   }
 
-  #onClose(stream: ClientHttp2Stream): void {
+  onClose(stream: ClientHttp2Stream): void {
     this.#session?.closed();
     this.#body?.unpipe(stream);
     if (this.#done) return;
     const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
     if (this.#answered && !this.#aborted && code === constants.NGHTTP2_NO_ERROR && stream.readableEnded) {
-      this.#complete();
+      this.complete();
       return;
     }
     const error = this.#aborted ?? this.#streamError(stream, code);

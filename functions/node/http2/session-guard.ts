@@ -39,6 +39,9 @@ export function guardSession(
   const aborted = () => {
     if (!resets.spend(now())) end("rapid_reset");
   };
+  const streamClosed = () => {
+    open--;
+  };
   session.on("stream", (stream: ServerHttp2Stream) => {
     // Node emits 'stream' after the frames of its read were handled: a stream the client opened and reset
     // in one packet is already closed here, its 'aborted' gone.
@@ -47,11 +50,10 @@ export function guardSession(
       return;
     }
     open++;
-    // 'aborted': the client reset the stream (or the connection went) before the answer was complete.
-    stream.once("aborted", aborted);
-    stream.once("close", () => {
-      open--;
-    });
+    // 'aborted': the client reset the stream (or the connection went) before the answer was complete. Both
+    // come once per stream: `on` spares the wrapper `once` makes.
+    stream.on("aborted", aborted);
+    stream.on("close", streamClosed);
   });
   if (idleMs > 0) {
     session.setTimeout(idleMs, () => {
