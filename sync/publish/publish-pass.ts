@@ -10,7 +10,7 @@ import { createClientValidationWrites } from "./client-validation-writes.js";
 import { createDesiredState, type DesiredState } from "./desired-state.js";
 import { StoreWriteError, writeRoutes } from "./route-writes.js";
 import type { SafetyValve } from "./safety-valve.js";
-import { createServicePublisher } from "./service-publisher.js";
+import { ServicePublisher } from "./service-publisher.js";
 import { StoredState } from "./stored-state.js";
 import type { Timers } from "./timers.js";
 
@@ -117,7 +117,7 @@ export function createPublishPass(options: PublishPassOptions) {
     },
   });
 
-  const publisher = createServicePublisher({
+  const publisher = new ServicePublisher({
     cache,
     writer,
     cluster,

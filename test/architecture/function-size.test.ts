@@ -36,7 +36,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/publish/desired-state.ts: createDesiredState",
   "sync/publish/publish-pass.ts: createPublishPass",
   "sync/publish/reconciler.ts: createReconciler",
-  "sync/publish/service-publisher.ts: createServicePublisher",
   // Issue 39, not yet taken by anyone.
   "functions/core/routing.ts: createRouting",
   "store/memory-store.ts: MemoryStore > writer",
