@@ -1,7 +1,31 @@
 import * as v from "valibot";
 import { HTTP_METHODS } from "../lib/http-methods.js";
 import type { Result } from "../lib/result.js";
+import { BackendFiltersSchema, RouteFiltersSchema } from "./filters/kinds.js";
 import { ServiceIdSchema } from "./names.js";
+import { HeaderNameSchema, HeaderValueSchema, HostPatternSchema, PortNumberSchema } from "./wire-values.js";
+
+export { type Cors, CorsSchema } from "./filters/cors.js";
+export { type HeaderModifier, HeaderModifierSchema } from "./filters/header-modifier.js";
+export {
+  type BackendFilters,
+  BackendFiltersSchema,
+  type RouteFilters,
+  RouteFiltersSchema,
+} from "./filters/kinds.js";
+export { type PathModifier, PathModifierSchema } from "./filters/path-modifier.js";
+export { type Mirror, MirrorSchema } from "./filters/request-mirror.js";
+export { type Redirect, RedirectSchema } from "./filters/request-redirect.js";
+export { type Rewrite, RewriteSchema } from "./filters/url-rewrite.js";
+// A reader of the record finds every part of it here: its values (wire-values.ts) and its filters (filters/).
+export {
+  HeaderNameSchema,
+  HeaderValueSchema,
+  HostPatternSchema,
+  MAX_HOST_PATTERN_LENGTH,
+  PreciseHostnameSchema,
+  TargetPathSchema,
+} from "./wire-values.js";
 
 /**
  * Route records, schema version 2: where traffic for a host goes, whatever declared it (a Service's
@@ -26,43 +50,7 @@ export const ROUTE_SCHEMA_VERSION = 2;
 export const ROUTE_SOURCES = ["annotation", "httproute", "ingress", "grpcroute", "tlsroute"] as const;
 export type RouteSource = (typeof ROUTE_SOURCES)[number];
 
-const PortNumberSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 const PathSchema = v.pipe(v.string(), v.startsWith("/"), v.maxLength(1024));
-/**
- * A path the router puts into a request target or a Location (URLRewrite, RequestRedirect): RFC 3986 path
- * characters and percent-encodings only, so no value can add a space, a line or a query to the head it goes in.
- */
-export const TargetPathSchema = v.pipe(
-  v.string(),
-  v.maxLength(1024),
-  v.regex(/^\/(?:[-A-Za-z0-9._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/, "path of characters RFC 3986 allows"),
-);
-/** RFC 9110 §5.1 field-name token, stored lower-case. */
-export const HeaderNameSchema = v.pipe(
-  v.string(),
-  v.regex(/^[!#$%&'*+.^_`|~0-9a-z-]{1,256}$/, "header name"),
-);
-/** RFC 9110 §5.5 field-value: visible characters, spaces, tabs and obs-text; never CR, LF or NUL. */
-export const HeaderValueSchema = v.pipe(
-  v.string(),
-  v.maxLength(4096),
-  v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value"),
-);
-/** RFC 1035 §2.3.4: a name is at most 253 characters written out; a pattern's `*.` counts too. */
-export const MAX_HOST_PATTERN_LENGTH = 253;
-const HOST_NAME = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*";
-/** A host name, or `*.` followed by one (see RouteRecord.wildcard for what the `*` covers). */
-export const HostPatternSchema = v.pipe(
-  v.string(),
-  v.maxLength(MAX_HOST_PATTERN_LENGTH),
-  v.regex(new RegExp(`^(\\*\\.)?${HOST_NAME}$`), "host name"),
-);
-/** A host name the router sends or redirects to (Gateway API PreciseHostname): no wildcard. */
-export const PreciseHostnameSchema = v.pipe(
-  v.string(),
-  v.maxLength(MAX_HOST_PATTERN_LENGTH),
-  v.regex(new RegExp(`^${HOST_NAME}$`), "host name without a wildcard"),
-);
 
 /** HTTPRoute `matches[].path`: PathPrefix matches whole segments, Exact the whole path (query excluded). */
 export const PathMatchSchema = v.strictObject({
@@ -99,77 +87,6 @@ export const RouteMatchSchema = v.strictObject({
 });
 export type RouteMatch = v.InferOutput<typeof RouteMatchSchema>;
 
-const HeaderPairSchema = v.strictObject({ name: HeaderNameSchema, value: HeaderValueSchema });
-
-/** RequestHeaderModifier / ResponseHeaderModifier: set replaces, add appends, remove deletes. */
-export const HeaderModifierSchema = v.strictObject({
-  set: v.array(HeaderPairSchema),
-  add: v.array(HeaderPairSchema),
-  remove: v.array(HeaderNameSchema),
-});
-export type HeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
-
-/** HTTPPathModifier: the whole path, or the part the rule's PathPrefix matched. */
-export const PathModifierSchema = v.variant("type", [
-  v.strictObject({ type: v.literal("ReplaceFullPath"), value: TargetPathSchema }),
-  v.strictObject({ type: v.literal("ReplacePrefixMatch"), value: TargetPathSchema }),
-]);
-export type PathModifier = v.InferOutput<typeof PathModifierSchema>;
-
-/** RequestRedirect: answered by the router itself; unset fields keep the request's own. */
-export const RedirectSchema = v.strictObject({
-  scheme: v.optional(v.picklist(["http", "https"])),
-  hostname: v.optional(PreciseHostnameSchema),
-  port: v.optional(PortNumberSchema),
-  path: v.optional(PathModifierSchema),
-  statusCode: v.picklist([301, 302, 303, 307, 308]),
-});
-export type Redirect = v.InferOutput<typeof RedirectSchema>;
-
-/** URLRewrite: applied to the request before it is sent to the backend. */
-export const RewriteSchema = v.strictObject({
-  hostname: v.optional(PreciseHostnameSchema),
-  path: v.optional(PathModifierSchema),
-});
-export type Rewrite = v.InferOutput<typeof RewriteSchema>;
-
-/**
- * RequestMirror: a copy of each request (of `percent` of them) goes to a Service port too, and its answer is
- * dropped (HTTPRequestMirrorFilter). The filter list is strict, so a router that predates it skips the record
- * rather than serve the rule without its mirror.
- */
-export const MirrorSchema = v.strictObject({
-  service: ServiceIdSchema,
-  port: PortNumberSchema,
-  percent: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
-});
-export type Mirror = v.InferOutput<typeof MirrorSchema>;
-
-/**
- * HTTPCORSFilter: the router answers preflights itself and adds the Access-Control-* fields to the answers of
- * allowed origins (functions/core/cors.ts). Origins are lower-case `scheme://host[:port]`, a host may start
- * with `*.`, or `*` alone; method and header lists may be `["*"]`. `maxAge` in seconds.
- */
-export const CorsSchema = v.strictObject({
-  allowOrigins: v.array(v.pipe(v.string(), v.maxLength(253))),
-  allowMethods: v.array(v.pipe(v.string(), v.maxLength(64))),
-  allowHeaders: v.array(HeaderNameSchema),
-  exposeHeaders: v.array(HeaderNameSchema),
-  allowCredentials: v.boolean(),
-  maxAge: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400 * 365)),
-});
-export type Cors = v.InferOutput<typeof CorsSchema>;
-
-export const RouteFiltersSchema = v.strictObject({
-  requestHeaders: v.optional(HeaderModifierSchema),
-  responseHeaders: v.optional(HeaderModifierSchema),
-  redirect: v.optional(RedirectSchema),
-  rewrite: v.optional(RewriteSchema),
-  mirrors: v.optional(v.array(MirrorSchema)),
-  cors: v.optional(CorsSchema),
-});
-export type RouteFilters = v.InferOutput<typeof RouteFiltersSchema>;
-
 const WeightSchema = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000));
 
 /**
@@ -177,18 +94,6 @@ const WeightSchema = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1
  * Service, a Service in another namespace without a ReferenceGrant, no such port) keeps its weight so that its
  * share of requests is answered 500, as the Gateway API asks, instead of moving to the valid backends.
  */
-/**
- * HTTPBackendRef.filters: applied after the rule's, "if and only if the request is being forwarded to the
- * backend defined here": header modifiers (BackendRequestHeaderModification) and URLRewrite.
- */
-export const BackendFiltersSchema = v.strictObject({
-  requestHeaders: v.optional(HeaderModifierSchema),
-  responseHeaders: v.optional(HeaderModifierSchema),
-  /** URLRewrite on the backendRef (HTTPRouteBackendURLRewrite): each of its fields replaces the rule's. */
-  rewrite: v.optional(RewriteSchema),
-});
-export type BackendFilters = v.InferOutput<typeof BackendFiltersSchema>;
-
 export const BackendRefSchema = v.union([
   v.object({
     service: ServiceIdSchema,

@@ -1,8 +1,9 @@
+import { modifiedPath } from "../../store/filters/path-modifier.js";
+import { redirectLocation } from "../../store/filters/request-redirect.js";
 import type { ClusterPlace } from "../../store/places.js";
 import type { BackendRef, RouteRule } from "../../store/routes.js";
 import type { Balancer } from "../core/balancer.js";
 import type { PassiveEjection } from "../core/ejection.js";
-import { modifiedPath, redirectLocation } from "../core/filters.js";
 import { normaliseHost } from "../core/hosts.js";
 import type { RouteMatchResult } from "../core/routes/route-table.js";
 import { shadowedBy } from "../core/routes/shadowing.js";

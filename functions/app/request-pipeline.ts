@@ -1,6 +1,6 @@
+import type { CompiledModifier } from "../../store/filters/header-modifier.js";
 import type { AccessLog } from "../core/access-log.js";
 import type { ErrorAnswer, RouterError } from "../core/errors.js";
-import type { CompiledModifier } from "../core/filters.js";
 import { isGrpcRequest } from "../core/grpc-errors.js";
 import { headAnswer } from "../core/head-answers.js";
 import type { ForwardingInfo } from "../core/headers.js";

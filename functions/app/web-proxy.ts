@@ -1,4 +1,4 @@
-import type { CompiledModifier } from "../core/filters.js";
+import type { CompiledModifier } from "../../store/filters/header-modifier.js";
 import { downstreamResponseHeaders, reasonPhrase } from "../core/headers.js";
 import {
   type AbortCause,

@@ -1,5 +1,5 @@
 import { requestContentOf } from "../../lib/http1/request-content.js";
-import type { CompiledModifier } from "./filters.js";
+import type { CompiledModifier } from "../../store/filters/header-modifier.js";
 import { closesQuotes, type ForwardedHop, forwardedElement } from "./forwarded.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT } from "./hop-by-hop.js";
 import { isValidTraceparent, isValidTracestate } from "./trace-context.js";

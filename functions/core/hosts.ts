@@ -16,15 +16,6 @@ export function normaliseHost(authority: string): string | undefined {
   return host === "" ? undefined : host;
 }
 
-/** The port of a Host header or URL authority, when it names one. */
-export function authorityPort(authority: string): number | undefined {
-  const end = authority.startsWith("[") ? authority.indexOf("]") + 1 : 0;
-  const colon = authority.indexOf(":", end);
-  if (colon < 0) return undefined;
-  const port = Number(authority.slice(colon + 1));
-  return Number.isInteger(port) && port > 0 && port <= 65535 ? port : undefined;
-}
-
 /**
  * RFC 9112 §3.2 with RFC 3986 §3.2.2: a Host is an IP-literal or a reg-name (unreserved, pct-encoded and
  * sub-delims characters); anything else (`"`, `{`, a backquote, which the WHATWG URL parser lets through) is

@@ -1,4 +1,4 @@
-import type { CompiledModifier } from "./filters.js";
+import type { CompiledModifier } from "../../store/filters/header-modifier.js";
 import { connectionTokens, passesHop, rawConnection, UPGRADE_KEPT, withoutHopByHop } from "./hop-by-hop.js";
 
 /** The response rules of a reverse proxy: hop-by-hop fields dropped (hop-by-hop.ts), then the route's filters. */

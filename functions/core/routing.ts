@@ -1,21 +1,18 @@
+import { authorityPort } from "../../lib/authority.js";
 import type { Logger } from "../../lib/logger.js";
+import { corsOutcome } from "../../store/filters/cors.js";
+import { type CompiledModifier, thenModifier } from "../../store/filters/header-modifier.js";
+import { redirectLocation } from "../../store/filters/request-redirect.js";
+import { rewrittenUpstream } from "../../store/filters/url-rewrite.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import { claimRank } from "./cluster-grants.js";
 import type { RouterConfig } from "./config.js";
-import { corsOutcome } from "./cors.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import type { RouterError } from "./errors.js";
 import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./fail-static-bound.js";
-import {
-  type CompiledModifier,
-  modifiedPath,
-  type RulePlan,
-  redirectLocation,
-  rulePlan,
-  thenModifier,
-} from "./filters.js";
-import { authorityPort, wildcardCovers } from "./hosts.js";
+import { type RulePlan, rulePlan } from "./filters.js";
+import { wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import { isMisdirected } from "./misdirected.js";
 import type { PolicyDeps } from "./proxy-policy.js";
@@ -245,15 +242,14 @@ export function createRouting(deps: RoutingDeps): Routing {
     if (selection.backendTlsRefused) return "backend_tls_unsupported";
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
-    // A URLRewrite on the chosen backendRef applies after the rule's: each field it sets replaces the rule's.
     const chosen = rule.backends[choice.index];
     const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
-    const pathRewrite = backendRewrite?.path ?? rewrite?.path;
+    const upstream = rewrittenUpstream(target.path, found.match, rewrite, backendRewrite);
     return {
       target,
       selection,
-      upstreamPath: pathRewrite ? modifiedPath(target.path, found.match, pathRewrite) : target.path,
-      upstreamHost: backendRewrite?.hostname ?? rewrite?.hostname,
+      upstreamPath: upstream.path,
+      upstreamHost: upstream.host,
       plan: withCorsFields(rulePlan(rule, choice.index), corsAnswer?.response),
       mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random, deps.backendTls === true),
     };

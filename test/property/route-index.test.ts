@@ -2,8 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { INDEXED_BUCKET_SIZE } from "../../functions/core/routes/path-index.js";
 import { compareRanks, rankOf } from "../../functions/core/routes/precedence.js";
-import { pathOf, requestMatches } from "../../functions/core/routes/request-match.js";
+import { requestMatches } from "../../functions/core/routes/request-match.js";
 import { buildRouteTable, matchRoute } from "../../functions/core/routes/route-table.js";
+import { pathOf } from "../../store/paths.js";
 import type { RouteMatch, RouteRecord } from "../../store/routes.js";
 
 /**

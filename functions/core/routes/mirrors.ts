@@ -1,4 +1,4 @@
-import type { Mirror } from "../../../store/routes.js";
+import { isCopied, type Mirror } from "../../../store/filters/request-mirror.js";
 import { servicePort } from "../../../store/services.js";
 import type { ServedRoute } from "../served-routes.js";
 
@@ -32,7 +32,7 @@ export function mirrorTargets(
   if (!mirrors || mirrors.length === 0) return NO_MIRRORS;
   const targets: MirrorTarget[] = [];
   for (const mirror of mirrors) {
-    if (mirror.percent < 100 && random() * 100 >= mirror.percent) continue;
+    if (!isCopied(mirror, random)) continue;
     const ports = served.clusters.flatMap((cluster) => {
       const record = cluster.servicesV2.get(mirror.service);
       const port = record ? servicePort(record, mirror.port) : undefined;

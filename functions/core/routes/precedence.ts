@@ -1,5 +1,5 @@
+import { normalisePathPrefix } from "../../../store/paths.js";
 import type { RouteRecord } from "../../../store/routes.js";
-import { normalisePathPrefix } from "./request-match.js";
 
 /**
  * Where one match of one rule stands among every match that serves the same host bucket. Gateway API

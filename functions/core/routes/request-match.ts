@@ -1,3 +1,4 @@
+import { normalisePathPrefix } from "../../../store/paths.js";
 import type { HeaderMatch, PathMatch, QueryParamMatch, RouteMatch } from "../../../store/routes.js";
 
 /** What the matcher reads of a request besides its host. */
@@ -20,22 +21,6 @@ export interface RequestFacts {
    * by the routes of the SNI's listener (official HTTPRouteHTTPSListener: unknown SNI, known Host: 404).
    */
   readonly serverName?: string | undefined;
-}
-
-/** The path without its query. */
-export function pathOf(target: string): string {
-  const query = target.indexOf("?");
-  return query < 0 ? target : target.slice(0, query);
-}
-
-/**
- * A PathPrefix value without its trailing slashes: Gateway API HTTPPathMatch says "a trailing `/` is
- * ignored", and Ingress `Prefix` matches element-wise the same way, so `/abc/` and `/abc` are one prefix.
- */
-export function normalisePathPrefix(value: string): string {
-  if (value.length <= 1 || !value.endsWith("/")) return value;
-  const trimmed = value.replace(/\/+$/, "");
-  return trimmed === "" ? "/" : trimmed;
 }
 
 /**

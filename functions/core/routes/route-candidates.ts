@@ -1,7 +1,7 @@
+import { normalisePathPrefix } from "../../../store/paths.js";
 import type { RouteMatch, RouteRecord } from "../../../store/routes.js";
 import { listenerPoolKey, type ServedListener, servedListeners } from "./listener-ports.js";
 import { type MatchRank, rankOf } from "./precedence.js";
-import { normalisePathPrefix } from "./request-match.js";
 
 /** One match of one rule of a route, as a host bucket of the route table (route-table.ts) holds it. */
 export interface RouteCandidate<T> {

@@ -1,4 +1,5 @@
 import { PersistentMap } from "../../../lib/persistent-map.js";
+import { pathOf } from "../../../store/paths.js";
 import {
   isPassthroughRoute,
   type RouteMatch,
@@ -9,7 +10,7 @@ import { effectivePort, type ListenerHostnames, listenerServes } from "./listene
 import { countListeners, type ListenerUses, listenersOf } from "./listener-uses.js";
 import { buildPathIndex, INDEXED_BUCKET_SIZE, type PathIndex, pathCandidates } from "./path-index.js";
 import { compareRanks, type MatchRank } from "./precedence.js";
-import { hasPathPrefix, headersMatch, pathOf, queryParamsMatch, type RequestFacts } from "./request-match.js";
+import { hasPathPrefix, headersMatch, queryParamsMatch, type RequestFacts } from "./request-match.js";
 import {
   type BucketCandidates,
   type PooledListener,

@@ -1,5 +1,5 @@
+import { normalisePathPrefix } from "../../../store/paths.js";
 import type { RouteMatch, RouteRecord } from "../../../store/routes.js";
-import { normalisePathPrefix } from "./request-match.js";
 import type { RouteMatchResult, RouteTable } from "./route-table.js";
 
 /**

@@ -1,5 +1,8 @@
 import * as v from "valibot";
 import type { Result } from "../../../lib/result.js";
+import { GatewayHeaderModifierSchema } from "../../../store/filters/header-modifier.js";
+import { GatewayRedirectSchema } from "../../../store/filters/request-redirect.js";
+import { GatewayRewriteSchema } from "../../../store/filters/url-rewrite.js";
 
 /**
  * The parts of GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io/v1) and ReferenceGrant (v1 or
@@ -87,35 +90,17 @@ export const ParentRefSchema = v.looseObject({
 });
 export type ParentRef = v.InferOutput<typeof ParentRefSchema>;
 
-const HeaderPairSchema = v.looseObject({ name: v.string(), value: v.string() });
-const HeaderModifierSchema = v.looseObject({
-  set: v.nullish(v.array(HeaderPairSchema)),
-  add: v.nullish(v.array(HeaderPairSchema)),
-  remove: v.nullish(v.array(v.string())),
-});
-export type KubeHeaderModifier = v.InferOutput<typeof HeaderModifierSchema>;
-
-const PathModifierSchema = v.looseObject({
-  type: v.string(),
-  replaceFullPath: text,
-  replacePrefixMatch: text,
-});
-export type KubePathModifier = v.InferOutput<typeof PathModifierSchema>;
-
+/**
+ * HTTPRouteFilter (and GRPCRouteFilter): each kind's field checked with the route object by the schema its
+ * module declares (store/filters/); RequestMirror and CORS are checked when their rule is translated, so a bad
+ * one drops that rule only.
+ */
 export const FilterSchema = v.looseObject({
   type: v.string(),
-  requestHeaderModifier: v.nullish(HeaderModifierSchema),
-  responseHeaderModifier: v.nullish(HeaderModifierSchema),
-  requestRedirect: v.nullish(
-    v.looseObject({
-      scheme: text,
-      hostname: text,
-      port: number,
-      path: v.nullish(PathModifierSchema),
-      statusCode: number,
-    }),
-  ),
-  urlRewrite: v.nullish(v.looseObject({ hostname: text, path: v.nullish(PathModifierSchema) })),
+  requestHeaderModifier: v.nullish(GatewayHeaderModifierSchema),
+  responseHeaderModifier: v.nullish(GatewayHeaderModifierSchema),
+  requestRedirect: v.nullish(GatewayRedirectSchema),
+  urlRewrite: v.nullish(GatewayRewriteSchema),
 });
 export type KubeFilter = v.InferOutput<typeof FilterSchema>;
 

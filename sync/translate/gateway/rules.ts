@@ -1,11 +1,10 @@
 import * as v from "valibot";
+import type { FilterContext, FilterProblem } from "../../../store/filters/filter-kind.js";
+import { translateBackendRefFilters, translateRuleFilters } from "../../../store/filters/translate.js";
 import { type BackendFilters, type RouteRule, RouteRuleSchema } from "../../../store/routes.js";
 import { type BackendContext, type RefProblem, resolveBackendRef } from "./backends.js";
-import { translateCors } from "./cors.js";
-import { type FilterProblem, translateBackendFilters, translateFilters } from "./filters.js";
 import { translateMatches } from "./matches.js";
-import { translateMirrors } from "./mirrors.js";
-import type { KubeRule } from "./objects.js";
+import type { KubeBackendRef, KubeRule } from "./objects.js";
 import { translateRetry } from "./retry.js";
 import { translateTimeouts } from "./timeouts.js";
 
@@ -35,31 +34,34 @@ export function translateRule(
   const matches = translateMatches(rule.matches);
   if (!matches.ok) return { ok: false, reason: "UnsupportedValue", message: matches.error };
   const refs = rule.backendRefs ?? [];
+  const paths = matches.value.map((match) => match.path);
   const backendFilters: (BackendFilters | undefined)[] = [];
   for (const ref of refs) {
-    const translated = translateBackendFilters(ref.filters ?? [], matches.value);
+    const translated = translateBackendRefFilters(ref.filters ?? [], paths);
     if (!translated.ok) return { ok: false, ...translated.error };
     backendFilters.push(translated.value);
   }
-  const ruleFilters = rule.filters ?? [];
-  const filters = translateFilters(
-    ruleFilters.filter((filter) => filter.type !== "RequestMirror" && filter.type !== "CORS"),
-    matches.value,
-    refs.length > 0,
+  const refProblems: RefProblem[] = [];
+  // A filter's backendRef (RequestMirror) is resolved as the rule's are, its problems reported with theirs.
+  const filterRefs: FilterContext = {
+    resolveBackendRef(ref) {
+      const resolved = resolveBackendRef(ref as KubeBackendRef, routeNamespace, fromKind, context);
+      if (resolved.problem) refProblems.push(resolved.problem);
+      return resolved.problem || !("service" in resolved.backend) ? undefined : resolved.backend;
+    },
+  };
+  const filters = translateRuleFilters(
+    rule.filters ?? [],
+    { paths, hasBackends: refs.length > 0 },
+    filterRefs,
   );
   if (!filters.ok) return { ok: false, ...filters.error };
-  const mirrored = translateMirrors(ruleFilters, routeNamespace, context, fromKind);
-  if (!mirrored.ok) return { ok: false, reason: "UnsupportedValue", message: mirrored.error };
-
-  const cors = translateCors(ruleFilters);
-  if (!cors.ok) return { ok: false, reason: "UnsupportedValue", message: cors.error };
 
   const timeouts = translateTimeouts(rule.timeouts);
   if (!timeouts.ok) return { ok: false, reason: "UnsupportedValue", message: timeouts.error };
   const retried = translateRetry(rule.retry);
   if (!retried.ok) return { ok: false, reason: "UnsupportedValue", message: retried.error };
 
-  const refProblems: RefProblem[] = [...mirrored.value.refProblems];
   const backends = refs.map((ref, index) => {
     const resolved = resolveBackendRef(ref, routeNamespace, fromKind, context);
     if (resolved.problem) refProblems.push(resolved.problem);
@@ -68,11 +70,7 @@ export function translateRule(
   });
   const translated: RouteRule = {
     matches: matches.value,
-    filters: {
-      ...filters.value,
-      ...(mirrored.value.mirrors.length > 0 ? { mirrors: [...mirrored.value.mirrors] } : {}),
-      ...(cors.value ? { cors: cors.value } : {}),
-    },
+    filters: filters.value,
     backends,
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
     ...(retried.value.retry ? { retry: retried.value.retry } : {}),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { rulePlan, thenModifier } from "../../../functions/core/filters.js";
+import { rulePlan } from "../../../functions/core/filters.js";
+import { thenModifier } from "../../../store/filters/header-modifier.js";
 import type { RouteRule } from "../../../store/routes.js";
 
 const modifier = (set: [string, string][], remove: string[] = []) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CorsOutcome, corsOutcome, originMatches } from "../../../functions/core/cors.js";
+import { type CorsOutcome, corsOutcome, originMatches } from "../../../store/filters/cors.js";
 import type { Cors } from "../../../store/routes.js";
 
 const policy = (extra: Partial<Cors> = {}): Cors => ({

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  type CompiledModifier,
-  compileModifier,
-  PROTECTED_REQUEST_HEADERS,
-  PROTECTED_RESPONSE_HEADERS,
-} from "../../../functions/core/filters.js";
+import { PROTECTED_REQUEST_HEADERS, PROTECTED_RESPONSE_HEADERS } from "../../../functions/core/filters.js";
 import {
   downstreamResponseHeaderObject,
   downstreamResponseHeaders,
@@ -14,6 +9,7 @@ import {
   upstreamRequestHeaders,
   upstreamUpgradeHeaderList,
 } from "../../../functions/core/headers.js";
+import { type CompiledModifier, compileModifier } from "../../../store/filters/header-modifier.js";
 
 const pair = (name: string, value: string) => ({ name, value });
 

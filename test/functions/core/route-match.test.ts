@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  hasPathPrefix,
-  headersMatch,
-  normalisePathPrefix,
-  pathMatches,
-  pathOf,
-} from "../../../functions/core/routes/request-match.js";
+import { hasPathPrefix, headersMatch, pathMatches } from "../../../functions/core/routes/request-match.js";
 import { buildRouteTable, matchRoute, ruleKey } from "../../../functions/core/routes/route-table.js";
+import { normalisePathPrefix, pathOf } from "../../../store/paths.js";
 import { exact, prefix, request, route, rule, served } from "./route-match-fixtures.js";
 
 describe("path matching", () => {

@@ -1,5 +1,91 @@
-import type { Cors } from "../../store/routes.js";
-import type { CompiledModifier } from "./filters.js";
+import * as v from "valibot";
+import { HTTP_METHODS } from "../../lib/http-methods.js";
+import type { Result } from "../../lib/result.js";
+import { HeaderNameSchema } from "../wire-values.js";
+import type { FilterKind, GatewayFilter } from "./filter-kind.js";
+import type { CompiledModifier } from "./header-modifier.js";
+
+/** CORS (HTTPCORSFilter): the router answers preflights itself and adds the Access-Control-* fields. */
+
+/** HTTPCORSFilter as the API server sends it: checked here, not with the route object. */
+const GatewayCorsSchema = v.looseObject({
+  allowOrigins: v.nullish(v.array(v.string())),
+  allowMethods: v.nullish(v.array(v.string())),
+  allowHeaders: v.nullish(v.array(v.string())),
+  exposeHeaders: v.nullish(v.array(v.string())),
+  allowCredentials: v.nullish(v.boolean()),
+  maxAge: v.nullish(v.pipe(v.number(), v.integer(), v.minValue(1))),
+});
+
+/** HTTPCORSFilter.maxAge's default, in seconds. */
+const DEFAULT_MAX_AGE = 5;
+/** HTTPCORSFilter.allowMethods: the HTTPMethod enum, or `*` alone for every method. */
+const METHODS: ReadonlySet<string> = new Set([...HTTP_METHODS, "*"]);
+/** HTTPCORSAllowOrigin: `*`, or scheme://host[:port] whose host may begin with `*.` (no path). */
+const ORIGIN = /^(?:\*|[a-z][a-z0-9+.-]*:\/\/(?:\*\.)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?(?::[0-9]{1,5})?)$/;
+
+/**
+ * The record's form. Origins are lower-case `scheme://host[:port]`, a host may start with `*.`, or `*` alone;
+ * method and header lists may be `["*"]`. `maxAge` in seconds.
+ */
+export const CorsSchema = v.strictObject({
+  allowOrigins: v.array(v.pipe(v.string(), v.maxLength(253))),
+  allowMethods: v.array(v.pipe(v.string(), v.maxLength(64))),
+  allowHeaders: v.array(HeaderNameSchema),
+  exposeHeaders: v.array(HeaderNameSchema),
+  allowCredentials: v.boolean(),
+  maxAge: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400 * 365)),
+});
+export type Cors = v.InferOutput<typeof CorsSchema>;
+
+/**
+ * Origins lower-cased (schemes and hosts are case-insensitive), header names lower-cased, maxAge defaulted to
+ * 5 s as the API says. A value the router could not honour drops the rule (UnsupportedValue).
+ */
+function translateCors(filter: GatewayFilter): Result<Cors> {
+  const parsed = v.safeParse(GatewayCorsSchema, filter.cors ?? {});
+  if (!parsed.success) return { ok: false, error: `CORS: ${parsed.issues[0]?.message ?? "invalid"}` };
+  const cors = parsed.output;
+  const allowOrigins = (cors.allowOrigins ?? []).map((origin) => origin.toLowerCase());
+  const badOrigin = allowOrigins.find((origin) => !ORIGIN.test(origin));
+  if (badOrigin !== undefined)
+    return { ok: false, error: `CORS: origin ${JSON.stringify(badOrigin)} is not scheme://host[:port]` };
+  const allowMethods = cors.allowMethods ?? [];
+  const badMethod = allowMethods.find((method) => !METHODS.has(method));
+  if (badMethod !== undefined)
+    return { ok: false, error: `CORS: method ${JSON.stringify(badMethod)} is not supported` };
+  const allowHeaders = (cors.allowHeaders ?? []).map((name) => name.toLowerCase());
+  const exposeHeaders = (cors.exposeHeaders ?? []).map((name) => name.toLowerCase());
+  const badName = [...allowHeaders, ...exposeHeaders].find((name) => !v.is(HeaderNameSchema, name));
+  if (badName !== undefined)
+    return { ok: false, error: `CORS: ${JSON.stringify(badName)} is not a field name` };
+  return {
+    ok: true,
+    value: {
+      allowOrigins,
+      allowMethods,
+      allowHeaders,
+      exposeHeaders,
+      allowCredentials: cors.allowCredentials ?? false,
+      maxAge: cors.maxAge ?? DEFAULT_MAX_AGE,
+    },
+  };
+}
+
+export const CORS: FilterKind<"cors", typeof CorsSchema, false> = {
+  type: "CORS",
+  field: "cors",
+  schema: CorsSchema,
+  translated: "whole-rule",
+  onBackendRef: false,
+  /** A second CORS filter is refused as the API refuses it. */
+  translate(filters: readonly GatewayFilter[]) {
+    const [only, ...more] = filters;
+    if (!only) return { ok: true, value: undefined };
+    if (more.length > 0) return { ok: false, error: "CORS: more than one CORS filter in a rule" };
+    return translateCors(only);
+  },
+};
 
 /**
  * HTTPCORSFilter (Gateway API) as the Fetch standard's CORS protocol reads it (fetch.spec.whatwg.org §3.2).
