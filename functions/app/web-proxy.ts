@@ -10,6 +10,7 @@ import {
   noteAnswer,
   type PolicyDeps,
   type ProxyResult,
+  type ProxySettings,
   upgradeFailure,
 } from "../core/proxy-policy.js";
 import { REQUEST_ID_HEADER } from "../core/request-id.js";
@@ -19,7 +20,7 @@ import { withRetries } from "../core/retry-loop.js";
 import type { Backend, Selection } from "../core/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";
-import { NO_BODY, type RequestBody, requestBody } from "./web-request-body.js";
+import { type BodyWatch, NO_BODY, type RequestBody, requestBody } from "./web-request-body.js";
 
 export interface ProxyDeps extends PolicyDeps {
   readonly upstream: Upstream;
@@ -118,6 +119,62 @@ interface WholeRequest {
   readonly answers: AnswerRetries;
 }
 
+/**
+ * One attempt's cut (the request's, or its own timer's) and the one timer that bounds it: the per-try timeout
+ * while the backend is connecting or taking the body, the client's idle timeout while it is slow to send it.
+ */
+class WebAttempt implements BodyWatch {
+  readonly #controller = new AbortController();
+  readonly #whole: WholeRequest;
+  readonly #settings: ProxySettings;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #answered = false;
+  readonly #onWholeAbort = () => this.#controller.abort(this.#whole.signal.reason);
+
+  constructor(whole: WholeRequest, settings: ProxySettings) {
+    this.#whole = whole;
+    this.#settings = settings;
+    whole.signal.addEventListener("abort", this.#onWholeAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Why the router cut the attempt, when it did. */
+  get cause(): AbortCause | undefined {
+    return this.signal.aborted ? causeOf(this.signal.reason) : undefined;
+  }
+
+  waitingOnClient(): void {
+    this.#arm(this.#settings.clientBodyIdleTimeoutMs, "client-stalled");
+  }
+  waitingOnBackend(): void {
+    this.#arm(this.#settings.tryTimeoutMs, "try-timeout");
+  }
+  sent(): void {
+    this.#whole.startTotal();
+    this.waitingOnBackend();
+  }
+
+  /** The head is in: the body may go on streaming both ways, and no attempt timer may cut it. */
+  answered(): void {
+    this.#answered = true;
+    clearTimeout(this.#timer);
+  }
+
+  finish(): void {
+    clearTimeout(this.#timer);
+    this.#whole.signal.removeEventListener("abort", this.#onWholeAbort);
+  }
+
+  #arm(ms: number, cause: AbortCause): void {
+    if (this.#answered) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#controller.abort(new AbortReason(cause)), ms);
+  }
+}
+
 async function attemptOnce(
   backend: Backend,
   request: ProxyRequest,
@@ -129,28 +186,10 @@ async function attemptOnce(
   // The web transport (fetch) speaks HTTP/1.1 to backends: an h2c backend would read garbage. Only
   // Node's own path speaks h2c (node/h2-upstream/); here it is a 502, never the wrong protocol.
   if (backend.protocol === "h2c") return H2C_UNREACHABLE;
-  const attempt = new AbortController();
-  const onWholeAbort = () => attempt.abort(whole.signal.reason);
-  whole.signal.addEventListener("abort", onWholeAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let answered = false;
-  const arm = (ms: number, cause: AbortCause) => {
-    // Once the head is in, the body may go on streaming both ways: no attempt timer may cut it.
-    if (answered) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => attempt.abort(new AbortReason(cause)), ms);
-  };
-  const tryTimeout = () => arm(deps.settings.tryTimeoutMs, "try-timeout");
-  const stream = body.forAttempt({
-    waitingOnClient: () => arm(deps.settings.clientBodyIdleTimeoutMs, "client-stalled"),
-    waitingOnBackend: tryTimeout,
-    sent: () => {
-      whole.startTotal();
-      tryTimeout();
-    },
-  });
+  const attempt = new WebAttempt(whole, deps.settings);
+  const stream = body.forAttempt(attempt);
   // Without a body the request is sent at once; with one, until it is read the backend is connecting.
-  tryTimeout();
+  attempt.waitingOnBackend();
   try {
     const response = await deps.upstream.send({
       target: { ip: backend.ip, port: backend.port },
@@ -160,45 +199,52 @@ async function attemptOnce(
       body: stream,
       signal: attempt.signal,
     });
-    if (!isFinalStatus(response.status, request.upgrade === true)) {
-      response.body?.cancel().catch(() => undefined);
-      throw new InvalidStatusError(response.status);
-    }
-    // A rule's retry (HTTPRouteRetry) drops this answer for another attempt; an upgrade is never sent twice.
-    if (
-      !request.upgrade &&
-      whole.answers.retriesAnswer(backend, response.status, body, whole.remainingMs())
-    ) {
-      noteAnswer(backend, response.status, deps);
-      response.body?.cancel().catch(() => undefined);
-      return ANSWER_RETRIED;
-    }
-    answered = true;
-    clearTimeout(timer);
-    noteAnswer(backend, response.status, deps);
-    request.observation?.respond(deps.metrics, response.status, performance.now(), true);
-    // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
-    if (response.status === 101) return { ok: true, value: response };
-    const headers = downstreamResponseHeaders(response.headers, request.responseHeaders);
-    if (forbidsContentLength(response.status)) headers.delete("content-length");
-    if (request.observation) headers.set(REQUEST_ID_HEADER, request.observation.requestId);
-    return {
-      ok: true,
-      value: new Response(response.body, {
-        status: response.status,
-        // A reason phrase the Response constructor would refuse (UTF-8 decoded past Latin-1) is left out.
-        statusText: reasonPhrase(response.statusText) ?? "",
-        headers,
-      }),
-    };
+    return answerOf(response, backend, request, body, whole, attempt, deps);
   } catch (error) {
-    const cause = attempt.signal.aborted ? causeOf(attempt.signal.reason) : undefined;
-    const failure = failedAttempt(backend, cause, error, deps);
+    const failure = failedAttempt(backend, attempt.cause, error, deps);
     return request.upgrade ? upgradeFailure(failure, failure.kind !== "connect") : failure;
   } finally {
-    clearTimeout(timer);
-    whole.signal.removeEventListener("abort", onWholeAbort);
+    attempt.finish();
   }
+}
+
+/** The backend's answer as the client gets it, or dropped for a rule's retry; throws when it is no final one. */
+function answerOf(
+  response: Response,
+  backend: Backend,
+  request: ProxyRequest,
+  body: RequestBody,
+  whole: WholeRequest,
+  attempt: WebAttempt,
+  deps: ProxyDeps,
+): AttemptResult<Response> | AnswerRetried {
+  if (!isFinalStatus(response.status, request.upgrade === true)) {
+    response.body?.cancel().catch(() => undefined);
+    throw new InvalidStatusError(response.status);
+  }
+  // A rule's retry (HTTPRouteRetry) drops this answer for another attempt; an upgrade is never sent twice.
+  if (!request.upgrade && whole.answers.retriesAnswer(backend, response.status, body, whole.remainingMs())) {
+    noteAnswer(backend, response.status, deps);
+    response.body?.cancel().catch(() => undefined);
+    return ANSWER_RETRIED;
+  }
+  attempt.answered();
+  noteAnswer(backend, response.status, deps);
+  request.observation?.respond(deps.metrics, response.status, performance.now(), true);
+  // A 101 carries its WebSocket on the Response itself (Workers), which a copy would lose.
+  if (response.status === 101) return { ok: true, value: response };
+  const headers = downstreamResponseHeaders(response.headers, request.responseHeaders);
+  if (forbidsContentLength(response.status)) headers.delete("content-length");
+  if (request.observation) headers.set(REQUEST_ID_HEADER, request.observation.requestId);
+  return {
+    ok: true,
+    value: new Response(response.body, {
+      status: response.status,
+      // A reason phrase the Response constructor would refuse (UTF-8 decoded past Latin-1) is left out.
+      statusText: reasonPhrase(response.statusText) ?? "",
+      headers,
+    }),
+  };
 }
 
 /** Resolves after `ms`, or as soon as `signal` aborts (the client left, the request's time ran out). */

@@ -18,7 +18,6 @@ const MAX_LINES = 80;
  */
 const STILL_OVER: ReadonlySet<string> = new Set([
   // The one request path (issue 34, helper path).
-  "functions/app/web-proxy.ts: attemptOnce",
   // One store reader (issue 35/39, helper trust).
   "functions/workers/delta-reader.ts: createDeltaReader",
   "functions/workers/delta-source.ts: createDeltaSnapshotSource",
