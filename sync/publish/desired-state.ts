@@ -48,106 +48,121 @@ export interface DesiredStateOptions {
  * routes, Gateway API and Ingress problems, each logged when it appears and when it goes away, and counted.
  * The annotation route of an unchanged Service object and the stored form of an unchanged route are reused.
  */
-export function createDesiredState(options: DesiredStateOptions) {
-  const { cache, settings, cluster, logger, metrics } = options;
-  const annotationRoutes = new WeakMap<KubeService, AnnotationRouteResult>();
-  const serialised = new WeakMap<RouteRecord, string>();
-  const reported = new Map<string, Set<string>>();
+export class DesiredStateSource {
+  readonly #options: DesiredStateOptions;
+  /** The annotation route of each Service object seen (an object the cache replaced is forgotten). */
+  readonly #annotationRoutes = new WeakMap<KubeService, AnnotationRouteResult>();
+  /** The stored form of each route record computed. */
+  readonly #serialised = new WeakMap<RouteRecord, string>();
+  /** Per topic (annotations, claims, …), the keys of the problems logged at the last compute. */
+  readonly #reported = new Map<string, Set<string>>();
 
-  const annotationRoute = (service: KubeService) => {
-    let result = annotationRoutes.get(service);
+  constructor(options: DesiredStateOptions) {
+    this.#options = options;
+  }
+
+  /** `kept`: the stored route of an id, for Services whose annotations turned invalid. */
+  compute(kept: (id: string) => RouteRecord | undefined): DesiredState {
+    const { metrics } = this.#options;
+    const desired = desiredRoutes({
+      services: this.#options.cache.services(),
+      objects: this.#options.cache.routeObjects?.(),
+      settings: this.#options.settings,
+      annotationRoute: (service) => this.#annotationRoute(service),
+      kept,
+    });
+    const { routes, unpublishable } = this.#serialise(desired.routes);
+    this.#reportProblems(desired, unpublishable);
+    metrics.set("routes", routes.size);
+    metrics.set("routeConflicts", desired.conflicts.length);
+    metrics.set("hostClaimsRefused", desired.refusedClaims.length);
+    return {
+      routes,
+      ports: referencedPorts([...routes.values()].map((item) => item.route)),
+      statuses: desired.statuses,
+      conflicts: desired.conflicts,
+      refusedClaims: desired.refusedClaims,
+      certificates: desired.certificates,
+      clientValidations: desired.clientValidations,
+      backendTls: desired.backendTls,
+    };
+  }
+
+  #annotationRoute(service: KubeService): AnnotationRouteResult {
+    let result = this.#annotationRoutes.get(service);
     if (result === undefined) {
       result = annotationRouteOf(service);
-      annotationRoutes.set(service, result);
+      this.#annotationRoutes.set(service, result);
     }
     return result;
-  };
+  }
 
-  /** Logs each of `current` that is new since the last compute, and each one that went away. */
-  const report = (
+  /** Each route with its stored form; those that do not serialise (do not validate) left out, with why. */
+  #serialise(desired: DesiredRoutes["routes"]) {
+    const routes = new Map<string, DesiredRoute>();
+    const unpublishable = new Map<string, Record<string, unknown>>();
+    for (const [id, route] of desired) {
+      let raw = this.#serialised.get(route);
+      if (raw === undefined) {
+        try {
+          raw = serializeRoute(route);
+        } catch (error) {
+          unpublishable.set(id, { route: id, error });
+          continue;
+        }
+        this.#serialised.set(route, raw);
+      }
+      routes.set(id, { route, raw });
+    }
+    return { routes, unpublishable };
+  }
+
+  #reportProblems(desired: DesiredRoutes, unpublishable: ReadonlyMap<string, Record<string, unknown>>): void {
+    const invalid = this.#report(
+      "annotations",
+      new Map(desired.invalidAnnotations.map((item) => [`${item.service} ${item.reason}`, { ...item }])),
+      "service annotations invalid; keeping what is published",
+      "service annotations valid again",
+    );
+    if (invalid > 0) this.#options.metrics.count("invalidServices", invalid);
+    this.#report(
+      "unpublishable",
+      unpublishable,
+      "route record left out: it does not validate",
+      "route publishable again",
+    );
+    this.#report(
+      "claims",
+      new Map(desired.refusedClaims.map((item) => [`${item.route} ${item.host}`, { ...item }])),
+      "host claim refused by HOST_CLAIMS: the route does not serve this host",
+      "host claim no longer refused",
+    );
+    this.#report(
+      "conflicts",
+      new Map(desired.conflicts.map((item) => [`${item.host} ${item.match} ${item.loser}`, { ...item }])),
+      "two routes claim the same host and match: the older one (then the lower id) is served",
+      "route conflict resolved",
+    );
+    this.#report(
+      "problems",
+      new Map(desired.problems.map((item) => [`${item.object} ${item.reason}`, { ...item }])),
+      "route object not fully applied",
+      "route object problem gone",
+    );
+  }
+
+  /** Logs each of `current` that is new since the last compute, and each one that went away; how many are new. */
+  #report(
     topic: string,
     current: ReadonlyMap<string, Record<string, unknown>>,
     message: string,
     resolved: string,
-  ) => {
-    const before = reported.get(topic) ?? new Set<string>();
+  ): number {
+    const { cluster, logger } = this.#options;
+    const before = this.#reported.get(topic) ?? new Set<string>();
     for (const [key, fields] of current) if (!before.has(key)) logger.warn(message, { cluster, ...fields });
     for (const key of before) if (!current.has(key)) logger.info(resolved, { cluster, key });
-    reported.set(topic, new Set(current.keys()));
+    this.#reported.set(topic, new Set(current.keys()));
     return current.size - [...current.keys()].filter((key) => before.has(key)).length;
-  };
-
-  return {
-    /** `kept`: the stored route of an id, for Services whose annotations turned invalid. */
-    compute(kept: (id: string) => RouteRecord | undefined): DesiredState {
-      const desired = desiredRoutes({
-        services: cache.services(),
-        objects: cache.routeObjects?.(),
-        settings,
-        annotationRoute,
-        kept,
-      });
-      const routes = new Map<string, DesiredRoute>();
-      const unpublishable = new Map<string, Record<string, unknown>>();
-      for (const [id, route] of desired.routes) {
-        let raw = serialised.get(route);
-        if (raw === undefined) {
-          try {
-            raw = serializeRoute(route);
-          } catch (error) {
-            unpublishable.set(id, { route: id, error });
-            continue;
-          }
-          serialised.set(route, raw);
-        }
-        routes.set(id, { route, raw });
-      }
-      const invalid = report(
-        "annotations",
-        new Map(desired.invalidAnnotations.map((item) => [`${item.service} ${item.reason}`, { ...item }])),
-        "service annotations invalid; keeping what is published",
-        "service annotations valid again",
-      );
-      if (invalid > 0) metrics.count("invalidServices", invalid);
-      report(
-        "unpublishable",
-        unpublishable,
-        "route record left out: it does not validate",
-        "route publishable again",
-      );
-      report(
-        "claims",
-        new Map(desired.refusedClaims.map((item) => [`${item.route} ${item.host}`, { ...item }])),
-        "host claim refused by HOST_CLAIMS: the route does not serve this host",
-        "host claim no longer refused",
-      );
-      report(
-        "conflicts",
-        new Map(desired.conflicts.map((item) => [`${item.host} ${item.match} ${item.loser}`, { ...item }])),
-        "two routes claim the same host and match: the older one (then the lower id) is served",
-        "route conflict resolved",
-      );
-      report(
-        "problems",
-        new Map(desired.problems.map((item) => [`${item.object} ${item.reason}`, { ...item }])),
-        "route object not fully applied",
-        "route object problem gone",
-      );
-      metrics.set("routes", routes.size);
-      metrics.set("routeConflicts", desired.conflicts.length);
-      metrics.set("hostClaimsRefused", desired.refusedClaims.length);
-      return {
-        routes,
-        ports: referencedPorts([...routes.values()].map((item) => item.route)),
-        statuses: desired.statuses,
-        conflicts: desired.conflicts,
-        refusedClaims: desired.refusedClaims,
-        certificates: desired.certificates,
-        clientValidations: desired.clientValidations,
-        backendTls: desired.backendTls,
-      };
-    },
-  };
+  }
 }
-
-export type DesiredStateSource = ReturnType<typeof createDesiredState>;

@@ -7,7 +7,7 @@ import type { ClusterCache } from "../translate/types.js";
 import { createBackendTlsWrites } from "./backend-tls-writes.js";
 import { createCertificateWrites } from "./certificate-writes.js";
 import { createClientValidationWrites } from "./client-validation-writes.js";
-import { createDesiredState, type DesiredState } from "./desired-state.js";
+import { type DesiredState, DesiredStateSource } from "./desired-state.js";
 import { StoreWriteError, writeRoutes } from "./route-writes.js";
 import type { SafetyValve } from "./safety-valve.js";
 import { ServicePublisher } from "./service-publisher.js";
@@ -47,7 +47,7 @@ export function createPublishPass(options: PublishPassOptions) {
   const { cache, writer, cluster, logger, metrics, now } = options;
   /** What the store holds; undefined until loaded (then everything is compared again). */
   let stored: StoredState | undefined;
-  const desiredState = createDesiredState({
+  const desiredState = new DesiredStateSource({
     cache,
     settings: options.routeSettings ?? DEFAULT_ROUTE_SETTINGS,
     cluster,
