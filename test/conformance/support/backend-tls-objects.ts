@@ -63,7 +63,11 @@ export function serviceAt(
         ports: ports.map((port) => ({ protocol: "TCP", targetPort: 8443, ...port })),
       },
     },
-    sliceObject(INFRA, `${name}-1`, name, [backend.ip], { port: backend.port }),
+    // Slice ports are matched to the Service's by name: each named port reaches the backend.
+    {
+      ...sliceObject(INFRA, `${name}-1`, name, [backend.ip], { port: backend.port }),
+      ports: ports.map((port) => ({ name: port.name, port: backend.port, protocol: "TCP" })),
+    },
   ];
 }
 
