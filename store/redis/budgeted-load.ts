@@ -24,6 +24,7 @@ import {
   hashSizesOf,
   LISTING_FACTOR,
   type RawRecords,
+  type ReadBytes,
   readHashesWithin,
   readNamedWithin,
   sizeCommands,
@@ -90,12 +91,12 @@ export async function readChangesWithin(
   cluster: string,
   held: HeldRecords,
   named: { readonly services: readonly string[]; readonly routes: readonly string[] },
-  base: { readonly records: ClusterRecords; readonly warnings: WarnOnce },
+  base: { readonly records: ClusterRecords; readonly warnings: WarnOnce; readonly read?: ReadBytes },
 ): Promise<ClusterRecords | undefined> {
   const keys = clusterKeys(prefix, cluster);
   const [serviceRaws, routeRaws] = await Promise.all([
-    readNamedWithin(redis, keys.services, "service", named.services, held),
-    readNamedWithin(redis, keys.routes, "route", named.routes, held),
+    readNamedWithin(redis, keys.services, "service", named.services, held, base.read),
+    readNamedWithin(redis, keys.routes, "route", named.routes, held, base.read),
   ]);
   const context = { cluster, held, warnings: base.warnings };
   const services = new Map<string, DecodedService | undefined>();

@@ -100,13 +100,18 @@ export async function readHashesWithin(
   return { services: definedOnly(services), routes: definedOnly(routes) };
 }
 
+/** Counts the bytes of records read (change-rate.ts spendBytes). */
+export interface ReadBytes {
+  bytes: number;
+}
+
 /** The value a changed record reads as when it is the one already held (same digest): nothing to decode. */
 export const UNCHANGED = Symbol("unchanged");
 
 /**
  * Some fields of one hash (those a change batch names), each read only if it fits the budget in place of the
  * version held: the raw record, UNCHANGED when it is the very one held, or undefined when it is gone or
- * refused (then nothing is held under its id).
+ * refused (then nothing is held under its id). The bytes read are added to `read`, when given.
  */
 export async function readNamedWithin(
   redis: Redis | Cluster,
@@ -114,6 +119,7 @@ export async function readNamedWithin(
   kind: RecordKind,
   fields: readonly string[],
   held: HeldRecords,
+  read?: ReadBytes,
 ): Promise<Map<string, string | typeof UNCHANGED | undefined>> {
   const out = new Map<string, string | typeof UNCHANGED | undefined>();
   const listed = fields.filter((field) => {
@@ -142,6 +148,7 @@ export async function readNamedWithin(
     const raws = await redis.hmget(key, ...batch.map((item) => item.field));
     batch.forEach(({ field, digest }, index) => {
       const raw = raws[index];
+      if (read && typeof raw === "string") read.bytes += raw.length;
       if (typeof raw !== "string" || raw === "") {
         held.remove(kind, field);
         out.set(field, undefined);

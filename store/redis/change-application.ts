@@ -46,7 +46,8 @@ export async function verifyPositions(
 /**
  * Re-reads the services and routes one change batch names, within each cluster's budget (budgeted-load.ts),
  * and publishes the result when a record or what the budget refused changed; the rate the cluster's entries
- * came at is counted (change-rate.ts), and a cluster over it is said to be throttled.
+ * came at, and the bytes they made us read, are counted (change-rate.ts), and a cluster over it is said to be
+ * throttled.
  */
 export async function applyChanges(
   table: ClusterTable,
@@ -60,14 +61,16 @@ export async function applyChanges(
     if (!state) continue;
     rate.spend(cluster, entries, now());
     const throttled = state.view.budget?.throttled === true || rate.throttled(cluster, now());
+    const read = { bytes: 0 };
     const records = await readChangesWithin(
       redis,
       prefix,
       cluster,
       state.held,
       { services: touched, routes: touchedRoutes },
-      { records: state.records, warnings },
+      { records: state.records, warnings, read },
     );
+    rate.spendBytes(cluster, read.bytes, now());
     const budget = state.held.report({ throttled });
     if (!records && sameReport(budget, state.view.budget)) {
       table.clusters.set(cluster, { ...state, lastChangeId });

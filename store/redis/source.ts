@@ -60,11 +60,14 @@ export interface RedisSnapshotSourceOptions {
 export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): RedisSnapshotSource {
   const { redis, prefix, logger, now } = options;
   const granted = options.grantedClusters;
-  const rate = new ChangeRate(options.changesPerSecond ?? DEFAULT_CHANGES_PER_SECOND);
+  const budget = options.budget ?? DEFAULT_RECORD_BUDGET;
+  const perSecond = options.changesPerSecond ?? DEFAULT_CHANGES_PER_SECOND;
+  // A cluster's change batches read at most its whole budget's bytes (CLUSTER_MAX_BYTES) a second.
+  const rate = new ChangeRate(perSecond, { bytesPerSecond: budget.maxBytes });
   const base = { redis, prefix, logger, now, warnings: createWarnOnce(logger) };
   const reads: SourceReads = {
     ...base,
-    budget: options.budget ?? DEFAULT_RECORD_BUDGET,
+    budget,
     granted: granted && ((cluster) => granted.has(cluster)),
     rate,
     discovery: new ClusterDiscovery(base, granted),

@@ -36,4 +36,24 @@ describe("the rate a cluster's change entries are applied at", () => {
     expect(rate.rested("evil", 2_500)).toBe(false);
     expect(rate.rested("evil", 3_000)).toBe(true);
   });
+
+  it("holds a stream whose batches read more bytes a second than bytesPerSecond, however few its entries", () => {
+    const MiB = 1024 * 1024;
+    const rate = new ChangeRate(100, { minIntervalMs: 0, bytesPerSecond: 8 * MiB });
+    rate.spend("evil", 12, 0);
+    rate.spendBytes("evil", 12 * MiB, 0);
+    expect(rate.throttled("evil", 0)).toBe(true);
+    expect(rate.waitMs(["evil"], 0)).toBe(500);
+    expect(rate.open("evil", 499)).toBe(false);
+    expect(rate.open("evil", 500)).toBe(true);
+    expect(rate.rested("evil", 1_000)).toBe(false);
+    expect(rate.rested("evil", 1_500)).toBe(true);
+    expect(rate.open("east", 0)).toBe(true);
+  });
+
+  it("lets bytes cost nothing without bytesPerSecond", () => {
+    const rate = new ChangeRate(100, { minIntervalMs: 0 });
+    rate.spendBytes("evil", 1024 ** 3, 0);
+    expect(rate.open("evil", 0)).toBe(true);
+  });
 });
