@@ -6,7 +6,7 @@ import type { SyncMetrics } from "../metrics.js";
 import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
 import type { DesiredState } from "./desired-state.js";
-import { createPublishPass } from "./publish-pass.js";
+import { PublishPass } from "./publish-pass.js";
 import type { SafetyValve } from "./safety-valve.js";
 import { realTimers, type Timers } from "./timers.js";
 
@@ -97,7 +97,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const now = options.now ?? Date.now;
   const timers = options.timers ?? realTimers;
 
-  const pass = createPublishPass({
+  const pass = new PublishPass({
     cache,
     writer,
     cluster,

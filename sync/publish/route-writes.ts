@@ -13,6 +13,15 @@ export class StoreWriteError extends Error {
   }
 }
 
+/** Runs `write`, its failure a StoreWriteError naming `what`. */
+export async function storeWrite(what: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    throw new StoreWriteError(what, error);
+  }
+}
+
 export interface RouteWriteContext {
   readonly writer: ClusterWriter;
   /** A route record was put or deleted. */

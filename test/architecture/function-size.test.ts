@@ -32,7 +32,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/kube/watch-stream.ts: openWatch",
   "sync/live.ts: startLive",
   "sync/publish-role.ts: createPublishRole",
-  "sync/publish/publish-pass.ts: createPublishPass",
   "sync/publish/reconciler.ts: createReconciler",
   // Issue 39, not yet taken by anyone.
   "functions/core/routing.ts: createRouting",
