@@ -99,7 +99,9 @@ export function backendCandidates(served: ServedRoute, service: string, port: nu
         stale: view.stale,
         service,
         backends,
-        protocol: served.route.source === "grpcroute" ? "h2c" : backends.protocol,
+        // A GRPCRoute's backends speak HTTP/2, over TLS where the port's BackendTLSPolicy says (kept `https`).
+        protocol:
+          served.route.source === "grpcroute" && backends.protocol !== "https" ? "h2c" : backends.protocol,
         tls: backends.tls,
         steering: record.steering,
       });
@@ -216,10 +218,10 @@ export function createSelector(policy: SelectPolicy): SelectFor {
 
   function steerable(served: ServedRoute, service: string, port: number): Selection {
     const found = backendCandidates(served, service, port);
-    // Never cleartext to a port whose BackendTLSPolicy asks for TLS: a runtime without it leaves them out.
-    const candidates = policy.backendTls
-      ? found
-      : found.filter((candidate) => candidate.protocol !== "https");
+    // Never cleartext to a port whose BackendTLSPolicy asks for TLS: a runtime without it leaves them out, and
+    // every runtime a GRPCRoute's (TLS to pods is HTTP/1.1: gRPC needs HTTP/2 over it, not opened yet).
+    const carried = policy.backendTls === true && served.route.source !== "grpcroute";
+    const candidates = carried ? found : found.filter((candidate) => candidate.protocol !== "https");
     if (candidates.length === 0 && found.length > 0) {
       return { ...selectTiers(service, [], policy), unresolved: false, backendTlsRefused: true };
     }

@@ -93,4 +93,12 @@ describe("backends whose port asks for TLS", () => {
       },
     ]);
   });
+
+  it("are refused to a GRPCRoute even where the router opens TLS, never spoken to in cleartext h2c", async () => {
+    const grpc = { ...route, id: "grpcroute:shop/api", source: "grpcroute" as const };
+    const snapshot = snapshotOf([
+      { name: "east", services: [secure("east", "10.0.0.1", "shop/api-tls")], routes: [grpc] },
+    ]);
+    expect(await routed(snapshot, true)).toBe("backend_tls_unsupported");
+  });
 });
