@@ -7,8 +7,8 @@ import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind, watchedPath } from 
 import { createKubeApi, type KubeApi } from "./kube-api.js";
 import { OptionalKinds } from "./optional-kinds.js";
 import { createReachability, type Reachability } from "./reachability.js";
-import { createReflector, type Reflector } from "./reflector.js";
-import type { ReflectorTuning } from "./reflector-types.js";
+import { ListWatchReflector } from "./reflector.js";
+import type { Reflector, ReflectorTuning } from "./reflector-types.js";
 import { RouteObjectIndex } from "./route-object-index.js";
 
 /**
@@ -156,7 +156,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   });
   const routeReflector = (kind: RouteKind, namespace: string | undefined) => {
     const label = `${KINDS[kind].resource} (${namespace ?? (KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
-    return createReflector(
+    return new ListWatchReflector(
       {
         label,
         resource: KINDS[kind].resource,
@@ -173,7 +173,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
   for (const namespace of scopes) {
     const scopeLabel = namespace ?? "all namespaces";
     informers.push(
-      createReflector(
+      new ListWatchReflector(
         {
           label: `services (${scopeLabel})`,
           resource: "services",
@@ -189,7 +189,7 @@ export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
         },
         tuning,
       ),
-      createReflector(
+      new ListWatchReflector(
         {
           label: `endpointslices (${scopeLabel})`,
           resource: "endpointslices",

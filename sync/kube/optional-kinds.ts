@@ -47,7 +47,7 @@ function refusedLineOf(kind: RouteKind): string | undefined {
  *
  * @example
  * const optional = new OptionalKinds({ logger, retryMs: 30_000, namespaced: false });
- * createReflector({ ...target, optional: optional.forKind("HTTPRoute", label) }, tuning);
+ * new ListWatchReflector({ ...target, optional: optional.forKind("HTTPRoute", label) }, tuning);
  */
 export class OptionalKinds {
   private readonly groups = new Map<string, GroupState>();

@@ -83,3 +83,27 @@ export interface Reflector {
   /** Since when the API server has refused this reflector (401/403), undefined when it has not. */
   readonly forbiddenSince: number | undefined;
 }
+
+/** ReflectorTuning with its defaults filled in (the figures its fields' comments give). */
+export interface ReflectorSettings extends ReflectorTuning {
+  readonly watchTimeoutSeconds: number;
+  readonly stallGraceMs: number;
+  readonly pageSize: number;
+  readonly forbiddenReportMs: number;
+  readonly observer: ReflectorObserver;
+  readonly random: () => number;
+  readonly now: () => number;
+}
+
+export function reflectorSettings(tuning: ReflectorTuning): ReflectorSettings {
+  return {
+    ...tuning,
+    watchTimeoutSeconds: tuning.watchTimeoutSeconds ?? 300,
+    stallGraceMs: tuning.stallGraceMs ?? 30_000,
+    pageSize: tuning.pageSize ?? 500,
+    forbiddenReportMs: tuning.forbiddenReportMs ?? 10_000,
+    observer: tuning.observer ?? {},
+    random: tuning.random ?? Math.random,
+    now: tuning.now ?? Date.now,
+  };
+}

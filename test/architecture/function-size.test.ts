@@ -26,8 +26,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/kube/cluster-watch.ts: createClusterWatch",
   "sync/kube/kube-api.ts: createKubeApi",
   "sync/kube/leader.ts: createLeaderElection",
-  "sync/kube/reflector.ts: createReflector",
-  "sync/kube/reflector.ts: createReflector > run",
   "sync/kube/status-writer.ts: createStatusWriter",
   "sync/kube/watch-stream.ts: openWatch",
   "sync/live.ts: startLive",
