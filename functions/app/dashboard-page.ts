@@ -93,7 +93,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <section><h2>Cluster steering</h2><table>
 <thead><tr><th>Service</th><th>Policy</th><th>Share per cluster</th><th>Why</th></tr></thead>
 <tbody id="steering"></tbody></table></section>
-<section><h2>Refused by cluster grants</h2><table>
+<section><h2>Refused: cluster grants and budgets</h2><table>
 <thead><tr><th>Cluster</th><th>Kind</th><th>What</th></tr></thead>
 <tbody id="refused"></tbody></table></section>
 <p id="notes"></p>

@@ -8,6 +8,7 @@ import {
   type BuiltRouter,
   get,
   type HostileWorld,
+  metricsText,
   PREFIX,
   startHostileWorld,
   until,
@@ -139,7 +140,7 @@ describe("a hostile cluster's change-stream churn against other tenants (built r
     expect(during.cpu - baseline.cpu).toBeLessThan(0.3);
   });
 
-  it("says the cluster's change stream is throttled, in explain", async () => {
+  it("says the cluster's change stream is throttled, in explain and on the dashboard, and counts it", async () => {
     // Past its burst allowance at once: three thousand entries in one go.
     const sync = await world.sync("evil");
     const pipeline = sync.pipeline();
@@ -159,11 +160,27 @@ describe("a hostile cluster's change-stream churn against other tenants (built r
     }
     await pipeline.exec();
     const explained = await until(
-      () => adminJson<{ why: string[] }>(router, "/_edgeslice/explain?host=pay.test&path=/"),
+      () =>
+        adminJson<{ why: string[]; refused?: { cluster: string; kind: string }[] }>(
+          router,
+          "/_edgeslice/explain?host=pay.test&path=/",
+        ),
       (item) => item.why.some((line) => line.includes("CLUSTER_MAX_CHANGES_PER_SECOND")),
       20_000,
     );
     expect(explained.why.join("\n")).toContain("evil's change stream runs faster");
+    const kinds = (explained.refused ?? []).map((refusal) => `${refusal.cluster} ${refusal.kind}`);
+    expect(kinds).toContain("evil changes");
+    const dashboard = await adminJson<{ refused: { cluster: string; kind: string }[] }>(
+      router,
+      "/_edgeslice/dashboard",
+    );
+    expect(dashboard.refused.map((refusal) => `${refusal.cluster} ${refusal.kind}`)).toContain(
+      "evil changes",
+    );
+    expect(await metricsText(router)).toMatch(
+      /edgeslice_budget_refusals_total\{cluster="evil",kind="changes"\} [1-9]/,
+    );
     expect((await get(router, "pay.test")).backend).toBe("east");
   });
 });

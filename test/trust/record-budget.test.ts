@@ -157,12 +157,20 @@ describe("a hostile cluster's records against the router's memory (built router)
     expect((await get(router, "pay.test")).backend).toBe("east");
   });
 
-  it("says what it refused in explain and counts it", async () => {
+  it("says what it refused in explain and on the dashboard, and counts it", async () => {
     const explained = await adminJson<Explained>(router, "/_edgeslice/explain?host=pay.test&path=/");
     const kinds = (explained.refused ?? []).map((refusal) => `${refusal.cluster} ${refusal.kind}`);
     expect(kinds).toContain("evil records");
     expect(kinds).toContain("ghost cluster");
     expect(explained.why.join("\n")).toMatch(/evil.*RECORD_MAX_BYTES|RECORD_MAX_BYTES.*evil/);
+    const dashboard = await adminJson<{ refused: { cluster: string; kind: string; count?: number }[] }>(
+      router,
+      "/_edgeslice/dashboard",
+    );
+    const shown = dashboard.refused.find(
+      (refusal) => refusal.cluster === "evil" && refusal.kind === "records",
+    );
+    expect(shown?.count).toBeGreaterThan(0);
     const metrics = await metricsText(router);
     expect(metrics).toMatch(/edgeslice_budget_refusals_total\{cluster="evil",kind="records"\} [1-9]/);
     expect(metrics).toMatch(/edgeslice_cluster_held_bytes\{cluster="evil"\} \d+/);
