@@ -9,7 +9,6 @@ import { Balancer, type BalancingMode } from "./balancer.js";
 import { claimRank } from "./cluster-grants.js";
 import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
-import type { RouterError } from "./errors.js";
 import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./fail-static-bound.js";
 import { type RulePlan, rulePlan } from "./filters.js";
 import { wildcardCovers } from "./hosts.js";
@@ -18,16 +17,15 @@ import { isMisdirected } from "./misdirected.js";
 import type { PolicyDeps } from "./proxy-policy.js";
 import { type CheckedTarget, checkedTarget, type RequestTarget } from "./request-target.js";
 import { effectivePort } from "./routes/listener-ports.js";
-import { type MirrorTarget, mirrorTargets } from "./routes/mirrors.js";
+import { mirrorTargets } from "./routes/mirrors.js";
 import type { RequestFacts } from "./routes/request-match.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
 import { policySettings } from "./routing-defaults.js";
+import type { RoutingOutcome, RoutingRequest } from "./routing-outcome.js";
 import { createSelector, type SelectFor } from "./select.js";
-import type { Selection } from "./selection.js";
 import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
 import { RouteReports } from "./snapshot-reports.js";
-import type { ClientLocation } from "./steering/origin.js";
 import {
   createRoutingSteering,
   type RoutingSteering,
@@ -70,54 +68,6 @@ export interface RoutingDeps {
   readonly backendTls?: boolean;
 }
 
-/** A route matched but none of its backends can be used (503): its selection labels the answer. */
-export interface Unserved {
-  readonly error: "no_endpoints";
-  readonly selection: Selection;
-}
-
-/** A rule with a RequestRedirect: the router answers it itself. */
-export interface Redirected {
-  readonly redirect: { readonly status: number; readonly location: string };
-}
-
-/** A CORS preflight of a rule with a CORS filter: the router answers it 200 with these fields (cors.ts). */
-export interface Preflighted {
-  readonly preflight: readonly (readonly [string, string])[];
-}
-
-/** A request the store has backends for. */
-export interface Routed {
-  readonly target: RequestTarget;
-  readonly selection: Selection;
-  /** Origin-form path and query sent upstream: the request's, or URLRewrite's. */
-  readonly upstreamPath: string;
-  /** The Host sent upstream when URLRewrite sets one. */
-  readonly upstreamHost: string | undefined;
-  /** The rule's header modifiers (filters.ts). */
-  readonly plan: RulePlan;
-  /** Copies of the request to send and forget (RequestMirror, routes/mirrors.ts). */
-  readonly mirrors: readonly MirrorTarget[];
-}
-
-/** What routing reads of a request besides its URL. */
-export interface RoutingRequest {
-  readonly method: string;
-  /** Looked up only when a route matches on headers. */
-  readonly headers: RequestFacts["headers"];
-  /** The scheme of the client's connection, for redirects; default: the URL's. */
-  readonly proto?: "http" | "https";
-  /** The TLS SNI of the client's connection (RequestFacts.serverName). */
-  readonly serverName?: string | undefined;
-  /**
-   * The Gateway listener port the client's connection was made to, when the router's port says it (Node: a
-   * port of HTTPS_LISTENER_PORTS, core/tls-ports.ts); the port of a Host that names one comes first.
-   */
-  readonly listenerPort?: number | undefined;
-  /** Where the client is, when the runtime knows (Workers: `request.cf`): proximity steering measures from it. */
-  readonly client?: ClientLocation | undefined;
-}
-
 export interface Routing {
   /** The store's snapshots with the fail-static bound applied: what every entry path and endpoint reads. */
   readonly source: FailStaticBound;
@@ -143,76 +93,98 @@ export interface Routing {
   routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome>;
 }
 
-export type RoutingOutcome = RouterError | Unserved | Redirected | Preflighted | Routed;
+export type {
+  Preflighted,
+  Redirected,
+  Routed,
+  RoutingOutcome,
+  RoutingRequest,
+  Unserved,
+} from "./routing-outcome.js";
 
 export function createRouting(deps: RoutingDeps): Routing {
-  const { config } = deps;
-  const source = new FailStaticBound(deps.source, {
-    maxStaleMs: config.failStaticMaxMs ?? DEFAULT_FAIL_STATIC_MAX_MS,
-    now: deps.now,
-    logger: deps.logger,
-  });
-  const metrics = new RouterMetrics();
-  const steering = createRoutingSteering(deps, metrics.steering);
-  const { ipFamily, cluster, zone } = config;
-  const select = createSelector({
-    ipFamily,
-    cluster,
-    zone,
-    steering: steering.planning,
-    backendTls: deps.backendTls === true,
-  });
-  const policy: PolicyDeps = {
-    balancer: new Balancer(deps.balancing, deps.random),
-    ejection: new PassiveEjection(deps.now, deps.ejection),
-    metrics,
-    logger: deps.logger,
-    settings: policySettings(config),
-  };
-  let seen = { version: -1, at: 0 };
+  return new RoutingCore(deps);
+}
+
+/** The routing core: the store's view (fail-static bound), the policy shared by transports, and the routing. */
+class RoutingCore implements Routing {
+  readonly source: FailStaticBound;
+  readonly policy: PolicyDeps;
+  readonly select: SelectFor;
+  readonly steering: RoutingSteering;
+  readonly #deps: RoutingDeps;
+  readonly #reports: RouteReports;
   /** When this router first saw the snapshot's version: read on every request, so no clock read unless new. */
-  const noteSeen = (snapshot: Snapshot) => {
-    if (snapshot.version !== seen.version) seen = { version: snapshot.version, at: deps.now() };
-  };
-  const snapshotAgeSeconds = (snapshot: Snapshot) => {
-    noteSeen(snapshot);
-    return Math.max(0, (deps.now() - seen.at) / 1000);
-  };
-  const reports = new RouteReports(deps.logger, policy.metrics, config.clusterGrants, config.gateways);
-  const routesOf = (snapshot: Snapshot) => reports.routesOf(snapshot);
+  #seen = { version: -1, at: 0 };
 
-  return {
-    source,
-    policy,
-    select,
-    steering,
-    routesOf,
-    snapshotAgeSeconds,
-    route: async (url, request) => routeNow(url, request),
-    routeNow,
-  };
-
-  function routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome> {
-    const checked = checkedTarget(url);
-    if (typeof checked === "string") return checked;
-    const current = source.current();
-    return current instanceof Promise
-      ? current.then((snapshot) => routeTarget(snapshot, checked, request))
-      : routeTarget(current, checked, request);
+  constructor(deps: RoutingDeps) {
+    const { config } = deps;
+    this.#deps = deps;
+    this.source = new FailStaticBound(deps.source, {
+      maxStaleMs: config.failStaticMaxMs ?? DEFAULT_FAIL_STATIC_MAX_MS,
+      now: deps.now,
+      logger: deps.logger,
+    });
+    const metrics = new RouterMetrics();
+    this.steering = createRoutingSteering(deps, metrics.steering);
+    const { ipFamily, cluster, zone } = config;
+    this.select = createSelector({
+      ipFamily,
+      cluster,
+      zone,
+      steering: this.steering.planning,
+      backendTls: deps.backendTls === true,
+    });
+    this.policy = {
+      balancer: new Balancer(deps.balancing, deps.random),
+      ejection: new PassiveEjection(deps.now, deps.ejection),
+      metrics,
+      logger: deps.logger,
+      settings: policySettings(config),
+    };
+    this.#reports = new RouteReports(deps.logger, metrics, config.clusterGrants, config.gateways);
   }
 
-  function routeTarget(
+  // These two are handed on unbound (app/app.ts).
+  readonly routesOf = (snapshot: Snapshot): SnapshotRoutes => this.#reports.routesOf(snapshot);
+
+  readonly snapshotAgeSeconds = (snapshot: Snapshot): number => {
+    this.#noteSeen(snapshot);
+    return Math.max(0, (this.#deps.now() - this.#seen.at) / 1000);
+  };
+
+  async route(url: string, request: RoutingRequest): Promise<RoutingOutcome> {
+    return this.routeNow(url, request);
+  }
+
+  routeNow(url: string, request: RoutingRequest): RoutingOutcome | Promise<RoutingOutcome> {
+    const checked = checkedTarget(url);
+    if (typeof checked === "string") return checked;
+    const current = this.source.current();
+    return current instanceof Promise
+      ? current.then((snapshot) => this.#routeTarget(snapshot, checked, request))
+      : this.#routeTarget(current, checked, request);
+  }
+
+  #noteSeen(snapshot: Snapshot): void {
+    if (snapshot.version !== this.#seen.version)
+      this.#seen = { version: snapshot.version, at: this.#deps.now() };
+  }
+
+  /** The rule the request matches in the snapshot, and what it makes of the request. */
+  #routeTarget(
     snapshot: Snapshot | undefined,
-    { target, host }: CheckedTarget,
+    checked: CheckedTarget,
     request: RoutingRequest,
   ): RoutingOutcome {
     // Nothing loaded yet (the Node router listens before its first load), or Redis down with nothing ever
     // loaded: no backend is known (docs/design.md "Router", rule 4).
     if (!snapshot) return "no_snapshot";
-    noteSeen(snapshot);
-    const routes = routesOf(snapshot);
+    this.#noteSeen(snapshot);
+    const routes = this.routesOf(snapshot);
+    const { target, host } = checked;
     const port = authorityPort(target.authority) ?? request.listenerPort;
-    if (misdirected(routes, host, port, request.serverName, deps)) return "misdirected_request";
+    if (misdirected(routes, host, port, request.serverName, this.#deps)) return "misdirected_request";
     const found = matchRequest(routes, host, {
       path: target.path,
       method: request.method,
@@ -221,37 +193,49 @@ export function createRouting(deps: RoutingDeps): Routing {
       serverName: request.serverName,
     });
     if (!found) return "no_route";
-    const { rule } = found;
-    const { redirect, rewrite, cors } = rule.filters;
+    const { redirect, cors } = found.rule.filters;
     const corsAnswer = cors ? corsOutcome(cors, request) : undefined;
     if (corsAnswer && "preflight" in corsAnswer) return corsAnswer;
-    if (redirect) {
-      const from = {
-        proto: request.proto ?? target.proto,
-        authority: target.authority,
-        host,
-        path: target.path,
-      };
-      return {
-        redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
-      };
-    }
-    const choice = chooseBackend(rule.backends, deps.random);
+    if (!redirect) return this.#forwarded(found, target, request, corsAnswer?.response);
+    const from = {
+      proto: request.proto ?? target.proto,
+      authority: target.authority,
+      host,
+      path: target.path,
+    };
+    return {
+      redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
+    };
+  }
+
+  /** The backend the matched rule sends the request to (weights, steering), and how it goes there. */
+  #forwarded(
+    found: RouteMatchResult<ServedRoute>,
+    target: RequestTarget,
+    request: RoutingRequest,
+    cors: CompiledModifier | undefined,
+  ): RoutingOutcome {
+    const { rule } = found;
+    const { random, backendTls } = this.#deps;
+    const choice = chooseBackend(rule.backends, random);
     if (choice.kind !== "service") return "invalid_backend";
-    const selection = steering.steer(select(found.entry, found.ruleIndex, choice.index), request.client);
+    const selection = this.steering.steer(
+      this.select(found.entry, found.ruleIndex, choice.index),
+      request.client,
+    );
     if (selection.backendTlsRefused) return "backend_tls_unsupported";
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
     const chosen = rule.backends[choice.index];
     const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
-    const upstream = rewrittenUpstream(target.path, found.match, rewrite, backendRewrite);
+    const upstream = rewrittenUpstream(target.path, found.match, rule.filters.rewrite, backendRewrite);
     return {
       target,
       selection,
       upstreamPath: upstream.path,
       upstreamHost: upstream.host,
-      plan: withCorsFields(rulePlan(rule, choice.index), corsAnswer?.response),
-      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, deps.random, deps.backendTls === true),
+      plan: withCorsFields(rulePlan(rule, choice.index), cors),
+      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, random, backendTls === true),
     };
   }
 }

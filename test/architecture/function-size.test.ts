@@ -32,7 +32,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/publish-role.ts: createPublishRole",
   "sync/publish/reconciler.ts: createReconciler",
   // Issue 39, not yet taken by anyone.
-  "functions/core/routing.ts: createRouting",
   "store/memory-store.ts: MemoryStore > writer",
   "store/redis/writer.ts: createRedisWriter",
 ]);
