@@ -1,7 +1,7 @@
 import { parseRouterConfig } from "../../functions/core/config.js";
 import { normaliseHost } from "../../functions/core/hosts.js";
-import { createDeltaReader } from "../../functions/workers/delta-reader.js";
-import { createDeltaSnapshotSource } from "../../functions/workers/delta-source.js";
+import { PipelinedDeltaReader } from "../../functions/workers/delta-reader.js";
+import { DeltaSnapshotSource } from "../../functions/workers/delta-source.js";
 import { openPipelineConnection } from "../../functions/workers/read-connection.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
@@ -17,13 +17,13 @@ export function createDeltaStoreReader(target: WorkersStoreTarget): WorkersStore
   const config = parseRouterConfig({ REDIS_URL: target.url, EDGESLICE_PREFIX: target.prefix });
   const warnings = createWarnOnce(silentLogger);
   let clock = 0;
-  const reader = createDeltaReader({
+  const reader = new PipelinedDeltaReader({
     prefix: config.prefix,
     connect: () => openPipelineConnection(config, silentLogger),
     warnings,
     logger: silentLogger,
   });
-  const source = createDeltaSnapshotSource({
+  const source = new DeltaSnapshotSource({
     reader,
     ttlMs: config.cacheTtlMs,
     now: () => clock,

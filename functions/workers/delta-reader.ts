@@ -4,11 +4,18 @@ import type { ClusterState } from "../../store/cluster-state.js";
 import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
 import { coldIndexCommands, coldRecordCommands, readColdIndex, readColdRecords } from "./delta-cold.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
-import { applyFollowUp, followUpCommands, planRefresh, refreshCommands } from "./delta-refresh.js";
+import {
+  applyFollowUp,
+  followUpCommands,
+  planRefresh,
+  type RefreshOutcome,
+  refreshCommands,
+} from "./delta-refresh.js";
 import {
   EMPTY_STATE,
   FULL_CLUSTER_COMMANDS,
   fullClusterCommands,
+  type Reply,
   type RunPipeline,
   readFullCluster,
   type StoreState,
@@ -37,20 +44,22 @@ export interface DeltaReader {
    * The views a request for `host` needs with their clusters' heartbeat records, or why the host index cannot
    * say (then read everything).
    */
-  cold(host: string): Promise<
-    | {
-        readonly views: ClusterView[];
-        readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat>;
-        /** The serialized size of the records read: what holding them costs (host-budget.ts). */
-        readonly bytes: number;
-      }
-    | { readonly incomplete: string }
-  >;
+  cold(host: string): Promise<ColdRead>;
   /** How large the store is (Redis' estimate of its hashes) and where each change stream is: 2 round trips. */
   sizes(): Promise<{ readonly bytes: number; readonly state: HostModeState }>;
   /** Host mode's refresh (host-mode.ts): 1 round trip. */
   hostRefresh(state: HostModeState): Promise<HostRefresh>;
 }
+
+/** What the cold read of one host gives (DeltaReader.cold). */
+export type ColdRead =
+  | {
+      readonly views: ClusterView[];
+      readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat>;
+      /** The serialized size of the records read: what holding them costs (host-budget.ts). */
+      readonly bytes: number;
+    }
+  | { readonly incomplete: string };
 
 export interface PipelineConnection {
   readonly run: RunPipeline;
@@ -64,96 +73,128 @@ export interface DeltaReaderOptions {
   readonly logger: Logger;
 }
 
-export function createDeltaReader(options: DeltaReaderOptions): DeltaReader {
-  const { prefix, warnings, logger } = options;
-  const withConnection = async <T>(work: (run: RunPipeline) => Promise<T>): Promise<T> => {
-    const connection = await options.connect();
+/** The DeltaReader over pipelined Redis connections (read-connection.ts). */
+export class PipelinedDeltaReader implements DeltaReader {
+  readonly #options: DeltaReaderOptions;
+
+  constructor(options: DeltaReaderOptions) {
+    this.#options = options;
+  }
+
+  full(previous: StoreState): Promise<StoreState> {
+    const { prefix, warnings } = this.#options;
+    return this.#withConnection(async (run) => {
+      const names = [...(await this.#discoverAll(run, previous))].sort();
+      const replies = await run(names.flatMap((name) => fullClusterCommands(prefix, name)));
+      const clusters = new Map<string, ClusterState>();
+      const absent = new Set<string>();
+      names.forEach((name, index) => {
+        const own = replies.slice(index * FULL_CLUSTER_COMMANDS, (index + 1) * FULL_CLUSTER_COMMANDS);
+        const result = readFullCluster(name, own, previous.clusters.get(name), warnings);
+        if ("unreadable" in result) {
+          warnings.warn(
+            `cluster ${name}`,
+            result.unreadable,
+            "skipping a cluster whose keys cannot be read",
+            {
+              cluster: name,
+              error: result.unreadable,
+            },
+          );
+          return;
+        }
+        warnings.clear(`cluster ${name}`);
+        if (result.state) clusters.set(name, result.state);
+        else absent.add(name);
+      });
+      return { ...EMPTY_STATE, clusters, absent };
+    });
+  }
+
+  refresh(state: StoreState): Promise<RefreshOutcome> {
+    const { prefix, warnings, logger } = this.#options;
+    return this.#withConnection(async (run) => {
+      const plan = planRefresh(prefix, state, await run(refreshCommands(prefix, state)), warnings);
+      const followUp = followUpCommands(prefix, plan);
+      const outcome = applyFollowUp(plan, followUp.length > 0 ? await run(followUp) : [], warnings);
+      for (const note of outcome.notes)
+        logger.info(note.message, { cluster: note.cluster, reason: note.reason });
+      return outcome;
+    });
+  }
+
+  cold(host: string): Promise<ColdRead> {
+    const { prefix, warnings } = this.#options;
+    return this.#withConnection(async (run) => {
+      const { names } = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
+      const index = readColdIndex(names, host, await run(coldIndexCommands(prefix, names, host)));
+      if (index.incomplete !== undefined) return { incomplete: index.incomplete };
+      const commands = coldRecordCommands(prefix, index);
+      const replies = commands.length > 0 ? await run(commands) : [];
+      const views = readColdRecords(index, replies, warnings);
+      if (!views) return { incomplete: "a record could not be read" };
+      const heartbeats = new Map<string, ClusterHeartbeat>();
+      for (const cluster of index.clusters)
+        if (cluster.heartbeat) heartbeats.set(cluster.name, cluster.heartbeat);
+      return { views, heartbeats, bytes: bytesOf(replies) };
+    });
+  }
+
+  sizes(): Promise<{ readonly bytes: number; readonly state: HostModeState }> {
+    const { prefix, warnings } = this.#options;
+    return this.#withConnection(async (run) => {
+      const { names, scanCursor } = readDiscovery(
+        prefix,
+        await run(discoveryCommands(prefix, "0")),
+        warnings,
+      );
+      const { positions, bytes } = readSizes(names, await run(sizeCommands(prefix, names)));
+      return { bytes, state: { positions, scanCursor } };
+    });
+  }
+
+  hostRefresh(state: HostModeState): Promise<HostRefresh> {
+    const { prefix, warnings } = this.#options;
+    return this.#withConnection(async (run) =>
+      readHostRefresh(prefix, state, await run(hostRefreshCommands(prefix, state)), warnings),
+    );
+  }
+
+  /** `work` over a connection of its own, closed before this resolves. */
+  async #withConnection<T>(work: (run: RunPipeline) => Promise<T>): Promise<T> {
+    const connection = await this.#options.connect();
     try {
       return await work(connection.run);
     } finally {
       connection.close();
     }
-  };
+  }
 
-  return {
-    full: (previous) =>
-      withConnection(async (run) => {
-        let discovered = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
-        const names = new Set([...discovered.names, ...previous.clusters.keys()]);
-        // A large shared keyspace takes more SCAN steps; a store of edgeslice keys only takes one.
-        while (discovered.scanCursor !== "0") {
-          discovered = readDiscovery(
-            prefix,
-            await run(discoveryCommands(prefix, discovered.scanCursor)),
-            warnings,
-          );
-          for (const name of discovered.names) names.add(name);
-        }
-        const ordered = [...names].sort();
-        const replies = await run(ordered.flatMap((name) => fullClusterCommands(prefix, name)));
-        const clusters = new Map<string, ClusterState>();
-        const absent = new Set<string>();
-        ordered.forEach((name, index) => {
-          const own = replies.slice(index * FULL_CLUSTER_COMMANDS, (index + 1) * FULL_CLUSTER_COMMANDS);
-          const result = readFullCluster(name, own, previous.clusters.get(name), warnings);
-          if ("unreadable" in result) {
-            warnings.warn(
-              `cluster ${name}`,
-              result.unreadable,
-              "skipping a cluster whose keys cannot be read",
-              {
-                cluster: name,
-                error: result.unreadable,
-              },
-            );
-            return;
-          }
-          warnings.clear(`cluster ${name}`);
-          if (result.state) clusters.set(name, result.state);
-          else absent.add(name);
-        });
-        return { ...EMPTY_STATE, clusters, absent };
-      }),
-    refresh: (state) =>
-      withConnection(async (run) => {
-        const plan = planRefresh(prefix, state, await run(refreshCommands(prefix, state)), warnings);
-        const followUp = followUpCommands(prefix, plan);
-        const outcome = applyFollowUp(plan, followUp.length > 0 ? await run(followUp) : [], warnings);
-        for (const note of outcome.notes)
-          logger.info(note.message, { cluster: note.cluster, reason: note.reason });
-        return outcome;
-      }),
-    cold: (host) =>
-      withConnection(async (run) => {
-        const { names } = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
-        const index = readColdIndex(names, host, await run(coldIndexCommands(prefix, names, host)));
-        if (index.incomplete !== undefined) return { incomplete: index.incomplete };
-        const commands = coldRecordCommands(prefix, index);
-        const replies = commands.length > 0 ? await run(commands) : [];
-        const views = readColdRecords(index, replies, warnings);
-        if (!views) return { incomplete: "a record could not be read" };
-        let bytes = 0;
-        for (const [, values] of replies)
-          if (Array.isArray(values))
-            for (const value of values) if (typeof value === "string") bytes += value.length;
-        const heartbeats = new Map<string, ClusterHeartbeat>();
-        for (const cluster of index.clusters)
-          if (cluster.heartbeat) heartbeats.set(cluster.name, cluster.heartbeat);
-        return { views, heartbeats, bytes };
-      }),
-    sizes: () =>
-      withConnection(async (run) => {
-        const { names, scanCursor } = readDiscovery(
-          prefix,
-          await run(discoveryCommands(prefix, "0")),
-          warnings,
-        );
-        const { positions, bytes } = readSizes(names, await run(sizeCommands(prefix, names)));
-        return { bytes, state: { positions, scanCursor } };
-      }),
-    hostRefresh: (state) =>
-      withConnection(async (run) =>
-        readHostRefresh(prefix, state, await run(hostRefreshCommands(prefix, state)), warnings),
-      ),
-  };
+  /**
+   * Every cluster name the registry and a whole SCAN sweep give, with those known before. A large shared
+   * keyspace takes more SCAN steps; a store of edgeslice keys only takes one.
+   */
+  async #discoverAll(run: RunPipeline, previous: StoreState): Promise<Set<string>> {
+    const { prefix, warnings } = this.#options;
+    let discovered = readDiscovery(prefix, await run(discoveryCommands(prefix, "0")), warnings);
+    const names = new Set([...discovered.names, ...previous.clusters.keys()]);
+    while (discovered.scanCursor !== "0") {
+      discovered = readDiscovery(
+        prefix,
+        await run(discoveryCommands(prefix, discovered.scanCursor)),
+        warnings,
+      );
+      for (const name of discovered.names) names.add(name);
+    }
+    return names;
+  }
+}
+
+/** The serialized size of the records the cold read's HMGETs brought: what holding them costs. */
+function bytesOf(replies: readonly Reply[]): number {
+  let bytes = 0;
+  for (const [, values] of replies)
+    if (Array.isArray(values))
+      for (const value of values) if (typeof value === "string") bytes += value.length;
+  return bytes;
 }

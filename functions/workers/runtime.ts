@@ -6,8 +6,8 @@ import { createAccessLog } from "../core/access-log.js";
 import type { RouterConfig } from "../core/config.js";
 import { createFetchUpstream } from "../transports/fetch.js";
 import { clientLocationOf } from "./client-location.js";
-import { createDeltaReader } from "./delta-reader.js";
-import { createDeltaSnapshotSource, type DeltaSnapshotSource } from "./delta-source.js";
+import { PipelinedDeltaReader } from "./delta-reader.js";
+import { DeltaSnapshotSource } from "./delta-source.js";
 import { openPipelineConnection } from "./read-connection.js";
 
 /**
@@ -26,13 +26,13 @@ export function createIsolateRuntime(config: RouterConfig, fetchFn: typeof fetch
     base: { component: "router", runtime: "workers" },
   });
   const warnings = createWarnOnce(logger);
-  const reader = createDeltaReader({
+  const reader = new PipelinedDeltaReader({
     prefix: config.prefix,
     connect: () => openPipelineConnection(config, logger),
     warnings,
     logger,
   });
-  const source = createDeltaSnapshotSource({
+  const source = new DeltaSnapshotSource({
     reader,
     ttlMs: config.cacheTtlMs,
     hostBudgetBytes: config.workerHostBudgetBytes,

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { sleep } from "../../lib/async.js";
 import { exponentialDelay } from "../../lib/backoff.js";
 import type { Logger } from "../../lib/logger.js";
@@ -7,7 +7,7 @@ import { clusterKeys } from "../keys.js";
 import { untilReady } from "./client.js";
 import { redisFailureFields } from "./connection-problems.js";
 import { type ClusterChanges, changesOf } from "./feed-entries.js";
-import { connectToSlotMaster } from "./slot-master.js";
+import { type FeedScope, SlotFeedScope } from "./feed-scope.js";
 import { isClusterClient } from "./snapshot.js";
 
 /**
@@ -51,57 +51,69 @@ export interface ChangeFeedsOptions {
   waitMs?(cluster: string): number;
 }
 
-export interface ChangeFeeds {
-  /** Starts the standalone feed (connected before it resolves) or one feed per known cluster. */
-  start(): Promise<void>;
-  /** Redis Cluster: starts a feed for each cluster that joined; nothing before start() or on standalone Redis. */
-  followNewClusters(): void;
-  /** Started, and every loop verified its positions since its last error. */
-  healthy(): boolean;
-  /** Disconnects the feed connections and waits for every loop to end (abort `signal` first). */
-  close(): Promise<void>;
-}
-
 /** Entries per XREAD; a full batch means we may lag behind, so positions are re-verified. */
 const READ_BATCH = 500;
 const FEED_RETRY = { initialMs: 50, maxMs: 2_000 };
 /** The standalone feed's id in logs and health: it follows every cluster. */
 const ALL_CLUSTERS = "*";
 
-/** What one change-feed loop follows, and on which connection. */
-interface FeedScope {
-  /** For logs and health: the cluster name, or ALL_CLUSTERS. */
-  readonly id: string;
-  names(): string[];
-  /** The blocking connection to read on; undefined ends the loop (its cluster left the store). */
-  connection(): Promise<Redis | undefined>;
-  /** After an error: a Redis Cluster loop drops its connection, so the next goes to the slot's current master. */
-  failed(): void;
-}
+/** A read of a feed's streams: none to read (all waiting), a reply (or none within the block), a full batch. */
+type ReadOutcome = "aborted" | "idle" | "read" | "full";
 
-export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
-  const { redis, prefix, logger, blockMs, signal } = options;
-  const warnings = options.warnings ?? createWarnOnce(logger);
-  const loops = new Map<string, Promise<void>>();
-  const connections = new Set<Redis>();
-  const unhealthy = new Set<string>();
-  let started = false;
+export class ChangeFeeds {
+  readonly #options: ChangeFeedsOptions;
+  readonly #warnings: WarnOnce;
+  readonly #loops = new Map<string, Promise<void>>();
+  readonly #connections = new Set<Redis>();
+  readonly #unhealthy = new Set<string>();
+  readonly #connectionOptions: RedisOptions;
+  #started = false;
 
-  const connectionOptions = {
-    connectionName: options.connectionName,
-    // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
-    // the disabled offline queue then refuses: start() would wait out untilReady for nothing.
-    lazyConnect: false,
-    // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
-    autoResendUnfulfilledCommands: false,
-    enableOfflineQueue: false,
-    // A half-open socket would block forever: XREAD answers at least every blockMs, so silence means dead.
-    socketTimeout: blockMs + 10_000,
-  } as const;
+  constructor(options: ChangeFeedsOptions) {
+    this.#options = options;
+    this.#warnings = options.warnings ?? createWarnOnce(options.logger);
+    this.#connectionOptions = {
+      connectionName: options.connectionName,
+      // The router's client is lazyConnect; a lazy duplicate would not connect until its first XREAD, which
+      // the disabled offline queue then refuses: start() would wait out untilReady for nothing.
+      lazyConnect: false,
+      // A dropped XREAD must surface as an error (to re-verify positions), not be silently re-sent.
+      autoResendUnfulfilledCommands: false,
+      enableOfflineQueue: false,
+      // A half-open socket would block forever: XREAD answers at least every blockMs, so silence means dead.
+      socketTimeout: options.blockMs + 10_000,
+    };
+  }
+
+  /** Starts the standalone feed (connected before it resolves) or one feed per known cluster. */
+  async start(): Promise<void> {
+    const { redis } = this.#options;
+    if (isClusterClient(redis)) this.#startClusterFeeds(redis);
+    else await this.#startSingleFeed(redis);
+    this.#started = true;
+  }
+
+  /** Redis Cluster: starts a feed for each cluster that joined; nothing before start() or on standalone Redis. */
+  followNewClusters(): void {
+    const { redis } = this.#options;
+    if (this.#started && isClusterClient(redis)) this.#startClusterFeeds(redis);
+  }
+
+  /** Started, and every loop verified its positions since its last error. */
+  healthy(): boolean {
+    return this.#started && this.#unhealthy.size === 0;
+  }
+
+  /** Disconnects the feed connections and waits for every loop to end (abort `signal` first). */
+  async close(): Promise<void> {
+    for (const connection of this.#connections) connection.disconnect();
+    await Promise.all(this.#loops.values());
+  }
 
   /** One blocking XREAD loop; after any error it re-verifies its positions (and asks for a fresh connection). */
-  const follow = async (scope: FeedScope) => {
-    unhealthy.add(scope.id);
+  async #follow(scope: FeedScope): Promise<void> {
+    const { logger, signal } = this.#options;
+    this.#unhealthy.add(scope.id);
     let verify = true;
     let failures = 0;
     while (!signal.aborted) {
@@ -109,41 +121,14 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
         const connection = await scope.connection();
         if (!connection || signal.aborted) break;
         if (verify) {
-          await options.verify(scope.names());
+          await this.#options.verify(scope.names());
           verify = false;
-          unhealthy.delete(scope.id);
+          this.#unhealthy.delete(scope.id);
         }
-        let resumeMs = blockMs;
-        const positions = scope.names().flatMap((cluster) => {
-          const lastChangeId = options.lastChangeIdOf(cluster);
-          const wait = options.waitMs?.(cluster) ?? 0;
-          if (wait > 0) resumeMs = Math.min(resumeMs, wait);
-          return lastChangeId === undefined || wait > 0
-            ? []
-            : [{ cluster, key: clusterKeys(prefix, cluster).changes, lastChangeId }];
-        });
-        if (positions.length === 0) {
-          await sleep(resumeMs, signal);
-          continue;
-        }
-        const reply = await unlessClosed(
-          connection,
-          connection.xread(
-            "COUNT",
-            READ_BATCH,
-            "BLOCK",
-            Math.max(1, resumeMs),
-            "STREAMS",
-            ...positions.map(({ key }) => key),
-            ...positions.map(({ lastChangeId }) => lastChangeId),
-          ),
-        );
-        if (signal.aborted) break;
-        if (reply) {
-          const clusterOf = new Map(positions.map(({ key, cluster }) => [key, cluster]));
-          await options.apply(changesOf(reply, clusterOf, warnings));
-          verify = reply.some(([, entries]) => entries.length >= READ_BATCH);
-        }
+        const outcome = await this.#readOnce(scope, connection);
+        if (outcome === "aborted") break;
+        if (outcome === "idle") continue;
+        verify = outcome === "full";
         if (failures > 0) logger.info("change feed resumed", { feed: scope.id });
         failures = 0;
       } catch (error) {
@@ -157,85 +142,92 @@ export function createChangeFeeds(options: ChangeFeedsOptions): ChangeFeeds {
             ...redisFailureFields(error),
           });
         }
-        unhealthy.add(scope.id);
+        this.#unhealthy.add(scope.id);
         await sleep(exponentialDelay(failures, FEED_RETRY), signal);
       }
     }
-    unhealthy.delete(scope.id);
-  };
+    this.#unhealthy.delete(scope.id);
+  }
+
+  /**
+   * One XREAD of the scope's streams from their positions, its batch applied; "full" when a stream gave a whole
+   * batch (we may lag behind: positions are verified again). A cluster over its change rate waits.
+   */
+  async #readOnce(scope: FeedScope, connection: Redis): Promise<ReadOutcome> {
+    const { signal } = this.#options;
+    const { positions, resumeMs } = this.#positionsOf(scope.names());
+    if (positions.length === 0) {
+      await sleep(resumeMs, signal);
+      return "idle";
+    }
+    const reply = await unlessClosed(
+      connection,
+      connection.xread(
+        "COUNT",
+        READ_BATCH,
+        "BLOCK",
+        Math.max(1, resumeMs),
+        "STREAMS",
+        ...positions.map(({ key }) => key),
+        ...positions.map(({ lastChangeId }) => lastChangeId),
+      ),
+    );
+    if (signal.aborted) return "aborted";
+    if (!reply) return "read";
+    const clusterOf = new Map(positions.map(({ key, cluster }) => [key, cluster]));
+    await this.#options.apply(changesOf(reply, clusterOf, this.#warnings));
+    return reply.some(([, entries]) => entries.length >= READ_BATCH) ? "full" : "read";
+  }
+
+  /** Where each cluster's stream is read from, leaving out those waiting; how long the read may block. */
+  #positionsOf(names: readonly string[]) {
+    const { prefix, blockMs } = this.#options;
+    let resumeMs = blockMs;
+    const positions = names.flatMap((cluster) => {
+      const lastChangeId = this.#options.lastChangeIdOf(cluster);
+      const wait = this.#options.waitMs?.(cluster) ?? 0;
+      if (wait > 0) resumeMs = Math.min(resumeMs, wait);
+      return lastChangeId === undefined || wait > 0
+        ? []
+        : [{ cluster, key: clusterKeys(prefix, cluster).changes, lastChangeId }];
+    });
+    return { positions, resumeMs };
+  }
 
   /** Standalone Redis: every cluster's stream in one XREAD on one duplicate connection that ioredis reconnects. */
-  const startSingleFeed = async (client: Redis) => {
-    const connection = client.duplicate(connectionOptions);
+  async #startSingleFeed(client: Redis): Promise<void> {
+    const connection = client.duplicate(this.#connectionOptions);
     connection.on("error", () => {});
-    connections.add(connection);
+    this.#connections.add(connection);
     // Not a failure worth a warning: the duplicate is still connecting when start() returns.
     await untilReady(connection, 2_000);
-    loops.set(
-      ALL_CLUSTERS,
-      follow({
-        id: ALL_CLUSTERS,
-        names: () => options.clusterNames(),
-        connection: async () => connection,
-        failed: () => {},
-      }),
-    );
-  };
+    const scope: FeedScope = {
+      id: ALL_CLUSTERS,
+      names: () => this.#options.clusterNames(),
+      connection: async () => connection,
+      failed: () => {},
+    };
+    this.#loops.set(ALL_CLUSTERS, this.#follow(scope));
+  }
 
   /** Redis Cluster: a loop per known cluster, each on its own connection to the master of that cluster's slot. */
-  const startClusterFeeds = (client: Cluster) => {
-    for (const cluster of options.clusterNames()) {
-      if (loops.has(cluster)) continue;
-      let connection: Redis | undefined;
-      const drop = () => {
-        if (connection) {
-          connection.disconnect();
-          connections.delete(connection);
-        }
-        connection = undefined;
-      };
-      const scope: FeedScope = {
-        id: cluster,
-        names: () => [cluster],
-        connection: async () => {
-          if (options.lastChangeIdOf(cluster) === undefined) {
-            drop();
-            return undefined;
-          }
-          if (!connection) {
-            const key = clusterKeys(prefix, cluster).changes;
-            connection = await connectToSlotMaster(client, key, connectionOptions);
-            connections.add(connection);
-          }
-          return connection;
-        },
-        failed: drop,
-      };
-      loops.set(
-        cluster,
-        follow(scope).finally(() => {
-          drop();
-          loops.delete(cluster);
-        }),
-      );
+  #startClusterFeeds(client: Cluster): void {
+    for (const cluster of this.#options.clusterNames()) {
+      if (this.#loops.has(cluster)) continue;
+      const scope = new SlotFeedScope(cluster, {
+        client,
+        key: clusterKeys(this.#options.prefix, cluster).changes,
+        connectionOptions: this.#connectionOptions,
+        connections: this.#connections,
+        followed: () => this.#options.lastChangeIdOf(cluster) !== undefined,
+      });
+      const loop = this.#follow(scope).finally(() => {
+        scope.failed();
+        this.#loops.delete(cluster);
+      });
+      this.#loops.set(cluster, loop);
     }
-  };
-
-  return {
-    async start() {
-      if (isClusterClient(redis)) startClusterFeeds(redis);
-      else await startSingleFeed(redis);
-      started = true;
-    },
-    followNewClusters() {
-      if (started && isClusterClient(redis)) startClusterFeeds(redis);
-    },
-    healthy: () => started && unhealthy.size === 0,
-    async close() {
-      for (const connection of connections) connection.disconnect();
-      await Promise.all(loops.values());
-    },
-  };
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { applyChanges, verifyPositions } from "./change-application.js";
 import { ClusterDiscovery } from "./cluster-discovery.js";
 import { ClusterTable, type SourceReads } from "./cluster-table.js";
 import { redisFailureFields } from "./connection-problems.js";
-import { createChangeFeeds } from "./feed.js";
+import { ChangeFeeds } from "./feed.js";
 import { RefreshLoop, refreshLeases } from "./lease-refresh.js";
 
 /**
@@ -91,7 +91,7 @@ export function createRedisSnapshotSource(options: RedisSnapshotSourceOptions): 
     refresh: () => exclusive(() => refreshLeases(table, reads)),
   });
 
-  const feeds = createChangeFeeds({
+  const feeds = new ChangeFeeds({
     redis,
     prefix,
     logger,

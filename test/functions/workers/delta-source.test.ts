@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DeltaReader } from "../../../functions/workers/delta-reader.js";
-import { createDeltaSnapshotSource } from "../../../functions/workers/delta-source.js";
+import { DeltaSnapshotSource } from "../../../functions/workers/delta-source.js";
 import type { StoreState } from "../../../functions/workers/delta-state.js";
 import { silentLogger } from "../../../lib/logger.js";
 import type { ClusterView } from "../../../store/store.js";
@@ -37,7 +37,7 @@ function harness(ttlMs = 1000, hostBudgetBytes?: number) {
   let clock = 0;
   const { reader, calls, kinds } = controlledReader();
   const deferred: Promise<unknown>[] = [];
-  const source = createDeltaSnapshotSource({
+  const source = new DeltaSnapshotSource({
     reader,
     ttlMs,
     now: () => clock,
