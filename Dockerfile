@@ -22,7 +22,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
-COPY scripts/build.mjs scripts/
+COPY scripts/build.mjs scripts/dashboard-bundle.mjs scripts/
 COPY lib lib
 COPY store store
 COPY sync sync

@@ -23,6 +23,7 @@
 // The bundles carry the git commit they are built from (lib/build-info.ts: `--version`, edgeslice_build_info):
 // EDGESLICE_REVISION when set (the Dockerfile's REVISION build argument: its context has no .git), else the
 // checkout's HEAD, else "unknown".
+// The dashboard page's browser script (functions/app/dashboard-ui/) is bundled first, by scripts/dashboard-bundle.mjs.
 // The build fails if a bundle imports a package that is not in package.json "dependencies", because a
 // production install would not have it, and if "dependencies" lists a package no bundle imports, because a
 // production install would carry it for nothing.
@@ -34,6 +35,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { writeDashboardModule } from "./dashboard-bundle.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values } = parseArgs({ options: { outdir: { type: "string", default: join(root, "dist") } } });
@@ -159,6 +161,9 @@ const common = {
   metafile: true,
   logLevel: "warning",
 };
+
+// The dashboard's browser script is bundled first, so the router bundle carries what its sources say now.
+await writeDashboardModule();
 
 // The banner comes before the mapped code; esbuild offsets the source map past it.
 const results = [
