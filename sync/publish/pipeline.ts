@@ -4,7 +4,7 @@ import type { SyncMetrics } from "../metrics.js";
 import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
 import { Heartbeat } from "./heartbeat.js";
-import { createReconciler, type Reconciler, type ReconcilerOptions } from "./reconciler.js";
+import { Reconciler, type ReconcilerOptions } from "./reconciler.js";
 import { createSafetyValve, type ValveConfig } from "./safety-valve.js";
 
 export interface PublishPipelineOptions {
@@ -62,7 +62,7 @@ export interface PublishPipeline {
  */
 export function createPublishPipeline(options: PublishPipelineOptions): PublishPipeline {
   const { writer, logger, metrics } = options;
-  const reconciler = createReconciler({
+  const reconciler = new Reconciler({
     cache: options.cache,
     writer,
     cluster: writer.cluster,

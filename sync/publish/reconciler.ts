@@ -38,43 +38,6 @@ export interface ReconcilerOptions {
   readonly tlsStoreKey?: Uint8Array | undefined;
 }
 
-export interface Reconciler {
-  /**
-   * A Service or one of its slices changed: recompute it after the debounce. `receivedAt`: when the watch
-   * event behind it arrived, for the event-to-published latency (the earliest pending one counts).
-   */
-  markDirty(namespace: string, name: string, receivedAt?: number): void;
-  /**
-   * A route-relevant object changed (a Service, a Gateway API object, a Namespace, an IngressClass or an
-   * Ingress): recompute every route after the debounce, and the Services whose referenced ports changed.
-   */
-  markRoutesDirty(receivedAt?: number): void;
-  /** The desired state last computed (undefined before the first cycle). */
-  readonly desired: DesiredState | undefined;
-  /** The Service records the store holds as far as this reconciler wrote or read them; undefined before. */
-  readonly storedServices: number | undefined;
-  /**
-   * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
-   * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
-   * previous run). Resolves once the store holds the whole state: a pass that failed part-way is retried
-   * after its backoff and the promise waits for it. It also resolves when publishing stops (disable, stop).
-   */
-  fullResync(): Promise<void>;
-  /** Start publishing (after the first full sync, while leading). Begins with a full resync. */
-  enable(): Promise<void>;
-  /** Stop publishing (leadership lost); waits for an in-flight write. */
-  disable(): Promise<void>;
-  readonly enabled: boolean;
-  /** Publishes everything pending now, skipping the debounce (graceful shutdown). */
-  flush(): Promise<void>;
-  /** Services waiting to be reconciled, plus one while routes wait. */
-  readonly pending: number;
-  /** What waits to be published: how many Services, and whether routes do. */
-  readonly unpublished: Unpublished;
-  /** Cancels every timer; the reconciler does nothing afterwards. */
-  stop(): Promise<void>;
-}
-
 export interface Unpublished {
   readonly services: number;
   readonly routes: boolean;
@@ -87,183 +50,235 @@ export interface Unpublished {
  * routes whose backends are all stored already, then the dirty Services (each with the ports both the desired
  * and the stored routes reference), then the other routes, then route removals, then the Services whose
  * referenced ports those writes changed. Writes run one at a time; a failed one is retried with backoff.
+ *
+ * States: disabled (marks collect, nothing runs), enabled (a timer waits for the debounce, or a cycle
+ * runs), stopped (for good). Transitions: enable, disable, stop; markDirty and markRoutesDirty schedule a
+ * cycle, fullResync and flush run one now; a failed cycle backs off (#failed) and the next one resumes.
  */
-export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const { cache, writer, cluster, logger, metrics } = options;
-  const debounceMs = options.debounceMs ?? 50;
-  const maxWaitMs = options.maxWaitMs ?? 100;
-  const retryBaseMs = options.retryBaseMs ?? 200;
-  const retryMaxMs = options.retryMaxMs ?? 10_000;
-  const now = options.now ?? Date.now;
-  const timers = options.timers ?? realTimers;
-
-  const pass = new PublishPass({
-    cache,
-    writer,
-    cluster,
-    routeSettings: options.routeSettings,
-    valve: options.valve,
-    onDesired: options.onDesired,
-    onHoldOver: (namespace, name) => markDirty(namespace, name),
-    logger,
-    metrics,
-    now,
-    timers,
-    tlsStoreKey: options.tlsStoreKey,
-  });
-  let enabled = false;
-  let stopped = false;
-  let firstDirtyAt: number | undefined;
-  let timer: unknown;
-  let failures = 0;
-  let retryNotBefore = 0;
-  let running: Promise<void> | undefined;
+export class Reconciler {
+  readonly #options: ReconcilerOptions;
+  readonly #debounceMs: number;
+  readonly #maxWaitMs: number;
+  readonly #now: () => number;
+  readonly #timers: Timers;
+  readonly #pass: PublishPass;
+  #enabled = false;
+  #stopped = false;
+  /** When the first event of the burst waiting for the next cycle arrived. */
+  #firstDirtyAt: number | undefined;
+  #timer: unknown;
+  /** Failed cycles in a row; no cycle starts before retryNotBefore. */
+  #failures = 0;
+  #retryNotBefore = 0;
+  #running: Promise<void> | undefined;
   /** The last cycle ran its whole batch (or had nothing to do) without a store error. */
-  let lastCycleComplete = false;
+  #lastCycleComplete = false;
   /** Resolved at the end of every cycle, and when publishing stops. */
-  let cycleWaiters: (() => void)[] = [];
-  const wakeCycleWaiters = () => {
-    const waiters = cycleWaiters;
-    cycleWaiters = [];
-    for (const wake of waiters) wake();
-  };
-  const nextCycle = () => new Promise<void>((resolve) => cycleWaiters.push(resolve));
+  #cycleWaiters: (() => void)[] = [];
 
-  // Before the store was first read nothing was compared: every Service of the cache waits, and the routes.
-  const unpublished = (): Unpublished =>
-    enabled && !pass.loaded ? { services: cache.services().length, routes: true } : pass.unpublished;
+  constructor(options: ReconcilerOptions) {
+    this.#options = options;
+    this.#debounceMs = options.debounceMs ?? 50;
+    this.#maxWaitMs = options.maxWaitMs ?? 100;
+    this.#now = options.now ?? Date.now;
+    this.#timers = options.timers ?? realTimers;
+    this.#pass = new PublishPass({
+      cache: options.cache,
+      writer: options.writer,
+      cluster: options.cluster,
+      routeSettings: options.routeSettings,
+      valve: options.valve,
+      onDesired: options.onDesired,
+      onHoldOver: (namespace, name) => this.markDirty(namespace, name),
+      logger: options.logger,
+      metrics: options.metrics,
+      now: this.#now,
+      timers: this.#timers,
+      tlsStoreKey: options.tlsStoreKey,
+    });
+  }
 
-  const schedule = () => {
-    if (stopped || !enabled || pass.idle) return;
-    const at = now();
-    firstDirtyAt ??= at;
+  /**
+   * A Service or one of its slices changed: recompute it after the debounce. `receivedAt`: when the watch
+   * event behind it arrived, for the event-to-published latency (the earliest pending one counts).
+   */
+  markDirty(namespace: string, name: string, receivedAt?: number): void {
+    if (this.#stopped) return;
+    this.#options.metrics.count("events");
+    this.#pass.markService(`${namespace}/${name}`, receivedAt);
+    this.#options.metrics.set("dirtyServices", this.#pass.dirtyServices);
+    this.#schedule();
+  }
+
+  /**
+   * A route-relevant object changed (a Service, a Gateway API object, a Namespace, an IngressClass or an
+   * Ingress): recompute every route after the debounce, and the Services whose referenced ports changed.
+   */
+  markRoutesDirty(receivedAt?: number): void {
+    if (this.#stopped) return;
+    this.#pass.markRoutes(receivedAt);
+    this.#schedule();
+  }
+
+  /** The desired state last computed (undefined before the first cycle). */
+  get desired(): DesiredState | undefined {
+    return this.#pass.desired;
+  }
+
+  /** The Service records the store holds as far as this reconciler wrote or read them; undefined before. */
+  get storedServices(): number | undefined {
+    return this.#pass.storedServices;
+  }
+
+  /**
+   * Compares the whole cache with the store: re-pushes what differs (a Redis that restarted empty gets
+   * everything back) and removes what the store holds but the cache no longer exposes (leftovers of a
+   * previous run). Resolves once the store holds the whole state: a pass that failed part-way is retried
+   * after its backoff and the promise waits for it. It also resolves when publishing stops (disable, stop).
+   */
+  async fullResync(): Promise<void> {
+    if (this.#stopped) return;
+    if (this.#running) await this.#running;
+    this.#pass.reload();
+    this.#cancelTimer();
+    await this.#run();
+    // A failed pass left the rest dirty (and the store possibly unloaded) with a retry scheduled.
+    while (!this.#lastCycleComplete && this.#enabled && !this.#stopped) await this.#nextCycle();
+  }
+
+  /** Start publishing (after the first full sync, while leading). Begins with a full resync. */
+  async enable(): Promise<void> {
+    if (this.#stopped) return;
+    this.#enabled = true;
+    this.#failures = 0;
+    this.#retryNotBefore = 0;
+    // Another replica may have written while this one was not publishing: start from what the store holds.
+    this.#pass.reload();
+    this.#cancelTimer();
+    await this.#run();
+  }
+
+  /** Stop publishing (leadership lost); waits for an in-flight write. */
+  async disable(): Promise<void> {
+    this.#enabled = false;
+    this.#cancelTimer();
+    if (this.#running) await this.#running;
+    this.#wakeCycleWaiters();
+  }
+
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  /** Publishes everything pending now, skipping the debounce (graceful shutdown). */
+  async flush(): Promise<void> {
+    if (this.#running) await this.#running;
+    this.#cancelTimer();
+    this.#retryNotBefore = 0;
+    await this.#run();
+  }
+
+  /** Services waiting to be reconciled, plus one while routes wait. */
+  get pending(): number {
+    const { services, routes } = this.unpublished;
+    return services + (routes ? 1 : 0);
+  }
+
+  /** What waits to be published: how many Services, and whether routes do. */
+  get unpublished(): Unpublished {
+    // Before the store was first read nothing was compared: every Service of the cache waits, and the routes.
+    return this.#enabled && !this.#pass.loaded
+      ? { services: this.#options.cache.services().length, routes: true }
+      : this.#pass.unpublished;
+  }
+
+  /** Cancels every timer; the reconciler does nothing afterwards. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#cancelTimer();
+    this.#pass.stop();
+    if (this.#running) await this.#running;
+    this.#wakeCycleWaiters();
+  }
+
+  #schedule(): void {
+    if (this.#stopped || !this.#enabled || this.#pass.idle) return;
+    const at = this.#now();
+    this.#firstDirtyAt ??= at;
     // Each event restarts the quiet period, but never past max-wait from the burst's first event; after
     // a failure nothing runs before the backoff is over.
-    const due = Math.max(Math.min(at + debounceMs, firstDirtyAt + maxWaitMs), retryNotBefore);
-    if (timer !== undefined) timers.clearTimeout(timer);
-    timer = timers.setTimeout(
+    const quietEnd = Math.min(at + this.#debounceMs, this.#firstDirtyAt + this.#maxWaitMs);
+    const due = Math.max(quietEnd, this.#retryNotBefore);
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#timer = this.#timers.setTimeout(
       () => {
-        timer = undefined;
-        void run();
+        this.#timer = undefined;
+        void this.#run();
       },
       Math.max(0, due - at),
     );
-  };
+  }
 
-  const run = (): Promise<void> => {
-    if (running) return running;
-    running = (async () => {
+  /** Runs a cycle, or joins the one running; schedules the next when marks arrived meanwhile. */
+  #run(): Promise<void> {
+    if (this.#running) return this.#running;
+    this.#running = (async () => {
       try {
-        await cycle();
+        await this.#cycle();
       } finally {
-        running = undefined;
-        metrics.set("dirtyServices", pass.dirtyServices);
-        wakeCycleWaiters();
+        this.#running = undefined;
+        this.#options.metrics.set("dirtyServices", this.#pass.dirtyServices);
+        this.#wakeCycleWaiters();
       }
-      schedule();
+      this.#schedule();
     })();
-    return running;
-  };
+    return this.#running;
+  }
 
-  const cycle = async () => {
-    lastCycleComplete = false;
-    if (!enabled || stopped) return;
-    firstDirtyAt = undefined;
-    const result = await pass.run(() => enabled && !stopped);
-    if (result.kind === "failed") failed(result.what, result.error);
+  async #cycle(): Promise<void> {
+    this.#lastCycleComplete = false;
+    if (!this.#enabled || this.#stopped) return;
+    this.#firstDirtyAt = undefined;
+    const result = await this.#pass.run(() => this.#enabled && !this.#stopped);
+    if (result.kind === "failed") this.#failed(result.what, result.error);
     if (result.kind !== "done") return;
-    if (failures > 0) logger.info("store writes resumed", { cluster, failures });
-    failures = 0;
-    retryNotBefore = 0;
-    lastCycleComplete = true;
-  };
+    if (this.#failures > 0)
+      this.#options.logger.info("store writes resumed", {
+        cluster: this.#options.cluster,
+        failures: this.#failures,
+      });
+    this.#failures = 0;
+    this.#retryNotBefore = 0;
+    this.#lastCycleComplete = true;
+  }
 
-  const failed = (what: string, error: unknown) => {
-    failures++;
+  #failed(what: string, error: unknown): void {
+    const { cluster, logger, metrics } = this.#options;
+    const failures = ++this.#failures;
     metrics.count("writeErrors");
-    const delay = exponentialDelay(failures - 1, { initialMs: retryBaseMs, maxMs: retryMaxMs });
-    retryNotBefore = now() + delay;
+    const delay = exponentialDelay(failures - 1, {
+      initialMs: this.#options.retryBaseMs ?? 200,
+      maxMs: this.#options.retryMaxMs ?? 10_000,
+    });
+    this.#retryNotBefore = this.#now() + delay;
     // Once per outage at warn (the Redis client's report says why at error level); each retry at debug.
     const fields = { cluster, what, ...redisFailureFields(error), retryInMs: delay, failures };
     if (failures === 1) logger.warn("store write failed; retrying", fields);
     else logger.debug("store write failed again; retrying", fields);
-  };
+  }
 
-  const markDirty = (namespace: string, name: string, receivedAt?: number) => {
-    if (stopped) return;
-    metrics.count("events");
-    pass.markService(`${namespace}/${name}`, receivedAt);
-    metrics.set("dirtyServices", pass.dirtyServices);
-    schedule();
-  };
+  #nextCycle(): Promise<void> {
+    return new Promise<void>((resolve) => this.#cycleWaiters.push(resolve));
+  }
 
-  const markRoutesDirty = (receivedAt?: number) => {
-    if (stopped) return;
-    pass.markRoutes(receivedAt);
-    schedule();
-  };
+  #wakeCycleWaiters(): void {
+    const waiters = this.#cycleWaiters;
+    this.#cycleWaiters = [];
+    for (const wake of waiters) wake();
+  }
 
-  const cancelTimer = () => {
-    if (timer !== undefined) timers.clearTimeout(timer);
-    timer = undefined;
-  };
-
-  return {
-    markDirty,
-    markRoutesDirty,
-    get storedServices() {
-      return pass.storedServices;
-    },
-    get desired() {
-      return pass.desired;
-    },
-    async fullResync() {
-      if (stopped) return;
-      if (running) await running;
-      pass.reload();
-      cancelTimer();
-      await run();
-      // A failed pass left the rest dirty (and the store possibly unloaded) with a retry scheduled.
-      while (!lastCycleComplete && enabled && !stopped) await nextCycle();
-    },
-    async enable() {
-      if (stopped) return;
-      enabled = true;
-      failures = 0;
-      retryNotBefore = 0;
-      // Another replica may have written while this one was not publishing: start from what the store holds.
-      pass.reload();
-      cancelTimer();
-      await run();
-    },
-    async disable() {
-      enabled = false;
-      cancelTimer();
-      if (running) await running;
-      wakeCycleWaiters();
-    },
-    get enabled() {
-      return enabled;
-    },
-    async flush() {
-      if (running) await running;
-      cancelTimer();
-      retryNotBefore = 0;
-      await run();
-    },
-    get pending() {
-      const { services, routes } = unpublished();
-      return services + (routes ? 1 : 0);
-    },
-    get unpublished() {
-      return unpublished();
-    },
-    async stop() {
-      stopped = true;
-      cancelTimer();
-      pass.stop();
-      if (running) await running;
-      wakeCycleWaiters();
-    },
-  };
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
 }

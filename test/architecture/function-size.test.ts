@@ -25,7 +25,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   "sync/kube/watch-stream.ts: openWatch",
   "sync/live.ts: startLive",
   "sync/publish-role.ts: createPublishRole",
-  "sync/publish/reconciler.ts: createReconciler",
   // Issue 39, not yet taken by anyone.
   "store/memory-store.ts: MemoryStore > writer",
   "store/redis/writer.ts: createRedisWriter",

@@ -5,7 +5,7 @@ import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import type { ClusterWriter } from "../../../store/store.js";
 import { decodeStoredService } from "../../../store/stored-records.js";
 import { createSyncMetrics, type SyncMetrics } from "../../../sync/metrics.js";
-import { createReconciler, type Reconciler } from "../../../sync/publish/reconciler.js";
+import { Reconciler } from "../../../sync/publish/reconciler.js";
 import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
 import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kube-objects.js";
 import type { ClusterCache } from "../../../sync/translate/types.js";
@@ -204,7 +204,7 @@ export function reconcilerWorld(): ReconcilerWorld {
     },
     build(overrides = {}) {
       writer = recordingWriter(made(store, "the store").writer("east"), overrides.writeDelayMs);
-      reconciler = createReconciler({
+      reconciler = new Reconciler({
         cache: made(cache, "the cache"),
         writer,
         cluster: "east",

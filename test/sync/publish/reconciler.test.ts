@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
-import { createReconciler } from "../../../sync/publish/reconciler.js";
+import { Reconciler } from "../../../sync/publish/reconciler.js";
 import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
 import { endpointsIn, PlainCache, reconcilerWorld, recordingWriter } from "./reconciler-kit.js";
 
@@ -130,7 +130,7 @@ describe("reconciler write ordering", () => {
       cache.setEndpoints("shop", `s${i}`, ["10.0.0.1"]);
     }
     const writer = recordingWriter(new MemoryStore().writer("east"), 2);
-    const reconciler = createReconciler({
+    const reconciler = new Reconciler({
       cache,
       writer,
       cluster: "east",
