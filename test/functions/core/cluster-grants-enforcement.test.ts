@@ -268,6 +268,23 @@ describe("a cluster's credential against another cluster's host, with and withou
     ]);
   });
 
+  it.each(["grpcroute:evil/steal", "ingress:evil/steal", "annotation:evil/web"])(
+    "holds a route of every kind to the grants: %s for the victim's host is refused and reported",
+    (id) => {
+      const steal = routeRecord(id, {
+        hostnames: ["pay.test"],
+        createdAt: 1,
+        rules: [routeRule([to("evil/web")])],
+      });
+      const clusters = [victim(), evil([steal])];
+      expect(answer(clusters, undefined, "pay.test/")).toContain(EVIL_POD);
+      expect(answer(clusters, grantsOf(GRANTS), "pay.test/")).toBe(VICTIM_POD);
+      expect(buildSnapshotRoutes(snapshotOf(clusters), grantsOf(GRANTS)).refusals).toEqual([
+        { cluster: "evil", kind: "route", id, refused: ["pay.test"], count: 1 },
+      ]);
+    },
+  );
+
   it("reports each refusal: the route and the hosts it was not granted, the endpoints left out, the cluster not listed", () => {
     const clusters = [
       victim(),
