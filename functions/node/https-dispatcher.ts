@@ -40,6 +40,8 @@ export class HttpsDispatcher implements Dispatcher {
         ? this.#setups.setupFor(target.cluster, policy)
         : undefined;
     if (setup === undefined) {
+      // A policy withdrawn (or no longer loadable): the connections validated under it close now.
+      if (policy !== undefined) this.#retire(`${target.cluster}\n${policy}`);
       refuse(handler, endpointAddress(target), policy, this.#setups);
       return;
     }
@@ -65,7 +67,7 @@ export class HttpsDispatcher implements Dispatcher {
     const current = this.#byPolicy.get(key);
     if (current?.setup === setup) return current.pools;
     // The policy changed since these pools were made: their connections were validated under the old one.
-    if (current) for (const pool of current.pools.takeAll()) void pool.close().catch(() => undefined);
+    if (current) this.#retire(key);
     const settings = poolSettings(this.#options);
     const pools = new PoolsByTarget<OriginPool>(
       {
@@ -77,6 +79,14 @@ export class HttpsDispatcher implements Dispatcher {
     );
     this.#byPolicy.set(key, { setup, pools });
     return pools;
+  }
+
+  /** Closes the pools of `cluster\npolicy` (their requests under way finish) and forgets them. */
+  #retire(key: string): void {
+    const current = this.#byPolicy.get(key);
+    if (current === undefined) return;
+    this.#byPolicy.delete(key);
+    for (const pool of current.pools.takeAll()) void pool.close().catch(() => undefined);
   }
 
   #takeAll(): OriginPool[] {

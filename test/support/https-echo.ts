@@ -28,6 +28,8 @@ export interface HttpsEcho {
   hits(): number;
   /** TLS connections whose handshake completed. */
   handshakes(): number;
+  /** TLS connections open now. */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -90,6 +92,7 @@ export async function startHttpsEcho(
     port: (server.address() as AddressInfo).port,
     hits: () => hits,
     handshakes: () => handshakes,
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -61,6 +61,7 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
   let wrongName: HttpsEcho;
   let unknownCa: HttpsEcho;
   let mirror: HttpsEcho;
+  let withdrawn: HttpsEcho;
   const backends: HttpsEcho[] = [];
 
   /** Service infra/<name> whose port 443 has policy infra/<policy>, its endpoints `at`. */
@@ -96,11 +97,13 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     wrongName = await startHttpsEcho("wrong-name", authority.issue(["other.example.com"]));
     unknownCa = await startHttpsEcho("unknown-ca", stranger.issue([HOST]));
     mirror = await startHttpsEcho("mirror", authority.issue([HOST]));
-    backends.push(good, wrongName, unknownCa, mirror);
+    withdrawn = await startHttpsEcho("withdrawn", authority.issue([HOST]));
+    backends.push(good, wrongName, unknownCa, mirror, withdrawn);
     writer = createRedisWriter(redis, { prefix, cluster: "east" });
     await writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
     for (const record of [
       policy("infra/trusted"),
+      policy("infra/withdrawn"),
       policy("infra/system-roots", { trust: { system: true } }),
       policy("infra/uri-san", { subjectAltNames: [{ type: "URI", uri: SPIFFE }] }),
       policy("infra/uri-san-mismatch", {
@@ -121,6 +124,7 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     await service("uri-san-mismatch", "uri-san-mismatch", good);
     await service("unknown-then-good", "trusted", unknownCa, good);
     await service("mirror", "trusted", mirror);
+    await service("withdrawn", "withdrawn", withdrawn);
     const paths = [
       "good",
       "wrong-name",
@@ -130,6 +134,7 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
       "uri-san",
       "uri-san-mismatch",
       "unknown-then-good",
+      "withdrawn",
     ];
     await writer.putRoute(
       routeRecord("httproute:infra/btls", {
@@ -266,5 +271,18 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     const deadline = Date.now() + 5_000;
     while (mirror.hits() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(mirror.hits()).toBe(before + 1);
+  });
+
+  it("refuses the pods of a withdrawn policy and closes the connections validated under it", async () => {
+    expect((await send("/withdrawn")).status).toBe(200);
+    expect(withdrawn.openConnections()).toBe(1);
+    await writer.backendTls?.removeBackendTls("policy:infra/withdrawn");
+    const refused = await until("/withdrawn", (answer) => answer.status !== 200);
+    expect(refused.status).toBe(502);
+    // Well within the 4 s keep-alive timeout that would close it anyway.
+    const deadline = Date.now() + 1_000;
+    while (withdrawn.openConnections() > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(withdrawn.openConnections()).toBe(0);
   });
 });
