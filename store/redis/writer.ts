@@ -1,6 +1,15 @@
 import type { Cluster, Redis } from "ioredis";
-import { type BackendTlsRecord, backendTlsField, serializeBackendTlsRecord } from "../backend-tls.js";
-import { type CertificateRecord, serializeCertificateRecord } from "../certificates.js";
+import {
+  type BackendTlsRecord,
+  type BackendTlsWriter,
+  backendTlsField,
+  serializeBackendTlsRecord,
+} from "../backend-tls.js";
+import {
+  type CertificateRecord,
+  type CertificateWriter,
+  serializeCertificateRecord,
+} from "../certificates.js";
 import { type ClientValidationRecord, serializeClientValidationRecord } from "../client-validations.js";
 import { CHANGE_STREAM_MAXLEN, clusterKeys, clustersKey } from "../keys.js";
 import { type ClusterPlace, placeFields } from "../places.js";
@@ -12,16 +21,19 @@ import {
   serializeRouteRecord,
   serializeServiceRecord,
 } from "../records.js";
+import type { RouteRecord } from "../routes.js";
 import { type ServiceRecordV2, serializeServiceRecordV2 } from "../services.js";
 import {
   assertOwnRecord,
   type ClusterWriter,
   type FenceOptions,
-  FenceRefusedError,
+  type HeartbeatBeat,
+  type StoredRecords,
   serializeRoute,
   type WriterFence,
 } from "../store.js";
-import { SCRIPTS, type Script } from "./writer-scripts.js";
+import { RedisWriterFence } from "./writer-fence.js";
+import { SCRIPTS } from "./writer-scripts.js";
 
 export interface RedisWriterOptions {
   readonly prefix: string;
@@ -56,58 +68,155 @@ export interface RedisWriterOptions {
  * script; SADD is idempotent, so doing it every time keeps the registry whole after the store lost it.
  */
 export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOptions): ClusterWriter {
-  const { cluster } = options;
-  const keys = clusterKeys(options.prefix, cluster);
-  const maxLen = options.streamMaxLen ?? CHANGE_STREAM_MAXLEN;
-  if (options.fence && !(options.fence.ttlMs >= 1 && options.fence.holder !== "")) {
-    throw new Error("a writer fence needs a holder and a TTL of at least 1 ms");
-  }
-  const holder = options.fence?.holder ?? "";
-  const ttlMs = options.fence?.ttlMs ?? 0;
-  let claimant: string | undefined;
-  const registry = clustersKey(options.prefix);
-  const register = async () => {
-    try {
-      await redis.sadd(registry, cluster);
-    } catch (error) {
-      options.onRegistryError?.(error);
+  return new RedisClusterWriter(redis, options);
+}
+
+class RedisClusterWriter implements ClusterWriter {
+  readonly cluster: string;
+  // Declared, not defined: an unfenced writer has no `fence` key at all.
+  declare readonly fence?: WriterFence;
+  readonly certificates: CertificateWriter;
+  readonly backendTls: BackendTlsWriter;
+  readonly #redis: Redis | Cluster;
+  readonly #options: RedisWriterOptions;
+  readonly #keys: ReturnType<typeof clusterKeys>;
+  readonly #maxLen: number;
+  /** Every write's script runs through the fence (with no holder when the writer is unfenced). */
+  readonly #scripts: RedisWriterFence;
+
+  constructor(redis: Redis | Cluster, options: RedisWriterOptions) {
+    if (options.fence && !(options.fence.ttlMs >= 1 && options.fence.holder !== "")) {
+      throw new Error("a writer fence needs a holder and a TTL of at least 1 ms");
     }
-  };
+    this.#redis = redis;
+    this.#options = options;
+    this.cluster = options.cluster;
+    this.#keys = clusterKeys(options.prefix, options.cluster);
+    this.#maxLen = options.streamMaxLen ?? CHANGE_STREAM_MAXLEN;
+    this.#scripts = new RedisWriterFence(redis, this.#keys, options.cluster, {
+      holder: options.fence?.holder ?? "",
+      ttlMs: options.fence?.ttlMs ?? 0,
+    });
+    if (options.fence) this.fence = this.#scripts;
+    const fenced = this.#scripts.run.bind(this.#scripts);
+    this.certificates = certificateWrites(redis, this.#keys, fenced);
+    this.backendTls = backendTlsWrites(redis, this.#keys, fenced);
+  }
 
-  /** Runs a fenced script; resolves its status (1, or 2 from a heartbeat) or rejects a refused write. */
-  const fenced = async (which: Script, moreKeys: string[], args: (string | number)[]) => {
-    const reply = await run(redis, which, [keys.writer, keys.claim, ...moreKeys], [holder, ttlMs, ...args]);
-    const [status, who] = reply as [number, string];
-    if (status === 0) throw new FenceRefusedError(cluster, who);
-    claimant = who === "" ? undefined : who;
-    return status;
-  };
+  async put(record: ServiceRecord): Promise<void> {
+    assertOwnRecord(this.cluster, record);
+    const keys = this.#keys;
+    await this.#scripts.run(
+      SCRIPTS.put,
+      [keys.services, keys.routes, keys.changes],
+      [record.service, serializeServiceRecord(record), serializeRouteRecord(routeOf(record)), this.#maxLen],
+    );
+  }
 
-  const fence: WriterFence | undefined = options.fence && {
-    holder,
-    ttlMs,
-    get claimant() {
-      return claimant;
-    },
-    async acquire(claimMs) {
-      const reply = await run(redis, SCRIPTS.acquire, [keys.writer, keys.claim], [holder, ttlMs, claimMs]);
-      const [status, who] = reply as [number, string];
-      if (status === 0) return { held: false, holder: who };
-      claimant = who === "" ? undefined : who;
-      return { held: true };
-    },
-    async holderNow() {
-      return (await redis.get(keys.writer)) ?? undefined;
-    },
-    async release() {
-      return (await run(redis, SCRIPTS.release, [keys.writer], [holder])) === 1;
-    },
-  };
+  async remove(service: string): Promise<void> {
+    const keys = this.#keys;
+    await this.#scripts.run(
+      SCRIPTS.remove,
+      [keys.services, keys.routes, keys.changes],
+      [service, this.#maxLen],
+    );
+  }
 
+  async putService(record: ServiceRecordV2): Promise<void> {
+    assertOwnRecord(this.cluster, record);
+    const keys = this.#keys;
+    await this.#scripts.run(
+      SCRIPTS.service,
+      [keys.services, keys.routes, keys.changes],
+      [record.service, serializeServiceRecordV2(record), this.#maxLen],
+    );
+  }
+
+  async removeService(service: string): Promise<void> {
+    const keys = this.#keys;
+    await this.#scripts.run(
+      SCRIPTS.service,
+      [keys.services, keys.routes, keys.changes],
+      [service, "", this.#maxLen],
+    );
+  }
+
+  async putRoute(route: RouteRecord): Promise<void> {
+    const raw = serializeRoute(route);
+    const keys = this.#keys;
+    // Sent together: the registry costs no round trip of its own.
+    await Promise.all([
+      this.#scripts.run(
+        SCRIPTS.route,
+        [keys.routes, keys.hosts, keys.changes],
+        [route.id, raw, this.#maxLen],
+      ),
+      this.#register(),
+    ]);
+  }
+
+  async removeRoute(id: string): Promise<void> {
+    const keys = this.#keys;
+    await Promise.all([
+      this.#scripts.run(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [id, "", this.#maxLen]),
+      this.#register(),
+    ]);
+  }
+
+  async load(): Promise<Map<string, string>> {
+    return new Map(Object.entries(await this.#redis.hgetall(this.#keys.services)));
+  }
+
+  async loadAll(): Promise<StoredRecords> {
+    // One slot, so one pipeline (one round trip) on Redis Cluster too.
+    const keys = this.#keys;
+    const results = await this.#redis.pipeline().hgetall(keys.services).hgetall(keys.routes).exec();
+    const [services, routes] = (results ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return new Map(Object.entries((value ?? {}) as Record<string, string>));
+    });
+    return { services: services ?? new Map(), routes: routes ?? new Map() };
+  }
+
+  async heartbeat(beat: HeartbeatBeat): Promise<boolean> {
+    const record: HeartbeatRecord = {
+      v: SCHEMA_VERSION,
+      cluster: this.cluster,
+      holder: beat.holder,
+      at: beat.at,
+      leaseMs: beat.leaseMs,
+      ...(beat.apiserverUnreachableSince === undefined
+        ? {}
+        : { apiserverUnreachableSince: beat.apiserverUnreachableSince }),
+      ...(beat.services === undefined ? {} : { services: beat.services }),
+      ...placeFields(this.#options.place),
+    };
+    const status = await this.#scripts.run(
+      SCRIPTS.heartbeat,
+      [this.#keys.heartbeat, this.#keys.lease],
+      [JSON.stringify(record), beat.holder, beat.leaseMs, beat.ifRegistered ? "1" : "0"],
+    );
+    // A beat that found the store empty (status 2) registers nothing: the re-push comes first.
+    if (status === 1) await this.#register();
+    return status === 1;
+  }
+
+  async #register(): Promise<void> {
+    try {
+      await this.#redis.sadd(clustersKey(this.#options.prefix), this.cluster);
+    } catch (error) {
+      this.#options.onRegistryError?.(error);
+    }
+  }
+}
+
+type Fenced = RedisWriterFence["run"];
+
+function certificateWrites(redis: Redis | Cluster, keys: ReturnType<typeof clusterKeys>, fenced: Fenced) {
   const certificateKeys = [keys.certificates, keys.certificatesVersion];
   // The same script over the validations' hash: one version counter for both, polled by routers.
   const validationKeys = [keys.clientValidations, keys.certificatesVersion];
-  const certificates = {
+  return {
     async putCertificate(record: CertificateRecord) {
       const raw = serializeCertificateRecord(record);
       await fenced(SCRIPTS.certificate, certificateKeys, [record.id, raw]);
@@ -129,9 +238,11 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
       return new Map(Object.entries(await redis.hgetall(keys.clientValidations)));
     },
   };
+}
 
+function backendTlsWrites(redis: Redis | Cluster, keys: ReturnType<typeof clusterKeys>, fenced: Fenced) {
   const backendTlsKeys = [keys.backendTls, keys.backendTlsVersion];
-  const backendTls = {
+  return {
     async putBackendTls(record: BackendTlsRecord) {
       const raw = serializeBackendTlsRecord(record);
       await fenced(SCRIPTS.certificate, backendTlsKeys, [backendTlsField(record), raw]);
@@ -143,99 +254,4 @@ export function createRedisWriter(redis: Redis | Cluster, options: RedisWriterOp
       return new Map(Object.entries(await redis.hgetall(keys.backendTls)));
     },
   };
-
-  return {
-    cluster,
-    ...(fence ? { fence } : {}),
-    certificates,
-    backendTls,
-    async put(record: ServiceRecord) {
-      assertOwnRecord(cluster, record);
-      await fenced(
-        SCRIPTS.put,
-        [keys.services, keys.routes, keys.changes],
-        [record.service, serializeServiceRecord(record), serializeRouteRecord(routeOf(record)), maxLen],
-      );
-    },
-    async remove(service: string) {
-      await fenced(SCRIPTS.remove, [keys.services, keys.routes, keys.changes], [service, maxLen]);
-    },
-    async putService(record: ServiceRecordV2) {
-      assertOwnRecord(cluster, record);
-      await fenced(
-        SCRIPTS.service,
-        [keys.services, keys.routes, keys.changes],
-        [record.service, serializeServiceRecordV2(record), maxLen],
-      );
-    },
-    async removeService(service: string) {
-      await fenced(SCRIPTS.service, [keys.services, keys.routes, keys.changes], [service, "", maxLen]);
-    },
-    async putRoute(route) {
-      const raw = serializeRoute(route);
-      // Sent together: the registry costs no round trip of its own.
-      await Promise.all([
-        fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [route.id, raw, maxLen]),
-        register(),
-      ]);
-    },
-    async removeRoute(id: string) {
-      await Promise.all([
-        fenced(SCRIPTS.route, [keys.routes, keys.hosts, keys.changes], [id, "", maxLen]),
-        register(),
-      ]);
-    },
-    async load() {
-      return new Map(Object.entries(await redis.hgetall(keys.services)));
-    },
-    async loadAll() {
-      // One slot, so one pipeline (one round trip) on Redis Cluster too.
-      const results = await redis.pipeline().hgetall(keys.services).hgetall(keys.routes).exec();
-      const [services, routes] = (results ?? []).map(([error, value]) => {
-        if (error) throw error;
-        return new Map(Object.entries((value ?? {}) as Record<string, string>));
-      });
-      return { services: services ?? new Map(), routes: routes ?? new Map() };
-    },
-    async heartbeat(beat) {
-      const record: HeartbeatRecord = {
-        v: SCHEMA_VERSION,
-        cluster,
-        holder: beat.holder,
-        at: beat.at,
-        leaseMs: beat.leaseMs,
-        ...(beat.apiserverUnreachableSince === undefined
-          ? {}
-          : { apiserverUnreachableSince: beat.apiserverUnreachableSince }),
-        ...(beat.services === undefined ? {} : { services: beat.services }),
-        ...placeFields(options.place),
-      };
-      const status = await fenced(
-        SCRIPTS.heartbeat,
-        [keys.heartbeat, keys.lease],
-        [JSON.stringify(record), beat.holder, beat.leaseMs, beat.ifRegistered ? "1" : "0"],
-      );
-      // A beat that found the store empty (status 2) registers nothing: the re-push comes first.
-      if (status === 1) await register();
-      return status === 1;
-    },
-  };
-}
-
-/**
- * EVALSHA, and EVAL when the server answers NOSCRIPT (it restarted, or never saw the script): the script
- * cache is per node and empties on restart, so the fallback is the normal path once per node and restart.
- */
-async function run(
-  redis: Redis | Cluster,
-  which: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<unknown> {
-  try {
-    return await redis.evalsha(which.sha, keys.length, ...keys, ...args);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-    return redis.eval(which.text, keys.length, ...keys, ...args);
-  }
 }
