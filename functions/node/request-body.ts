@@ -80,7 +80,12 @@ class AttemptBody extends Readable {
     super();
     this.#body = body;
     this.#attempt = attempt;
-    this.once("end", () => attempt.bodySent());
+    this.on("end", bodyEnded);
+  }
+
+  /** The whole body went to the attempt's connection. */
+  ended(): void {
+    this.#attempt.bodySent();
   }
 
   override _read(): void {
@@ -116,10 +121,11 @@ class AttemptBody extends Readable {
       return;
     }
     const incoming = body.incoming;
+    // Each comes once, and _destroy takes them all off: `on` spares the wrapper `once` makes.
     incoming.on("data", this.#onData);
-    incoming.once("end", this.#onEnd);
-    incoming.once("close", this.#onClose);
-    incoming.once("error", this.#onError);
+    incoming.on("end", this.#onEnd);
+    incoming.on("close", this.#onClose);
+    incoming.on("error", this.#onError);
   }
 
   #wait(on: "client" | "backend"): void {
@@ -166,4 +172,8 @@ class AttemptBody extends Readable {
     this.#attempt.clientLeft();
     this.destroy(error);
   };
+}
+
+function bodyEnded(this: AttemptBody): void {
+  this.ended();
 }

@@ -26,11 +26,10 @@ export class H2cOrigin {
     return this.#sessions.length;
   }
 
-  /** The session the next stream goes on, counted as opened; `ready` runs once it can carry the stream. */
-  acquire(ready: (session: H2cSession, error: Error | undefined) => void): void {
+  /** The session the next stream goes on, counted as opened; `waiter` hears once it can carry the stream. */
+  acquire(waiter: SessionWaiter): void {
     const session = this.#pick();
     session.opened();
-    const waiter: SessionWaiter = (error) => ready(session, error);
     session.whenReady(waiter);
   }
 

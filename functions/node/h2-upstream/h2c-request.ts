@@ -15,7 +15,7 @@ import { isGrpcRequest } from "../../core/grpc-errors.js";
 import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
 import { addFields, flatFields } from "../http2/h2-fields.js";
 import type { H2cOrigin } from "./h2c-origin.js";
-import type { H2cSession } from "./h2c-session.js";
+import type { H2cSession, SessionWaiter } from "./h2c-session.js";
 
 /** What the pseudo-header fields carry (Host is `:authority`, RFC 9113 §8.3.1), and the framing HTTP/2 has not. */
 const CARRIED_OTHERWISE: ReadonlySet<string> = new Set(["host", "content-length"]);
@@ -83,7 +83,7 @@ function ignoreError(): void {}
  * session never connected, the peer refused the stream (REFUSED_STREAM, RFC 9113 §8.7), or its GOAWAY named a
  * last stream below this one (§6.8: "not processed"); any other reset may have been acted on.
  */
-export class H2cRequest implements RequestControl {
+export class H2cRequest implements RequestControl, SessionWaiter {
   readonly #handler: ExchangeHandler;
   readonly #request: OutgoingRequest;
   #body: Readable | null;
@@ -111,7 +111,7 @@ export class H2cRequest implements RequestControl {
       return;
     }
     this.#origin = origin;
-    origin.acquire((session, error) => this.#open(session, error));
+    origin.acquire(this);
   }
 
   abort(error: Error): void {
@@ -126,7 +126,8 @@ export class H2cRequest implements RequestControl {
     this.#stream?.resume();
   }
 
-  #open(session: H2cSession, error: Error | undefined): void {
+  /** The session the stream goes on is ready (h2c-origin.ts), or failed to connect. */
+  sessionReady(session: H2cSession, error: Error | undefined): void {
     this.#session = session;
     if (error !== undefined || this.#aborted) {
       session.closed();
@@ -206,7 +207,7 @@ export class H2cRequest implements RequestControl {
         this.#resent = true;
         this.#stream = undefined;
         this.#body = body;
-        origin.acquire((session, acquired) => this.#open(session, acquired));
+        origin.acquire(this);
         return;
       }
     }

@@ -33,8 +33,10 @@ class H2cConnectTimeoutError extends Error {
   readonly syscall = "connect";
 }
 
-/** Called once the session can carry streams, or with why it never will. */
-export type SessionWaiter = (error: Error | undefined) => void;
+/** Told once the session can carry its stream, or why it never will (the request itself: no closure per stream). */
+export interface SessionWaiter {
+  sessionReady(session: H2cSession, error: Error | undefined): void;
+}
 
 /**
  * One HTTP/2 cleartext connection to a backend, with prior knowledge (RFC 9113 §3.3: the client preface is
@@ -129,7 +131,8 @@ export class H2cSession {
   /** `waiter` runs once the peer's SETTINGS came (at once when they did), or with the connect's error. */
   whenReady(waiter: SessionWaiter): void {
     if (this.#waiters === undefined) {
-      waiter(this.#connected && !this.session.destroyed ? undefined : new Error("h2c session closed"));
+      const error = this.#connected && !this.session.destroyed ? undefined : new Error("h2c session closed");
+      waiter.sessionReady(this, error);
     } else this.#waiters.push(waiter);
   }
 
@@ -173,6 +176,6 @@ export class H2cSession {
     const waiters = this.#waiters;
     if (waiters === undefined) return;
     this.#waiters = undefined;
-    for (const waiter of waiters) waiter(error);
+    for (const waiter of waiters) waiter.sessionReady(this, error);
   }
 }
