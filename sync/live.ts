@@ -13,7 +13,7 @@ import { clusterWatchFor, fencedWriter, publishPipelineFor, stopInOrder } from "
 import { createSyncMetrics, type SyncMetrics } from "./metrics.js";
 import type { Reconciler } from "./publish/reconciler.js";
 import { repushOnReconnect } from "./publish/repush-on-reconnect.js";
-import { createPublishRole } from "./publish-role.js";
+import { PublishRole } from "./publish-role.js";
 import { connectRedis } from "./redis-connection.js";
 
 export interface LiveOptions {
@@ -63,7 +63,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
   const watch = clusterWatchFor(config, { kubeConfig, api, reachability, logger, metrics }, () => reconciler);
 
   let elector: LeaderElector | undefined;
-  const role = createPublishRole({
+  const role = new PublishRole({
     writer: fenced,
     leaderElection: config.leaderElection,
     claimMs: config.leaderLeaseMs,

@@ -1,9 +1,8 @@
 import type { Logger } from "../lib/logger.js";
-import type { BackendTlsWriter } from "../store/backend-tls.js";
-import type { CertificateWriter } from "../store/certificates.js";
 import { type ClusterWriter, FenceRefusedError, type WriterFence } from "../store/store.js";
 import type { StepDownReason } from "./kube/leader.js";
 import type { SyncMetrics } from "./metrics.js";
+import { observedWriter } from "./observed-writer.js";
 
 export interface PublishRoleOptions {
   /** This replica's fenced writer (store.ts ClusterWriter.fence). */
@@ -26,23 +25,6 @@ export interface PublishRoleOptions {
   readonly metrics: SyncMetrics;
 }
 
-export interface PublishRole {
-  /** The writer the pipeline publishes through: it tells the role of every refusal and claim. */
-  readonly writer: ClusterWriter;
-  start(): void;
-  startedLeading(): void;
-  stoppedLeading(reason: StepDownReason): void;
-  /** The election found the Lease held by another replica while this one did not lead. */
-  heldByAnother(): void;
-  /** Re-decide after the informers synced. */
-  update(): Promise<void>;
-  readonly publishing: boolean;
-  /** No more publishing (stop the pipeline after); the fence stays until release(). */
-  stop(): Promise<void>;
-  /** Gives the fence back (after the Lease was released, so a standby that sees it free gets both). */
-  release(): Promise<void>;
-}
-
 type LeaseState = "none" | "held" | "degraded";
 
 /**
@@ -59,133 +41,228 @@ type LeaseState = "none" | "held" | "degraded";
  *   a leader that lost its Lease to another steps down and releases the fence.
  * - A standby polls who holds the fence (one GET) and tries for the Lease the moment it goes free, so a
  *   handover on SIGTERM (Lease released, then fence) takes a poll period, not a retry period.
+ *
+ * State: the Lease as this replica knows it ("none", "held", or "degraded": lost for want of an API server,
+ * still publishing), whether it holds the fence, whether it publishes, and a yield in progress. Transitions
+ * come from the election (startedLeading, stoppedLeading, heldByAnother), from the store (every write:
+ * #lostFence, #yieldTo; every poll: #poll, #retakeUnclaimed) and from the process (start, stop, release);
+ * each ends in one queued decision (update → #decide).
  */
-export function createPublishRole(options: PublishRoleOptions): PublishRole {
-  const { logger, metrics } = options;
-  const inner = options.writer;
-  const fence = inner.fence;
-  const pollMs = options.pollMs ?? 200;
-  let lease: LeaseState = options.leaderElection ? "none" : "held";
-  let fenceHeld = false;
-  let publishing = false;
-  let stopping = false;
-  let running = false;
-  let pollTimer: NodeJS.Timeout | undefined;
+export class PublishRole {
+  /** The writer the pipeline publishes through: it tells the role of every refusal and claim. */
+  readonly writer: ClusterWriter;
+  readonly #options: PublishRoleOptions;
+  readonly #fence: WriterFence;
+  readonly #pollMs: number;
+  #lease: LeaseState;
+  #fenceHeld = false;
+  #publishing = false;
+  #stopping = false;
+  #running = false;
+  #pollTimer: NodeJS.Timeout | undefined;
   /** The fence holder at the last poll; null before the first one answered. */
-  let lastHolder: string | undefined | null = null;
-  let waitingFor: string | undefined;
+  #lastHolder: string | undefined | null = null;
+  /** The holder of the fence this Lease holder waits for, said once per holder. */
+  #waitingFor: string | undefined;
   /** The claimant this replica gave the fence up for, until it takes it or this replica leads again. */
-  let yieldedTo: string | undefined;
+  #yieldedTo: string | undefined;
   /** When the fence was released for `yieldedTo`. */
-  let releasedAt: number | undefined;
+  #releasedAt: number | undefined;
   /** Said once per degraded spell: the election found the Lease held by another replica. */
-  let heldByAnotherSeen = false;
-  let queue: Promise<void> = Promise.resolve();
+  #heldByAnotherSeen = false;
+  /** The decisions, one at a time. */
+  #queue: Promise<void> = Promise.resolve();
 
-  const releaseFence = async () => {
-    fenceHeld = false;
-    metrics.set("fenceHeld", 0);
-    const released = await fence.release().catch((error: unknown) => {
-      logger.warn("could not release the writer fence; it expires on its own", { error });
-      return false;
-    });
-    if (released) logger.info("released the writer fence", { holder: fence.holder });
-  };
+  constructor(options: PublishRoleOptions) {
+    this.#options = options;
+    this.#fence = options.writer.fence;
+    this.#pollMs = options.pollMs ?? 200;
+    this.#lease = options.leaderElection ? "none" : "held";
+    this.writer = observedWriter(options.writer, (write) => this.#observed(write));
+  }
 
-  /** One decision at a time (queued): publish, stop publishing, give the fence back. */
-  const decide = async () => {
-    const want = !stopping && lease !== "none" && fenceHeld && options.synced();
-    metrics.set("fenceHeld", fenceHeld ? 1 : 0);
-    if (want && !publishing) {
-      publishing = true;
+  start(): void {
+    this.#running = true;
+    this.#schedulePoll(0);
+  }
+
+  startedLeading(): void {
+    this.#lease = "held";
+    this.#yieldedTo = undefined;
+    this.#schedulePoll(0);
+    void this.update();
+  }
+
+  stoppedLeading(reason: StepDownReason): void {
+    if (reason === "unreachable" && this.#fenceHeld && !this.#stopping) {
+      this.#lease = "degraded";
+      this.#heldByAnotherSeen = false;
+      this.#options.logger.warn(
+        "the API server cannot be reached: publishing the last known state while holding the writer fence",
+        { holder: this.#fence.holder },
+      );
+      return;
+    }
+    this.#lease = "none";
+    void this.update();
+  }
+
+  /** The election found the Lease held by another replica while this one did not lead. */
+  heldByAnother(): void {
+    // Its claim, once it reaches the store, makes this replica yield (yieldTo); until then nobody else
+    // publishes, so a degraded leader keeps the cluster fresh rather than handing it to nobody.
+    if (this.#lease === "degraded" && !this.#heldByAnotherSeen) {
+      this.#heldByAnotherSeen = true;
+      this.#options.logger.info(
+        "another replica holds the Lease: publishing until it claims the writer fence",
+        {
+          holder: this.#fence.holder,
+        },
+      );
+    }
+  }
+
+  /** Re-decide (after the informers synced): one decision at a time, queued. */
+  update(): Promise<void> {
+    const decide = () => this.#decide();
+    this.#queue = this.#queue.then(decide, decide);
+    return this.#queue;
+  }
+
+  get publishing(): boolean {
+    return this.#publishing;
+  }
+
+  /** No more publishing (stop the pipeline after); the fence stays until release(). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    this.#pollTimer = undefined;
+    await this.update();
+  }
+
+  /** Gives the fence back (after the Lease was released, so a standby that sees it free gets both). */
+  async release(): Promise<void> {
+    this.#lease = "none";
+    await this.update();
+  }
+
+  /** Publish, stop publishing, give the fence back. */
+  async #decide(): Promise<void> {
+    const { logger, metrics } = this.#options;
+    const lease = this.#lease;
+    const want = !this.#stopping && lease !== "none" && this.#fenceHeld && this.#options.synced();
+    metrics.set("fenceHeld", this.#fenceHeld ? 1 : 0);
+    if (want && !this.#publishing) {
+      this.#publishing = true;
       metrics.set("leader", 1);
-      logger.info("publishing to the store", { cluster: inner.cluster, identity: fence.holder, lease });
-      await options.publish();
-    } else if (!want && publishing) {
-      publishing = false;
+      logger.info("publishing to the store", {
+        cluster: this.writer.cluster,
+        identity: this.#fence.holder,
+        lease,
+      });
+      await this.#options.publish();
+    } else if (!want && this.#publishing) {
+      this.#publishing = false;
       metrics.set("leader", 0);
-      logger.info("no longer publishing", { cluster: inner.cluster, lease, fenceHeld });
-      await options.unpublish();
+      logger.info("no longer publishing", {
+        cluster: this.writer.cluster,
+        lease,
+        fenceHeld: this.#fenceHeld,
+      });
+      await this.#options.unpublish();
     }
     // The fence goes once nothing writes any more, and only with the Lease.
-    if (lease === "none" && fenceHeld && !publishing) {
-      await releaseFence();
-      if (yieldedTo !== undefined) releasedAt = Date.now();
+    if (this.#lease === "none" && this.#fenceHeld && !this.#publishing) {
+      await this.#releaseFence();
+      if (this.#yieldedTo !== undefined) this.#releasedAt = Date.now();
     }
-  };
-  const update = () => {
-    queue = queue.then(decide, decide);
-    return queue;
-  };
+  }
 
-  const lostFence = (holder: string) => {
-    if (!fenceHeld) return;
-    fenceHeld = false;
-    if (lease === "degraded") lease = "none";
-    logger.warn("the writer fence is held by another replica: no longer publishing", { holder });
-    void update();
-  };
-
-  const yieldTo = (claimant: string) => {
-    if (lease !== "degraded") return;
-    lease = "none";
-    yieldedTo = claimant;
-    releasedAt = undefined;
-    logger.warn("yielding the writer fence to the replica that holds the Lease", { claimant });
-    void update();
-  };
+  async #releaseFence(): Promise<void> {
+    this.#fenceHeld = false;
+    this.#options.metrics.set("fenceHeld", 0);
+    const released = await this.#fence.release().catch((error: unknown) => {
+      this.#options.logger.warn("could not release the writer fence; it expires on its own", { error });
+      return false;
+    });
+    if (released) this.#options.logger.info("released the writer fence", { holder: this.#fence.holder });
+  }
 
   /** Every write tells whether the fence was still ours, and whether someone claims it. */
-  const observed = async <T>(write: () => Promise<T>): Promise<T> => {
+  async #observed<T>(write: () => Promise<T>): Promise<T> {
     try {
       const result = await write();
-      if (fence.claimant !== undefined) yieldTo(fence.claimant);
+      if (this.#fence.claimant !== undefined) this.#yieldTo(this.#fence.claimant);
       return result;
     } catch (error) {
-      if (error instanceof FenceRefusedError) lostFence(error.holder);
+      if (error instanceof FenceRefusedError) this.#lostFence(error.holder);
       throw error;
     }
-  };
+  }
 
-  const writer: ClusterWriter = {
-    cluster: inner.cluster,
-    fence,
-    put: (record) => observed(() => inner.put(record)),
-    remove: (service) => observed(() => inner.remove(service)),
-    putService: (record) => observed(() => inner.putService(record)),
-    removeService: (service) => observed(() => inner.removeService(service)),
-    putRoute: (route) => observed(() => inner.putRoute(route)),
-    removeRoute: (id) => observed(() => inner.removeRoute(id)),
-    load: () => inner.load(),
-    loadAll: () => inner.loadAll(),
-    heartbeat: (beat) => observed(() => inner.heartbeat(beat)),
-    ...(inner.certificates ? { certificates: observedCertificates(inner.certificates, observed) } : {}),
-    ...(inner.backendTls ? { backendTls: observedBackendTls(inner.backendTls, observed) } : {}),
-  };
+  #lostFence(holder: string): void {
+    if (!this.#fenceHeld) return;
+    this.#fenceHeld = false;
+    if (this.#lease === "degraded") this.#lease = "none";
+    this.#options.logger.warn("the writer fence is held by another replica: no longer publishing", {
+      holder,
+    });
+    void this.update();
+  }
 
-  const poll = async () => {
-    if (lease === "held" && !fenceHeld) {
-      const status = await fence.acquire(options.claimMs);
-      if (status.held) {
-        fenceHeld = true;
-        waitingFor = undefined;
-        logger.info("took the writer fence", { holder: fence.holder });
-        await update();
-      } else if (status.holder !== waitingFor) {
-        waitingFor = status.holder;
-        logger.info("holding the Lease; waiting for the writer fence", { holder: status.holder });
-      }
-    } else if (lease === "none") {
-      const holder = await fence.holderNow();
-      // Free now and not at the last look (or at the first): its holder released it or died.
-      if (holder === undefined && lastHolder !== undefined) {
-        logger.debug("the writer fence went free: trying for the Lease now", { was: lastHolder });
-        options.kickElection?.();
-      }
-      lastHolder = holder;
-      if (yieldedTo !== undefined) await retakeUnclaimed(holder);
+  #yieldTo(claimant: string): void {
+    if (this.#lease !== "degraded") return;
+    this.#lease = "none";
+    this.#yieldedTo = claimant;
+    this.#releasedAt = undefined;
+    this.#options.logger.warn("yielding the writer fence to the replica that holds the Lease", { claimant });
+    void this.update();
+  }
+
+  #schedulePoll(delay = this.#pollMs): void {
+    if (!this.#running || this.#stopping) return;
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    this.#pollTimer = setTimeout(() => {
+      this.#pollTimer = undefined;
+      this.#poll()
+        .catch((error: unknown) => this.#options.logger.debug("writer fence poll failed", { error }))
+        .finally(() => this.#schedulePoll());
+    }, delay);
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#lease === "held" && !this.#fenceHeld) await this.#askForFence();
+    else if (this.#lease === "none") await this.#watchFence();
+  }
+
+  /** A Lease holder without the fence claims it, and takes it once its holder lets go. */
+  async #askForFence(): Promise<void> {
+    const status = await this.#fence.acquire(this.#options.claimMs);
+    if (status.held) {
+      this.#fenceHeld = true;
+      this.#waitingFor = undefined;
+      this.#options.logger.info("took the writer fence", { holder: this.#fence.holder });
+      await this.update();
+    } else if (status.holder !== this.#waitingFor) {
+      this.#waitingFor = status.holder;
+      this.#options.logger.info("holding the Lease; waiting for the writer fence", { holder: status.holder });
     }
-  };
+  }
+
+  /** A standby looks who holds the fence: free now, it tries for the Lease at once. */
+  async #watchFence(): Promise<void> {
+    const holder = await this.#fence.holderNow();
+    // Free now and not at the last look (or at the first): its holder released it or died.
+    if (holder === undefined && this.#lastHolder !== undefined) {
+      this.#options.logger.debug("the writer fence went free: trying for the Lease now", {
+        was: this.#lastHolder,
+      });
+      this.#options.kickElection?.();
+    }
+    this.#lastHolder = holder;
+    if (this.#yieldedTo !== undefined) await this.#retakeUnclaimed(holder);
+  }
 
   /**
    * A claimant that still held the Lease would have taken the fence within a poll of its release, and would
@@ -194,109 +271,26 @@ export function createPublishRole(options: PublishRoleOptions): PublishRole {
    * publishing, routers would drop the cluster once its lease ran out, so the replica that yielded takes the
    * fence back and publishes its last known state again, as if it had never yielded.
    */
-  const retakeUnclaimed = async (holder: string | undefined) => {
+  async #retakeUnclaimed(holder: string | undefined): Promise<void> {
     if (holder !== undefined) {
       // Taken, by the claimant or anyone else: the handover is done.
-      if (holder !== fence.holder) yieldedTo = undefined;
+      if (holder !== this.#fence.holder) this.#yieldedTo = undefined;
       return;
     }
-    if (releasedAt === undefined || Date.now() - releasedAt < options.claimMs || stopping) return;
-    const status = await fence.acquire(0);
+    const { claimMs, logger } = this.#options;
+    if (this.#releasedAt === undefined || Date.now() - this.#releasedAt < claimMs || this.#stopping) return;
+    const status = await this.#fence.acquire(0);
     if (!status.held) return;
-    if (lease === "none" && !stopping) {
-      lease = "degraded";
-      heldByAnotherSeen = false;
+    if (this.#lease === "none" && !this.#stopping) {
+      this.#lease = "degraded";
+      this.#heldByAnotherSeen = false;
       logger.warn("the claimant never took the writer fence: publishing the last known state again", {
-        claimant: yieldedTo,
+        claimant: this.#yieldedTo,
       });
     }
-    yieldedTo = undefined;
-    fenceHeld = true;
+    this.#yieldedTo = undefined;
+    this.#fenceHeld = true;
     // Degraded again, or leading since, or stopping: decide publishes or gives the fence back.
-    await update();
-  };
-
-  const schedulePoll = (delay = pollMs) => {
-    if (!running || stopping) return;
-    if (pollTimer) clearTimeout(pollTimer);
-    pollTimer = setTimeout(() => {
-      pollTimer = undefined;
-      poll()
-        .catch((error: unknown) => logger.debug("writer fence poll failed", { error }))
-        .finally(() => schedulePoll());
-    }, delay);
-  };
-
-  return {
-    writer,
-    start() {
-      running = true;
-      schedulePoll(0);
-    },
-    startedLeading() {
-      lease = "held";
-      yieldedTo = undefined;
-      schedulePoll(0);
-      void update();
-    },
-    stoppedLeading(reason) {
-      if (reason === "unreachable" && fenceHeld && !stopping) {
-        lease = "degraded";
-        heldByAnotherSeen = false;
-        logger.warn(
-          "the API server cannot be reached: publishing the last known state while holding the writer fence",
-          { holder: fence.holder },
-        );
-        return;
-      }
-      lease = "none";
-      void update();
-    },
-    heldByAnother() {
-      // Its claim, once it reaches the store, makes this replica yield (yieldTo); until then nobody else
-      // publishes, so a degraded leader keeps the cluster fresh rather than handing it to nobody.
-      if (lease === "degraded" && !heldByAnotherSeen) {
-        heldByAnotherSeen = true;
-        logger.info("another replica holds the Lease: publishing until it claims the writer fence", {
-          holder: fence.holder,
-        });
-      }
-    },
-    update,
-    get publishing() {
-      return publishing;
-    },
-    async stop() {
-      stopping = true;
-      if (pollTimer) clearTimeout(pollTimer);
-      pollTimer = undefined;
-      await update();
-    },
-    async release() {
-      lease = "none";
-      await update();
-    },
-  };
-}
-
-/** The certificate writes of `inner`, each observed for the fence as every other write. */
-type Observe = <T>(write: () => Promise<T>) => Promise<T>;
-
-function observedCertificates(inner: CertificateWriter, observed: Observe): CertificateWriter {
-  return {
-    putCertificate: (record) => observed(() => inner.putCertificate(record)),
-    removeCertificate: (id) => observed(() => inner.removeCertificate(id)),
-    loadCertificates: () => inner.loadCertificates(),
-    putClientValidation: (record) => observed(() => inner.putClientValidation(record)),
-    removeClientValidation: (id) => observed(() => inner.removeClientValidation(id)),
-    loadClientValidations: () => inner.loadClientValidations(),
-  };
-}
-
-function observedBackendTls(inner: BackendTlsWriter, observed: Observe): BackendTlsWriter {
-  return {
-    putBackendTls: (record) => observed(() => inner.putBackendTls(record)),
-    removeBackendTls: (field) => observed(() => inner.removeBackendTls(field)),
-    loadBackendTls: () => inner.loadBackendTls(),
-  };
+    await this.update();
+  }
 }

@@ -3,7 +3,7 @@ import { MemoryStore } from "../../store/memory-store.js";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import type { ClusterWriter, WriterFence } from "../../store/store.js";
 import { createSyncMetrics } from "../../sync/metrics.js";
-import { createPublishRole, type PublishRole } from "../../sync/publish-role.js";
+import { PublishRole } from "../../sync/publish-role.js";
 import { eventually } from "../support/eventually.js";
 import { recordingLogger } from "../support/loggers.js";
 
@@ -38,7 +38,7 @@ describe("who publishes: the Lease and the writer fence", () => {
       fence: WriterFence;
     };
     const kicks: number[] = [];
-    const role: PublishRole = createPublishRole({
+    const role: PublishRole = new PublishRole({
       writer,
       leaderElection: true,
       claimMs: 1_000,
