@@ -1,18 +1,10 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { settlesWithin } from "../../lib/async.js";
 import type { Logger } from "../../lib/logger.js";
-import { ApiStatusError, failureKind, statusOf } from "./api-errors.js";
+import { failureKind, statusOf } from "./api-errors.js";
 import { createKubeApi, type KubeApi } from "./kube-api.js";
-import {
-  claimedLease,
-  heldByAnother,
-  type LeaseClaim,
-  type LeaseObject,
-  type LeaseObservation,
-  leaseView,
-  observeLease,
-  releasedLease,
-} from "./lease-record.js";
+import { LeaseClient } from "./lease-client.js";
+import { heldByAnother, type LeaseObservation, leaseView, observeLease } from "./lease-record.js";
 import type { Reachability } from "./reachability.js";
 
 /**
@@ -65,7 +57,7 @@ const FORBIDDEN_QUIET_MS = 10_000;
  *   is up, not a retry period later, so a takeover after a crash takes one lease duration plus at most one
  *   retry period (the first observation) plus the two requests.
  * - Every write is a PUT carrying the resourceVersion that was read: a 409 Conflict means another replica
- *   wrote first, and this one lost the race (optimistic concurrency, no lock).
+ *   wrote first, and this one lost the race (optimistic concurrency, no lock; lease-client.ts).
  * - The leader renews every renewIntervalMs; it stops leading as soon as it sees another holder, or when no
  *   renew has succeeded for leaseDurationMs, and says why (StepDownReason): the publishing side may keep a
  *   leader whose API server is unreachable publishing while it holds the store's writer fence.
@@ -79,208 +71,217 @@ const FORBIDDEN_QUIET_MS = 10_000;
  * await election.stop({ release: false });   // walk away without releasing (a crash, for tests)
  */
 export function createLeaderElection(options: LeaderElectionOptions): LeaderElection {
-  const { logger, identity, namespace, name, reachability } = options;
-  const now = options.now ?? Date.now;
-  const random = options.random ?? Math.random;
-  const api = options.api ?? createKubeApi(options.kubeConfig);
-  const leaseDurationSeconds = Math.max(1, Math.ceil(options.leaseDurationMs / 1000));
-  const claim: LeaseClaim = { name, namespace, identity, leaseDurationSeconds };
-  const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  const requestTimeoutMs = Math.max(1_000, Math.min(10_000, Math.floor(options.leaseDurationMs / 2)));
+  return new LeaseElection(options);
+}
 
-  let running = false;
-  let leader = false;
-  let lastRenewAt = 0;
+/**
+ * One replica's side of the election (see createLeaderElection). A loop of attempts (#attempt), one at a
+ * time, each scheduled after the last (#schedule: the renew interval while leading, the jittered retry or the
+ * observed lease's expiry otherwise); `kick` and a recovered API server run one at once. While leading, a
+ * deadline timer steps down when no renewal succeeded for a lease duration, even if a request hangs.
+ */
+export class LeaseElection implements LeaderElection {
+  readonly #options: LeaderElectionOptions;
+  readonly #lease: LeaseClient;
+  readonly #leaseDurationSeconds: number;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #unsubscribe: (() => void) | undefined;
+  #running = false;
+  #leader = false;
+  /** When the renewTime this replica last wrote was (peers count the lease from there). */
+  #lastRenewAt = 0;
   /** Whether every renewal that failed since the last success failed for want of an API server. */
-  let failuresUnreachable = true;
-  let loopTimer: NodeJS.Timeout | undefined;
-  let deadlineTimer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
-  let kicked = false;
+  #failuresUnreachable = true;
+  #loopTimer: NodeJS.Timeout | undefined;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  #inFlight: Promise<void> | undefined;
+  /** kick() came while an attempt was in flight: the next one starts as soon as it ends. */
+  #kicked = false;
   /** Since when every attempt has been refused (401/403), undefined when the last one was not. */
-  let forbiddenSince: number | undefined;
-  let observed: LeaseObservation | undefined;
+  #forbiddenSince: number | undefined;
+  /** The Lease's record as this replica last read it, and since when (by this replica's clock) it is unchanged. */
+  #observed: LeaseObservation | undefined;
 
-  /** One request; throws ApiStatusError for a status outside `accept`, and tells reachability. */
-  async function request(method: "GET" | "PUT" | "POST", at: string, accept: number[], body?: unknown) {
-    try {
-      const response = await api.call(method, at, { body, timeoutMs: requestTimeoutMs });
-      if (!accept.includes(response.status)) {
-        throw new ApiStatusError(response.status, response.body, response.retryAfterSeconds);
-      }
-      reachability?.reached();
-      return response;
-    } catch (error) {
-      if (failureKind(error) === "unreachable") reachability?.failed(error);
-      else reachability?.reached();
-      throw error;
-    }
-  }
-
-  async function tryAcquireOrRenew(): Promise<Attempt> {
-    const read = await request("GET", `${path}/${encodeURIComponent(name)}`, [200, 404]);
-    const current = read.status === 404 ? undefined : (read.body as LeaseObject);
-    const attemptAt = now();
-    if (!current) {
-      const created = await request("POST", path, [200, 201, 409], claimedLease(undefined, claim, attemptAt));
-      return holdingAt(created.status !== 409, attemptAt);
-    }
-    const view = leaseView(current);
-    observed = observeLease(observed, view, attemptAt);
-    if (heldByAnother(view, identity, observed.sinceMs, attemptAt)) return "held-by-another";
-    const written = await request(
-      "PUT",
-      `${path}/${encodeURIComponent(name)}`,
-      [200, 409],
-      claimedLease(current, claim, attemptAt),
+  constructor(options: LeaderElectionOptions) {
+    const { namespace, name, identity } = options;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#leaseDurationSeconds = Math.max(1, Math.ceil(options.leaseDurationMs / 1000));
+    const requestTimeoutMs = Math.max(1_000, Math.min(10_000, Math.floor(options.leaseDurationMs / 2)));
+    this.#lease = new LeaseClient(
+      options.api ?? createKubeApi(options.kubeConfig),
+      { name, namespace, identity, leaseDurationSeconds: this.#leaseDurationSeconds },
+      requestTimeoutMs,
+      options.reachability,
     );
-    return holdingAt(written.status !== 409, attemptAt);
+    this.#unsubscribe = options.reachability?.onRecovered(() => this.kick());
   }
 
-  function holdingAt(written: boolean, attemptAt: number): Attempt {
-    if (!written) return "lost-race";
-    // The renewTime written is `attemptAt`: peers count the lease from there, so this replica does too.
-    lastRenewAt = attemptAt;
-    failuresUnreachable = true;
-    return "holding";
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#run();
   }
 
-  function becomeLeader(): void {
-    leader = true;
-    logger.info("became leader", { lease: `${namespace}/${name}`, identity });
-    armDeadline();
-    safely("onStartedLeading", options.onStartedLeading);
+  async stop(stopOptions: { release?: boolean } = {}): Promise<void> {
+    const { leaseDurationMs } = this.#options;
+    this.#running = false;
+    this.#unsubscribe?.();
+    if (this.#loopTimer) clearTimeout(this.#loopTimer);
+    this.#loopTimer = undefined;
+    if (this.#inFlight) await settlesWithin(this.#inFlight, leaseDurationMs);
+    if (!this.#leader) return;
+    if (stopOptions.release ?? true) await settlesWithin(this.#release(), leaseDurationMs);
+    this.#stepDown("stopped", "stopped");
   }
 
-  function stepDown(reason: StepDownReason, detail: string): void {
-    if (!leader) return;
-    leader = false;
-    if (deadlineTimer) clearTimeout(deadlineTimer);
-    deadlineTimer = undefined;
-    const log = reason === "stopped" ? logger.info : logger.warn;
-    log("stopped leading", { lease: `${namespace}/${name}`, identity, reason: detail });
-    safely("onStoppedLeading", () => options.onStoppedLeading(reason));
+  isLeader(): boolean {
+    return this.#leader;
   }
 
-  /** Steps down when no renew succeeded for a lease duration, even if a request hangs. */
-  function armDeadline(): void {
-    if (deadlineTimer) clearTimeout(deadlineTimer);
-    const remaining = Math.max(0, lastRenewAt + options.leaseDurationMs - now());
-    deadlineTimer = setTimeout(() => {
-      deadlineTimer = undefined;
-      if (!leader) return;
-      if (now() - lastRenewAt < options.leaseDurationMs) return armDeadline();
-      stepDown(failuresUnreachable ? "unreachable" : "lost", "renew deadline passed");
-    }, remaining);
-  }
-
-  async function cycle(): Promise<void> {
-    try {
-      const outcome = await tryAcquireOrRenew();
-      forbiddenSince = undefined;
-      if (!running) return;
-      if (outcome === "holding") {
-        if (leader) armDeadline();
-        else becomeLeader();
-      } else if (outcome === "held-by-another") {
-        logger.debug("the lease is held by another replica", { lease: `${namespace}/${name}`, identity });
-        if (leader) stepDown("lost", "another replica holds the lease");
-        else if (options.onHeldByAnother) safely("onHeldByAnother", options.onHeldByAnother);
-      } else {
-        // A 409: someone else wrote the Lease since it was read.
-        failuresUnreachable = false;
-        logger.debug("lease write lost the race", { lease: `${namespace}/${name}`, identity });
-      }
-    } catch (error) {
-      const kind = failureKind(error);
-      if (kind !== "unreachable" && kind !== "forbidden") failuresUnreachable = false;
-      const fields = { lease: `${namespace}/${name}`, identity, status: statusOf(error), error };
-      if (kind === "forbidden") forbiddenSince ??= now();
-      // While the API server is down every attempt fails: the outage is logged once by reachability. A
-      // starting API server refuses for about a second; only a refusal that persists is worth a warning.
-      const quiet =
-        (kind === "unreachable" && reachability !== undefined) ||
-        (kind === "forbidden" && now() - (forbiddenSince ?? now()) < FORBIDDEN_QUIET_MS);
-      if (quiet) logger.debug("lease request failed", fields);
-      else logger.warn("lease request failed", fields);
+  kick(): void {
+    if (!this.#running) return;
+    if (this.#inFlight) {
+      this.#kicked = true;
+      return;
     }
+    if (this.#loopTimer) clearTimeout(this.#loopTimer);
+    this.#run();
   }
 
-  function nextDelay(): number {
-    if (leader) return options.renewIntervalMs;
-    // client-go jitters the retry period (factor 1.2) so candidates do not collide in step.
-    const retry = options.retryIntervalMs * (1 + 0.2 * random());
-    if (!observed) return retry;
-    // Held by another: try again the moment it would count as expired, if that comes first.
-    const expiresIn = observed.sinceMs + leaseDurationSeconds * 1000 - now();
-    return expiresIn >= 0 ? Math.min(retry, expiresIn + 1) : retry;
+  /** What a log line says of this election. */
+  get #fields(): { lease: string; identity: string } {
+    return { lease: `${this.#options.namespace}/${this.#options.name}`, identity: this.#options.identity };
   }
 
-  function schedule(delay = nextDelay()): void {
-    if (!running) return;
-    loopTimer = setTimeout(run, delay);
-  }
-
-  function run(): void {
-    loopTimer = undefined;
-    kicked = false;
-    inFlight = cycle().finally(() => {
-      inFlight = undefined;
-      schedule(kicked ? 0 : undefined);
+  #run(): void {
+    this.#loopTimer = undefined;
+    this.#kicked = false;
+    this.#inFlight = this.#attempt().finally(() => {
+      this.#inFlight = undefined;
+      this.#schedule(this.#kicked ? 0 : undefined);
     });
   }
 
-  const unsubscribe = reachability?.onRecovered(() => kick());
-
-  function kick(): void {
-    if (!running) return;
-    if (inFlight) {
-      kicked = true;
-      return;
-    }
-    if (loopTimer) clearTimeout(loopTimer);
-    run();
+  #schedule(delay = this.#nextDelay()): void {
+    if (!this.#running) return;
+    this.#loopTimer = setTimeout(() => this.#run(), delay);
   }
 
-  async function release(): Promise<void> {
+  #nextDelay(): number {
+    if (this.#leader) return this.#options.renewIntervalMs;
+    // client-go jitters the retry period (factor 1.2) so candidates do not collide in step.
+    const retry = this.#options.retryIntervalMs * (1 + 0.2 * this.#random());
+    if (!this.#observed) return retry;
+    // Held by another: try again the moment it would count as expired, if that comes first.
+    const expiresIn = this.#observed.sinceMs + this.#leaseDurationSeconds * 1000 - this.#now();
+    return expiresIn >= 0 ? Math.min(retry, expiresIn + 1) : retry;
+  }
+
+  /** One attempt to acquire or renew, and what follows from its outcome. */
+  async #attempt(): Promise<void> {
     try {
-      const read = await request("GET", `${path}/${encodeURIComponent(name)}`, [200, 404]);
-      const current = read.status === 404 ? undefined : (read.body as LeaseObject);
-      if (current?.spec?.holderIdentity !== identity) return;
-      await request("PUT", `${path}/${encodeURIComponent(name)}`, [200], releasedLease(current, now()));
+      const outcome = await this.#tryAcquireOrRenew();
+      this.#forbiddenSince = undefined;
+      if (!this.#running) return;
+      if (outcome === "holding") {
+        if (this.#leader) this.#armDeadline();
+        else this.#becomeLeader();
+      } else if (outcome === "held-by-another") {
+        this.#options.logger.debug("the lease is held by another replica", this.#fields);
+        if (this.#leader) this.#stepDown("lost", "another replica holds the lease");
+        else if (this.#options.onHeldByAnother)
+          this.#safely("onHeldByAnother", this.#options.onHeldByAnother);
+      } else {
+        // A 409: someone else wrote the Lease since it was read.
+        this.#failuresUnreachable = false;
+        this.#options.logger.debug("lease write lost the race", this.#fields);
+      }
     } catch (error) {
-      logger.warn("could not release the lease; peers take it when it expires", {
+      this.#attemptFailed(error);
+    }
+  }
+
+  async #tryAcquireOrRenew(): Promise<Attempt> {
+    const current = await this.#lease.read();
+    const attemptAt = this.#now();
+    if (current) {
+      const view = leaseView(current);
+      this.#observed = observeLease(this.#observed, view, attemptAt);
+      if (heldByAnother(view, this.#options.identity, this.#observed.sinceMs, attemptAt))
+        return "held-by-another";
+    }
+    if (!(await this.#lease.claim(current, attemptAt))) return "lost-race";
+    // The renewTime written is `attemptAt`: peers count the lease from there, so this replica does too.
+    this.#lastRenewAt = attemptAt;
+    this.#failuresUnreachable = true;
+    return "holding";
+  }
+
+  #attemptFailed(error: unknown): void {
+    const { logger, reachability } = this.#options;
+    const kind = failureKind(error);
+    if (kind !== "unreachable" && kind !== "forbidden") this.#failuresUnreachable = false;
+    const fields = { ...this.#fields, status: statusOf(error), error };
+    if (kind === "forbidden") this.#forbiddenSince ??= this.#now();
+    // While the API server is down every attempt fails: the outage is logged once by reachability. A
+    // starting API server refuses for about a second; only a refusal that persists is worth a warning.
+    const quiet =
+      (kind === "unreachable" && reachability !== undefined) ||
+      (kind === "forbidden" && this.#now() - (this.#forbiddenSince ?? this.#now()) < FORBIDDEN_QUIET_MS);
+    if (quiet) logger.debug("lease request failed", fields);
+    else logger.warn("lease request failed", fields);
+  }
+
+  #becomeLeader(): void {
+    this.#leader = true;
+    this.#options.logger.info("became leader", this.#fields);
+    this.#armDeadline();
+    this.#safely("onStartedLeading", this.#options.onStartedLeading);
+  }
+
+  #stepDown(reason: StepDownReason, detail: string): void {
+    if (!this.#leader) return;
+    this.#leader = false;
+    if (this.#deadlineTimer) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    const { logger } = this.#options;
+    const log = reason === "stopped" ? logger.info : logger.warn;
+    log("stopped leading", { ...this.#fields, reason: detail });
+    this.#safely("onStoppedLeading", () => this.#options.onStoppedLeading(reason));
+  }
+
+  /** Steps down when no renew succeeded for a lease duration, even if a request hangs. */
+  #armDeadline(): void {
+    const { leaseDurationMs } = this.#options;
+    if (this.#deadlineTimer) clearTimeout(this.#deadlineTimer);
+    const remaining = Math.max(0, this.#lastRenewAt + leaseDurationMs - this.#now());
+    this.#deadlineTimer = setTimeout(() => {
+      this.#deadlineTimer = undefined;
+      if (!this.#leader) return;
+      if (this.#now() - this.#lastRenewAt < leaseDurationMs) return this.#armDeadline();
+      this.#stepDown(this.#failuresUnreachable ? "unreachable" : "lost", "renew deadline passed");
+    }, remaining);
+  }
+
+  async #release(): Promise<void> {
+    try {
+      await this.#lease.release(this.#now);
+    } catch (error) {
+      this.#options.logger.warn("could not release the lease; peers take it when it expires", {
         status: statusOf(error),
         error,
       });
     }
   }
 
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      run();
-    },
-    async stop(stopOptions = {}) {
-      running = false;
-      unsubscribe?.();
-      if (loopTimer) clearTimeout(loopTimer);
-      loopTimer = undefined;
-      if (inFlight) await settlesWithin(inFlight, options.leaseDurationMs);
-      if (!leader) return;
-      if (stopOptions.release ?? true) await settlesWithin(release(), options.leaseDurationMs);
-      stepDown("stopped", "stopped");
-    },
-    isLeader: () => leader,
-    kick,
-  };
-
-  function safely(label: string, callback: () => void): void {
+  #safely(label: string, callback: () => void): void {
     try {
       callback();
     } catch (error) {
-      logger.error(`${label} threw`, { error });
+      this.#options.logger.error(`${label} threw`, { error });
     }
   }
 }

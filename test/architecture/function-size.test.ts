@@ -20,7 +20,6 @@ const STILL_OVER: ReadonlySet<string> = new Set([
   // The sync (issue 39, helper reader2).
   "sync/kube/cluster-watch.ts: createClusterWatch",
   "sync/kube/kube-api.ts: createKubeApi",
-  "sync/kube/leader.ts: createLeaderElection",
   "sync/kube/status-writer.ts: createStatusWriter",
   "sync/kube/watch-stream.ts: openWatch",
   "sync/live.ts: startLive",
