@@ -5,8 +5,7 @@ import { HOP_BY_HOP } from "./hop-by-hop.js";
 /**
  * What the router applies of a rule before sending it upstream: its header modifiers (RequestHeaderModifier,
  * ResponseHeaderModifier: store/filters/header-modifier.ts), then the chosen backendRef's, with its timeouts
- * and retry. The other filters are applied where they act (core/routing.ts): a redirect or a CORS preflight
- * answered, a URLRewrite's target, the mirrors' copies.
+ * and retry; rule-filters.ts applies it with the other filters.
  *
  * A header modifier never touches what the router owns: the hop-by-hop fields (RFC 9110 §7.6.1, headers.ts)
  * and the framing (Content-Length), the forwarding fields the router writes (Host, X-Forwarded-For,

@@ -1,16 +1,11 @@
 import { authorityPort } from "../../lib/authority.js";
 import type { Logger } from "../../lib/logger.js";
-import { corsOutcome } from "../../store/filters/cors.js";
-import { type CompiledModifier, thenModifier } from "../../store/filters/header-modifier.js";
-import { redirectLocation } from "../../store/filters/request-redirect.js";
-import { rewrittenUpstream } from "../../store/filters/url-rewrite.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
 import { Balancer, type BalancingMode } from "./balancer.js";
 import { claimRank } from "./cluster-grants.js";
 import type { RouterConfig } from "./config.js";
 import { type EjectionOptions, PassiveEjection } from "./ejection.js";
 import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./fail-static-bound.js";
-import { type RulePlan, rulePlan } from "./filters.js";
 import { wildcardCovers } from "./hosts.js";
 import { RouterMetrics } from "./metrics.js";
 import { isMisdirected } from "./misdirected.js";
@@ -23,6 +18,7 @@ import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
 import { policySettings } from "./routing-defaults.js";
 import type { RoutingOutcome, RoutingRequest } from "./routing-outcome.js";
+import { type Forwarded, filtersAnswer, forwardedBy } from "./rule-filters.js";
 import { createSelector, type SelectFor } from "./select.js";
 import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
 import { RouteReports } from "./snapshot-reports.js";
@@ -193,19 +189,8 @@ class RoutingCore implements Routing {
       serverName: request.serverName,
     });
     if (!found) return "no_route";
-    const { redirect, cors } = found.rule.filters;
-    const corsAnswer = cors ? corsOutcome(cors, request) : undefined;
-    if (corsAnswer && "preflight" in corsAnswer) return corsAnswer;
-    if (!redirect) return this.#forwarded(found, target, request, corsAnswer?.response);
-    const from = {
-      proto: request.proto ?? target.proto,
-      authority: target.authority,
-      host,
-      path: target.path,
-    };
-    return {
-      redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, found.match) },
-    };
+    const answer = filtersAnswer(found.rule, request, target, host, found.match);
+    return "corsFields" in answer ? this.#forwarded(found, target, request, answer) : answer;
   }
 
   /** The backend the matched rule sends the request to (weights, steering), and how it goes there. */
@@ -213,7 +198,7 @@ class RoutingCore implements Routing {
     found: RouteMatchResult<ServedRoute>,
     target: RequestTarget,
     request: RoutingRequest,
-    cors: CompiledModifier | undefined,
+    filters: Forwarded,
   ): RoutingOutcome {
     const { rule } = found;
     const { random, backendTls } = this.#deps;
@@ -226,15 +211,10 @@ class RoutingCore implements Routing {
     if (selection.backendTlsRefused) return "backend_tls_unsupported";
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
-    const chosen = rule.backends[choice.index];
-    const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
-    const upstream = rewrittenUpstream(target.path, found.match, rule.filters.rewrite, backendRewrite);
     return {
       target,
       selection,
-      upstreamPath: upstream.path,
-      upstreamHost: upstream.host,
-      plan: withCorsFields(rulePlan(rule, choice.index), cors),
+      ...forwardedBy(rule, choice.index, target.path, found.match, filters),
       mirrors: mirrorTargets(found.entry, rule.filters.mirrors, random, backendTls === true),
     };
   }
@@ -276,9 +256,4 @@ export function matchRequest(
   const found = matchRoute(routes.table, host, request);
   if (!found || (found.hostname !== undefined && !wildcardCovers(found.hostname, host))) return undefined;
   return found;
-}
-
-/** The rule's plan with a CORS answer's fields after its response header modifiers (per request: they echo Origin). */
-function withCorsFields(plan: RulePlan, cors: CompiledModifier | undefined): RulePlan {
-  return cors ? { ...plan, responseHeaders: thenModifier(plan.responseHeaders, cors) } : plan;
 }

@@ -1,0 +1,62 @@
+import { corsOutcome } from "../../store/filters/cors.js";
+import { type CompiledModifier, thenModifier } from "../../store/filters/header-modifier.js";
+import type { MatchedBy } from "../../store/filters/path-modifier.js";
+import { redirectLocation } from "../../store/filters/request-redirect.js";
+import { rewrittenUpstream } from "../../store/filters/url-rewrite.js";
+import type { RouteRule } from "../../store/routes.js";
+import { type RulePlan, rulePlan } from "./filters.js";
+import type { RequestTarget } from "./request-target.js";
+import type { Preflighted, Redirected, Routed, RoutingRequest } from "./routing-outcome.js";
+
+/**
+ * What the router does with a matched rule's filters, each through its kind's module (store/filters/): first
+ * the answers the router gives itself, a CORS preflight before a RequestRedirect; then, for a request sent on,
+ * the URLRewrite'd path and Host and the header plan (core/filters.ts), the CORS fields after the response's
+ * modifiers. A RequestMirror's copies go to endpoints routing picks (routes/mirrors.ts).
+ */
+
+/** Not answered by the filters: the CORS fields (if any) the backend's answer gets. */
+export interface Forwarded {
+  readonly corsFields: CompiledModifier | undefined;
+}
+
+/** The usual case, one object for every request (this runs for each). */
+const NO_CORS_FIELDS: Forwarded = { corsFields: undefined };
+
+export function filtersAnswer(
+  rule: RouteRule,
+  request: RoutingRequest,
+  target: RequestTarget,
+  host: string,
+  match: MatchedBy,
+): Preflighted | Redirected | Forwarded {
+  const { redirect, cors } = rule.filters;
+  const corsAnswer = cors ? corsOutcome(cors, request) : undefined;
+  if (corsAnswer && "preflight" in corsAnswer) return corsAnswer;
+  if (!redirect) return corsAnswer?.response ? { corsFields: corsAnswer.response } : NO_CORS_FIELDS;
+  const from = { proto: request.proto ?? target.proto, authority: target.authority, host, path: target.path };
+  return { redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, match) } };
+}
+
+/** How the rule's filters send the request to its backendRef `backendIndex`. */
+export function forwardedBy(
+  rule: RouteRule,
+  backendIndex: number,
+  path: string,
+  match: MatchedBy,
+  { corsFields }: Forwarded,
+): Pick<Routed, "upstreamPath" | "upstreamHost" | "plan"> {
+  const chosen = rule.backends[backendIndex];
+  const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
+  const upstream = rewrittenUpstream(path, match, rule.filters.rewrite, backendRewrite);
+  return {
+    upstreamPath: upstream.path,
+    upstreamHost: upstream.host,
+    plan: withCorsFields(rulePlan(rule, backendIndex), corsFields),
+  };
+}
+
+/** The rule's plan with a CORS answer's fields after its response header modifiers (per request: they echo Origin). */
+function withCorsFields(plan: RulePlan, cors: CompiledModifier | undefined): RulePlan {
+  return cors ? { ...plan, responseHeaders: thenModifier(plan.responseHeaders, cors) } : plan;
+}
