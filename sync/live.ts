@@ -52,6 +52,65 @@ export interface LiveSync {
  */
 export async function startLive(config: SyncConfig, options: LiveOptions): Promise<LiveSync> {
   const { logger } = options;
+  const { metrics, redis, watch, reachability, role, pipeline, statusWriter, elector } = liveParts(
+    config,
+    options,
+  );
+  const health = await startLiveHealth(config, {
+    metrics,
+    watch,
+    reachability,
+    redis,
+    role,
+    repushing: () => pipeline.heartbeat.holding,
+  });
+
+  let stopping = false;
+  const synced = watch.start().then(
+    () => {
+      metrics.set("synced", 1);
+      return role.update();
+    },
+    (error: unknown) => {
+      if (!stopping) logger.error("informers failed to start", { error });
+    },
+  );
+  role.start();
+  await elector?.start();
+  if (!config.leaderElection) void role.update();
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopping = true;
+    stopped ??= stopInOrder({
+      watch,
+      synced,
+      pipeline,
+      role,
+      statusWriter,
+      elector,
+      health,
+      redis,
+      logger,
+      flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
+    }).then(() => logger.info("sync stopped", { cluster: config.cluster }));
+    return stopped;
+  };
+
+  return {
+    healthPort: health.address.port,
+    metrics,
+    watch,
+    reconciler: pipeline.reconciler,
+    reachability,
+    publishing: () => role.publishing && pipeline.reconciler.enabled,
+    stop,
+  };
+}
+
+/** Everything live mode runs, wired to each other and not started yet (startLive starts them in order). */
+function liveParts(config: SyncConfig, options: LiveOptions) {
+  const { logger } = options;
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const metrics = createSyncMetrics({ cluster: config.cluster });
   const redis = connectRedis(config.redis, logger, metrics);
@@ -112,57 +171,7 @@ export async function startLive(config: SyncConfig, options: LiveOptions): Promi
       onHeldByAnother: () => role.heldByAnother(),
     });
   }
-
-  const health = await startLiveHealth(config, {
-    metrics,
-    watch,
-    reachability,
-    redis,
-    role,
-    repushing: () => pipeline.heartbeat.holding,
-  });
-
-  let stopping = false;
-  const synced = watch.start().then(
-    () => {
-      metrics.set("synced", 1);
-      return role.update();
-    },
-    (error: unknown) => {
-      if (!stopping) logger.error("informers failed to start", { error });
-    },
-  );
-  role.start();
-  await elector?.start();
-  if (!config.leaderElection) void role.update();
-
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopping = true;
-    stopped ??= stopInOrder({
-      watch,
-      synced,
-      pipeline,
-      role,
-      statusWriter,
-      elector,
-      health,
-      redis,
-      logger,
-      flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
-    }).then(() => logger.info("sync stopped", { cluster: config.cluster }));
-    return stopped;
-  };
-
-  return {
-    healthPort: health.address.port,
-    metrics,
-    watch,
-    reconciler: pipeline.reconciler,
-    reachability,
-    publishing: () => role.publishing && pipeline.reconciler.enabled,
-    stop,
-  };
+  return { metrics, redis, watch, reachability, role, pipeline, statusWriter, elector };
 }
 
 /**
