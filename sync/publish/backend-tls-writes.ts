@@ -1,15 +1,21 @@
 import type { Logger } from "../../lib/logger.js";
 import {
+  BACKEND_TLS_SCHEMA_VERSION,
   type BackendTlsRecord,
   type BackendTlsWriter,
   backendTlsField,
   backendTlsIdentity,
+  clientCertificateBinding,
   decodeBackendTlsRecord,
 } from "../../store/backend-tls.js";
+import { sealKey } from "../../store/certificate-seal.js";
+import type { BackendClientCertificateUse } from "../translate/gateway/backend-client-certificate.js";
 
 export interface BackendTlsWritesOptions {
   readonly writer: BackendTlsWriter | undefined;
   readonly cluster: string;
+  /** TLS_STORE_KEY: seals the Gateways' backend client keys; without it none is published. */
+  readonly storeKey?: Uint8Array | undefined;
   readonly logger: Logger;
 }
 
@@ -20,8 +26,28 @@ export interface BackendTlsWritesOptions {
  * remembered; reload() forgets it.
  */
 export function createBackendTlsWrites(options: BackendTlsWritesOptions) {
-  const { writer, cluster, logger } = options;
+  const { writer, cluster, storeKey, logger } = options;
   let stored: Map<string, string> | undefined;
+  let keylessLogged = false;
+
+  /** A Gateway's client certificate as its record, the key sealed to the cluster and the Gateway. */
+  const clientRecords = (clients: readonly BackendClientCertificateUse[]): BackendTlsRecord[] => {
+    if (clients.length === 0) return [];
+    if (storeKey === undefined) {
+      if (!keylessLogged)
+        logger.warn("not publishing backend client certificates: TLS_STORE_KEY is not set", {});
+      keylessLogged = true;
+      return [];
+    }
+    return clients.map(({ gateway, material }) => ({
+      v: BACKEND_TLS_SCHEMA_VERSION,
+      kind: "client",
+      id: gateway,
+      version: material.version,
+      cert: material.cert,
+      key: sealKey(storeKey, clientCertificateBinding(cluster, gateway), material.key),
+    }));
+  };
 
   const load = async (target: BackendTlsWriter) => {
     const loaded = new Map<string, string>();
@@ -37,8 +63,12 @@ export function createBackendTlsWrites(options: BackendTlsWritesOptions) {
       stored = undefined;
     },
     /** Throws on the first failed write; what was written before it is remembered. */
-    async write(desired: readonly BackendTlsRecord[]): Promise<void> {
+    async write(
+      policies: readonly BackendTlsRecord[],
+      clients: readonly BackendClientCertificateUse[] = [],
+    ): Promise<void> {
       if (writer === undefined) return;
+      const desired = [...policies, ...clientRecords(clients)];
       stored ??= await load(writer);
       const current = stored;
       for (const record of desired) {

@@ -73,7 +73,7 @@ export class PublishPass {
     const storeKey = options.tlsStoreKey;
     this.#certificates = createCertificateWrites({ writer: writer.certificates, cluster, storeKey, logger });
     this.#clientValidations = createClientValidationWrites({ writer: writer.certificates, cluster, logger });
-    this.#backendTls = createBackendTlsWrites({ writer: writer.backendTls, cluster, logger });
+    this.#backendTls = createBackendTlsWrites({ writer: writer.backendTls, cluster, storeKey, logger });
     this.#publisher = new ServicePublisher({
       cache,
       writer,
@@ -203,7 +203,10 @@ export class PublishPass {
   async #writeRoutes(state: StoredState, going: () => boolean): Promise<boolean> {
     // A service port that names its BackendTLSPolicy finds the policy's record already there.
     await storeWrite("write backend TLS", () =>
-      this.#backendTls.write(this.#desired?.backendTls.records ?? []),
+      this.#backendTls.write(
+        this.#desired?.backendTls.records ?? [],
+        this.#desired?.backendTls.clients ?? [],
+      ),
     );
     const routes = this.#desired?.routes ?? new Map();
     const context = this.#routeContext(state, this.#routesReceivedAt);

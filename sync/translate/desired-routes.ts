@@ -86,8 +86,13 @@ export interface DesiredRoutes {
   readonly certificates: GatewayApiTranslation["certificates"];
   /** The client certificate validations HTTPS listeners of our Gateways ask for, per Gateway and port. */
   readonly clientValidations: GatewayApiTranslation["clientValidations"];
-  /** BackendTLSPolicies in force: their records, and per Service the ports they apply to. */
-  readonly backendTls: Pick<BackendTlsTranslation, "records" | "ports">;
+  /**
+   * BackendTLSPolicies in force: their records, and per Service the ports they apply to; our Gateways' backend
+   * client certificates (sealed when written: sync/publish/backend-tls-writes.ts).
+   */
+  readonly backendTls: Pick<BackendTlsTranslation, "records" | "ports"> & {
+    readonly clients?: GatewayApiTranslation["backendClientCertificates"];
+  };
 }
 
 /**
@@ -158,7 +163,11 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
     problems: [...gateway.problems, ...ingress.problems, ...backendTls.problems],
     certificates: gateway.certificates,
     clientValidations: gateway.clientValidations,
-    backendTls: { records: backendTls.records, ports: backendTls.ports },
+    backendTls: {
+      records: backendTls.records,
+      ports: backendTls.ports,
+      clients: gateway.backendClientCertificates,
+    },
     statuses: {
       ...gateway.statuses,
       httpRoutes: withOwnership(gateway.statuses.httpRoutes, refusedClaims, conflicts),

@@ -4,6 +4,10 @@ import type { KubeConfigMap } from "../ca-bundles.js";
 import type { KubeService } from "../kube-objects.js";
 import type { KubeSecret } from "../tls-secrets.js";
 import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
+import {
+  type BackendClientCertificateUse,
+  backendClientCertificateOf,
+} from "./backend-client-certificate.js";
 import { serviceMap } from "./backends.js";
 import {
   type CertificateContext,
@@ -102,6 +106,8 @@ export interface GatewayApiTranslation {
   readonly certificates: readonly CertificateUse[];
   /** The client certificate validations our serving HTTPS listeners ask for, per Gateway and port. */
   readonly clientValidations: readonly ClientValidationUse[];
+  /** Our Gateways' usable backend client certificates (spec.tls.backend), sorted by Gateway. */
+  readonly backendClientCertificates: readonly BackendClientCertificateUse[];
 }
 
 /**
@@ -113,7 +119,7 @@ export interface GatewayApiTranslation {
 export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslation {
   const classes = gatewayClassesOf(input);
   const certificates = certificateContextOf(input.secrets ?? [], input.referenceGrants);
-  const { gateways, insecure } = gatewayViewsOf(input, classes.problems, certificates);
+  const { gateways, insecure, backendClients } = gatewayViewsOf(input, classes.problems, certificates);
   const context = {
     controllerName: input.controllerName,
     gateways,
@@ -137,7 +143,7 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
     routes: tally.routes,
     statuses: {
       gatewayClasses: classes.statuses,
-      gateways: gatewayStatusesOf(gateways, insecure, tally.attachedRoutes, input.now),
+      gateways: gatewayStatusesOf(gateways, { insecure, backendClients }, tally.attachedRoutes, input.now),
       httpRoutes,
       grpcRoutes,
       tlsRoutes,
@@ -148,6 +154,9 @@ export function translateGatewayApi(input: GatewayApiInput): GatewayApiTranslati
       certificates,
     ),
     clientValidations: clientValidationUses(gateways.values()),
+    backendClientCertificates: [...backendClients.values()].flatMap((found) =>
+      found.use ? [found.use] : [],
+    ),
   };
 }
 
@@ -186,6 +195,7 @@ function gatewayViewsOf(
   const caBundles = caBundleContextOf(input.configMaps ?? [], input.referenceGrants);
   const gateways = new Map<string, GatewayView>();
   const insecure = new Set<string>();
+  const backendClients = new Map<string, NonNullable<ReturnType<typeof backendClientCertificateOf>>>();
   for (const gateway of sortBy(input.gateways, keyOf)) {
     const className = gateway.spec.gatewayClassName;
     if (!classProblems.has(className)) continue;
@@ -193,6 +203,8 @@ function gatewayViewsOf(
     const problem = classProblem ? `GatewayClass ${className} is not accepted: ${classProblem}` : undefined;
     const addresses = input.addresses ? addressesOf(input.addresses, keyOf(gateway), className) : [];
     if (allowsInsecureFallback(gateway)) insecure.add(keyOf(gateway));
+    const backendClient = backendClientCertificateOf(gateway, certificates);
+    if (backendClient) backendClients.set(keyOf(gateway), backendClient);
     gateways.set(
       keyOf(gateway),
       evaluateGateway(
@@ -210,7 +222,7 @@ function gatewayViewsOf(
       ),
     );
   }
-  return { gateways, insecure };
+  return { gateways, insecure, backendClients };
 }
 
 /** What the routes of every kind add up to: their records, the routes per listener, their problems. */
@@ -254,7 +266,11 @@ function translateRoutes<R extends { metadata: ObjectMeta }>(
 /** Each of our Gateways' status: its addresses, its conditions and its listeners' attachedRoutes. */
 function gatewayStatusesOf(
   gateways: ReadonlyMap<string, GatewayView>,
-  insecure: ReadonlySet<string>,
+  extra: {
+    readonly insecure: ReadonlySet<string>;
+    /** Per Gateway with a backend client certificate, its ResolvedRefs condition. */
+    readonly backendClients: ReadonlyMap<string, { readonly condition: Condition }>;
+  },
   attachedRoutes: ReadonlyMap<string, ReadonlySet<string>>,
   now: number | undefined,
 ): Map<string, GatewayStatus> {
@@ -262,12 +278,7 @@ function gatewayStatusesOf(
   for (const [key, gateway] of gateways) {
     statuses.set(key, {
       addresses: gateway.addresses,
-      conditions: stamped(
-        insecure.has(key)
-          ? [...gateway.conditions, insecureCondition(gateway.conditions)]
-          : gateway.conditions,
-        now,
-      ),
+      conditions: stamped(gatewayConditions(key, gateway, extra), now),
       listeners: gateway.listeners.map((listener) => ({
         name: listener.name,
         supportedKinds: listener.supportedKinds,
@@ -277,6 +288,20 @@ function gatewayStatusesOf(
     });
   }
   return statuses;
+}
+
+/** A Gateway's own conditions, InsecureFrontendValidationMode and its backend client certificate's ResolvedRefs. */
+function gatewayConditions(
+  key: string,
+  gateway: GatewayView,
+  extra: Parameters<typeof gatewayStatusesOf>[1],
+): readonly Condition[] {
+  const backendClient = extra.backendClients.get(key)?.condition;
+  return [
+    ...gateway.conditions,
+    ...(extra.insecure.has(key) ? [insecureCondition(gateway.conditions)] : []),
+    ...(backendClient ? [backendClient] : []),
+  ];
 }
 
 /**
