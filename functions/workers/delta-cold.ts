@@ -1,16 +1,9 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { ANY_HOST, clusterKeys, hostIndexRange, parseHostIndexMember } from "../../store/keys.js";
-import { MAX_HOST_PATTERN_LENGTH, type RouteRecord } from "../../store/routes.js";
+import { MAX_HOST_PATTERN_LENGTH } from "../../store/routes.js";
 import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
-import {
-  clusterView,
-  type DecodedService,
-  decodeStoredRoute,
-  decodeStoredService,
-  NO_RECORDS,
-  updatedRecords,
-} from "../../store/stored-records.js";
-import { type Command, type Reply, readHeartbeat } from "./delta-state.js";
+import { clusterView, NO_RECORDS } from "../../store/stored-records.js";
+import { type Command, type Reply, readHeartbeat, withNamedRecords } from "./delta-state.js";
 
 /**
  * The first request of a cold isolate reads only what its host needs, in three round trips whatever the
@@ -80,39 +73,55 @@ export function readColdIndex(
   replies: readonly Reply[],
 ): ColdIndex {
   const patterns = hostPatterns(host).length;
+  // Per cluster: a ZRANGEBYLEX per pattern, then lease, heartbeat, host index and services (coldIndexCommands).
   const perCluster = patterns + 4;
   const found: ColdCluster[] = [];
   let incomplete: string | undefined;
   clusters.forEach((name, index) => {
     const own = replies.slice(index * perCluster, (index + 1) * perCluster);
-    const failed = own.find((reply) => reply[0])?.[0];
-    if (failed || own.length < perCluster) {
-      incomplete ??= `cluster ${name} unreadable${failed ? `: ${failed.message}` : ""}`;
-      return;
-    }
-    const [lease, heartbeatReply, indexExists, servicesExist] = own.slice(patterns).map(([, value]) => value);
-    const { present, heartbeat } = readHeartbeat(name, heartbeatReply, undefined);
-    if (!present) return;
-    if (indexExists !== 1 && servicesExist === 1) {
-      incomplete ??= `cluster ${name} has no host index`;
-      return;
-    }
-    const routes = new Set<string>();
-    const services = new Set<string>();
-    for (const [, members] of own.slice(0, patterns)) {
-      if (!Array.isArray(members)) continue;
-      for (const member of members) {
-        const parsed = typeof member === "string" ? parseHostIndexMember(member) : undefined;
-        if (!parsed) continue;
-        routes.add(parsed.route);
-        for (const service of parsed.services) services.add(service);
-      }
-    }
-    if (routes.size > 0) {
-      found.push({ name, stale: lease !== 1, routes: [...routes], services: [...services], heartbeat });
-    }
+    const read = coldCluster(name, own, patterns);
+    if (read === undefined) return;
+    if ("incomplete" in read) incomplete ??= read.incomplete;
+    else found.push(read);
   });
   return { clusters: found, incomplete };
+}
+
+/**
+ * One cluster's replies of coldIndexCommands: what its host index names for the host; undefined when it is not
+ * registered or names nothing; why the index cannot answer, when it cannot.
+ */
+function coldCluster(
+  name: string,
+  own: readonly Reply[],
+  patterns: number,
+): ColdCluster | { readonly incomplete: string } | undefined {
+  const failed = own.find((reply) => reply[0])?.[0];
+  if (failed || own.length < patterns + 4)
+    return { incomplete: `cluster ${name} unreadable${failed ? `: ${failed.message}` : ""}` };
+  const [lease, heartbeatReply, indexExists, servicesExist] = own.slice(patterns).map(([, value]) => value);
+  const { present, heartbeat } = readHeartbeat(name, heartbeatReply, undefined);
+  if (!present) return undefined;
+  if (indexExists !== 1 && servicesExist === 1) return { incomplete: `cluster ${name} has no host index` };
+  const { routes, services } = indexedIds(own.slice(0, patterns));
+  if (routes.length === 0) return undefined;
+  return { name, stale: lease !== 1, routes, services, heartbeat };
+}
+
+/** The route and service ids the host index members in these ZRANGEBYLEX replies name, each once. */
+function indexedIds(replies: readonly Reply[]): { routes: string[]; services: string[] } {
+  const routes = new Set<string>();
+  const services = new Set<string>();
+  for (const [, members] of replies) {
+    if (!Array.isArray(members)) continue;
+    for (const member of members) {
+      const parsed = typeof member === "string" ? parseHostIndexMember(member) : undefined;
+      if (!parsed) continue;
+      routes.add(parsed.route);
+      for (const service of parsed.services) services.add(service);
+    }
+  }
+  return { routes: [...routes], services: [...services] };
 }
 
 /** Per cluster of the index: HMGET of its routes, then of its services (when it names any). */
@@ -136,25 +145,9 @@ export function readColdRecords(
     const routeReply = replies[at++];
     const serviceReply = cluster.services.length > 0 ? replies[at++] : undefined;
     if (!routeReply || routeReply[0] || serviceReply?.[0]) return undefined;
-    const routes = new Map<string, RouteRecord | undefined>();
-    const routeRaws = Array.isArray(routeReply[1]) ? routeReply[1] : [];
-    cluster.routes.forEach((id, position) => {
-      const raw: unknown = routeRaws[position];
-      routes.set(
-        id,
-        typeof raw === "string" ? decodeStoredRoute(cluster.name, id, raw, warnings) : undefined,
-      );
-    });
-    const services = new Map<string, DecodedService | undefined>();
-    const serviceRaws = Array.isArray(serviceReply?.[1]) ? serviceReply[1] : [];
-    cluster.services.forEach((id, position) => {
-      const raw: unknown = serviceRaws[position];
-      services.set(
-        id,
-        typeof raw === "string" ? decodeStoredService(cluster.name, id, raw, warnings) : undefined,
-      );
-    });
-    views.push(clusterView(cluster.name, cluster.stale, updatedRecords(NO_RECORDS, services, routes)));
+    const values = { services: serviceReply?.[1], routes: routeReply[1] };
+    const records = withNamedRecords(cluster.name, NO_RECORDS, cluster, values, warnings);
+    views.push(clusterView(cluster.name, cluster.stale, records));
   }
   return views.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -4,13 +4,6 @@ import { clusterKeys } from "../../store/keys.js";
 import type { ClusterChanges } from "../../store/redis/feed-entries.js";
 import { changesOf } from "../../store/redis/feed-entries.js";
 import { STREAM_START_ID } from "../../store/redis/streams.js";
-import type { RouteRecord } from "../../store/routes.js";
-import {
-  type DecodedService,
-  decodeStoredRoute,
-  decodeStoredService,
-  updatedRecords,
-} from "../../store/stored-records.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
 import {
   type Command,
@@ -20,6 +13,7 @@ import {
   readFullCluster,
   readHeartbeat,
   type StoreState,
+  withNamedRecords,
 } from "./delta-state.js";
 
 /**
@@ -185,22 +179,8 @@ export function applyFollowUp(
       changed ||= clusters.delete(name);
       continue;
     }
-    const decodedServices = new Map<string, DecodedService | undefined>();
-    const raws = valuesOf(serviceReply?.[1]);
-    services.forEach((id, index) => {
-      const raw = raws[index];
-      decodedServices.set(
-        id,
-        typeof raw === "string" ? decodeStoredService(name, id, raw, warnings) : undefined,
-      );
-    });
-    const decodedRoutes = new Map<string, RouteRecord | undefined>();
-    const routeRaws = valuesOf(routeReply?.[1]);
-    routes.forEach((id, index) => {
-      const raw = routeRaws[index];
-      decodedRoutes.set(id, typeof raw === "string" ? decodeStoredRoute(name, id, raw, warnings) : undefined);
-    });
-    const records = updatedRecords(cluster.records, decodedServices, decodedRoutes);
+    const values = { services: serviceReply?.[1], routes: routeReply?.[1] };
+    const records = withNamedRecords(name, cluster.records, { services, routes }, values, warnings);
     clusters.set(name, withRecords(cluster, records, lastChangeId));
     changed = true;
   }
@@ -228,8 +208,4 @@ export function applyFollowUp(
     changed ||= result.state !== undefined;
   }
   return { state: { clusters, absent, scanCursor: plan.scanCursor }, changed, notes };
-}
-
-function valuesOf(reply: unknown): unknown[] {
-  return Array.isArray(reply) ? reply : [];
 }

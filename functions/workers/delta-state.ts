@@ -5,8 +5,17 @@ import { decodeHeartbeatRecord } from "../../store/records.js";
 import { heartbeatOf } from "../../store/redis/heartbeats.js";
 import { hashEntries } from "../../store/redis/replies.js";
 import { lastEntryId, STREAM_START_ID } from "../../store/redis/streams.js";
+import type { RouteRecord } from "../../store/routes.js";
 import type { ClusterHeartbeat } from "../../store/store.js";
-import { clusterView, decodeClusterRecords } from "../../store/stored-records.js";
+import {
+  type ClusterRecords,
+  clusterView,
+  type DecodedService,
+  decodeClusterRecords,
+  decodeStoredRoute,
+  decodeStoredService,
+  updatedRecords,
+} from "../../store/stored-records.js";
 
 /**
  * What a Workers isolate keeps of the store between refreshes (pure: commands out, replies in). The runtime
@@ -101,6 +110,39 @@ export function readFullCluster(
   const records = decodeClusterRecords(cluster, hashEntries(services), hashEntries(routes), warnings);
   const view = clusterView(cluster, lease !== 1, records);
   return { state: { view, records, lastChangeId, registered: true, heartbeat } };
+}
+
+/** Ids of records read by name (HMGET), and the HMGET replies' values, services and routes apart. */
+export interface NamedRecords<T> {
+  readonly services: T;
+  readonly routes: T;
+}
+
+/**
+ * `base` with the records HMGET read by id: each decoded (an invalid one reported once, as any record), one
+ * that is gone or invalid removed. The cold read builds a host's records from nothing this way, a refresh
+ * applies the records a change batch names.
+ */
+export function withNamedRecords(
+  cluster: string,
+  base: ClusterRecords,
+  ids: NamedRecords<readonly string[]>,
+  values: NamedRecords<unknown>,
+  warnings: WarnOnce,
+): ClusterRecords {
+  const services = new Map<string, DecodedService | undefined>();
+  const serviceRaws = Array.isArray(values.services) ? values.services : [];
+  ids.services.forEach((id, index) => {
+    const raw: unknown = serviceRaws[index];
+    services.set(id, typeof raw === "string" ? decodeStoredService(cluster, id, raw, warnings) : undefined);
+  });
+  const routes = new Map<string, RouteRecord | undefined>();
+  const routeRaws = Array.isArray(values.routes) ? values.routes : [];
+  ids.routes.forEach((id, index) => {
+    const raw: unknown = routeRaws[index];
+    routes.set(id, typeof raw === "string" ? decodeStoredRoute(cluster, id, raw, warnings) : undefined);
+  });
+  return updatedRecords(base, services, routes);
 }
 
 /** Sends `commands` in order and yields each one's reply; what delta-reader.ts does with one pipeline. */
