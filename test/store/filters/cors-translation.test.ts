@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { CORS } from "../../../../store/filters/cors.js";
+import { CORS } from "../../../store/filters/cors.js";
+import type { GatewayFilter } from "../../../store/filters/filter-kind.js";
 
-const translateCors = (filters: readonly KubeFilter[]) =>
+const translateCors = (filters: readonly GatewayFilter[]) =>
   CORS.translate(filters, { resolveBackendRef: () => undefined });
 
-import type { KubeFilter } from "../../../../sync/translate/gateway/objects.js";
-
-const corsFilter = (cors: Record<string, unknown>) => ({ type: "CORS", cors }) as KubeFilter;
+const corsFilter = (cors: Record<string, unknown>) => ({ type: "CORS", cors }) as GatewayFilter;
 
 describe("CORS filter translation", () => {
   it("lower-cases origins and names, and defaults credentials to false and maxAge to 5 s", () => {
