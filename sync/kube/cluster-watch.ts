@@ -1,90 +1,16 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+export type { ClusterWatch, ClusterWatchHealth, ClusterWatchOptions } from "./cluster-watch-types.js";
+
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
-import type { ClusterCache } from "../translate/types.js";
 import { ClusterIndex, type ServiceRef } from "./cluster-index.js";
+import type { ClusterWatch, ClusterWatchHealth, ClusterWatchOptions } from "./cluster-watch-types.js";
 import { collectionPath, KINDS, ROUTE_KINDS, type RouteKind, watchedPath } from "./kinds.js";
-import { createKubeApi, type KubeApi } from "./kube-api.js";
+import { createKubeApi } from "./kube-api.js";
 import { OptionalKinds } from "./optional-kinds.js";
-import { createReachability, type Reachability } from "./reachability.js";
+import { createReachability } from "./reachability.js";
 import { ListWatchReflector } from "./reflector.js";
-import type { Reflector, ReflectorTuning } from "./reflector-types.js";
+import type { Reflector, ReflectorTarget, ReflectorTuning } from "./reflector-types.js";
 import { RouteObjectIndex } from "./route-object-index.js";
-
-/**
- * How each reflector of the watch runs (reflector-types.ts ReflectorTuning): WATCH_TIMEOUT_SECONDS,
- * WATCH_STALL_GRACE_MS, retry delays, the RBAC report bound, page size, and the relist/restart observer.
- */
-type ClusterWatchTuning = Pick<
-  ReflectorTuning,
-  | "watchTimeoutSeconds"
-  | "stallGraceMs"
-  | "retry"
-  | "forbiddenReportMs"
-  | "pageSize"
-  | "observer"
-  | "random"
-  | "now"
->;
-
-export interface ClusterWatchOptions extends ClusterWatchTuning {
-  readonly kubeConfig: KubeConfig;
-  /** The HTTP client to use; one over kubeConfig by default. */
-  readonly api?: KubeApi | undefined;
-  readonly logger: Logger;
-  /** Shared with leader election so every request tells whether the API server answers. */
-  readonly reachability?: Reachability | undefined;
-  /** undefined or [] = all namespaces; otherwise one reflector pair per namespace (WATCH_NAMESPACES). */
-  readonly namespaces?: readonly string[] | undefined;
-  /**
-   * After the cache changed for a Service or one of its slices (fired for the initial LIST too), with when
-   * the change was read from the API server. A slice relabelled to another Service, or deleted, fires for
-   * the old Service too.
-   */
-  readonly onServiceChanged: (namespace: string, name: string, receivedAt: number) => void;
-  /**
-   * After the cache changed for an object routes are made of: a Service (its annotations, ports, age), a
-   * Gateway API object, a Namespace, an IngressClass or an Ingress.
-   */
-  readonly onRoutesChanged?: ((receivedAt: number) => void) | undefined;
-  /**
-   * Also watch GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces, IngressClasses and
-   * Ingresses (true by default). A kind the API server does not serve (the Gateway API CRDs not installed)
-   * is logged once per API group, read as empty, and listed again every missingKindRetryMs.
-   */
-  readonly routeKinds?: boolean | undefined;
-  /** 30 s by default. */
-  readonly missingKindRetryMs?: number | undefined;
-  /** Every resyncIntervalMs once synced: recompute everything. */
-  readonly onResync?: (() => void) | undefined;
-  /** 5 min by default, 0 = off. */
-  readonly resyncIntervalMs?: number | undefined;
-  /** Every list/watch failure (the reflector retries by itself; this is for metrics). */
-  readonly onError?: ((error: unknown) => void) | undefined;
-}
-
-export interface ClusterWatchHealth {
-  /** The first full LIST of every reflector has been applied. */
-  readonly synced: boolean;
-  /** Last list result, watch event or bookmark (epoch ms), null before any. */
-  readonly lastEventAt: number | null;
-  /** Watch restarts after errors, stalls or an expired resourceVersion. */
-  readonly restarts: number;
-  /** Reflectors the API server has refused (401/403) for longer than forbiddenReportMs. */
-  readonly refused: readonly string[];
-  /** Resources the API server does not serve (their CRDs are not installed). */
-  readonly missing: readonly string[];
-}
-
-export interface ClusterWatch extends ClusterCache {
-  /** The cached object of a route-relevant kind (with its status), for the status writer. */
-  routeObject(kind: RouteKind, namespace: string | undefined, name: string): object | undefined;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  readonly synced: boolean;
-  /** For /readyz and /metrics. */
-  health(): ClusterWatchHealth;
-}
 
 /**
  * Watches Services and EndpointSlices (discovery.k8s.io/v1) of one cluster with reflectors (reflector.ts:
@@ -99,172 +25,206 @@ export interface ClusterWatch extends ClusterCache {
  * await watch.stop();    // a start() still pending rejects with "stopped before the first sync"
  */
 export function createClusterWatch(options: ClusterWatchOptions): ClusterWatch {
-  const logger = options.logger;
-  const index = new ClusterIndex(createWarnOnce(logger));
-  const notify = (changed: readonly ServiceRef[], receivedAt: number) => {
+  return new KubeClusterWatch(options);
+}
+
+/**
+ * The cluster watch (see createClusterWatch): its reflectors, one Service/EndpointSlice pair per watched
+ * namespace and one per route kind and scope, built once; the caches they feed (ClusterIndex for Services and
+ * slices, RouteObjectIndex for the route kinds); and, once started, the resync timer and a pending start().
+ */
+export class KubeClusterWatch implements ClusterWatch {
+  readonly #options: ClusterWatchOptions;
+  readonly #logger: Logger;
+  readonly #index: ClusterIndex;
+  readonly #routeIndex = new RouteObjectIndex();
+  /** The watched namespaces, or [undefined] for all of them. */
+  readonly #scopes: readonly (string | undefined)[];
+  readonly #informers: Reflector[] = [];
+  readonly #now: () => number;
+  readonly #forbiddenReportMs: number;
+  #resyncTimer: NodeJS.Timeout | undefined;
+  /** Rejects the start() still waiting for the first sync, when stop() comes first. */
+  #rejectStart: ((error: Error) => void) | undefined;
+
+  constructor(options: ClusterWatchOptions) {
+    const logger = options.logger;
+    this.#options = options;
+    this.#logger = logger;
+    this.#index = new ClusterIndex(createWarnOnce(logger));
+    this.#now = options.now ?? Date.now;
+    this.#forbiddenReportMs = options.forbiddenReportMs ?? 10_000;
+    this.#scopes = options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
+    const tuning = this.#tuning();
+    for (const namespace of this.#scopes) this.#informers.push(...this.#serviceReflectors(namespace, tuning));
+    if (options.routeKinds ?? true) this.#informers.push(...this.#routeReflectors(tuning));
+  }
+
+  services() {
+    return this.#index.services();
+  }
+  service(namespace: string, name: string) {
+    return this.#index.service(namespace, name);
+  }
+  slicesOf(namespace: string, serviceName: string) {
+    return this.#index.slicesOf(namespace, serviceName);
+  }
+  routeObjects() {
+    return this.#routeIndex.objects();
+  }
+  routeObject(kind: RouteKind, namespace: string | undefined, name: string): object | undefined {
+    return this.#routeIndex.get(kind, namespace, name);
+  }
+
+  get synced(): boolean {
+    return this.#informers.every((informer) => informer.settled);
+  }
+
+  health(): ClusterWatchHealth {
+    const informers = this.#informers;
+    const times = informers.map((informer) => informer.lastEventAt).filter((at): at is number => at !== null);
+    return {
+      synced: this.synced,
+      lastEventAt: times.length > 0 ? Math.max(...times) : null,
+      restarts: informers.reduce((sum, informer) => sum + informer.restarts, 0),
+      refused: informers
+        .filter((informer) => {
+          const since = informer.forbiddenSince;
+          return since !== undefined && this.#now() - since >= this.#forbiddenReportMs;
+        })
+        .map((informer) => informer.label),
+      missing: informers.filter((informer) => informer.missing).map((informer) => informer.label),
+    };
+  }
+
+  async start(): Promise<void> {
+    const stopped = new Promise<never>((_, reject) => {
+      this.#rejectStart = reject;
+    });
+    for (const informer of this.#informers) informer.start();
+    const resyncIntervalMs = this.#options.resyncIntervalMs ?? 300_000;
+    if (resyncIntervalMs > 0) this.#resyncTimer = setInterval(() => this.#resync(), resyncIntervalMs);
+    await Promise.race([Promise.all(this.#informers.map((informer) => informer.whenSettled)), stopped]);
+    this.#rejectStart = undefined;
+    this.#logger.info("informers synced", {
+      services: this.#index.services().length,
+      namespaces: this.#scopes.length,
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#resyncTimer) clearInterval(this.#resyncTimer);
+    this.#resyncTimer = undefined;
+    await Promise.all(this.#informers.map((informer) => informer.stop()));
+    this.#rejectStart?.(new Error("cluster watch stopped before the first sync"));
+    this.#rejectStart = undefined;
+  }
+
+  #resync(): void {
+    if (!this.synced) return;
+    this.#safely("onResync", () => this.#options.onResync?.());
+  }
+
+  /** How every reflector runs; a failure is also told to onError (for metrics). */
+  #tuning(): ReflectorTuning {
+    const options = this.#options;
+    const logger = this.#logger;
+    return {
+      api: options.api ?? createKubeApi(options.kubeConfig),
+      logger,
+      reachability: options.reachability ?? createReachability({ logger, now: options.now }),
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      stallGraceMs: options.stallGraceMs,
+      retry: options.retry,
+      forbiddenReportMs: this.#forbiddenReportMs,
+      pageSize: options.pageSize,
+      random: options.random,
+      now: options.now,
+      observer: {
+        ...options.observer,
+        failed: (resource: string, error: unknown) => {
+          options.observer?.failed?.(resource, error);
+          this.#safely("onError", () => options.onError?.(error));
+        },
+      },
+    };
+  }
+
+  #serviceReflectors(namespace: string | undefined, tuning: ReflectorTuning): Reflector[] {
+    const scopeLabel = namespace ?? "all namespaces";
+    const index = this.#index;
+    const logger = this.#logger;
+    const services: ReflectorTarget = {
+      label: `services (${scopeLabel})`,
+      resource: "services",
+      path: collectionPath("Service", namespace),
+      onUpsert: (object, at) => {
+        this.#servicesChanged(index.upsertService(object, logger), at);
+        this.#routesChanged(true, at);
+      },
+      onDelete: (object, at) => {
+        this.#servicesChanged(index.deleteService(object), at);
+        this.#routesChanged(true, at);
+      },
+    };
+    const slices: ReflectorTarget = {
+      label: `endpointslices (${scopeLabel})`,
+      resource: "endpointslices",
+      path: collectionPath("EndpointSlice", namespace),
+      onUpsert: (object, at) => this.#servicesChanged(index.upsertSlice(object, logger), at),
+      onDelete: (object, at) => this.#servicesChanged(index.deleteSlice(object), at),
+    };
+    return [new ListWatchReflector(services, tuning), new ListWatchReflector(slices, tuning)];
+  }
+
+  /** One reflector per route kind: per watched namespace for a namespaced kind, else one for the cluster. */
+  #routeReflectors(tuning: ReflectorTuning): Reflector[] {
+    const optional = new OptionalKinds({
+      logger: this.#logger,
+      retryMs: this.#options.missingKindRetryMs ?? 30_000,
+      namespaced: this.#scopes[0] !== undefined,
+      observer: this.#options.observer,
+    });
+    const reflector = (kind: RouteKind, namespace: string | undefined) => {
+      const { resource, namespaced } = KINDS[kind];
+      const label = `${resource} (${namespace ?? (namespaced ? "all namespaces" : "cluster")})`;
+      const target: ReflectorTarget = {
+        label,
+        resource,
+        path: watchedPath(kind, namespace),
+        onUpsert: (object, at) =>
+          this.#routesChanged(this.#routeIndex.upsert(kind, object, this.#logger), at),
+        onDelete: (object, at) => this.#routesChanged(this.#routeIndex.delete(kind, object), at),
+        optional: optional.forKind(kind, label),
+      };
+      return new ListWatchReflector(target, tuning);
+    };
+    return ROUTE_KINDS.flatMap((kind) =>
+      KINDS[kind].namespaced
+        ? this.#scopes.map((namespace) => reflector(kind, namespace))
+        : [reflector(kind, undefined)],
+    );
+  }
+
+  #servicesChanged(changed: readonly ServiceRef[], receivedAt: number): void {
     for (const ref of changed) {
       try {
-        options.onServiceChanged(ref.namespace, ref.name, receivedAt);
+        this.#options.onServiceChanged(ref.namespace, ref.name, receivedAt);
       } catch (error) {
-        logger.error("onServiceChanged threw", { namespace: ref.namespace, service: ref.name, error });
+        this.#logger.error("onServiceChanged threw", { namespace: ref.namespace, service: ref.name, error });
       }
     }
-  };
-  const api = options.api ?? createKubeApi(options.kubeConfig);
-  const reachability = options.reachability ?? createReachability({ logger, now: options.now });
-  const now = options.now ?? Date.now;
-  const forbiddenReportMs = options.forbiddenReportMs ?? 10_000;
-  const tuning: ReflectorTuning = {
-    api,
-    logger,
-    reachability,
-    watchTimeoutSeconds: options.watchTimeoutSeconds,
-    stallGraceMs: options.stallGraceMs,
-    retry: options.retry,
-    forbiddenReportMs,
-    pageSize: options.pageSize,
-    random: options.random,
-    now: options.now,
-    observer: {
-      ...options.observer,
-      failed(resource: string, error: unknown) {
-        options.observer?.failed?.(resource, error);
-        try {
-          options.onError?.(error);
-        } catch (callbackError) {
-          logger.error("onError threw", { error: callbackError });
-        }
-      },
-    },
-  };
-  const scopes: readonly (string | undefined)[] =
-    options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
-  const routeIndex = new RouteObjectIndex();
-  const routesChanged = (changed: boolean, receivedAt: number) => {
-    if (!changed) return;
+  }
+
+  #routesChanged(changed: boolean, receivedAt: number): void {
+    if (changed) this.#safely("onRoutesChanged", () => this.#options.onRoutesChanged?.(receivedAt));
+  }
+
+  #safely(label: string, callback: () => void): void {
     try {
-      options.onRoutesChanged?.(receivedAt);
+      callback();
     } catch (error) {
-      logger.error("onRoutesChanged threw", { error });
-    }
-  };
-  const optional = new OptionalKinds({
-    logger,
-    retryMs: options.missingKindRetryMs ?? 30_000,
-    namespaced: scopes[0] !== undefined,
-    observer: options.observer,
-  });
-  const routeReflector = (kind: RouteKind, namespace: string | undefined) => {
-    const label = `${KINDS[kind].resource} (${namespace ?? (KINDS[kind].namespaced ? "all namespaces" : "cluster")})`;
-    return new ListWatchReflector(
-      {
-        label,
-        resource: KINDS[kind].resource,
-        path: watchedPath(kind, namespace),
-        onUpsert: (object, at) => routesChanged(routeIndex.upsert(kind, object, logger), at),
-        onDelete: (object, at) => routesChanged(routeIndex.delete(kind, object), at),
-        optional: optional.forKind(kind, label),
-      },
-      tuning,
-    );
-  };
-
-  const informers: Reflector[] = [];
-  for (const namespace of scopes) {
-    const scopeLabel = namespace ?? "all namespaces";
-    informers.push(
-      new ListWatchReflector(
-        {
-          label: `services (${scopeLabel})`,
-          resource: "services",
-          path: collectionPath("Service", namespace),
-          onUpsert: (object, at) => {
-            notify(index.upsertService(object, logger), at);
-            routesChanged(true, at);
-          },
-          onDelete: (object, at) => {
-            notify(index.deleteService(object), at);
-            routesChanged(true, at);
-          },
-        },
-        tuning,
-      ),
-      new ListWatchReflector(
-        {
-          label: `endpointslices (${scopeLabel})`,
-          resource: "endpointslices",
-          path: collectionPath("EndpointSlice", namespace),
-          onUpsert: (object, at) => notify(index.upsertSlice(object, logger), at),
-          onDelete: (object, at) => notify(index.deleteSlice(object), at),
-        },
-        tuning,
-      ),
-    );
-  }
-
-  if (options.routeKinds ?? true) {
-    for (const kind of ROUTE_KINDS) {
-      if (!KINDS[kind].namespaced) informers.push(routeReflector(kind, undefined));
-      else for (const namespace of scopes) informers.push(routeReflector(kind, namespace));
+      this.#logger.error(`${label} threw`, { error });
     }
   }
-
-  let resyncTimer: NodeJS.Timeout | undefined;
-  let rejectStart: ((error: Error) => void) | undefined;
-  const allSynced = () => informers.every((informer) => informer.settled);
-
-  return {
-    services: () => index.services(),
-    service: (namespace, name) => index.service(namespace, name),
-    slicesOf: (namespace, serviceName) => index.slicesOf(namespace, serviceName),
-    routeObjects: () => routeIndex.objects(),
-    routeObject: (kind, namespace, name) => routeIndex.get(kind, namespace, name),
-    get synced() {
-      return allSynced();
-    },
-    health() {
-      const times = informers
-        .map((informer) => informer.lastEventAt)
-        .filter((at): at is number => at !== null);
-      return {
-        synced: allSynced(),
-        lastEventAt: times.length > 0 ? Math.max(...times) : null,
-        restarts: informers.reduce((sum, informer) => sum + informer.restarts, 0),
-        refused: informers
-          .filter((informer) => {
-            const since = informer.forbiddenSince;
-            return since !== undefined && now() - since >= forbiddenReportMs;
-          })
-          .map((informer) => informer.label),
-        missing: informers.filter((informer) => informer.missing).map((informer) => informer.label),
-      };
-    },
-    async start() {
-      const stopped = new Promise<never>((_, reject) => {
-        rejectStart = reject;
-      });
-      for (const informer of informers) informer.start();
-      const resyncIntervalMs = options.resyncIntervalMs ?? 300_000;
-      if (resyncIntervalMs > 0) {
-        resyncTimer = setInterval(() => {
-          if (!allSynced()) return;
-          try {
-            options.onResync?.();
-          } catch (error) {
-            logger.error("onResync threw", { error });
-          }
-        }, resyncIntervalMs);
-      }
-      await Promise.race([Promise.all(informers.map((informer) => informer.whenSettled)), stopped]);
-      rejectStart = undefined;
-      logger.info("informers synced", { services: index.services().length, namespaces: scopes.length });
-    },
-    async stop() {
-      if (resyncTimer) clearInterval(resyncTimer);
-      resyncTimer = undefined;
-      await Promise.all(informers.map((informer) => informer.stop()));
-      rejectStart?.(new Error("cluster watch stopped before the first sync"));
-      rejectStart = undefined;
-    },
-  };
 }
