@@ -142,6 +142,17 @@ describe("deploy/router", () => {
     expect(container(deployment).resources?.requests?.cpu).toBeDefined();
   });
 
+  it("gives V8 a heap limit well under the container's memory limit (issue 35: hostile clusters' garbage)", () => {
+    const deployment = only<Deployment>(base, "Deployment");
+    const options = envOf(deployment).get("NODE_OPTIONS")?.value ?? "";
+    const heapMiB = Number(/--max-old-space-size=(\d+)/.exec(options)?.[1]);
+    const limit = container(deployment).resources?.limits?.memory ?? "";
+    const limitMiB = Number(/^(\d+)Mi$/.exec(limit)?.[1]);
+    // Room above the heap for Node itself, its code and the buffers of requests and Redis replies.
+    expect(heapMiB).toBeGreaterThan(0);
+    expect(heapMiB).toBeLessThanOrEqual(limitMiB - 128);
+  });
+
   it("shows the router's Redis Secret with the read-only ACL user and its exact ACL line", () => {
     const example = examples().find((file) => file.file === "deploy/router/redis-secret.example.yaml");
     const secrets = (example?.objects ?? []) as (KubeObject & { stringData: Record<string, string> })[];
