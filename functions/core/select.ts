@@ -120,11 +120,7 @@ export function selectTiers(
   policy: SelectPolicy,
 ): Selection {
   const clusters: ClusterChoice[] = [];
-  const localEndpoints: {
-    candidate: BackendCandidate;
-    endpoints: readonly EndpointRecord[];
-    fallback: boolean;
-  }[] = [];
+  const localEndpoints: ClusterEndpoints[] = [];
   const remote: Backend[] = [];
   const seen = new Set<string>();
   const local = (candidate: BackendCandidate) =>
@@ -142,34 +138,17 @@ export function selectTiers(
     const endpoints = candidate.backends[choice.family].endpoints;
     if (local(candidate)) localEndpoints.push({ candidate, endpoints, fallback: choice.fallback });
   }
-  let zoneHints: ZoneHints = policy.cluster === undefined ? "no-local-cluster" : "no-zone-configured";
   const tiers: Tier[] = [];
   // Terminating endpoints (a family in fallback) come after every ready endpoint of every cluster:
   // locality never outranks readiness, as kube-proxy only uses terminating endpoints when no ready one is left.
-  const fallbackEndpoints: { candidate: BackendCandidate; endpoints: readonly EndpointRecord[] }[] = [];
-  const localCluster = localEndpoints[0];
-  if (localCluster) {
-    const { candidate, endpoints, fallback } = localCluster;
-    if (fallback) {
-      if (policy.zone !== undefined) zoneHints = "fallback-endpoints";
-      fallbackEndpoints.push({ candidate, endpoints });
-    } else {
-      const subset = zoneSubset(endpoints, policy.zone);
-      zoneHints = subset.hints;
-      if (subset.hints === "applied") {
-        pushTier(tiers, "local-zone", toBackends(candidate, subset.endpoints, seen));
-      }
-      pushTier(tiers, "local", toBackends(candidate, endpoints, seen));
-    }
-  } else if (policy.cluster !== undefined) {
-    zoneHints = "no-local-cluster";
-  }
+  const fallbackEndpoints: ClusterEndpoints[] = [];
+  const zoneHints = pushLocalTiers(localEndpoints[0], policy, tiers, fallbackEndpoints, seen);
   for (const candidate of candidates) {
     if (local(candidate)) continue;
     const choice = clusters.find((c) => c.cluster === candidate.cluster);
     if (choice?.family === undefined) continue;
     const endpoints = candidate.backends[choice.family].endpoints;
-    if (choice.fallback) fallbackEndpoints.push({ candidate, endpoints });
+    if (choice.fallback) fallbackEndpoints.push({ candidate, endpoints, fallback: true });
     // A loop, not push(...): a spread of a large list overflows the stack (store/records.ts bounds it too).
     else for (const backend of toBackends(candidate, endpoints, seen)) remote.push(backend);
   }
@@ -180,6 +159,37 @@ export function selectTiers(
     fallbackEndpoints.flatMap(({ candidate, endpoints }) => toBackends(candidate, endpoints, seen)),
   );
   return { service, tiers, clusters, zoneHints, addresses: [...seen], unresolved: candidates.length === 0 };
+}
+
+/** One cluster's endpoints of the family chosen; `fallback`: only terminating ones are left. */
+interface ClusterEndpoints {
+  readonly candidate: BackendCandidate;
+  readonly endpoints: readonly EndpointRecord[];
+  readonly fallback: boolean;
+}
+
+/**
+ * The local cluster's tiers (its zone's endpoints first when zone hints apply), or its terminating endpoints
+ * put aside for the fallback tier; what became of zone hints.
+ */
+function pushLocalTiers(
+  local: ClusterEndpoints | undefined,
+  policy: SelectPolicy,
+  tiers: Tier[],
+  fallbackEndpoints: ClusterEndpoints[],
+  seen: Set<string>,
+): ZoneHints {
+  if (!local) return "no-local-cluster";
+  const { candidate, endpoints } = local;
+  if (local.fallback) {
+    fallbackEndpoints.push(local);
+    return policy.zone !== undefined ? "fallback-endpoints" : "no-zone-configured";
+  }
+  const subset = zoneSubset(endpoints, policy.zone);
+  if (subset.hints === "applied")
+    pushTier(tiers, "local-zone", toBackends(candidate, subset.endpoints, seen));
+  pushTier(tiers, "local", toBackends(candidate, endpoints, seen));
+  return subset.hints;
 }
 
 /** Where one request of a served route goes: the backendRef `backend` of rule `rule`. */

@@ -33,18 +33,23 @@ export function chunkSizeOf(data: Uint8Array, start: number, end: number): numbe
   }
   if (digits === 0) return -1;
   if (at === end) return size;
+  return extensionsValid(data, at, end) ? size : -1;
+}
+
+/** Whether what follows the size, from `at` to `end`, is BWS and then chunk extensions, nothing else. */
+function extensionsValid(data: Uint8Array, at: number, end: number): boolean {
   while (at < end && (data[at] === 0x20 || data[at] === 0x09)) at++;
-  if (at === end) return -1;
+  if (at === end) return false;
   while (at < end) {
-    if (data[at] !== SEMICOLON) return -1;
+    if (data[at] !== SEMICOLON) return false;
     at = tokenEnd(data, at + 1, end);
-    if (at < 0) return -1;
+    if (at < 0) return false;
     if (at < end && data[at] === EQUALS) {
       at = data[at + 1] === QUOTE ? quotedStringEnd(data, at + 2, end) : tokenEnd(data, at + 1, end);
-      if (at < 0) return -1;
+      if (at < 0) return false;
     }
   }
-  return size;
+  return true;
 }
 
 /** Where the token that starts at `at` ends; -1 when there is none. */

@@ -1,5 +1,5 @@
 import { readFieldLine } from "./field-lines.js";
-import { transferCodingsOf } from "./transfer-codings.js";
+import { type TransferCodings, transferCodingsOf } from "./transfer-codings.js";
 
 /**
  * A response head as this client reads it (RFC 9112 §4, §5), strict where leniency lets a server and
@@ -72,20 +72,8 @@ export function parseResponseHead(text: string, upgrade = false): ResponseHead |
     } else if (name === "connection") connection += `,${value.toLowerCase()}`;
     else if (name === "keep-alive") keepAliveHintMs = keepAliveHint(value);
   }
-  // 1xx answers are HTTP/1.1's (RFC 9110 §15.2), and after an HTTP/1.0 one Node's own parser takes the
-  // connection as closed; a switch of protocols is one only when asked for.
-  if (status < 200 && !(status === 101 && upgrade)) {
-    if (status === 101) throw new MalformedResponseError("unrequested protocol switch");
-    if (statusLine[1] === "0") throw new MalformedResponseError("an interim answer in HTTP/1.0");
-    return undefined;
-  }
-  if (contentLength !== undefined && transferEncoding !== undefined) {
-    throw new MalformedResponseError("both Content-Length and Transfer-Encoding");
-  }
-  const codings = transferEncoding === undefined ? undefined : transferCodingsOf(transferEncoding);
-  if (transferEncoding !== undefined && codings === undefined) {
-    throw new MalformedResponseError("a Transfer-Encoding with no coding or an empty one");
-  }
+  if (isInterim(status, statusLine[1] === "0", upgrade)) return undefined;
+  const codings = framingCodings(contentLength !== undefined, transferEncoding);
   return {
     status,
     reason: reasonOf(statusLine[3]),
@@ -96,6 +84,31 @@ export function parseResponseHead(text: string, upgrade = false): ResponseHead |
     persistent: persists(statusLine[1] === "1", connection, transferEncoding !== undefined),
     keepAliveHintMs,
   };
+}
+
+/**
+ * An interim head, skipped. 1xx answers are HTTP/1.1's (RFC 9110 §15.2), and after an HTTP/1.0 one Node's own
+ * parser takes the connection as closed; a switch of protocols is one only when asked for.
+ */
+function isInterim(status: number, http10: boolean, upgrade: boolean): boolean {
+  if (status >= 200 || (status === 101 && upgrade)) return false;
+  if (status === 101) throw new MalformedResponseError("unrequested protocol switch");
+  if (http10) throw new MalformedResponseError("an interim answer in HTTP/1.0");
+  return true;
+}
+
+/** The Transfer-Encoding's codings (undefined without one); throws when the framing fields contradict. */
+function framingCodings(
+  hasLength: boolean,
+  transferEncoding: string | undefined,
+): TransferCodings | undefined {
+  if (transferEncoding === undefined) return undefined;
+  if (hasLength) throw new MalformedResponseError("both Content-Length and Transfer-Encoding");
+  const codings = transferCodingsOf(transferEncoding);
+  if (codings === undefined) {
+    throw new MalformedResponseError("a Transfer-Encoding with no coding or an empty one");
+  }
+  return codings;
 }
 
 /**
