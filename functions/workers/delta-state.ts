@@ -1,8 +1,7 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
 import { type ClusterState, lostCluster } from "../../store/cluster-state.js";
 import { clusterKeys } from "../../store/keys.js";
-import { decodeHeartbeatRecord } from "../../store/records.js";
-import { heartbeatOf } from "../../store/redis/heartbeats.js";
+import { decodedHeartbeat } from "../../store/redis/heartbeats.js";
 import { hashEntries } from "../../store/redis/replies.js";
 import { lastEntryId, STREAM_START_ID } from "../../store/redis/streams.js";
 import type { RouteRecord } from "../../store/routes.js";
@@ -73,17 +72,7 @@ export function readHeartbeat(
   warnings: WarnOnce | undefined,
 ): { readonly present: boolean; readonly heartbeat: ClusterHeartbeat | undefined } {
   if (typeof reply !== "string") return { present: false, heartbeat: undefined };
-  const problem = `heartbeat record ${cluster}`;
-  const decoded = decodeHeartbeatRecord(reply);
-  if (decoded.ok) {
-    warnings?.clear(problem);
-    return { present: true, heartbeat: heartbeatOf(decoded.value) };
-  }
-  warnings?.warn(problem, decoded.error, "ignoring an invalid heartbeat record", {
-    cluster,
-    error: decoded.error,
-  });
-  return { present: true, heartbeat: undefined };
+  return { present: true, heartbeat: decodedHeartbeat(cluster, reply, warnings) };
 }
 
 export type FullClusterResult =

@@ -29,22 +29,36 @@ export async function readHeartbeats(
     const raw = raws[index];
     // GETRANGE of a missing key is "": a heartbeat record is never empty.
     if (raw === undefined || raw === "") return;
-    const problem = `heartbeat record ${cluster}`;
-    const decoded: ReturnType<typeof decodeHeartbeatRecord> =
-      raw.length > MAX_HEARTBEAT_BYTES
-        ? { ok: false, error: `longer than ${MAX_HEARTBEAT_BYTES} bytes` }
-        : decodeHeartbeatRecord(raw);
-    if (!decoded.ok) {
-      warnings.warn(problem, decoded.error, "ignoring an invalid heartbeat record", {
-        cluster,
-        error: decoded.error,
-      });
-      return;
-    }
-    warnings.clear(problem);
-    heartbeats.set(cluster, heartbeatOf(decoded.value));
+    const heartbeat = decodedHeartbeat(cluster, raw, warnings, MAX_HEARTBEAT_BYTES);
+    if (heartbeat) heartbeats.set(cluster, heartbeat);
   });
   return heartbeats;
+}
+
+/**
+ * A heartbeat record as a reader read it: what it says, or undefined when it does not decode or is longer than
+ * `maxBytes` (reported once while it stays so; the Node reader reads at most MAX_HEARTBEAT_BYTES + 1 bytes).
+ */
+export function decodedHeartbeat(
+  cluster: string,
+  raw: string,
+  warnings: WarnOnce | undefined,
+  maxBytes = Number.POSITIVE_INFINITY,
+): ClusterHeartbeat | undefined {
+  const problem = `heartbeat record ${cluster}`;
+  const decoded: ReturnType<typeof decodeHeartbeatRecord> =
+    raw.length > maxBytes
+      ? { ok: false, error: `longer than ${maxBytes} bytes` }
+      : decodeHeartbeatRecord(raw);
+  if (!decoded.ok) {
+    warnings?.warn(problem, decoded.error, "ignoring an invalid heartbeat record", {
+      cluster,
+      error: decoded.error,
+    });
+    return undefined;
+  }
+  warnings?.clear(problem);
+  return heartbeatOf(decoded.value);
 }
 
 /** What routers keep of a heartbeat record: who beat, when, the API server's state and the cluster's place. */
