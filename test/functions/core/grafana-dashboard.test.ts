@@ -35,6 +35,9 @@ function exportedSeries(): Map<string, Set<string>> {
   observation.bytes = 12;
   observation.finished(router, 20, 5);
   router.attempted(selection, "east", undefined);
+  // A refusal of each kind of limit (issue 35): CLUSTER_GRANTS and the cluster budgets.
+  router.grantRefused("evil", "route");
+  router.budgetRefused("evil", "records");
   const routerText = router.render({
     inFlight: 0,
     ejected: 0,
@@ -47,7 +50,10 @@ function exportedSeries(): Map<string, Set<string>> {
       storeConnected: true,
     },
     backends: backendStates(snapshot, () => false),
-    clusters: [{ name: "east", stale: false }],
+    clusters: [
+      { name: "east", stale: false },
+      { name: "evil", stale: false, budget: { bytes: 1, records: 1, refused: [], refusedCount: 1 } },
+    ],
   });
   const syncText = createSyncMetrics({ cluster: "east" }).render();
   const tlsText = renderFamilies([
@@ -149,7 +155,7 @@ describe("deploy/grafana/edgeslice-dashboard.json", () => {
     }
   });
 
-  it("covers rate, error ratio, p50/p95/p99, attempts by outcome, backends by state, freshness, routes, bytes, total time, connections and certificate expiry", () => {
+  it("covers rate, error ratio, p50/p95/p99, attempts by outcome, backends by state, freshness, routes, bytes, total time, connections and certificate expiry, grant and budget refusals, bytes held per cluster", () => {
     const all = exprs.join("\n");
     for (const quantile of ["0.5", "0.95", "0.99"]) expect(all).toContain(`histogram_quantile(${quantile},`);
     expect(all).toMatch(/code=~"5\.\."/);
@@ -170,6 +176,10 @@ describe("deploy/grafana/edgeslice-dashboard.json", () => {
       "edgeslice_client_connections",
       "edgeslice_http2_streams",
       "edgeslice_tls_certificate_expiry_timestamp_seconds",
+      "edgeslice_grant_refusals_total",
+      "edgeslice_budget_refusals_total",
+      "edgeslice_cluster_held_bytes",
+      "edgeslice_cluster_refused_records",
     ]) {
       expect(all).toContain(metric);
     }
