@@ -1,17 +1,10 @@
 import type { Logger } from "../../lib/logger.js";
 import type { SyncMetrics } from "../metrics.js";
 import type { DesiredRoutes } from "../translate/desired-routes.js";
-import {
-  gatewayClassStatus,
-  gatewayStatus,
-  httpRouteStatus,
-  ingressStatus,
-  policyStatus,
-  sameStatus,
-  statusOf,
-} from "../translate/object-status.js";
+import { sameStatus, statusOf } from "../translate/object-status.js";
 import { collectionPath, KINDS, type RouteKind } from "./kinds.js";
 import type { KubeApi } from "./kube-api.js";
+import { type StatusTarget, statusTargetKey, statusTargets } from "./status-targets.js";
 
 export interface StatusWriterOptions {
   readonly api: KubeApi;
@@ -39,13 +32,6 @@ export interface StatusWriter {
   remembered(): number;
 }
 
-type Target = {
-  kind: RouteKind;
-  namespace: string | undefined;
-  name: string;
-  desired: (object: unknown) => object;
-};
-
 const MAX_ATTEMPTS = 3;
 
 /**
@@ -55,173 +41,158 @@ const MAX_ATTEMPTS = 3;
  * merges again, up to three times. Any other failure is logged, counted, and retried after `retryMs`.
  */
 export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
-  const { api, logger, metrics, controllerName } = options;
-  const now = options.now ?? Date.now;
-  const retryMs = options.retryMs ?? 5_000;
-  let latest: DesiredRoutes["statuses"] | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-  /** What we last wrote per object, against which resourceVersion: skip it while the cache lags behind. */
-  const written = new Map<string, { resourceVersion: string; status: string }>();
+  return new RouteStatusWriter(options);
+}
 
-  const targets = (statuses: DesiredRoutes["statuses"]): Target[] => {
-    const at = () => new Date(now()).toISOString();
-    const list: Target[] = [];
-    for (const [name, desired] of statuses.gatewayClasses) {
-      list.push({
-        kind: "GatewayClass",
-        namespace: undefined,
-        name,
-        desired: (o) => gatewayClassStatus(o, desired, at()),
-      });
-    }
-    for (const [key, desired] of statuses.gateways) {
-      const [namespace, name = ""] = key.split("/");
-      list.push({ kind: "Gateway", namespace, name, desired: (o) => gatewayStatus(o, desired, at()) });
-    }
-    const routeKinds = [
-      ["HTTPRoute", statuses.httpRoutes],
-      ["GRPCRoute", statuses.grpcRoutes ?? new Map()],
-      ["TLSRoute", statuses.tlsRoutes ?? new Map()],
-    ] as const;
-    for (const [kind, routeStatuses] of routeKinds) {
-      for (const [key, parents] of routeStatuses) {
-        const [namespace, name = ""] = key.split("/");
-        // GRPCRoute's and TLSRoute's status is HTTPRoute's (RouteStatus): the same parents merge.
-        list.push({
-          kind,
-          namespace,
-          name,
-          desired: (o) => httpRouteStatus(o, parents, controllerName, at()),
-        });
+/**
+ * The status writer (see createStatusWriter): the latest statuses waiting to be written, the pass writing
+ * them (#drain, one at a time: update() during a pass queues the newer statuses for the next), the retry
+ * timer after a failed pass, and what it last wrote per object.
+ */
+export class RouteStatusWriter implements StatusWriter {
+  readonly #options: StatusWriterOptions;
+  readonly #now: () => number;
+  readonly #retryMs: number;
+  /** The statuses to write next; undefined when there are none newer than the pass's. */
+  #latest: DesiredRoutes["statuses"] | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** What we last wrote per object, against which resourceVersion: skip it while the cache lags behind. */
+  readonly #written = new Map<string, { resourceVersion: string; status: string }>();
+
+  constructor(options: StatusWriterOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#retryMs = options.retryMs ?? 5_000;
+  }
+
+  update(statuses: DesiredRoutes["statuses"]): void {
+    if (this.#stopped) return;
+    // Newer statuses cover every object: a retry still pending would write older ones over them.
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#latest = statuses;
+    this.#kick();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    await this.#running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  remembered(): number {
+    return this.#written.size;
+  }
+
+  #kick(): void {
+    if (this.#running || this.#stopped || this.#latest === undefined) return;
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined;
+      this.#kick();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#latest !== undefined && !this.#stopped) {
+      const statuses = this.#latest;
+      this.#latest = undefined;
+      const failed = await this.#writeAll(statusTargets(statuses, this.#options.controllerName, this.#now));
+      if (failed === undefined) return;
+      if (failed && this.#latest === undefined && !this.#stopped) {
+        if (this.#retryTimer) clearTimeout(this.#retryTimer);
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = undefined;
+          this.update(statuses);
+        }, this.#retryMs);
       }
     }
-    for (const [key, ancestors] of statuses.backendTlsPolicies ?? new Map()) {
-      const [namespace, name = ""] = key.split("/");
-      list.push({
-        kind: "BackendTLSPolicy",
-        namespace,
-        name,
-        desired: (o) => policyStatus(o, ancestors, controllerName, at()),
-      });
-    }
-    for (const [key, desired] of statuses.ingresses) {
-      const [namespace, name = ""] = key.split("/");
-      list.push({ kind: "Ingress", namespace, name, desired: (o) => ingressStatus(o, desired) });
-    }
-    return list;
-  };
+  }
 
-  const keyOf = (target: Target) => `${target.kind} ${target.namespace ?? ""}/${target.name}`;
+  /** Writes every target: whether any write failed, undefined when stopped or no longer allowed midway. */
+  async #writeAll(list: readonly StatusTarget[]): Promise<boolean | undefined> {
+    const { metrics, logger } = this.#options;
+    let failed = false;
+    // Objects deleted or no longer ours leave the statuses: forget what was written to them.
+    const current = new Set(list.map(statusTargetKey));
+    for (const key of this.#written.keys()) if (!current.has(key)) this.#written.delete(key);
+    for (const target of list) {
+      if (this.#stopped || !(this.#options.allowed?.() ?? true)) return undefined;
+      const ok = await this.#writeOne(target).catch((error: unknown) => {
+        metrics.count("statusErrors");
+        logger.warn("status write failed", { object: `${target.kind} ${target.name}`, error });
+        return false;
+      });
+      failed ||= !ok;
+    }
+    return failed;
+  }
 
   /** Writes one object's status if it differs; false when the write failed (retry later). */
-  const writeOne = async (target: Target): Promise<boolean> => {
-    const key = keyOf(target);
-    let object: unknown = options.cached(target.kind, target.namespace, target.name);
+  async #writeOne(target: StatusTarget): Promise<boolean> {
+    const key = statusTargetKey(target);
+    let object: unknown = this.#options.cached(target.kind, target.namespace, target.name);
     // Gone from the cache: a later object of the same name starts afresh.
-    if (object === undefined) written.delete(key);
+    if (object === undefined) this.#written.delete(key);
     for (let attempt = 1; object !== undefined && attempt <= MAX_ATTEMPTS; attempt++) {
-      const status = target.desired(object);
-      if (sameStatus(statusOf(object), status)) return true;
-      const resourceVersion = String(
-        (object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion ?? "",
-      );
-      const serialised = JSON.stringify(status);
-      const last = written.get(key);
-      if (last && last.resourceVersion === resourceVersion && last.status === serialised) return true;
-      const { group, version } = KINDS[target.kind];
-      const path = `${collectionPath(target.kind, target.namespace)}/${encodeURIComponent(target.name)}/status`;
-      const body = {
-        ...(object as object),
-        apiVersion: group === "" ? version : `${group}/${version}`,
-        kind: target.kind,
-        status,
-      };
-      const response = await api.call("PUT", path, { body, timeoutMs: 10_000 });
-      if (response.status === 200 || response.status === 201) {
-        written.set(key, { resourceVersion, status: serialised });
-        metrics.count("statusWrites");
-        logger.debug("status written", { object: key });
-        return true;
-      }
-      if (response.status === 404) {
-        written.delete(key);
-        return true;
-      }
-      if (response.status !== 409) {
-        metrics.count("statusErrors");
-        logger.warn("status write failed", { object: key, status: response.status, body: response.body });
-        return false;
-      }
+      const written = await this.#writeStatus(target, key, object);
+      if (written !== "conflict") return written;
       // Someone else wrote it meanwhile: merge into the current object.
-      const fresh = await api.call("GET", path.slice(0, -"/status".length), { timeoutMs: 10_000 });
+      const fresh = await this.#options.api.call("GET", objectPath(target), { timeoutMs: 10_000 });
       object = fresh.status === 200 ? fresh.body : undefined;
     }
     if (object !== undefined) {
-      metrics.count("statusErrors");
-      logger.warn("status write kept conflicting; trying again later", { object: key });
+      this.#options.metrics.count("statusErrors");
+      this.#options.logger.warn("status write kept conflicting; trying again later", { object: key });
       return false;
     }
     return true;
-  };
+  }
 
-  const drain = async () => {
-    while (latest !== undefined && !stopped) {
-      const statuses = latest;
-      latest = undefined;
-      let failed = false;
-      const list = targets(statuses);
-      // Objects deleted or no longer ours leave the statuses: forget what was written to them.
-      const current = new Set(list.map(keyOf));
-      for (const key of written.keys()) if (!current.has(key)) written.delete(key);
-      for (const target of list) {
-        if (stopped || !(options.allowed?.() ?? true)) return;
-        const ok = await writeOne(target).catch((error: unknown) => {
-          metrics.count("statusErrors");
-          logger.warn("status write failed", { object: `${target.kind} ${target.name}`, error });
-          return false;
-        });
-        failed ||= !ok;
-      }
-      if (failed && latest === undefined && !stopped) {
-        if (retryTimer) clearTimeout(retryTimer);
-        retryTimer = setTimeout(() => {
-          retryTimer = undefined;
-          writer.update(statuses);
-        }, retryMs);
-      }
+  /**
+   * Merges the status into `object` and PUTs it, unless that changes nothing or is what was written last
+   * against its resourceVersion: true when done (or the object is gone), false when the write failed,
+   * "conflict" on a 409.
+   */
+  async #writeStatus(target: StatusTarget, key: string, object: unknown): Promise<boolean | "conflict"> {
+    const { api, metrics, logger } = this.#options;
+    const status = target.desired(object);
+    if (sameStatus(statusOf(object), status)) return true;
+    const resourceVersion = String(
+      (object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion ?? "",
+    );
+    const serialised = JSON.stringify(status);
+    const last = this.#written.get(key);
+    if (last && last.resourceVersion === resourceVersion && last.status === serialised) return true;
+    const { group, version } = KINDS[target.kind];
+    const body = {
+      ...(object as object),
+      apiVersion: group === "" ? version : `${group}/${version}`,
+      kind: target.kind,
+      status,
+    };
+    const response = await api.call("PUT", `${objectPath(target)}/status`, { body, timeoutMs: 10_000 });
+    if (response.status === 200 || response.status === 201) {
+      this.#written.set(key, { resourceVersion, status: serialised });
+      metrics.count("statusWrites");
+      logger.debug("status written", { object: key });
+      return true;
     }
-  };
-
-  const kick = () => {
-    if (running || stopped || latest === undefined) return;
-    running = drain().finally(() => {
-      running = undefined;
-      kick();
-    });
-  };
-
-  const writer: StatusWriter = {
-    update(statuses) {
-      if (stopped) return;
-      // Newer statuses cover every object: a retry still pending would write older ones over them.
-      if (retryTimer) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      latest = statuses;
-      kick();
-    },
-    async stop() {
-      stopped = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      await running;
-    },
-    async idle() {
-      while (running) await running;
-    },
-    remembered() {
-      return written.size;
-    },
-  };
-  return writer;
+    if (response.status === 404) {
+      this.#written.delete(key);
+      return true;
+    }
+    if (response.status === 409) return "conflict";
+    metrics.count("statusErrors");
+    logger.warn("status write failed", { object: key, status: response.status, body: response.body });
+    return false;
+  }
 }
+
+const objectPath = (target: StatusTarget) =>
+  `${collectionPath(target.kind, target.namespace)}/${encodeURIComponent(target.name)}`;
