@@ -49,9 +49,8 @@ const EXPIRED_REASONS = new Set(["Expired", "Gone"]);
  * interval, is the stall watchdog, since a quiet resource type gets no bookmarks at all.
  */
 export async function openWatch(api: KubeApi, options: WatchOptions): Promise<OpenWatch> {
-  const { now } = options;
   const controller = new AbortController();
-  const startedAt = now();
+  const startedAt = options.now();
   const response: IncomingMessage = await api.stream(
     options.path,
     {
@@ -62,102 +61,147 @@ export async function openWatch(api: KubeApi, options: WatchOptions): Promise<Op
     },
     AbortSignal.any([controller.signal, options.signal]),
   );
-  let lastByteAt = now();
-  let sawBytes = false;
-  let finish: (end: WatchEnd) => void = () => {};
-  let ending: WatchEnd | undefined;
-  const ended = new Promise<WatchEnd>((resolve) => {
-    finish = (end) => {
-      ending ??= end;
-      clearTimeout(timer);
-      resolve(ending);
-    };
-  });
-  const limitMs = options.timeoutSeconds * 1000 + options.graceMs;
-  const check = () => {
-    const quietMs = now() - lastByteAt;
-    if (quietMs < limitMs) {
-      timer = setTimeout(check, limitMs - quietMs);
+  return new WatchStream(response, controller, startedAt, options);
+}
+
+/**
+ * An open watch (see openWatch): reads its response line by line into events until it ends, once, for the
+ * first reason that comes (#ending): the server's end, an ERROR event, a stall, a broken line or its owner.
+ */
+class WatchStream implements OpenWatch {
+  readonly startedAt: number;
+  readonly ended: Promise<WatchEnd>;
+  readonly #response: IncomingMessage;
+  readonly #controller: AbortController;
+  readonly #options: WatchOptions;
+  /** No byte for this long means half-dead: the server's timeout plus the grace. */
+  readonly #limitMs: number;
+  #lastByteAt: number;
+  #sawBytes = false;
+  /** Why the watch ended; the first reason wins. */
+  #ending: WatchEnd | undefined;
+  #resolve: (end: WatchEnd) => void = () => {};
+  #timer: NodeJS.Timeout;
+  /** What arrived after the last full line. */
+  #buffered = "";
+
+  constructor(
+    response: IncomingMessage,
+    controller: AbortController,
+    startedAt: number,
+    options: WatchOptions,
+  ) {
+    this.startedAt = startedAt;
+    this.#response = response;
+    this.#controller = controller;
+    this.#options = options;
+    this.#lastByteAt = options.now();
+    this.ended = new Promise<WatchEnd>((resolve) => {
+      this.#resolve = resolve;
+    });
+    this.#limitMs = options.timeoutSeconds * 1000 + options.graceMs;
+    this.#timer = setTimeout(() => this.#check(), this.#limitMs);
+
+    const stopped = () => this.abort("stopped");
+    if (options.signal.aborted) stopped();
+    else options.signal.addEventListener("abort", stopped, { once: true });
+    void this.ended.then(() => options.signal.removeEventListener("abort", stopped));
+
+    response.setEncoding("utf8");
+    response.on("data", (chunk: string) => this.#read(chunk));
+    response.on("end", () => this.#serverEnded());
+    response.on("error", (error) => this.#finish({ kind: "failed", error }));
+    response.on("close", () =>
+      this.#finish({ kind: "failed", error: new Error("the watch connection closed") }),
+    );
+  }
+
+  /** When the last byte arrived (the start, before any). */
+  get lastByteAt(): number {
+    return this.#lastByteAt;
+  }
+
+  abort(reason: string): void {
+    this.#stop({ kind: "aborted", reason });
+  }
+
+  /** Ends the watch from this side: the request is aborted and the response destroyed. */
+  #stop(end: WatchEnd): void {
+    this.#ending ??= end;
+    this.#controller.abort();
+    this.#response.destroy();
+    this.#finish(end);
+  }
+
+  #finish(end: WatchEnd): void {
+    this.#ending ??= end;
+    clearTimeout(this.#timer);
+    this.#resolve(this.#ending);
+  }
+
+  /** The stall watchdog: armed for the rest of the bound after each byte. */
+  #check(): void {
+    const quietMs = this.#options.now() - this.#lastByteAt;
+    if (quietMs < this.#limitMs) {
+      this.#timer = setTimeout(() => this.#check(), this.#limitMs - quietMs);
       return;
     }
-    stop({ kind: "stalled" });
-  };
-  let timer = setTimeout(check, limitMs);
-  const stop = (end: WatchEnd) => {
-    ending ??= end;
-    controller.abort();
-    response.destroy();
-    finish(end);
-  };
+    this.#stop({ kind: "stalled" });
+  }
 
-  const stopped = () => stop({ kind: "aborted", reason: "stopped" });
-  if (options.signal.aborted) stopped();
-  else options.signal.addEventListener("abort", stopped, { once: true });
-  void ended.then(() => options.signal.removeEventListener("abort", stopped));
-
-  let buffered = "";
-  response.setEncoding("utf8");
-  response.on("data", (chunk: string) => {
-    if (ending) return;
-    lastByteAt = now();
-    sawBytes = true;
-    buffered += chunk;
-    let newline = buffered.indexOf("\n");
-    while (newline >= 0 && !ending) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (line.trim() !== "") handleLine(line, lastByteAt);
-      newline = buffered.indexOf("\n");
+  #read(chunk: string): void {
+    if (this.#ending) return;
+    this.#lastByteAt = this.#options.now();
+    this.#sawBytes = true;
+    this.#buffered += chunk;
+    let newline = this.#buffered.indexOf("\n");
+    while (newline >= 0 && !this.#ending) {
+      const line = this.#buffered.slice(0, newline);
+      this.#buffered = this.#buffered.slice(newline + 1);
+      if (line.trim() !== "") this.#handleLine(line, this.#lastByteAt);
+      newline = this.#buffered.indexOf("\n");
     }
-  });
-  response.on("end", () => {
-    const lastedMs = now() - startedAt;
-    // The server's clock and ours differ by the request's latency: allow up to a second of it.
-    const timeoutMs = options.timeoutSeconds * 1000;
-    const atTimeout = lastedMs >= Math.max(0.9 * timeoutMs, timeoutMs - 1_000);
-    finish(atTimeout ? { kind: "timeout" } : { kind: "closed", sawBytes });
-  });
-  response.on("error", (error) => finish({ kind: "failed", error }));
-  response.on("close", () => finish({ kind: "failed", error: new Error("the watch connection closed") }));
+  }
 
-  function handleLine(line: string, receivedAt: number): void {
+  #serverEnded(): void {
+    const lastedMs = this.#options.now() - this.startedAt;
+    // The server's clock and ours differ by the request's latency: allow up to a second of it.
+    const timeoutMs = this.#options.timeoutSeconds * 1000;
+    const atTimeout = lastedMs >= Math.max(0.9 * timeoutMs, timeoutMs - 1_000);
+    this.#finish(atTimeout ? { kind: "timeout" } : { kind: "closed", sawBytes: this.#sawBytes });
+  }
+
+  #handleLine(line: string, receivedAt: number): void {
     let event: { type?: unknown; object?: unknown };
     try {
       event = JSON.parse(line) as { type?: unknown; object?: unknown };
     } catch {
-      stop({ kind: "failed", error: new Error(`a watch line is not JSON: ${line.slice(0, 100)}`) });
+      this.#stop({ kind: "failed", error: new Error(`a watch line is not JSON: ${line.slice(0, 100)}`) });
       return;
     }
     if (event.type === "ERROR") {
-      const status = statusFields(event.object);
-      const message = status.message ?? "watch ERROR event";
-      const expired =
-        status.code === 410 ||
-        (status.reason !== undefined && EXPIRED_REASONS.has(status.reason)) ||
-        (status.code === 504 && /too large resource version/i.test(message));
-      stop(
-        expired
-          ? { kind: "expired", message }
-          : {
-              kind: "failed",
-              error: new Error(message),
-              ...(status.code === undefined ? {} : { status: status.code }),
-            },
-      );
+      this.#stop(errorEventEnd(event.object));
       return;
     }
     const type = event.type;
     if (type === "ADDED" || type === "MODIFIED" || type === "DELETED" || type === "BOOKMARK") {
-      options.onEvent(type, event.object, receivedAt);
+      this.#options.onEvent(type, event.object, receivedAt);
     }
   }
+}
 
+/** How an ERROR event ends a watch: `expired` (410 Gone, or a resourceVersion too large) or `failed`. */
+function errorEventEnd(object: unknown): WatchEnd {
+  const status = statusFields(object);
+  const message = status.message ?? "watch ERROR event";
+  const expired =
+    status.code === 410 ||
+    (status.reason !== undefined && EXPIRED_REASONS.has(status.reason)) ||
+    (status.code === 504 && /too large resource version/i.test(message));
+  if (expired) return { kind: "expired", message };
   return {
-    startedAt,
-    get lastByteAt() {
-      return lastByteAt;
-    },
-    abort: (reason) => stop({ kind: "aborted", reason }),
-    ended,
+    kind: "failed",
+    error: new Error(message),
+    ...(status.code === undefined ? {} : { status: status.code }),
   };
 }
