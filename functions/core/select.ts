@@ -103,6 +103,7 @@ export function backendCandidates(served: ServedRoute, service: string, port: nu
         protocol:
           served.route.source === "grpcroute" && backends.protocol !== "https" ? "h2c" : backends.protocol,
         tls: backends.tls,
+        gateway: backends.tls ? soleGateway(served) : undefined,
         steering: record.steering,
       });
     }
@@ -247,7 +248,7 @@ function pushTier(tiers: Tier[], name: TierName, backends: readonly Backend[]): 
 
 /** Backends not already placed in an earlier tier: the same pod IP listed twice is tried once. */
 function toBackends(
-  { cluster, protocol, tls }: BackendCandidate,
+  { cluster, protocol, tls, gateway }: BackendCandidate,
   endpoints: readonly EndpointRecord[],
   seen: Set<string>,
 ): Backend[] {
@@ -264,8 +265,15 @@ function toBackends(
       cluster,
       protocol,
       tls,
+      gateway,
       track: undefined,
     });
   }
   return backends;
+}
+
+/** The one Gateway a route is attached to (its listeners'), undefined for none or several. */
+function soleGateway(served: ServedRoute): string | undefined {
+  const first = served.route.listeners?.[0]?.gateway;
+  return served.route.listeners?.every((listener) => listener.gateway === first) ? first : undefined;
 }

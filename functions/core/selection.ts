@@ -26,6 +26,11 @@ export interface Backend {
   readonly protocol?: BackendProtocol | undefined;
   /** With protocol `https`: the port's BackendTLSPolicy, whose record of this cluster says how to verify it. */
   readonly tls?: BackendTlsRef | undefined;
+  /**
+   * With protocol `https`: the one Gateway the route is attached to, whose backend client certificate (if it
+   * has one) is presented to the pod; undefined when the route names none or several.
+   */
+  readonly gateway?: string | undefined;
   /** A steered Service's backends only: the cluster's health and latency its attempts feed (retry-loop.ts). */
   readonly track?: ClusterTrack | undefined;
 }
@@ -69,6 +74,8 @@ export interface BackendCandidate {
   readonly protocol?: BackendProtocol | undefined;
   /** The port's BackendTLSPolicy in this cluster (protocol `https`). */
   readonly tls?: BackendTlsRef | undefined;
+  /** With `tls`: the route's one Gateway (Backend.gateway). */
+  readonly gateway?: string | undefined;
   /** The cluster's record's steering annotations (store/steering.ts). */
   readonly steering?: ServiceSteering | undefined;
 }

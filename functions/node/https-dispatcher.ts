@@ -37,15 +37,15 @@ export class HttpsDispatcher implements Dispatcher {
     const policy = target.tls?.policy;
     const setup =
       policy !== undefined && target.cluster !== undefined
-        ? this.#setups.setupFor(target.cluster, policy)
+        ? this.#setups.setupFor(target.cluster, policy, target.gateway)
         : undefined;
     if (setup === undefined) {
       // A policy withdrawn (or no longer loadable): the connections validated under it close now.
-      if (policy !== undefined) this.#retire(`${target.cluster}\n${policy}`);
+      if (policy !== undefined) this.#retire(`${target.cluster}\n${policy}\n${target.gateway ?? ""}`);
       refuse(handler, endpointAddress(target), policy, this.#setups);
       return;
     }
-    this.#poolsOf(setup).poolFor(target).dispatch(request, handler);
+    this.#poolsOf(setup, target).poolFor(target).dispatch(request, handler);
   }
 
   get origins(): number {
@@ -62,8 +62,9 @@ export class HttpsDispatcher implements Dispatcher {
     for (const pool of this.#takeAll()) pool.destroy();
   }
 
-  #poolsOf(setup: BackendTlsSetup): PoolsByTarget<OriginPool> {
-    const key = `${setup.cluster}\n${setup.policy}`;
+  #poolsOf(setup: BackendTlsSetup, target: UpstreamTarget): PoolsByTarget<OriginPool> {
+    // The same policy with another Gateway's client certificate (or none) is another setup, with its own pools.
+    const key = `${target.cluster}\n${setup.policy}\n${target.gateway ?? ""}`;
     const current = this.#byPolicy.get(key);
     if (current?.setup === setup) return current.pools;
     // The policy changed since these pools were made: their connections were validated under the old one.

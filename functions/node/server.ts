@@ -189,7 +189,8 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
     backendTls: deps.backendTls,
     refreshIntervalMs: deps.refreshIntervalMs,
   });
-  const backendTls = store.backendTls && new BackendTlsSource(store.backendTls, logger);
+  const backendTls =
+    store.backendTls && new BackendTlsSource(store.backendTls, logger, { storeKey: config.tlsStoreKey });
   backendTls?.start(store.connected);
   const dispatchers = new Dispatchers({
     http1: new Http1Dispatcher(deps.upstreamOptions),

@@ -18,6 +18,8 @@ export interface UpstreamTarget {
   readonly cluster?: string | undefined;
   /** With protocol `https`: the port's BackendTLSPolicy (`namespace/name`), the TLS setup's key. */
   readonly tls?: { readonly policy: string } | undefined;
+  /** With `tls`: the Gateway whose backend client certificate the connection presents, if it has one. */
+  readonly gateway?: string | undefined;
 }
 
 /** The keep-alive pools of the Node router's HTTP/1.1 dispatcher (node/http1-dispatcher.ts). */

@@ -16,14 +16,19 @@ export interface BackendTlsSetup {
   readonly policy: string;
   /** The record's version (sha256 of its validation). */
   readonly version: string;
+  /** The Gateway whose backend client certificate is presented, and that certificate's version. */
+  readonly client?: { readonly gateway: string; readonly version: string } | undefined;
   readonly connector: SocketConnector;
 }
 
 /** A backend refused by TLS (its chain, its name, its handshake): `reason` is the error's code. */
 export type TlsRefusal = (address: string, setup: BackendTlsSetup, reason: string, error: Error) => void;
 
-/** Client side of a Gateway's backend client certificate (Gateway.spec.tls.backend), its key opened. */
+/** A Gateway's backend client certificate (Gateway.spec.tls.backend), its key opened. */
 export interface ClientCertificatePair {
+  readonly gateway: string;
+  /** sha256 of the chain. */
+  readonly version: string;
   readonly cert: string;
   readonly key: string;
 }
@@ -47,6 +52,7 @@ export function backendTlsSetup(
     cluster,
     policy: record.id,
     version: record.version,
+    client: client && { gateway: client.gateway, version: client.version },
     connector: new TlsConnector(
       context,
       record.hostname,

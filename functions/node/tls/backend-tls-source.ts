@@ -1,23 +1,41 @@
 import type { Logger } from "../../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
 import {
+  type BackendTlsPolicyRecord,
   type BackendTlsReader,
   type BackendTlsRecord,
   backendTlsField,
+  clientCertificateBinding,
   decodeBackendTlsRecord,
 } from "../../../store/backend-tls.js";
+import { openKey } from "../../../store/certificate-seal.js";
 import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
 import { redisFailureFields } from "../../../store/redis/connection-problems.js";
-import { type BackendTlsSetup, backendTlsSetup } from "./backend-tls-setup.js";
+import { type BackendTlsSetup, backendTlsSetup, type ClientCertificatePair } from "./backend-tls-setup.js";
 
-/** What the HTTPS dispatcher asks: how to open TLS to a backend of `policy` in `cluster`, now. */
+/**
+ * What the HTTPS dispatcher asks: how to open TLS to a backend of `policy` in `cluster`, now, presenting
+ * `gateway`'s backend client certificate when it has one.
+ */
 export interface BackendTlsSetups {
-  setupFor(cluster: string, policy: string): BackendTlsSetup | undefined;
+  setupFor(cluster: string, policy: string, gateway?: string): BackendTlsSetup | undefined;
   /** A backend refused for `reason` (no usable record, a failed handshake): logged once per backend and reason. */
   refused(address: string, policy: string, reason: string, fields?: Record<string, unknown>): void;
 }
 
 export const DEFAULT_BACKEND_TLS_REFRESH_MS = 1_000;
+
+/** A policy's record and its setup without a client certificate. */
+interface LoadedPolicy {
+  readonly record: BackendTlsPolicyRecord;
+  readonly setup: BackendTlsSetup;
+}
+
+/** One cluster's policies and Gateways' opened client certificates. */
+interface LoadedCluster {
+  readonly policies: Map<string, LoadedPolicy>;
+  readonly clients: Map<string, ClientCertificatePair>;
+}
 
 /**
  * The Node router's view of the backend TLS records (store/backend-tls.ts), read as the certificates are
@@ -31,22 +49,39 @@ export class BackendTlsSource implements BackendTlsSetups {
   readonly #logger: Logger;
   readonly #warnings: WarnOnce;
   readonly #intervalMs: number;
+  /** TLS_STORE_KEY: opens the Gateways' backend client keys; without it none is presented. */
+  readonly #storeKey: Uint8Array | undefined;
   readonly #versions = new Map<string, string>();
-  /** cluster → policy id → its setup. */
-  readonly #byCluster = new Map<string, Map<string, BackendTlsSetup>>();
+  readonly #byCluster = new Map<string, LoadedCluster>();
+  /** `cluster\npolicy\ngateway` → the setup presenting that Gateway's certificate (made when first asked). */
+  readonly #withClient = new Map<string, BackendTlsSetup>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #failing = false;
 
-  constructor(reader: BackendTlsReader, logger: Logger, intervalMs = DEFAULT_BACKEND_TLS_REFRESH_MS) {
+  constructor(
+    reader: BackendTlsReader,
+    logger: Logger,
+    options: { readonly storeKey?: Uint8Array | undefined; readonly intervalMs?: number } = {},
+  ) {
     this.#reader = reader;
     this.#logger = logger;
     this.#warnings = createWarnOnce(logger);
-    this.#intervalMs = intervalMs;
+    this.#storeKey = options.storeKey;
+    this.#intervalMs = options.intervalMs ?? DEFAULT_BACKEND_TLS_REFRESH_MS;
   }
 
-  setupFor(cluster: string, policy: string): BackendTlsSetup | undefined {
-    return this.#byCluster.get(cluster)?.get(policy);
+  setupFor(cluster: string, policy: string, gateway?: string): BackendTlsSetup | undefined {
+    const loaded = this.#byCluster.get(cluster);
+    const found = loaded?.policies.get(policy);
+    const client = gateway === undefined ? undefined : loaded?.clients.get(gateway);
+    if (found === undefined || client === undefined) return found?.setup;
+    const key = `${cluster}\n${policy}\n${gateway}`;
+    const kept = this.#withClient.get(key);
+    if (kept?.version === found.record.version && kept.client?.version === client.version) return kept;
+    const setup = this.#setupOf(cluster, found.record, client);
+    if (setup) this.#withClient.set(key, setup);
+    return setup;
   }
 
   refused(address: string, policy: string, reason: string, fields: Record<string, unknown> = {}): void {
@@ -119,20 +154,42 @@ export class BackendTlsSource implements BackendTlsSetups {
       return true;
     }
     const previous = this.#byCluster.get(cluster);
-    const setups = new Map<string, BackendTlsSetup>();
+    const loaded: LoadedCluster = { policies: new Map(), clients: new Map() };
     for (const [field, value] of raw) {
       const record = this.#decoded(cluster, field, value);
+      if (record?.kind === "client") {
+        const pair = this.#opened(cluster, record);
+        if (pair) loaded.clients.set(record.id, pair);
+      }
       if (record?.kind !== "policy") continue;
-      const kept = previous?.get(record.id);
-      if (kept?.version === record.version) {
-        setups.set(record.id, kept);
+      const kept = previous?.policies.get(record.id);
+      if (kept?.record.version === record.version) {
+        loaded.policies.set(record.id, kept);
         continue;
       }
       const setup = this.#setupOf(cluster, record);
-      if (setup) setups.set(record.id, setup);
+      if (setup) loaded.policies.set(record.id, { record, setup });
     }
-    this.#byCluster.set(cluster, setups);
+    this.#byCluster.set(cluster, loaded);
     return true;
+  }
+
+  /** A Gateway's client certificate with its key opened; undefined (logged once) when it cannot be. */
+  #opened(cluster: string, record: BackendTlsRecord & { kind: "client" }): ClientCertificatePair | undefined {
+    const problem = `backend tls record ${cluster}/${backendTlsField(record)}`;
+    const key =
+      this.#storeKey === undefined
+        ? { ok: false as const, error: "TLS_STORE_KEY is not set" }
+        : openKey(this.#storeKey, clientCertificateBinding(cluster, record.id), record.key);
+    if (!key.ok) {
+      this.#warnings.warn(problem, key.error, "not presenting a Gateway's backend client certificate", {
+        cluster,
+        gateway: record.id,
+        reason: key.error,
+      });
+      return undefined;
+    }
+    return { gateway: record.id, version: record.version, cert: record.cert, key: key.value };
   }
 
   #decoded(cluster: string, field: string, raw: string): BackendTlsRecord | undefined {
@@ -151,11 +208,19 @@ export class BackendTlsSource implements BackendTlsSetups {
     return undefined;
   }
 
-  #setupOf(cluster: string, record: BackendTlsRecord & { kind: "policy" }): BackendTlsSetup | undefined {
-    const problem = `backend tls record ${cluster}/${backendTlsField(record)}`;
+  #setupOf(
+    cluster: string,
+    record: BackendTlsPolicyRecord,
+    client?: ClientCertificatePair,
+  ): BackendTlsSetup | undefined {
+    const problem = `backend tls record ${cluster}/${backendTlsField(record)}${client ? ` ${client.gateway}` : ""}`;
     try {
-      return backendTlsSetup(cluster, record, (address, setup, reason, error) =>
-        this.refused(address, setup.policy, reason, { cluster, error: error.message }),
+      return backendTlsSetup(
+        cluster,
+        record,
+        (address, setup, reason, error) =>
+          this.refused(address, setup.policy, reason, { cluster, error: error.message }),
+        client,
       );
     } catch (error) {
       const reason = (error as Error).message;

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import { connect } from "node:net";
 import { Redis } from "ioredis";
 import { Pool } from "undici";
@@ -8,9 +8,11 @@ import { type NodeRouter, startNodeRouter } from "../../../functions/node/server
 import {
   BACKEND_TLS_SCHEMA_VERSION,
   type BackendTlsPolicyRecord,
+  clientCertificateBinding,
   type SubjectAltName,
   type Trust,
 } from "../../../store/backend-tls.js";
+import { sealKey } from "../../../store/certificate-seal.js";
 import { createRedisWriter } from "../../../store/redis/writer.js";
 import type { BackendRef } from "../../../store/routes.js";
 import type { ClusterWriter } from "../../../store/store.js";
@@ -31,6 +33,9 @@ const HOST = "abc.example.com";
 const SPIFFE = "spiffe://abc.example.com/test-identity";
 const authority = createTestAuthority("backend test CA");
 const stranger = createTestAuthority("unknown test CA");
+const STORE_KEY = randomBytes(32);
+/** The backend client certificate of Gateway infra/with-client (Gateway.spec.tls.backend). */
+const clientCertificate = authority.issue(["gateway.example.com"]);
 
 function policy(id: string, options: { trust?: Trust; subjectAltNames?: SubjectAltName[] } = {}) {
   const trust = options.trust ?? { pem: authority.cert };
@@ -62,6 +67,7 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
   let unknownCa: HttpsEcho;
   let mirror: HttpsEcho;
   let withdrawn: HttpsEcho;
+  let mutual: HttpsEcho;
   const backends: HttpsEcho[] = [];
 
   /** Service infra/<name> whose port 443 has policy infra/<policy>, its endpoints `at`. */
@@ -98,7 +104,8 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     unknownCa = await startHttpsEcho("unknown-ca", stranger.issue([HOST]));
     mirror = await startHttpsEcho("mirror", authority.issue([HOST]));
     withdrawn = await startHttpsEcho("withdrawn", authority.issue([HOST]));
-    backends.push(good, wrongName, unknownCa, mirror, withdrawn);
+    mutual = await startHttpsEcho("mutual", authority.issue([HOST]), { clientCa: authority.cert });
+    backends.push(good, wrongName, unknownCa, mirror, withdrawn, mutual);
     writer = createRedisWriter(redis, { prefix, cluster: "east" });
     await writer.heartbeat({ holder: "test", leaseMs: 60_000, at: Date.now() });
     for (const record of [
@@ -125,6 +132,25 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     await service("unknown-then-good", "trusted", unknownCa, good);
     await service("mirror", "trusted", mirror);
     await service("withdrawn", "withdrawn", withdrawn);
+    await service("mutual", "trusted", mutual);
+    await writer.backendTls?.putBackendTls({
+      v: BACKEND_TLS_SCHEMA_VERSION,
+      kind: "client",
+      id: "infra/with-client",
+      version: createHash("sha256").update(clientCertificate.cert).digest("hex"),
+      cert: clientCertificate.cert,
+      key: sealKey(STORE_KEY, clientCertificateBinding("east", "infra/with-client"), clientCertificate.key),
+    });
+    // The same Service through a Gateway with a backend client certificate, and through one without.
+    for (const gateway of ["with-client", "without-client"]) {
+      await writer.putRoute({
+        ...routeRecord(`httproute:infra/${gateway}`, {
+          hostnames: [`${gateway}.example.com`],
+          rules: [routeRule([to("mutual")])],
+        }),
+        listeners: [{ gateway: `infra/${gateway}`, port: 80, hostnames: [] }],
+      });
+    }
     const paths = [
       "good",
       "wrong-name",
@@ -154,6 +180,7 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
       EDGESLICE_PREFIX: prefix,
       LOG_LEVEL: "error",
       UPSTREAM_TRY_TIMEOUT_MS: "5000",
+      TLS_STORE_KEY: STORE_KEY.toString("base64"),
     });
     router = await startNodeRouter(config, {
       host: "127.0.0.1",
@@ -284,5 +311,18 @@ describe("TLS from the Node router to backends with a BackendTLSPolicy", () => {
     while (withdrawn.openConnections() > 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     expect(withdrawn.openConnections()).toBe(0);
+  });
+
+  it("presents the backend client certificate of the route's Gateway to a pod that asks for one", async () => {
+    const answer = await hostClient(pool, "").send("with-client.example.com", "/");
+    expect(answer.status).toBe(200);
+    expect(echoOf(answer)?.clientCertificate).toBe(
+      new X509Certificate(clientCertificate.cert).fingerprint256,
+    );
+  });
+
+  it("presents none for a Gateway without one: the pod that asks for one refuses the handshake, 502", async () => {
+    const answer = await hostClient(pool, "").send("without-client.example.com", "/");
+    expect(answer.status).toBe(502);
   });
 });
