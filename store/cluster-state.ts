@@ -1,3 +1,4 @@
+import type { WarnOnce } from "../lib/warn-once.js";
 import type { BudgetReport, HeldRecords } from "./record-budget.js";
 import type { ClusterHeartbeat, ClusterView } from "./store.js";
 import { type ClusterRecords, clusterView } from "./stored-records.js";
@@ -113,6 +114,26 @@ export function heartbeatsOf(clusters: ReadonlyMap<string, ClusterState>): Map<s
   const heartbeats = new Map<string, ClusterHeartbeat>();
   for (const [name, cluster] of clusters) if (cluster.heartbeat) heartbeats.set(name, cluster.heartbeat);
   return heartbeats;
+}
+
+/**
+ * A cluster whose keys Redis refused to read as their types (WRONGTYPE: something else was written under its
+ * name) is left out, reported once while it stays so; `readable` ends the report.
+ */
+export function unreadable(
+  warnings: WarnOnce,
+  cluster: string,
+  detail: string,
+  error: unknown = detail,
+): void {
+  warnings.warn(`cluster ${cluster}`, detail, "skipping a cluster whose keys cannot be read", {
+    cluster,
+    error,
+  });
+}
+
+export function readable(warnings: WarnOnce, cluster: string): void {
+  warnings.clear(`cluster ${cluster}`);
 }
 
 function byName(a: ClusterView, b: ClusterView): number {

@@ -1,6 +1,6 @@
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
-import type { ClusterState } from "../../store/cluster-state.js";
+import { type ClusterState, readable, unreadable } from "../../store/cluster-state.js";
 import type { ClusterHeartbeat, ClusterView } from "../../store/store.js";
 import { coldIndexCommands, coldRecordCommands, readColdIndex, readColdRecords } from "./delta-cold.js";
 import { discoveryCommands, readDiscovery } from "./delta-discovery.js";
@@ -92,18 +92,10 @@ export class PipelinedDeltaReader implements DeltaReader {
         const own = replies.slice(index * FULL_CLUSTER_COMMANDS, (index + 1) * FULL_CLUSTER_COMMANDS);
         const result = readFullCluster(name, own, previous.clusters.get(name), warnings);
         if ("unreadable" in result) {
-          warnings.warn(
-            `cluster ${name}`,
-            result.unreadable,
-            "skipping a cluster whose keys cannot be read",
-            {
-              cluster: name,
-              error: result.unreadable,
-            },
-          );
+          unreadable(warnings, name, result.unreadable);
           return;
         }
-        warnings.clear(`cluster ${name}`);
+        readable(warnings, name);
         if (result.state) clusters.set(name, result.state);
         else absent.add(name);
       });

@@ -1,5 +1,12 @@
 import type { WarnOnce } from "../../lib/warn-once.js";
-import { type ClusterState, observeCluster, REGAINED, withRecords } from "../../store/cluster-state.js";
+import {
+  type ClusterState,
+  observeCluster,
+  REGAINED,
+  readable,
+  unreadable,
+  withRecords,
+} from "../../store/cluster-state.js";
 import { clusterKeys } from "../../store/keys.js";
 import type { ClusterChanges } from "../../store/redis/feed-entries.js";
 import { changesOf } from "../../store/redis/feed-entries.js";
@@ -172,10 +179,7 @@ export function applyFollowUp(
     if (!cluster) continue;
     const failed = serviceReply?.[0] ?? routeReply?.[0];
     if (failed) {
-      warnings.warn(`cluster ${name}`, failed.message, "skipping a cluster whose keys cannot be read", {
-        cluster: name,
-        error: failed.message,
-      });
+      unreadable(warnings, name, failed.message);
       changed ||= clusters.delete(name);
       continue;
     }
@@ -188,16 +192,12 @@ export function applyFollowUp(
     const previous = clusters.get(name);
     const result = readFullCluster(name, replies.slice(at, at + FULL_CLUSTER_COMMANDS), previous, warnings);
     at += FULL_CLUSTER_COMMANDS;
-    const problem = `cluster ${name}`;
     if ("unreadable" in result) {
-      warnings.warn(problem, result.unreadable, "skipping a cluster whose keys cannot be read", {
-        cluster: name,
-        error: result.unreadable,
-      });
+      unreadable(warnings, name, result.unreadable);
       changed ||= clusters.delete(name);
       continue;
     }
-    warnings.clear(problem);
+    readable(warnings, name);
     if (result.state) {
       clusters.set(name, result.state);
       absent.delete(name);

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
 import type { WarnOnce } from "../../lib/warn-once.js";
 import type { ChangeRate } from "../change-rate.js";
-import { adoptRead, viewsOf } from "../cluster-state.js";
+import { adoptRead, readable, unreadable, viewsOf } from "../cluster-state.js";
 import type { RecordBudget } from "../record-budget.js";
 import type { ClusterHeartbeat, Snapshot } from "../store.js";
 import { type BudgetedCluster, loadClusterWithin } from "./budgeted-load.js";
@@ -61,21 +61,17 @@ export class ClusterTable {
    */
   async load(name: string): Promise<BudgetedCluster | undefined> {
     const { redis, prefix, warnings, budget, granted } = this.#reads;
-    const problem = `cluster ${name}`;
     try {
       const loaded = await loadClusterWithin(redis, prefix, name, {
         budget,
         granted: granted?.(name) ?? true,
         warnings,
       });
-      warnings.clear(problem);
+      readable(warnings, name);
       return this.#adopt(loaded);
     } catch (error) {
       if (!isReplyError(error)) throw error;
-      warnings.warn(problem, error.message, "skipping a cluster whose keys cannot be read", {
-        cluster: name,
-        error,
-      });
+      unreadable(warnings, name, error.message, error);
       return undefined;
     }
   }

@@ -2,6 +2,7 @@ import type { Cluster, Redis } from "ioredis";
 import * as v from "valibot";
 import type { Logger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";
+import { readable, unreadable } from "../cluster-state.js";
 import { clusterFromHeartbeatKey, clusterKeys, heartbeatScanPattern } from "../keys.js";
 import { ClusterNameSchema } from "../names.js";
 import type { RouteRecord } from "../routes.js";
@@ -144,14 +145,13 @@ export async function loadClusterOrSkip(
   logger: Logger,
   warnings: WarnOnce,
 ): Promise<LoadedCluster | undefined> {
-  const problem = `cluster ${cluster}`;
   try {
     const loaded = await loadCluster(redis, prefix, cluster, logger, warnings);
-    warnings.clear(problem);
+    readable(warnings, cluster);
     return loaded;
   } catch (error) {
     if (!isReplyError(error)) throw error;
-    warnings.warn(problem, error.message, "skipping a cluster whose keys cannot be read", { cluster, error });
+    unreadable(warnings, cluster, error.message, error);
     return undefined;
   }
 }
