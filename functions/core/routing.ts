@@ -211,12 +211,8 @@ class RoutingCore implements Routing {
     if (selection.backendTlsRefused) return "backend_tls_unsupported";
     if (selection.unresolved) return "invalid_backend";
     if (selection.addresses.length === 0) return { error: "no_endpoints", selection };
-    return {
-      target,
-      selection,
-      ...forwardedBy(rule, choice.index, target.path, found.match, filters),
-      mirrors: mirrorTargets(found.entry, rule.filters.mirrors, random, backendTls === true),
-    };
+    const mirrors = mirrorTargets(found.entry, rule.filters.mirrors, random, backendTls === true);
+    return forwardedBy(rule, choice.index, target, found.match, filters, selection, mirrors);
   }
 }
 

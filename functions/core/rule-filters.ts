@@ -2,11 +2,13 @@ import { corsOutcome } from "../../store/filters/cors.js";
 import { type CompiledModifier, thenModifier } from "../../store/filters/header-modifier.js";
 import type { MatchedBy } from "../../store/filters/path-modifier.js";
 import { redirectLocation } from "../../store/filters/request-redirect.js";
-import { rewrittenUpstream } from "../../store/filters/url-rewrite.js";
+import { rewrittenHost, rewrittenPath } from "../../store/filters/url-rewrite.js";
 import type { RouteRule } from "../../store/routes.js";
 import { type RulePlan, rulePlan } from "./filters.js";
 import type { RequestTarget } from "./request-target.js";
+import type { MirrorTarget } from "./routes/mirrors.js";
 import type { Preflighted, Redirected, Routed, RoutingRequest } from "./routing-outcome.js";
+import type { Selection } from "./selection.js";
 
 /**
  * What the router does with a matched rule's filters, each through its kind's module (store/filters/): first
@@ -38,21 +40,25 @@ export function filtersAnswer(
   return { redirect: { status: redirect.statusCode, location: redirectLocation(redirect, from, match) } };
 }
 
-/** How the rule's filters send the request to its backendRef `backendIndex`. */
+/** The request sent to the rule's backendRef `backendIndex` (its `selection`), as the rule's filters send it. */
 export function forwardedBy(
   rule: RouteRule,
   backendIndex: number,
-  path: string,
+  target: RequestTarget,
   match: MatchedBy,
   { corsFields }: Forwarded,
-): Pick<Routed, "upstreamPath" | "upstreamHost" | "plan"> {
+  selection: Selection,
+  mirrors: readonly MirrorTarget[],
+): Routed {
   const chosen = rule.backends[backendIndex];
   const backendRewrite = chosen && "service" in chosen ? chosen.filters?.rewrite : undefined;
-  const upstream = rewrittenUpstream(path, match, rule.filters.rewrite, backendRewrite);
   return {
-    upstreamPath: upstream.path,
-    upstreamHost: upstream.host,
+    target,
+    selection,
+    upstreamPath: rewrittenPath(target.path, match, rule.filters.rewrite, backendRewrite),
+    upstreamHost: rewrittenHost(rule.filters.rewrite, backendRewrite),
     plan: withCorsFields(rulePlan(rule, backendIndex), corsFields),
+    mirrors,
   };
 }
 

@@ -67,25 +67,21 @@ export const URL_REWRITE: FilterKind<"rewrite", typeof RewriteSchema, true> = {
   },
 };
 
-/** What is sent upstream: the origin-form path and query, and the Host when a rewrite sets one. */
-export interface Upstream {
-  readonly path: string;
-  readonly host: string | undefined;
-}
-
 /**
- * The applied form: the rule's rewrite, then the chosen backendRef's, each field the backend's rewrite sets
- * replacing the rule's (HTTPRouteBackendURLRewrite).
+ * The applied form: the path (origin-form, query kept) and the Host sent upstream, by the rule's rewrite, then
+ * the chosen backendRef's, each field the backend's rewrite sets replacing the rule's
+ * (HTTPRouteBackendURLRewrite). Two functions, so that a request allocates nothing for them.
  */
-export function rewrittenUpstream(
+export function rewrittenPath(
   path: string,
   match: MatchedBy,
   rule: Rewrite | undefined,
   backend: Rewrite | undefined,
-): Upstream {
+): string {
   const pathRewrite = backend?.path ?? rule?.path;
-  return {
-    path: pathRewrite ? modifiedPath(path, match, pathRewrite) : path,
-    host: backend?.hostname ?? rule?.hostname,
-  };
+  return pathRewrite ? modifiedPath(path, match, pathRewrite) : path;
+}
+
+export function rewrittenHost(rule: Rewrite | undefined, backend: Rewrite | undefined): string | undefined {
+  return backend?.hostname ?? rule?.hostname;
 }
