@@ -72,9 +72,10 @@ export function gatewayStatus(object: unknown, desired: GatewayStatus, now: stri
 
 /**
  * Gateway conditions only edgeslice sets that go away when their cause does (Gateway API: "This condition is
- * removed as soon as FrontendValidationModeType is changed back to AllowValidOnly").
+ * removed as soon as FrontendValidationModeType is changed back to AllowValidOnly"); a Gateway's own
+ * ResolvedRefs speaks of its backend client certificate only, and goes once it has none.
  */
-const DROPPED_WHEN_UNSET: ReadonlySet<string> = new Set(["InsecureFrontendValidationMode"]);
+const DROPPED_WHEN_UNSET: ReadonlySet<string> = new Set(["InsecureFrontendValidationMode", "ResolvedRefs"]);
 
 function withoutDropped(existing: readonly Condition[], desired: readonly Condition[]): Condition[] {
   const wanted = new Set(desired.map((item) => item.type));
