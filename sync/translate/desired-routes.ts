@@ -103,19 +103,7 @@ export interface DesiredRoutes {
 export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
   const objects = input.objects ?? NO_ROUTE_OBJECTS;
   const { settings } = input;
-  const candidates: RouteRecord[] = [];
-  const invalidAnnotations: InvalidAnnotations[] = [];
-  const annotate = input.annotationRoute ?? annotationRouteOf;
-  for (const service of input.services) {
-    const result = annotate(service);
-    if (result.kind === "route") candidates.push(result.route);
-    else if (result.kind === "invalid") {
-      const id = serviceId(namespaceOf(service), service.metadata.name);
-      const kept = input.kept?.(annotationRouteIdOf(id));
-      if (kept) candidates.push(kept);
-      invalidAnnotations.push({ service: id, reason: result.reason, kept: kept !== undefined });
-    }
-  }
+  const { candidates, invalidAnnotations } = annotationCandidates(input);
   const gateway = translateGatewayApi({
     controllerName: settings.gatewayController,
     gatewayClasses: objects.gatewayClasses,
@@ -139,13 +127,7 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
   });
   candidates.push(...gateway.routes, ...ingress.routes);
 
-  const refusedClaims: { route: string; host: string }[] = [];
-  const routes = new Map<string, RouteRecord>();
-  for (const route of [...candidates].sort((a, b) => byCodeUnits(a.id, b.id))) {
-    const claimed = withClaims(route, settings.hostClaims);
-    for (const host of claimed.refused) refusedClaims.push({ route: route.id, host });
-    if (claimed.route) routes.set(route.id, claimed.route);
-  }
+  const { routes, refusedClaims } = claimedRoutes(candidates, settings.hostClaims);
   const conflicts = routeConflicts(routes.values());
   const backendTls = translateBackendTlsPolicies({
     controllerName: settings.gatewayController,
@@ -182,6 +164,42 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
       backendTlsPolicies: backendTls.statuses,
     },
   };
+}
+
+/** The Services' annotation routes; an invalid annotation keeps the route published before it, when there is one. */
+function annotationCandidates(input: DesiredRoutesInput): {
+  candidates: RouteRecord[];
+  invalidAnnotations: InvalidAnnotations[];
+} {
+  const candidates: RouteRecord[] = [];
+  const invalidAnnotations: InvalidAnnotations[] = [];
+  const annotate = input.annotationRoute ?? annotationRouteOf;
+  for (const service of input.services) {
+    const result = annotate(service);
+    if (result.kind === "route") candidates.push(result.route);
+    else if (result.kind === "invalid") {
+      const id = serviceId(namespaceOf(service), service.metadata.name);
+      const kept = input.kept?.(annotationRouteIdOf(id));
+      if (kept) candidates.push(kept);
+      invalidAnnotations.push({ service: id, reason: result.reason, kept: kept !== undefined });
+    }
+  }
+  return { candidates, invalidAnnotations };
+}
+
+/** Every candidate held to the host claims, in id order so that the refusals are listed the same every pass. */
+function claimedRoutes(
+  candidates: readonly RouteRecord[],
+  hostClaims: DesiredRoutesInput["settings"]["hostClaims"],
+): { routes: Map<string, RouteRecord>; refusedClaims: { route: string; host: string }[] } {
+  const refusedClaims: { route: string; host: string }[] = [];
+  const routes = new Map<string, RouteRecord>();
+  for (const route of [...candidates].sort((a, b) => byCodeUnits(a.id, b.id))) {
+    const claimed = withClaims(route, hostClaims);
+    for (const host of claimed.refused) refusedClaims.push({ route: route.id, host });
+    if (claimed.route) routes.set(route.id, claimed.route);
+  }
+  return { routes, refusedClaims };
 }
 
 /** A Service's annotation route: its annotations as a route record that ranks by its creationTimestamp. */
