@@ -19,7 +19,8 @@ import { RouteObjectIndex } from "./route-object-index.js";
  * else keeps flowing.
  *
  * @example
- * const watch = createClusterWatch({ kubeConfig, namespaces, logger, onServiceChanged: reconciler.markDirty });
+ * const watch = createClusterWatch({ kubeConfig, namespaces, logger,
+ *   onServiceChanged: (namespace, name, receivedAt) => reconciler.markDirty(namespace, name, receivedAt) });
  * await watch.start();   // once the first full LIST of Services AND EndpointSlices has synced
  * watch.slicesOf("shop", "web");
  * await watch.stop();    // a start() still pending rejects with "stopped before the first sync"
