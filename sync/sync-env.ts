@@ -215,7 +215,7 @@ export const SyncEnvSchema = v.object({
   TLS_STORE_KEY: v.pipe(
     TlsStoreKeyEnvSchema,
     v.description(
-      "32 bytes in base64 (`openssl rand -base64 32`), the same on every sync and Node router of a store: seals the private keys of the certificates HTTPS listeners reference ([TLS](tls.md)); unset, none is published",
+      "32 bytes in base64 (`openssl rand -base64 32`), the same on every sync and Node router of a store: seals the private keys of the certificates HTTPS listeners reference ([TLS](tls.md)) and of Gateways' backend client certificates (`spec.tls.backend`); unset, none is published",
     ),
   ),
   MISSING_KIND_RETRY_MS: v.pipe(

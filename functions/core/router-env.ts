@@ -96,7 +96,7 @@ export const RouterEnvSchema = v.object({
   TLS_STORE_KEY: v.pipe(
     TlsStoreKeyEnvSchema,
     v.description(
-      "Node: 32 bytes in base64, the syncs' key that opens the certificate records (store/certificates.ts); unset, no HTTPS listener (said once in the log)",
+      "Node: 32 bytes in base64, the syncs' key that opens the certificate records (store/certificates.ts) and Gateways' backend client certificates (store/backend-tls.ts); unset, no HTTPS listener (said once in the log) and no client certificate presented to pods",
     ),
   ),
   EDGESLICE_PREFIX: v.pipe(
