@@ -25,18 +25,57 @@ export interface BackendTlsWritesOptions {
  * record that does not decode counts as absent and is replaced. What the store holds is loaded once and
  * remembered; reload() forgets it.
  */
-export function createBackendTlsWrites(options: BackendTlsWritesOptions) {
-  const { writer, cluster, storeKey, logger } = options;
-  let stored: Map<string, string> | undefined;
-  let keylessLogged = false;
+export class BackendTlsWrites {
+  readonly #options: BackendTlsWritesOptions;
+  /** What the store holds: field → identity; undefined until loaded. */
+  #stored: Map<string, string> | undefined;
+  /** The missing TLS_STORE_KEY was logged (client certificates wait for it). */
+  #keylessLogged = false;
+
+  constructor(options: BackendTlsWritesOptions) {
+    this.#options = options;
+  }
+
+  /** Forget what the store holds: the next write loads it again. */
+  reload(): void {
+    this.#stored = undefined;
+  }
+
+  /** Throws on the first failed write; what was written before it is remembered. */
+  async write(
+    policies: readonly BackendTlsRecord[],
+    clients: readonly BackendClientCertificateUse[] = [],
+  ): Promise<void> {
+    const { writer, cluster, logger } = this.#options;
+    if (writer === undefined) return;
+    const desired = [...policies, ...this.#clientRecords(clients)];
+    this.#stored ??= await loadIdentities(writer);
+    const current = this.#stored;
+    for (const record of desired) {
+      const field = backendTlsField(record);
+      const identity = backendTlsIdentity(record);
+      if (current.get(field) === identity) continue;
+      await writer.putBackendTls(record);
+      current.set(field, identity);
+      logger.info("backend TLS published", { cluster, record: field });
+    }
+    const wanted = new Set(desired.map(backendTlsField));
+    for (const field of [...current.keys()]) {
+      if (wanted.has(field)) continue;
+      await writer.removeBackendTls(field);
+      current.delete(field);
+      logger.info("backend TLS withdrawn", { cluster, record: field });
+    }
+  }
 
   /** A Gateway's client certificate as its record, the key sealed to the cluster and the Gateway. */
-  const clientRecords = (clients: readonly BackendClientCertificateUse[]): BackendTlsRecord[] => {
+  #clientRecords(clients: readonly BackendClientCertificateUse[]): BackendTlsRecord[] {
+    const { cluster, storeKey, logger } = this.#options;
     if (clients.length === 0) return [];
     if (storeKey === undefined) {
-      if (!keylessLogged)
+      if (!this.#keylessLogged)
         logger.warn("not publishing backend client certificates: TLS_STORE_KEY is not set", {});
-      keylessLogged = true;
+      this.#keylessLogged = true;
       return [];
     }
     return clients.map(({ gateway, material }) => ({
@@ -47,45 +86,15 @@ export function createBackendTlsWrites(options: BackendTlsWritesOptions) {
       cert: material.cert,
       key: sealKey(storeKey, clientCertificateBinding(cluster, gateway), material.key),
     }));
-  };
+  }
+}
 
-  const load = async (target: BackendTlsWriter) => {
-    const loaded = new Map<string, string>();
-    for (const [field, raw] of await target.loadBackendTls()) {
-      const decoded = decodeBackendTlsRecord(raw);
-      loaded.set(field, decoded.ok ? backendTlsIdentity(decoded.value) : "");
-    }
-    return loaded;
-  };
-
-  return {
-    reload() {
-      stored = undefined;
-    },
-    /** Throws on the first failed write; what was written before it is remembered. */
-    async write(
-      policies: readonly BackendTlsRecord[],
-      clients: readonly BackendClientCertificateUse[] = [],
-    ): Promise<void> {
-      if (writer === undefined) return;
-      const desired = [...policies, ...clientRecords(clients)];
-      stored ??= await load(writer);
-      const current = stored;
-      for (const record of desired) {
-        const field = backendTlsField(record);
-        const identity = backendTlsIdentity(record);
-        if (current.get(field) === identity) continue;
-        await writer.putBackendTls(record);
-        current.set(field, identity);
-        logger.info("backend TLS published", { cluster, record: field });
-      }
-      const wanted = new Set(desired.map(backendTlsField));
-      for (const field of [...current.keys()]) {
-        if (wanted.has(field)) continue;
-        await writer.removeBackendTls(field);
-        current.delete(field);
-        logger.info("backend TLS withdrawn", { cluster, record: field });
-      }
-    },
-  };
+/** The stored records' identities by field; one that does not decode counts as absent (""). */
+async function loadIdentities(target: BackendTlsWriter): Promise<Map<string, string>> {
+  const loaded = new Map<string, string>();
+  for (const [field, raw] of await target.loadBackendTls()) {
+    const decoded = decodeBackendTlsRecord(raw);
+    loaded.set(field, decoded.ok ? backendTlsIdentity(decoded.value) : "");
+  }
+  return loaded;
 }

@@ -4,9 +4,9 @@ import type { SyncMetrics } from "../metrics.js";
 import { DEFAULT_ROUTE_SETTINGS, type RouteSettings } from "../translate/desired-routes.js";
 import { namespaceOf } from "../translate/kube-objects.js";
 import type { ClusterCache } from "../translate/types.js";
-import { createBackendTlsWrites } from "./backend-tls-writes.js";
-import { createCertificateWrites } from "./certificate-writes.js";
-import { createClientValidationWrites } from "./client-validation-writes.js";
+import { BackendTlsWrites } from "./backend-tls-writes.js";
+import { CertificateWrites } from "./certificate-writes.js";
+import { ClientValidationWrites } from "./client-validation-writes.js";
 import { type DesiredState, DesiredStateSource } from "./desired-state.js";
 import { type RouteWriteContext, StoreWriteError, storeWrite, writeRoutes } from "./route-writes.js";
 import type { SafetyValve } from "./safety-valve.js";
@@ -50,9 +50,9 @@ export type PassResult =
 export class PublishPass {
   readonly #options: PublishPassOptions;
   readonly #desiredState: DesiredStateSource;
-  readonly #certificates: ReturnType<typeof createCertificateWrites>;
-  readonly #clientValidations: ReturnType<typeof createClientValidationWrites>;
-  readonly #backendTls: ReturnType<typeof createBackendTlsWrites>;
+  readonly #certificates: CertificateWrites;
+  readonly #clientValidations: ClientValidationWrites;
+  readonly #backendTls: BackendTlsWrites;
   readonly #publisher: ServicePublisher;
   /** What the store holds; undefined until loaded (then everything is compared again). */
   #stored: StoredState | undefined;
@@ -71,9 +71,9 @@ export class PublishPass {
     const settings = options.routeSettings ?? DEFAULT_ROUTE_SETTINGS;
     this.#desiredState = new DesiredStateSource({ cache, settings, cluster, logger, metrics });
     const storeKey = options.tlsStoreKey;
-    this.#certificates = createCertificateWrites({ writer: writer.certificates, cluster, storeKey, logger });
-    this.#clientValidations = createClientValidationWrites({ writer: writer.certificates, cluster, logger });
-    this.#backendTls = createBackendTlsWrites({ writer: writer.backendTls, cluster, storeKey, logger });
+    this.#certificates = new CertificateWrites({ writer: writer.certificates, cluster, storeKey, logger });
+    this.#clientValidations = new ClientValidationWrites({ writer: writer.certificates, cluster, logger });
+    this.#backendTls = new BackendTlsWrites({ writer: writer.backendTls, cluster, storeKey, logger });
     this.#publisher = new ServicePublisher({
       cache,
       writer,
