@@ -1,13 +1,13 @@
 import { byCodeUnits } from "../../lib/code-unit-order.js";
-import { annotationRoute } from "../../store/legacy.js";
-import { serviceId } from "../../store/names.js";
-import { SCHEMA_VERSION } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";
-import { exposeAnnotations } from "./exposure.js";
+import {
+  type AnnotationRouteResult,
+  annotationCandidates,
+  type InvalidAnnotations,
+} from "./annotation-routes.js";
 import { type GatewayAddressSettings, NO_GATEWAY_ADDRESSES } from "./gateway/addresses.js";
 import { type BackendTlsTranslation, translateBackendTlsPolicies } from "./gateway/backend-tls-policies.js";
 import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
-import { creationTimeOf } from "./gateway/objects.js";
 import { type GatewayApiTranslation, type Problem, translateGatewayApi } from "./gateway/translate.js";
 import { type HostClaims, mayClaim } from "./host-claims.js";
 import {
@@ -15,7 +15,7 @@ import {
   type LoadBalancerIngress,
   translateIngresses,
 } from "./ingress/translate.js";
-import { type KubeService, namespaceOf } from "./kube-objects.js";
+import type { KubeService } from "./kube-objects.js";
 import { type RouteConflict, routeConflicts } from "./route-conflicts.js";
 import { NO_ROUTE_OBJECTS, type RouteObjects } from "./route-objects.js";
 
@@ -48,11 +48,6 @@ export const DEFAULT_ROUTE_SETTINGS: RouteSettings = {
   gatewayAddresses: NO_GATEWAY_ADDRESSES,
 };
 
-export type AnnotationRouteResult =
-  | { readonly kind: "route"; readonly route: RouteRecord }
-  | { readonly kind: "not-exposed" }
-  | { readonly kind: "invalid"; readonly reason: string };
-
 export interface DesiredRoutesInput {
   readonly services: readonly KubeService[];
   readonly objects?: RouteObjects | undefined;
@@ -61,13 +56,6 @@ export interface DesiredRoutesInput {
   readonly annotationRoute?: (service: KubeService) => AnnotationRouteResult;
   /** The stored route of id, kept while the annotations of its Service are invalid. */
   readonly kept?: (id: string) => RouteRecord | undefined;
-}
-
-export interface InvalidAnnotations {
-  readonly service: string;
-  readonly reason: string;
-  /** Its last good route stays published. */
-  readonly kept: boolean;
 }
 
 export interface DesiredRoutes {
@@ -166,27 +154,6 @@ export function desiredRoutes(input: DesiredRoutesInput): DesiredRoutes {
   };
 }
 
-/** The Services' annotation routes; an invalid annotation keeps the route published before it, when there is one. */
-function annotationCandidates(input: DesiredRoutesInput): {
-  candidates: RouteRecord[];
-  invalidAnnotations: InvalidAnnotations[];
-} {
-  const candidates: RouteRecord[] = [];
-  const invalidAnnotations: InvalidAnnotations[] = [];
-  const annotate = input.annotationRoute ?? annotationRouteOf;
-  for (const service of input.services) {
-    const result = annotate(service);
-    if (result.kind === "route") candidates.push(result.route);
-    else if (result.kind === "invalid") {
-      const id = serviceId(namespaceOf(service), service.metadata.name);
-      const kept = input.kept?.(annotationRouteIdOf(id));
-      if (kept) candidates.push(kept);
-      invalidAnnotations.push({ service: id, reason: result.reason, kept: kept !== undefined });
-    }
-  }
-  return { candidates, invalidAnnotations };
-}
-
 /** Every candidate held to the host claims, in id order so that the refusals are listed the same every pass. */
 function claimedRoutes(
   candidates: readonly RouteRecord[],
@@ -200,27 +167,6 @@ function claimedRoutes(
     if (claimed.route) routes.set(route.id, claimed.route);
   }
   return { routes, refusedClaims };
-}
-
-/** A Service's annotation route: its annotations as a route record that ranks by its creationTimestamp. */
-export function annotationRouteOf(service: KubeService): AnnotationRouteResult {
-  const exposure = exposeAnnotations(service);
-  if (exposure.kind !== "exposed") return exposure;
-  const empty = { endpoints: [], fallback: false, draining: [] };
-  const route = annotationRoute(
-    {
-      v: SCHEMA_VERSION,
-      cluster: "",
-      service: serviceId(namespaceOf(service), service.metadata.name),
-      hosts: exposure.hosts,
-      pathPrefix: exposure.pathPrefix,
-      port: exposure.port,
-      ipv4: empty,
-      ipv6: empty,
-    },
-    creationTimeOf(service.metadata),
-  );
-  return { kind: "route", route };
 }
 
 /** Port numbers per Service that `routes` reference through valid backends and mirrors. */
@@ -238,10 +184,6 @@ export function referencedPorts(routes: Iterable<RouteRecord>): Map<string, Set<
     }
   }
   return ports;
-}
-
-function annotationRouteIdOf(service: string): string {
-  return `annotation:${service}`;
 }
 
 /** The namespace a route id names (`<source>:<namespace>/<name>...`). */
