@@ -1,5 +1,5 @@
 import type * as v from "valibot";
-import { RouterEnvSchema } from "../functions/core/router-env.js";
+import { RouterEnvSchema } from "../functions/core/settings/router-env.js";
 import { settingsTable } from "../lib/settings-reference.js";
 import { SyncEnvSchema } from "../sync/sync-env.js";
 
@@ -8,7 +8,7 @@ export const CONFIGURATION_PAGE = "docs/configuration.md";
 
 /** Each generated table of the page: its name in the page's markers, and the schema it is made from. */
 const TABLES: readonly { readonly name: string; readonly source: string; readonly schema: EnvSchema }[] = [
-  { name: "router", source: "functions/core/router-env.ts", schema: RouterEnvSchema },
+  { name: "router", source: "functions/core/settings/router-env.ts", schema: RouterEnvSchema },
   { name: "sync", source: "sync/sync-env.ts", schema: SyncEnvSchema },
 ];
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseRouterConfig, type RouterConfig } from "../functions/core/config.js";
+import { parseRouterConfig, type RouterConfig } from "../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../functions/node/server.js";
 import { exponentialDelay } from "../lib/backoff.js";
 import { versionLine } from "../lib/build-info.js";

@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { serviceId } from "../store/names.js";
 import { endpointAddress, type FamilyRecord } from "../store/records.js";
-import { serializeRoute } from "./../store/store.js";
+import { serializeRoute } from "../store/store.js";
 import { cacheFromObjects } from "./kube/manifests.js";
 import { translateService } from "./translate/backends.js";
 import { desiredRoutes, type RouteSettings } from "./translate/desired-routes.js";

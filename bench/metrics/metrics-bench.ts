@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { fileURLToPath } from "node:url";
-import type { BackendSeries } from "../../functions/core/backend-metrics.js";
+import type { BackendSeries } from "../../functions/core/observability/backend-metrics.js";
 import { startChild } from "../support/child.js";
 import type { MetricsStoreSize } from "./store-fixture.js";
 

@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { BACKEND_SERIES } from "../../functions/core/backend-metrics.js";
-import { eachServiceBackends } from "../../functions/core/backend-states.js";
-import { parseRouterConfig } from "../../functions/core/config.js";
-import { RouterMetrics } from "../../functions/core/metrics.js";
+import { BACKEND_SERIES } from "../../functions/core/observability/backend-metrics.js";
+import { RouterMetrics } from "../../functions/core/observability/metrics.js";
+import { eachServiceBackends } from "../../functions/core/selection/backend-states.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../functions/node/server.js";
 import { createJsonLogger } from "../../lib/logger.js";
 import { exitOnStop, tell } from "../support/child.js";

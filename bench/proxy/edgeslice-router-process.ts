@@ -1,4 +1,4 @@
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../functions/node/server.js";
 import { createJsonLogger } from "../../lib/logger.js";
 import { MemoryStore } from "../../store/memory-store.js";

@@ -5,9 +5,9 @@
 // call, median of ROUNDS rounds of CALLS calls each, rounds of the three interleaved so the machine's load
 // falls on all alike.
 import { randomBytes } from "node:crypto";
-import { type ForwardingInfo, upstreamRequestHeaderList } from "../../functions/core/headers.js";
-import { TraceIds } from "../../functions/core/trace-context.js";
-import { propagationOnly } from "../../functions/core/tracing.js";
+import { type ForwardingInfo, upstreamRequestHeaderList } from "../../functions/core/http/headers.js";
+import { TraceIds } from "../../functions/core/http/trace-context.js";
+import { propagationOnly } from "../../functions/core/observability/tracing.js";
 
 const CALLS = 200_000;
 const ROUNDS = 9;

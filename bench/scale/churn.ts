@@ -1,4 +1,4 @@
-import { routeIndexOf } from "../../functions/core/route-index.js";
+import { routeIndexOf } from "../../functions/core/snapshot/route-index.js";
 import type { RedisSnapshotSource } from "../../store/redis/source.js";
 import type { FakeKube } from "../../test/fake-kube/server.js";
 import { applyPacedChanges, type ChangePace, type ChangeTimings } from "../support/paced-changes.js";

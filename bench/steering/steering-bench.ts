@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { Pool } from "undici";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { startPrivateRedis } from "../../test/support/redis.js";

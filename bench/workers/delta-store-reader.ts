@@ -1,5 +1,5 @@
-import { parseRouterConfig } from "../../functions/core/config.js";
-import { normaliseHost } from "../../functions/core/hosts.js";
+import { normaliseHost } from "../../functions/core/http/hosts.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { PipelinedDeltaReader } from "../../functions/workers/delta-reader.js";
 import { DeltaSnapshotSource } from "../../functions/workers/delta-source.js";
 import { openPipelineConnection } from "../../functions/workers/read-connection.js";

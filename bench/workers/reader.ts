@@ -1,4 +1,4 @@
-import { lookupRoute, routeIndexOf } from "../../functions/core/route-index.js";
+import { lookupRoute, routeIndexOf } from "../../functions/core/snapshot/route-index.js";
 import type { Snapshot } from "../../store/store.js";
 /**
  * What the Workers bench measures: one isolate's view of the store, however it is kept. The current source

@@ -1,5 +1,5 @@
-import type { RouterConfig } from "../../functions/core/config.js";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import type { RouterConfig } from "../../functions/core/settings/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { oneReadClient } from "../../functions/workers/read-connection.js";
 import { type Logger, silentLogger } from "../../lib/logger.js";
 import { createWarnOnce, type WarnOnce } from "../../lib/warn-once.js";

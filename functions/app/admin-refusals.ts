@@ -1,6 +1,6 @@
-import { hostPatternCovers } from "../core/cluster-grants.js";
-import type { GrantRefusal } from "../core/granted-clusters.js";
-import type { SnapshotRoutes } from "../core/served-routes.js";
+import type { SnapshotRoutes } from "../core/snapshot/served-routes.js";
+import { hostPatternCovers } from "../core/trust/cluster-grants.js";
+import type { GrantRefusal } from "../core/trust/granted-clusters.js";
 
 /**
  * What the router refused that bears on one request, for `/_edgeslice/explain`: every cluster CLUSTER_GRANTS

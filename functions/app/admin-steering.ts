@@ -1,5 +1,5 @@
 import type { ClusterPlace } from "../../store/places.js";
-import type { SteeringPlan } from "../core/selection.js";
+import type { SteeringPlan } from "../core/selection/selection.js";
 import { type ClusterFacts, decideSteering, expectedShares } from "../core/steering/decide.js";
 import { type ClientLocation, steeringOrigin } from "../core/steering/origin.js";
 import type { RoutingSteering } from "../core/steering/routing-steering.js";

@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { nextTimerTurn } from "../../lib/exposition-slices.js";
 import type { MetricFamily } from "../../lib/prometheus.js";
-import type { AccessLog } from "../core/access-log.js";
-import type { RouterConfig } from "../core/config.js";
+import { hexOf, TraceIds } from "../core/http/trace-context.js";
+import { NO_TRUSTED_PROXIES } from "../core/http/trusted-proxies.js";
+import type { AccessLog } from "../core/observability/access-log.js";
+import { propagationOnly, type RequestTracing } from "../core/observability/tracing.js";
 import { createRouting, type Routing, type RoutingDeps } from "../core/routing.js";
-import { hexOf, TraceIds } from "../core/trace-context.js";
-import { propagationOnly, type RequestTracing } from "../core/tracing.js";
-import { TrafficHistory } from "../core/traffic-history.js";
-import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
+import { TrafficHistory } from "../core/selection/traffic-history.js";
+import type { RouterConfig } from "../core/settings/config.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type AdminEndpoints, registerAdmin } from "./admin.js";
 import { PipelineRun } from "./request-pipeline.js";
@@ -23,11 +23,11 @@ export interface AppDeps extends RoutingDeps, WebRequestReaders {
   readonly config: RoutingDeps["config"] &
     Pick<RouterConfig, "adminToken"> &
     Partial<Pick<RouterConfig, "metricsBackends" | "trustedProxies">>;
-  /** Spans and W3C trace context (core/tracing.ts); default: propagation only, ids from crypto.getRandomValues. */
+  /** Spans and W3C trace context (core/observability/tracing.ts); default: propagation only, ids from crypto.getRandomValues. */
   readonly tracing?: RequestTracing;
   /** A new request id; default crypto.randomUUID (Node and Workers). */
   readonly newRequestId?: () => string;
-  /** core/access-log.ts; undefined when ACCESS_LOG is off. */
+  /** core/observability/access-log.ts; undefined when ACCESS_LOG is off. */
   readonly accessLog?: AccessLog;
   /** A turn of the event loop between slices of a metrics scrape; default a 0 ms timer (Node: setImmediate). */
   readonly yieldToLoop?: () => Promise<void>;
@@ -54,7 +54,7 @@ export function createApp(deps: AppDeps, routing: Routing = createRouting(deps))
   const { policy } = routing;
   const { metrics } = policy;
   const app = new Hono();
-  // The router's own endpoints are no traffic: they count in no request series (core/metrics.ts).
+  // The router's own endpoints are no traffic: they count in no request series (core/observability/metrics.ts).
   registerAdmin(app, {
     source: routing.source,
     expired: () => routing.source.expired(),

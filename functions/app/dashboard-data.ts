@@ -2,20 +2,20 @@ import { byCodeUnits } from "../../lib/code-unit-order.js";
 import type { IpFamily } from "../../lib/ip.js";
 import type { RouteMatch, RouteRecord } from "../../store/routes.js";
 import type { ClusterHeartbeat, Snapshot, SourceStatus } from "../../store/store.js";
-import { FAMILIES, familyStates, type StateCounts } from "../core/backend-states.js";
-import type { PassiveEjection } from "../core/ejection.js";
-import type { GrantRefusal } from "../core/granted-clusters.js";
-import type { ServiceTotals } from "../core/request-metrics.js";
-import type { SelectFor } from "../core/select.js";
-import type { SnapshotRoutes } from "../core/served-routes.js";
-import type { TrafficView } from "../core/traffic-history.js";
+import type { ServiceTotals } from "../core/observability/request-metrics.js";
+import { FAMILIES, familyStates, type StateCounts } from "../core/selection/backend-states.js";
+import type { PassiveEjection } from "../core/selection/ejection.js";
+import type { SelectFor } from "../core/selection/selector.js";
+import type { TrafficView } from "../core/selection/traffic-history.js";
+import type { SnapshotRoutes } from "../core/snapshot/served-routes.js";
+import type { GrantRefusal } from "../core/trust/granted-clusters.js";
 import type { DashboardSteering } from "./admin-steering-view.js";
 import { type DashboardPod, podsOf } from "./dashboard-pods.js";
 
 /**
  * Exactly what the dashboard page (`/_edgeslice/ui`) shows, served behind the admin token at
  * `/_edgeslice/dashboard`. Its charts come from `history`, the router's own ring of recent samples
- * (core/traffic-history.ts); `services` carries the cumulative counters.
+ * (core/selection/traffic-history.ts); `services` carries the cumulative counters.
  */
 export interface DashboardView {
   readonly version: number | null;
@@ -96,7 +96,7 @@ export interface DashboardInputs {
   readonly history?: TrafficView | undefined;
   /** The source's heartbeat records; undefined for a source that reads none. */
   readonly heartbeats: ReadonlyMap<string, ClusterHeartbeat> | undefined;
-  /** Clusters stale past FAIL_STATIC_MAX_MS (core/fail-static-bound.ts). */
+  /** Clusters stale past FAIL_STATIC_MAX_MS (core/trust/fail-static-bound.ts). */
   readonly expired?: ReadonlyMap<string, unknown> | undefined;
   readonly steering?: DashboardSteering | undefined;
   /** ms since epoch. */

@@ -1,6 +1,6 @@
 import type { IpFamily } from "../../lib/ip.js";
 import { endpointAddress, type FamilyRecord } from "../../store/records.js";
-import { type BackendState, FAMILIES } from "../core/backend-states.js";
+import { type BackendState, FAMILIES } from "../core/selection/backend-states.js";
 
 /** One pod of a route's Service port in one cluster, in the state backend-states.ts counts it in. */
 export interface DashboardPod {

@@ -2,12 +2,12 @@ import { buildInfoFamily } from "../../lib/build-info.js";
 import { expositionStream } from "../../lib/exposition-slices.js";
 import { type MetricFamily, PROMETHEUS_CONTENT_TYPE } from "../../lib/prometheus.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
-import type { BackendSeries } from "../core/backend-metrics.js";
-import { eachServiceBackends } from "../core/backend-states.js";
-import type { Balancer } from "../core/balancer.js";
-import type { PassiveEjection } from "../core/ejection.js";
-import type { RouterMetrics } from "../core/metrics.js";
-import type { SnapshotRoutes } from "../core/served-routes.js";
+import type { BackendSeries } from "../core/observability/backend-metrics.js";
+import type { RouterMetrics } from "../core/observability/metrics.js";
+import { eachServiceBackends } from "../core/selection/backend-states.js";
+import type { Balancer } from "../core/selection/balancer.js";
+import type { PassiveEjection } from "../core/selection/ejection.js";
+import type { SnapshotRoutes } from "../core/snapshot/served-routes.js";
 
 export interface MetricsEndpointDeps {
   readonly source: SnapshotSource;
@@ -22,7 +22,7 @@ export interface MetricsEndpointDeps {
   readonly yieldToLoop: () => Promise<void>;
   /** The runtime's process series, read at scrape time (Node: lib/process-metrics.ts); Workers have none. */
   readonly processFamilies?: () => Iterable<MetricFamily>;
-  /** Clusters stale past FAIL_STATIC_MAX_MS, serving nothing (core/fail-static-bound.ts). */
+  /** Clusters stale past FAIL_STATIC_MAX_MS, serving nothing (core/trust/fail-static-bound.ts). */
   readonly expired?: () => ReadonlyMap<string, unknown>;
 }
 

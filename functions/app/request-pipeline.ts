@@ -1,20 +1,20 @@
 import type { CompiledModifier } from "../../store/filters/header-modifier.js";
-import type { AccessLog } from "../core/access-log.js";
-import type { ErrorAnswer, RouterError } from "../core/errors.js";
-import { isGrpcRequest } from "../core/grpc-errors.js";
-import { headAnswer } from "../core/head-answers.js";
-import type { ForwardingInfo } from "../core/headers.js";
-import type { PolicyDeps } from "../core/proxy-policy.js";
-import { REQUEST_ID_HEADER, requestIdOf } from "../core/request-id.js";
-import { RequestObservation } from "../core/request-observation.js";
-import { requestTarget } from "../core/request-target.js";
+import type { PolicyDeps } from "../core/forwarding/proxy-policy.js";
+import { withRulePolicy } from "../core/forwarding/rule-policy.js";
+import type { ErrorAnswer, RouterError } from "../core/http/errors.js";
+import { isGrpcRequest } from "../core/http/grpc-errors.js";
+import { headAnswer } from "../core/http/head-answers.js";
+import type { ForwardingInfo } from "../core/http/headers.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../core/http/request-id.js";
+import { requestTarget } from "../core/http/request-target.js";
+import { forwardedProto, loggedClient, type TrustedProxies } from "../core/http/trusted-proxies.js";
+import type { AccessLog } from "../core/observability/access-log.js";
+import { RequestObservation } from "../core/observability/request-observation.js";
+import type { RequestTraceStart, RequestTracing } from "../core/observability/tracing.js";
 import type { MirrorTarget } from "../core/routes/mirrors.js";
 import type { Routed, Routing, RoutingOutcome, RoutingRequest } from "../core/routing.js";
-import { withRulePolicy } from "../core/rule-policy.js";
-import type { Selection } from "../core/selection.js";
+import type { Selection } from "../core/selection/selection.js";
 import type { ClientLocation } from "../core/steering/origin.js";
-import type { RequestTraceStart, RequestTracing } from "../core/tracing.js";
-import { forwardedProto, loggedClient, type TrustedProxies } from "../core/trusted-proxies.js";
 
 /**
  * The one request pipeline above the upstream dispatchers, for every runtime: the request is observed
@@ -27,11 +27,11 @@ import { forwardedProto, loggedClient, type TrustedProxies } from "../core/trust
 /** What the pipeline reads of one request, from whichever front it came. */
 export interface PipelineRequest {
   readonly method: string;
-  /** The URL routing reads (core/request-target.ts): the connection's scheme, the authority and the target. */
+  /** The URL routing reads (core/http/request-target.ts): the connection's scheme, the authority and the target. */
   readonly url: string;
   /** Header lookups of route matching, and the Content-Type of a gRPC call. */
   readonly headers: RoutingRequest["headers"];
-  /** The client's X-Request-Id (kept when valid, core/request-id.ts). */
+  /** The client's X-Request-Id (kept when valid, core/http/request-id.ts). */
   readonly requestId: string | null | undefined;
   /** The scheme of the client's connection; undefined: the URL's (Workers). */
   readonly proto: "http" | "https" | undefined;
@@ -56,10 +56,10 @@ export interface ProxyRoute {
   readonly selection: Selection;
   /** Origin-form path and query sent upstream (the route's URLRewrite applied). */
   readonly path: string;
-  /** The route's ResponseHeaderModifier (core/filters.ts). */
+  /** The route's ResponseHeaderModifier (core/forwarding/filters.ts). */
   readonly responseHeaders: CompiledModifier | undefined;
   readonly forwarding: ForwardingInfo;
-  /** Metrics and access log of this request (core/request-observation.ts). */
+  /** Metrics and access log of this request (core/observability/request-observation.ts). */
   readonly observation: RequestObservation;
   /** Writes the access log line; set only for a sampled request. Call once the response ended. */
   readonly logEnd: (() => void) | undefined;
@@ -79,7 +79,7 @@ export interface PipelineDeps {
   readonly routing: Routing;
   readonly accessLog: AccessLog | undefined;
   readonly newRequestId: () => string;
-  /** Spans and W3C trace context (core/tracing.ts). */
+  /** Spans and W3C trace context (core/observability/tracing.ts). */
   readonly tracing: RequestTracing;
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the client in the access log. */
   readonly trustedProxies: TrustedProxies;
@@ -106,7 +106,7 @@ export class PipelineRun<R extends PipelineRequest, T> {
       deps.accessLog?.sampled() === true,
       this.#trace.span,
     );
-    // gRPC calls are POSTs: other methods need no header read (core/grpc-errors.ts).
+    // gRPC calls are POSTs: other methods need no header read (core/http/grpc-errors.ts).
     if (method === "POST") this.observation.grpc = isGrpcRequest(request.headers.get("content-type"));
   }
 

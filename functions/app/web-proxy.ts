@@ -1,5 +1,4 @@
 import type { CompiledModifier } from "../../store/filters/header-modifier.js";
-import { downstreamResponseHeaders, reasonPhrase } from "../core/headers.js";
 import {
   type AbortCause,
   ANSWER_RETRIED,
@@ -12,12 +11,13 @@ import {
   type ProxyResult,
   type ProxySettings,
   upgradeFailure,
-} from "../core/proxy-policy.js";
-import { REQUEST_ID_HEADER } from "../core/request-id.js";
-import type { RequestObservation } from "../core/request-observation.js";
-import { forbidsContentLength, isFinalStatus } from "../core/response-status.js";
-import { withRetries } from "../core/retry-loop.js";
-import type { Backend, Selection } from "../core/selection.js";
+} from "../core/forwarding/proxy-policy.js";
+import { withRetries } from "../core/forwarding/retry-loop.js";
+import { downstreamResponseHeaders, reasonPhrase } from "../core/http/headers.js";
+import { REQUEST_ID_HEADER } from "../core/http/request-id.js";
+import { forbidsContentLength, isFinalStatus } from "../core/http/response-status.js";
+import type { RequestObservation } from "../core/observability/request-observation.js";
+import type { Backend, Selection } from "../core/selection/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import type { Upstream } from "../transports/upstream.js";
 import { type BodyWatch, NO_BODY, type RequestBody, requestBody } from "./web-request-body.js";
@@ -30,16 +30,16 @@ export interface ProxyRequest {
   readonly method: string;
   /** Origin-form path and query of the routed request. */
   readonly path: string;
-  /** Already cleaned (core/headers.ts). */
+  /** Already cleaned (core/http/headers.ts). */
   readonly headers: Headers;
   readonly body: ReadableStream<Uint8Array> | null;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal | undefined;
   /** A WebSocket handshake: tried on another backend only when the connect failed (nothing reached it). */
   readonly upgrade?: boolean;
-  /** Metrics and access log of this request (core/request-observation.ts). */
+  /** Metrics and access log of this request (core/observability/request-observation.ts). */
   readonly observation?: RequestObservation;
-  /** The route's ResponseHeaderModifier (core/filters.ts). */
+  /** The route's ResponseHeaderModifier (core/forwarding/filters.ts). */
   readonly responseHeaders?: CompiledModifier | undefined;
 }
 
@@ -49,7 +49,7 @@ class AbortReason extends Error {
   }
 }
 
-/** A backend's answer with a status no final answer may have (core/response-status.ts). */
+/** A backend's answer with a status no final answer may have (core/http/response-status.ts). */
 class InvalidStatusError extends Error {
   override readonly name = "InvalidStatusError";
   constructor(readonly status: number) {
@@ -59,7 +59,7 @@ class InvalidStatusError extends Error {
 
 /**
  * The web path's proxy (Workers, a custom transport on Node, and the app tests): the shared policy
- * (core/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the
+ * (core/forwarding/proxy-policy.ts) over an Upstream that speaks web Request/Response. Never follows redirects: the
  * backend's response, 3xx included, streams back as is. Timeouts follow Envoy's model as on Node
  * (node/proxy.ts): the per-try and total clocks start once the whole request was sent; while a body streams,
  * a client that stalls is answered 408 and a backend that stops taking it gets a try timeout.

@@ -1,4 +1,4 @@
-import { MAX_REPLAYABLE_BODY_BYTES } from "../core/proxy-policy.js";
+import { MAX_REPLAYABLE_BODY_BYTES } from "../core/forwarding/proxy-policy.js";
 
 /** What the body tells its attempt about who holds the upload up. */
 export interface BodyWatch {

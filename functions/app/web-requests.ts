@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import type { ErrorAnswer } from "../core/errors.js";
-import { isWebSocketUpgrade, upstreamRequestHeaders, upstreamUpgradeHeaders } from "../core/headers.js";
-import type { PolicyDeps } from "../core/proxy-policy.js";
-import { REQUEST_ID_HEADER } from "../core/request-id.js";
+import type { PolicyDeps } from "../core/forwarding/proxy-policy.js";
+import type { ErrorAnswer } from "../core/http/errors.js";
+import { isWebSocketUpgrade, upstreamRequestHeaders, upstreamUpgradeHeaders } from "../core/http/headers.js";
+import { REQUEST_ID_HEADER } from "../core/http/request-id.js";
 import type { MirrorTarget } from "../core/routes/mirrors.js";
 import type { RoutingRequest } from "../core/routing.js";
 import type { ClientLocation } from "../core/steering/origin.js";

@@ -1,9 +1,9 @@
-import type { RouterError } from "./errors.js";
-import type { RulePlan } from "./filters.js";
-import type { RequestTarget } from "./request-target.js";
+import type { RulePlan } from "./forwarding/filters.js";
+import type { RouterError } from "./http/errors.js";
+import type { RequestTarget } from "./http/request-target.js";
 import type { MirrorTarget } from "./routes/mirrors.js";
 import type { RequestFacts } from "./routes/request-match.js";
-import type { Selection } from "./selection.js";
+import type { Selection } from "./selection/selection.js";
 import type { ClientLocation } from "./steering/origin.js";
 
 /** What routing reads of a request (RoutingRequest) and what it makes of it (RoutingOutcome): routing.ts. */
@@ -49,7 +49,7 @@ export interface RoutingRequest {
   readonly serverName?: string | undefined;
   /**
    * The Gateway listener port the client's connection was made to, when the router's port says it (Node: a
-   * port of HTTPS_LISTENER_PORTS, core/tls-ports.ts); the port of a Host that names one comes first.
+   * port of HTTPS_LISTENER_PORTS, core/tls/tls-ports.ts); the port of a Host that names one comes first.
    */
   readonly listenerPort?: number | undefined;
   /** Where the client is, when the runtime knows (Workers: `request.cf`): proximity steering measures from it. */

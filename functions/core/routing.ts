@@ -1,32 +1,32 @@
 import { authorityPort } from "../../lib/authority.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Snapshot, SnapshotSource } from "../../store/store.js";
-import { Balancer, type BalancingMode } from "./balancer.js";
-import { claimRank } from "./cluster-grants.js";
-import type { RouterConfig } from "./config.js";
-import { type EjectionOptions, PassiveEjection } from "./ejection.js";
-import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./fail-static-bound.js";
-import { wildcardCovers } from "./hosts.js";
-import { RouterMetrics } from "./metrics.js";
-import { isMisdirected } from "./misdirected.js";
-import type { PolicyDeps } from "./proxy-policy.js";
-import { type CheckedTarget, checkedTarget, type RequestTarget } from "./request-target.js";
+import type { PolicyDeps } from "./forwarding/proxy-policy.js";
+import { type Forwarded, filtersAnswer, forwardedBy } from "./forwarding/rule-filters.js";
+import { wildcardCovers } from "./http/hosts.js";
+import { type CheckedTarget, checkedTarget, type RequestTarget } from "./http/request-target.js";
+import { RouterMetrics } from "./observability/metrics.js";
 import { effectivePort } from "./routes/listener-ports.js";
 import { mirrorTargets } from "./routes/mirrors.js";
 import type { RequestFacts } from "./routes/request-match.js";
 import { matchRoute, type RouteMatchResult } from "./routes/route-table.js";
 import { chooseBackend } from "./routes/weights.js";
-import { policySettings } from "./routing-defaults.js";
 import type { RoutingOutcome, RoutingRequest } from "./routing-outcome.js";
-import { type Forwarded, filtersAnswer, forwardedBy } from "./rule-filters.js";
-import { createSelector, type SelectFor } from "./select.js";
-import type { ServedRoute, SnapshotRoutes } from "./served-routes.js";
-import { RouteReports } from "./snapshot-reports.js";
+import { Balancer, type BalancingMode } from "./selection/balancer.js";
+import { type EjectionOptions, PassiveEjection } from "./selection/ejection.js";
+import { createSelector, type SelectFor } from "./selection/selector.js";
+import type { RouterConfig } from "./settings/config.js";
+import { policySettings } from "./settings/routing-defaults.js";
+import type { ServedRoute, SnapshotRoutes } from "./snapshot/served-routes.js";
+import { RouteReports } from "./snapshot/snapshot-reports.js";
 import {
   createRoutingSteering,
   type RoutingSteering,
   type RoutingSteeringDeps,
 } from "./steering/routing-steering.js";
+import { isMisdirected } from "./tls/misdirected.js";
+import { claimRank } from "./trust/cluster-grants.js";
+import { DEFAULT_FAIL_STATIC_MAX_MS, FailStaticBound } from "./trust/fail-static-bound.js";
 
 /**
  * The routing core every entry path shares: the Hono catch-all (app/app.ts) and the Node upgrade path

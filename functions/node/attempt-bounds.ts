@@ -1,5 +1,9 @@
 import { DeadlineEntry, Deadlines } from "../../lib/deadlines.js";
-import { type AbortCause, type AttemptFailure, abortedBeforeAttempt } from "../core/proxy-policy.js";
+import {
+  type AbortCause,
+  type AttemptFailure,
+  abortedBeforeAttempt,
+} from "../core/forwarding/proxy-policy.js";
 
 /**
  * How the Node transports (proxy.ts, handshake.ts) bound their attempts without AbortControllers: a check

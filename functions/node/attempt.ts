@@ -1,8 +1,13 @@
 import type { Socket } from "node:net";
 import type { ExchangeHandler, ExchangeHead, RequestControl } from "../../lib/http-exchange.js";
 import type { ProxyRoute } from "../app/request-pipeline.js";
-import { type AbortCause, type AttemptResult, noteAnswer, type PolicyDeps } from "../core/proxy-policy.js";
-import type { Backend } from "../core/selection.js";
+import {
+  type AbortCause,
+  type AttemptResult,
+  noteAnswer,
+  type PolicyDeps,
+} from "../core/forwarding/proxy-policy.js";
+import type { Backend } from "../core/selection/selection.js";
 import { failedAttempt } from "../transports/connect-errors.js";
 import { type AttemptTimer, armAttemptTimer } from "./attempt-bounds.js";
 import type { ClientSide } from "./clients/client-side.js";

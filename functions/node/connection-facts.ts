@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { NO_TRUSTED_PROXIES, type TrustedProxies } from "../core/trusted-proxies.js";
+import { NO_TRUSTED_PROXIES, type TrustedProxies } from "../core/http/trusted-proxies.js";
 import { clientListenerPort, clientServerName } from "./client-tls.js";
 
 /**
@@ -12,7 +12,7 @@ export interface ConnectionFacts {
   /** The client's address: the PROXY header's source, else the socket's peer; undefined when unknown. */
   readonly clientIp: string | undefined;
   readonly clientPort: number | undefined;
-  /** The client is a trusted proxy: its X-Forwarded-* and Forwarded are kept and extended (core/headers.ts). */
+  /** The client is a trusted proxy: its X-Forwarded-* and Forwarded are kept and extended (core/http/headers.ts). */
   readonly trustedPeer: boolean;
   /** A balancer's PROXY header named the client (proxy-header-stage.ts). */
   readonly proxied: boolean;

@@ -2,10 +2,10 @@ import type { Socket } from "node:net";
 import type { ExchangeHead } from "../../lib/http-exchange.js";
 import type { RequestContent } from "../../lib/http1/request-content.js";
 import type { ProxyRoute } from "../app/request-pipeline.js";
-import type { RouterError } from "../core/errors.js";
-import { type AttemptResult, isIdempotent, type PolicyDeps } from "../core/proxy-policy.js";
-import { RetryLoop } from "../core/retry-loop.js";
-import type { Backend } from "../core/selection.js";
+import { type AttemptResult, isIdempotent, type PolicyDeps } from "../core/forwarding/proxy-policy.js";
+import { RetryLoop } from "../core/forwarding/retry-loop.js";
+import type { RouterError } from "../core/http/errors.js";
+import type { Backend } from "../core/selection/selection.js";
 import { Attempt, type AttemptOwner } from "./attempt.js";
 import { refusedAttempt } from "./attempt-bounds.js";
 import { type ClientSide, type ClientWatcher, REFUSED } from "./clients/client-side.js";
@@ -33,7 +33,7 @@ const NOT_CARRIED: AttemptResult<never> = { ok: false, kind: "transport", stop: 
 
 /**
  * One proxied request, whichever front it came through and whichever protocol its backends speak: its attempts
- * (core/retry-loop.ts: the retry budget, pod ejection, cluster health and steering, driven from the
+ * (core/forwarding/retry-loop.ts: the retry budget, pod ejection, cluster health and steering, driven from the
  * dispatchers' callbacks rather than a promise per attempt), its deadline across them, its body (sent again
  * only while it can be had whole), and the one rule of cancellation: however the client goes away (RST_STREAM,
  * a TCP or TLS close, an HTTP/1.1 close, a timeout), its client side closes, and the attempt under way is cut,

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type { RouterConfig } from "../core/config.js";
+import type { RouterConfig } from "../core/settings/config.js";
 import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
 import { SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
-import type { ListenerGauges, ListenerName } from "../core/listener-gauges.js";
+import type { ListenerGauges, ListenerName } from "../core/observability/listener-gauges.js";
 import type { ConnectionStage } from "./proxy-header-stage.js";
 
 /**
- * The listener gauges' counting (core/listener-gauges.ts): a connection stage that counts each accepted
+ * The listener gauges' counting (core/observability/listener-gauges.ts): a connection stage that counts each accepted
  * connection until it closes, run first on each listener (before a PROXY header is read, so a refused
  * connection counted while it was open), and a wrapper of the HTTP/2 request handler that counts streams.
  */

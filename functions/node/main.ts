@@ -4,8 +4,8 @@ import { ConfigurationError } from "../../lib/configuration-error.js";
 import { EXIT_CODES } from "../../lib/exit-codes.js";
 import { createJsonLogger } from "../../lib/logger.js";
 import { shutdownSignal } from "../../lib/signals.js";
-import { NO_GRANTS_WARNING } from "../core/cluster-grants.js";
-import { parseRouterConfig, type RouterConfig } from "../core/config.js";
+import { parseRouterConfig, type RouterConfig } from "../core/settings/config.js";
+import { NO_GRANTS_WARNING } from "../core/trust/cluster-grants.js";
 import { type NodeRouter, startNodeRouter } from "./server.js";
 
 /**

@@ -3,9 +3,9 @@ import { Server as TlsServer } from "node:tls";
 import type { Logger } from "../../lib/logger.js";
 import { MAX_PROXY_HEADER_LENGTH, type ProxyHeader, parseProxyHeader } from "../../lib/proxy-protocol.js";
 import { createWarnOnce } from "../../lib/warn-once.js";
-import type { RouterConfig } from "../core/config.js";
-import type { RouterMetrics } from "../core/metrics.js";
-import { NO_TRUSTED_PROXIES, type TrustedProxies } from "../core/trusted-proxies.js";
+import { NO_TRUSTED_PROXIES, type TrustedProxies } from "../core/http/trusted-proxies.js";
+import type { RouterMetrics } from "../core/observability/metrics.js";
+import type { RouterConfig } from "../core/settings/config.js";
 import { setConnectionFacts } from "./connection-facts.js";
 
 /**

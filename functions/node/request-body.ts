@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/proxy-policy.js";
+import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/forwarding/proxy-policy.js";
 import { AttemptTimer, type CuttableAttempt } from "./attempt-bounds.js";
 
 /** What the body tells the attempt it streams to (node/proxy.ts). */

@@ -9,12 +9,12 @@ import {
   type ProxyRoute,
   type PipelineRun as Run,
 } from "../app/request-pipeline.js";
-import type { ErrorAnswer, RouterError } from "../core/errors.js";
-import { headAnswer } from "../core/head-answers.js";
-import type { PolicyDeps } from "../core/proxy-policy.js";
-import { errorAnswerWithRequestId, requestIdOf } from "../core/request-id.js";
-import { methodProblem } from "../core/request-method.js";
-import { isAdminPath, requestTarget } from "../core/request-target.js";
+import type { PolicyDeps } from "../core/forwarding/proxy-policy.js";
+import type { ErrorAnswer, RouterError } from "../core/http/errors.js";
+import { headAnswer } from "../core/http/head-answers.js";
+import { errorAnswerWithRequestId, requestIdOf } from "../core/http/request-id.js";
+import { methodProblem } from "../core/http/request-method.js";
+import { isAdminPath, requestTarget } from "../core/http/request-target.js";
 import type { MirrorTarget } from "../core/routes/mirrors.js";
 import type { ClientSide } from "./clients/client-side.js";
 import { Http1Client } from "./clients/http1-client.js";
@@ -26,7 +26,7 @@ import { authorityProblem } from "./http2/authority.js";
 import { sendMirrors } from "./mirrors.js";
 import { RequestHead } from "./request-head.js";
 
-/** What Node's HTTP/1.1 parser takes on a request line: an HTTP/2 :method is held to the same (core/request-method.ts). */
+/** What Node's HTTP/1.1 parser takes on a request line: an HTTP/2 :method is held to the same (core/http/request-method.ts). */
 const HTTP1_METHODS: ReadonlySet<string> = new Set(METHODS);
 
 /**
@@ -143,7 +143,7 @@ export class RequestHandler implements PipelineOutput<ClientSide, void> {
   }
 }
 
-/** Under the router's own prefix, as the app matches it (core/request-target.ts isAdminPath). */
+/** Under the router's own prefix, as the app matches it (core/http/request-target.ts isAdminPath). */
 function adminRequest(url: string): boolean {
   if (!url.includes("/_edgeslice") && !url.includes("%")) return false;
   const target = requestTarget(url);

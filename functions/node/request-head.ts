@@ -1,5 +1,5 @@
-import type { RouterError } from "../core/errors.js";
-import { REQUEST_ID_HEADER } from "../core/request-id.js";
+import type { RouterError } from "../core/http/errors.js";
+import { REQUEST_ID_HEADER } from "../core/http/request-id.js";
 
 /**
  * Header fields the Node router reads per request; one more makes the request 431. http.Server keeps only
@@ -27,11 +27,11 @@ export class RequestHead {
   /** The first Host field's value (`problem` refuses a second); undefined when absent or empty. */
   readonly host: string | undefined;
   /**
-   * The one X-Request-Id (core/request-id.ts decides whether it is kept); undefined when absent or sent more
+   * The one X-Request-Id (core/http/request-id.ts decides whether it is kept); undefined when absent or sent more
    * than once (then which one is meant is unclear, and a new id is better than a guess).
    */
   readonly requestId: string | undefined;
-  /** Every Connection field's value joined by ", " (core/hop-by-hop.ts reads it); undefined when none. */
+  /** Every Connection field's value joined by ", " (core/http/hop-by-hop.ts reads it); undefined when none. */
   readonly connection: string | undefined;
   #byName: Map<string, string> | undefined;
 

@@ -1,5 +1,5 @@
 /**
- * The URL a Node request is routed on (core/request-target.ts reads its authority and path): the scheme of the
+ * The URL a Node request is routed on (core/http/request-target.ts reads its authority and path): the scheme of the
  * connection, the Host (HTTP/2: :authority) and the request target, read as the WHATWG URL parser reads them
  * (dot segments resolved, %2e too), which is also how Workers and the Hono adapter read theirs. An
  * absolute-form target is taken as it is. A missing Host, a backslash in the path or a Host the parser would

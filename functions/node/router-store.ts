@@ -12,7 +12,7 @@ import { reportRedisConnection } from "../../store/redis/connection-report.js";
 import { createRedisSnapshotSource, type RedisSnapshotSource } from "../../store/redis/source.js";
 import { DEFAULT_REDIS_URL, describeRedisTarget, redisTarget } from "../../store/redis/target.js";
 import type { SnapshotSource } from "../../store/store.js";
-import type { RouterConfig } from "../core/config.js";
+import type { RouterConfig } from "../core/settings/config.js";
 
 /** How long close() waits for the store reader and the Redis client before cutting them. */
 const STORE_CLOSE_MS = 1_000;

@@ -11,14 +11,14 @@ import { endpointAddress } from "../../store/records.js";
 import type { RedisSnapshotSource } from "../../store/redis/source.js";
 import type { SnapshotSource } from "../../store/store.js";
 import { type AppDeps, createApp } from "../app/app.js";
-import { batchedLines, createAccessLog } from "../core/access-log.js";
-import type { RouterConfig } from "../core/config.js";
-import { createRequestIds } from "../core/request-id.js";
+import { createRequestIds } from "../core/http/request-id.js";
+import { TraceIds } from "../core/http/trace-context.js";
+import { NO_TRUSTED_PROXIES } from "../core/http/trusted-proxies.js";
+import { batchedLines, createAccessLog } from "../core/observability/access-log.js";
+import { propagationOnly, type RequestTracing } from "../core/observability/tracing.js";
 import { createRouting } from "../core/routing.js";
-import { TraceIds } from "../core/trace-context.js";
-import { propagationOnly, type RequestTracing } from "../core/tracing.js";
-import { TrafficHistory } from "../core/traffic-history.js";
-import { NO_TRUSTED_PROXIES } from "../core/trusted-proxies.js";
+import { TrafficHistory } from "../core/selection/traffic-history.js";
+import type { RouterConfig } from "../core/settings/config.js";
 import type { UpstreamPoolOptions } from "../transports/upstream.js";
 import { Dispatchers } from "./dispatchers.js";
 import { H2cPools } from "./h2-upstream/h2c-pools.js";
@@ -57,7 +57,7 @@ export interface NodeRouterDeps {
   readonly refreshIntervalMs?: number;
   /** How long close() waits for in-flight requests and upgraded connections before cutting them. */
   readonly drainMs?: number;
-  /** Tuning of passive ejection (tests); defaults in core/ejection.ts. */
+  /** Tuning of passive ejection (tests); defaults in core/selection/ejection.ts. */
   readonly ejection?: AppDeps["ejection"];
   /** Where HTTPS certificates are read with `source` (a MemoryStore); default: the router's Redis. */
   readonly certificates?: CertificateReader;
@@ -216,7 +216,7 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
     // Backends of a port with a BackendTLSPolicy are selected only where the records are read.
     backendTls: backendTls !== undefined,
     ...(deps.ejection ? { ejection: deps.ejection } : {}),
-    // The routing core's 421 rule compares the certificates the SNI and the routed host get (core/misdirected.ts).
+    // The routing core's 421 rule compares the certificates the SNI and the routed host get (core/tls/misdirected.ts).
     certificateOf: (name) => core.https?.certificateOf(name),
     // A metrics scrape's slices each wait for the I/O the loop has ready (a 0 ms timer would wait 1 ms).
     yieldToLoop: () => new Promise<void>((resolve) => setImmediate(resolve)),

@@ -3,8 +3,8 @@ import {
   type AttemptFailure,
   noteAttemptFailure,
   type PolicyDeps,
-} from "../core/proxy-policy.js";
-import type { Backend } from "../core/selection.js";
+} from "../core/forwarding/proxy-policy.js";
+import type { Backend } from "../core/selection/selection.js";
 import { UpstreamConnectError, type UpstreamRequest } from "./upstream.js";
 
 /**

@@ -1,4 +1,4 @@
-import { reasonPhrase } from "../core/headers.js";
+import { reasonPhrase } from "../core/http/headers.js";
 import { upstreamError } from "./connect-errors.js";
 import { originOf, type Upstream, type UpstreamRequest } from "./upstream.js";
 

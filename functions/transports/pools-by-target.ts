@@ -19,7 +19,7 @@ interface Entry<P> {
 
 /**
  * The keep-alive pools of a transport, one per backend origin, closed once unused for `idleMs` (backends come
- * and go with pods). Backends are the same objects for as long as a snapshot serves them (core/select.ts
+ * and go with pods). Backends are the same objects for as long as a snapshot serves them (core/selection/selector.ts
  * memoises them), so a request finds its pool without building the origin string and hashing it.
  */
 export class PoolsByTarget<P> {

@@ -1,8 +1,8 @@
 import { createJsonLogger } from "../../lib/logger.js";
-import { NO_GRANTS_WARNING } from "../core/cluster-grants.js";
-import { parseRouterConfig } from "../core/config.js";
-import { normaliseHost } from "../core/hosts.js";
-import { ADMIN_PREFIX } from "../core/request-target.js";
+import { normaliseHost } from "../core/http/hosts.js";
+import { ADMIN_PREFIX } from "../core/http/request-target.js";
+import { parseRouterConfig } from "../core/settings/config.js";
+import { NO_GRANTS_WARNING } from "../core/trust/cluster-grants.js";
 import { createIsolateRuntime, type IsolateRuntime } from "./runtime.js";
 
 /**

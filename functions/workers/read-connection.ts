@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../../lib/logger.js";
-import type { RouterConfig } from "../core/config.js";
+import type { RouterConfig } from "../core/settings/config.js";
 import type { PipelineConnection } from "./delta-reader.js";
 
 /** How long one Redis round of a snapshot load may take before the isolate gives up on it. */

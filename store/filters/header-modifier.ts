@@ -98,7 +98,7 @@ export const RESPONSE_HEADER_MODIFIER = headerModifierKind(
 
 /**
  * The applied form: what a modifier drops and appends, without the names the router keeps for itself
- * (functions/core/filters.ts names them); undefined when nothing is left to do.
+ * (functions/core/forwarding/filters.ts names them); undefined when nothing is left to do.
  */
 export interface CompiledModifier {
   /** Lower-case names whose incoming fields are dropped: `remove`, and `set` (which replaces). */

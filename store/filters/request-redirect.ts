@@ -106,7 +106,7 @@ const DEFAULT_PORT = { http: 80, https: 443 } as const;
 export interface RedirectInput {
   readonly proto: "http" | "https";
   readonly authority: string;
-  /** Lower case, no port (functions/core/hosts.ts normaliseHost). */
+  /** Lower case, no port (functions/core/http/hosts.ts normaliseHost). */
   readonly host: string;
   readonly path: string;
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { RouterEnvSchema } from "../../functions/core/config.js";
+import { RouterEnvSchema } from "../../functions/core/settings/config.js";
 import { SyncEnvSchema } from "../../sync/config.js";
 import { section } from "../docs/support/pages.js";
 import { type Deployment, envOf, ofKind, ROOT, render } from "./support/render.js";
@@ -39,7 +39,7 @@ describe("deploy/README.md and docs/configuration.md", () => {
     expect(tableVariables("Sync")).toEqual(Object.keys(SyncEnvSchema.entries).sort());
   });
 
-  it("tables exactly the variables the router reads (functions/core/config.ts)", () => {
+  it("tables exactly the variables the router reads (functions/core/settings/config.ts)", () => {
     expect(tableVariables("Router")).toEqual(Object.keys(RouterEnvSchema.entries).sort());
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { DEFAULT_DRAIN_MS } from "../../functions/node/server.js";
 import { routerAclRules } from "../../store/acl.js";
 import {

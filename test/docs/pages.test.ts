@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryStore } from "../../store/memory-store.js";

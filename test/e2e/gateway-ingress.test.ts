@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { clusterKeys } from "../../store/keys.js";

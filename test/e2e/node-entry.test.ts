@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryStore } from "../../store/memory-store.js";

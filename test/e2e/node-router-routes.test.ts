@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { binomialTail } from "../functions/statistics.js";
 import { capturingLogger } from "../support/loggers.js";

@@ -9,7 +9,7 @@ import {
   startDelayedCluster,
   THREE_CLUSTERS,
 } from "../../bench/steering/delayed-clusters.js";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { binomialBound } from "../functions/statistics.js";

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { NO_GRANTS_WARNING } from "../../functions/core/cluster-grants.js";
+import { NO_GRANTS_WARNING } from "../../functions/core/trust/cluster-grants.js";
 import { freePort, REDIS_URL, uniquePrefix } from "../support/redis.js";
 import { type CliRun, errorLines, logLines, ROOT } from "../sync/run-sync-cli.js";
 

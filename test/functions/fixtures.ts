@@ -1,7 +1,11 @@
 import { matchRequest } from "../../functions/core/routing.js";
-import { backendCandidates, type SelectPolicy, selectTiers } from "../../functions/core/select.js";
-import type { Selection } from "../../functions/core/selection.js";
-import { buildSnapshotRoutes } from "../../functions/core/snapshot-routes.js";
+import type { Selection } from "../../functions/core/selection/selection.js";
+import {
+  backendCandidates,
+  type SelectPolicy,
+  selectTiers,
+} from "../../functions/core/selection/selector.js";
+import { buildSnapshotRoutes } from "../../functions/core/snapshot/snapshot-routes.js";
 import type { MemoryStore } from "../../store/memory-store.js";
 import { type EndpointRecord, SCHEMA_VERSION, type ServiceRecord } from "../../store/records.js";
 import type { RouteRecord } from "../../store/routes.js";

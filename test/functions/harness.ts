@@ -4,7 +4,7 @@ import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { afterEach } from "vitest";
 import { type AppDeps, createApp } from "../../functions/app/app.js";
-import { parseRouterConfig, type RouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig, type RouterConfig } from "../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../functions/node/server.js";
 import { createFetchUpstream } from "../../functions/transports/fetch.js";
 import type { Upstream } from "../../functions/transports/upstream.js";

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../functions/core/config.js";
+import { parseRouterConfig } from "../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../functions/node/server.js";
 import { BUILD_INFO, buildInfoFamily, versionLine } from "../../lib/build-info.js";
 import { silentLogger } from "../../lib/logger.js";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
-import { RouterEnvSchema } from "../../functions/core/router-env.js";
+import { RouterEnvSchema } from "../../functions/core/settings/router-env.js";
 import { integerFromEnv, parseEnv } from "../../lib/env.js";
 import { SyncEnvSchema } from "../../sync/sync-env.js";
 

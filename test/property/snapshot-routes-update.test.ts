@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SnapshotRoutes } from "../../functions/core/served-routes.js";
-import { buildSnapshotRoutes, snapshotRoutesOf } from "../../functions/core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../../functions/core/snapshot/served-routes.js";
+import { buildSnapshotRoutes, snapshotRoutesOf } from "../../functions/core/snapshot/snapshot-routes.js";
 import type { RouteRecord, RouteSource } from "../../store/routes.js";
 import { serviceRecordFromV1 } from "../../store/services.js";
 import type { ClusterView, Snapshot } from "../../store/store.js";
@@ -15,7 +15,7 @@ import {
 import { ep, serviceRecord } from "../functions/fixtures.js";
 
 /**
- * A router's routes of each new snapshot are updated from the last ones (core/snapshot-routes-update.ts); after
+ * A router's routes of each new snapshot are updated from the last ones (core/snapshot/snapshot-routes-update.ts); after
  * any sequence of route and service changes in any clusters they must be what a full build of the final
  * snapshot gives: the same table, the same served routes, and backends resolving to the same service records.
  */

@@ -1,10 +1,10 @@
-import type { TrafficSeries, TrafficView } from "../../core/traffic-history.js";
+import type { TrafficSeries, TrafficView } from "../../core/selection/traffic-history.js";
 import { CHART_COLORS } from "./colors.js";
 import { byId, el } from "./dom.js";
 
 /**
  * The dashboard's charts: inline SVG drawn with DOM calls, no library: one line per series over the window the
- * router's ring of samples covers (core/traffic-history.ts), the y axis from 0 to a round maximum.
+ * router's ring of samples covers (core/selection/traffic-history.ts), the y axis from 0 to a round maximum.
  */
 
 const SVG = "http://www.w3.org/2000/svg";

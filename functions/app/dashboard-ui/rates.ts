@@ -1,4 +1,4 @@
-import type { ServiceTotals } from "../../core/request-metrics.js";
+import type { ServiceTotals } from "../../core/observability/request-metrics.js";
 import type { DashboardSteering } from "../admin-steering-view.js";
 import { el, fill, row } from "./dom.js";
 

@@ -1,5 +1,5 @@
-import type { StateCounts } from "../../core/backend-states.js";
-import type { GrantRefusal } from "../../core/granted-clusters.js";
+import type { StateCounts } from "../../core/selection/backend-states.js";
+import type { GrantRefusal } from "../../core/trust/granted-clusters.js";
 import type { DashboardCluster, DashboardRoute } from "../dashboard-data.js";
 import { age, badge, type Cell, el, fill, group, row } from "./dom.js";
 

@@ -49,7 +49,7 @@ export function servedListeners(
 
 /**
  * The hostnames of the listeners in use, per pool (listenerPoolKey: one cluster's listeners of one Gateway and
- * port), for listener isolation (listenerServes) and misdirected requests (core/misdirected.ts).
+ * port), for listener isolation (listenerServes) and misdirected requests (core/tls/misdirected.ts).
  */
 export type ListenerHostnames = ReadonlyMap<string, readonly string[]>;
 

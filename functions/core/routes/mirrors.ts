@@ -1,6 +1,6 @@
 import { isCopied, type Mirror } from "../../../store/filters/request-mirror.js";
 import { servicePort } from "../../../store/services.js";
-import type { ServedRoute } from "../served-routes.js";
+import type { ServedRoute } from "../snapshot/served-routes.js";
 
 /** Where one copy of a request goes. */
 export interface MirrorTarget {

@@ -1,5 +1,5 @@
 import type { RouteRecord } from "../../../store/routes.js";
-import { wildcardCovers } from "../hosts.js";
+import { wildcardCovers } from "../http/hosts.js";
 import { matchRoute, type RouteMatchResult, type RouteTable } from "./route-table.js";
 
 const NO_HEADERS = { get: () => null };

@@ -7,7 +7,7 @@ import type {
   SteeringPlan,
   SteeringSource,
   Tier,
-} from "../selection.js";
+} from "../selection/selection.js";
 import type { SteeringState } from "./cluster-track.js";
 
 /** What createSelector passes: the router's CLUSTER_STEERING and the state the tracks live in. */

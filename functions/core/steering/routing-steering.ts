@@ -1,8 +1,8 @@
 import type { ClusterPlace, GeoPoint } from "../../../store/places.js";
 import type { SteeringPolicy } from "../../../store/steering.js";
 import type { SnapshotSource } from "../../../store/store.js";
-import { type ClusterPlaces, placesOf } from "../cluster-places.js";
-import type { Selection } from "../selection.js";
+import type { Selection } from "../selection/selection.js";
+import { type ClusterPlaces, placesOf } from "../trust/cluster-places.js";
 import { SteeringState } from "./cluster-track.js";
 import type { SteeringMetrics } from "./metrics.js";
 import type { ClientLocation } from "./origin.js";

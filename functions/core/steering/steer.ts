@@ -1,5 +1,5 @@
 import type { ClusterPlace, GeoPoint } from "../../../store/places.js";
-import type { Selection, SteeringPlan, Tier } from "../selection.js";
+import type { Selection, SteeringPlan, Tier } from "../selection/selection.js";
 import { type ClusterFacts, decideSteering, STEERING_REASONS, type SteeringDecision } from "./decide.js";
 import { greatCircleKm } from "./geo.js";
 import type { SteeringMetrics } from "./metrics.js";

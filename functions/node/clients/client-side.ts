@@ -3,10 +3,10 @@ import type { Readable } from "node:stream";
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import type { RequestContent } from "../../../lib/http1/request-content.js";
 import type { PipelineRequest, ProxyRoute } from "../../app/request-pipeline.js";
-import type { ErrorAnswer } from "../../core/errors.js";
-import { downstreamResponseHeaderList, type ForwardingInfo } from "../../core/headers.js";
-import { REQUEST_ID_HEADER } from "../../core/request-id.js";
-import type { TrustedProxies } from "../../core/trusted-proxies.js";
+import type { ErrorAnswer } from "../../core/http/errors.js";
+import { downstreamResponseHeaderList, type ForwardingInfo } from "../../core/http/headers.js";
+import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
+import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { type ConnectionFacts, connectionFactsOf, type TlsFacts, tlsFactsOf } from "../connection-facts.js";
 import { relayFraming } from "../relayed-framing.js";
 import type { RequestHead } from "../request-head.js";
@@ -93,7 +93,7 @@ export abstract class ClientSide implements PipelineRequest {
     return this.head.host;
   }
 
-  /** The request's fields as they go upstream (core/headers.ts rules), Host first. */
+  /** The request's fields as they go upstream (core/http/headers.ts rules), Host first. */
   abstract upstreamFields(forwarding: ForwardingInfo): string[];
   /** How its content is framed as it goes upstream (undefined: it has none). */
   abstract content(): ClientContent;
@@ -128,7 +128,7 @@ export abstract class ClientSide implements PipelineRequest {
   }
 
   /**
-   * A backend's fields as the client gets them (core/headers.ts: hop-by-hop gone, the route's modifier applied,
+   * A backend's fields as the client gets them (core/http/headers.ts: hop-by-hop gone, the route's modifier applied,
    * the request id), framing completed for `speaks11` (relayed-framing.ts); throws when it cannot be relayed.
    */
   protected relayedFields(head: ExchangeHead, route: ProxyRoute, speaks11: boolean): string[] {

@@ -2,9 +2,9 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:ht
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import { requestContentOf } from "../../../lib/http1/request-content.js";
 import type { ProxyRoute } from "../../app/request-pipeline.js";
-import type { ErrorAnswer } from "../../core/errors.js";
-import { type ForwardingInfo, reasonPhrase, upstreamRequestHeaderList } from "../../core/headers.js";
-import type { TrustedProxies } from "../../core/trusted-proxies.js";
+import type { ErrorAnswer } from "../../core/http/errors.js";
+import { type ForwardingInfo, reasonPhrase, upstreamRequestHeaderList } from "../../core/http/headers.js";
+import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { drainUnreadBody } from "../drain.js";
 import type { RequestHead } from "../request-head.js";
 import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";

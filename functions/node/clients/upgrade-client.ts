@@ -2,16 +2,16 @@ import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import type { ProxyRoute } from "../../app/request-pipeline.js";
-import type { ErrorAnswer } from "../../core/errors.js";
+import type { ErrorAnswer } from "../../core/http/errors.js";
 import {
   type ForwardingInfo,
   hasBody,
   reasonPhrase,
   upgradeResponseHeaderList,
   upstreamUpgradeHeaderList,
-} from "../../core/headers.js";
-import { REQUEST_ID_HEADER } from "../../core/request-id.js";
-import type { TrustedProxies } from "../../core/trusted-proxies.js";
+} from "../../core/http/headers.js";
+import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
+import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import type { RequestHead } from "../request-head.js";
 import { endThenDestroy, joinSockets } from "../tunnel.js";
 import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";

@@ -11,7 +11,7 @@ import type {
   OutgoingRequest,
   RequestControl,
 } from "../../../lib/http-exchange.js";
-import { isGrpcRequest } from "../../core/grpc-errors.js";
+import { isGrpcRequest } from "../../core/http/grpc-errors.js";
 import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
 import { addFields, flatFields } from "../http2/h2-fields.js";
 import type { H2cOrigin } from "./h2c-origin.js";

@@ -1,4 +1,4 @@
-import type { RouterError } from "../../core/errors.js";
+import type { RouterError } from "../../core/http/errors.js";
 
 /**
  * RFC 9113 §8.3.1: :authority must not carry userinfo, and a request whose Host names another authority than

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
-import { HOP_BY_HOP } from "../../core/hop-by-hop.js";
+import { HOP_BY_HOP } from "../../core/http/hop-by-hop.js";
 
 /**
- * Header fields between the router's flat lists (name, value, ...: what core/headers.ts and the HTTP/1.1 client
+ * Header fields between the router's flat lists (name, value, ...: what core/http/headers.ts and the HTTP/1.1 client
  * read and write) and node:http2's objects, both ways.
  */
 

@@ -3,7 +3,7 @@ import { createSecureContext, type SecureContext } from "node:tls";
 import type { WarnOnce } from "../../../lib/warn-once.js";
 import { openKey, sealBinding } from "../../../store/certificate-seal.js";
 import { type CertificateRecord, decodeCertificateRecord } from "../../../store/certificates.js";
-import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
+import { type ClusterGrants, claimRank } from "../../core/trust/cluster-grants.js";
 import type { TableCertificate } from "./certificate-table.js";
 
 /** A certificate's chain and opened key. */

@@ -5,7 +5,7 @@ import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { CertificatesTooLargeError } from "../../../store/redis/certificate-reader.js";
 import { redisFailureFields } from "../../../store/redis/connection-problems.js";
-import type { ClusterGrants } from "../../core/cluster-grants.js";
+import type { ClusterGrants } from "../../core/trust/cluster-grants.js";
 import {
   type CertificatePair,
   type LoadedCertificate,

@@ -1,9 +1,9 @@
 import { byCodeUnits } from "../../../lib/code-unit-order.js";
-import { type ClusterGrants, claimRank, compareClaims } from "../../core/cluster-grants.js";
+import { type ClusterGrants, claimRank, compareClaims } from "../../core/trust/cluster-grants.js";
 
 /**
  * Which certificate a TLS handshake gets. Pure: the table is built once per change of the certificate records
- * (certificate-source.ts) and read per handshake and per TLS request (the 421 rule, core/misdirected.ts).
+ * (certificate-source.ts) and read per handshake and per TLS request (the 421 rule, core/tls/misdirected.ts).
  */
 
 /** One usable certificate: where it came from, its version, and the names it is chosen for. */

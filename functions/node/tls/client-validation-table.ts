@@ -1,5 +1,5 @@
 import type { ClientValidationMode } from "../../../store/client-validations.js";
-import { type ClusterGrants, claimRank } from "../../core/cluster-grants.js";
+import { type ClusterGrants, claimRank } from "../../core/trust/cluster-grants.js";
 
 /**
  * Which client certificate validation a TLS handshake gets: pure, built once per change of the client

@@ -5,10 +5,10 @@ import type { Logger } from "../../../lib/logger.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { CertificateReader } from "../../../store/certificates.js";
 import { endpointAddress } from "../../../store/records.js";
-import { UNRECOGNIZED_NAME_ALERT } from "../../core/client-hello.js";
-import type { ClusterGrants } from "../../core/cluster-grants.js";
 import type { Routing } from "../../core/routing.js";
-import { type TlsPort, tlsPorts } from "../../core/tls-ports.js";
+import { UNRECOGNIZED_NAME_ALERT } from "../../core/tls/client-hello.js";
+import { type TlsPort, tlsPorts } from "../../core/tls/tls-ports.js";
+import type { ClusterGrants } from "../../core/trust/cluster-grants.js";
 import type { ConnectionStage } from "../proxy-header-stage.js";
 import { endThenDestroy } from "../tunnel.js";
 import {

@@ -1,14 +1,14 @@
 import { connect, type Socket } from "node:net";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { Snapshot } from "../../../store/store.js";
-import type { AbortCause, AttemptResult, Attempts, PolicyDeps } from "../../core/proxy-policy.js";
-import { withRetries } from "../../core/retry-loop.js";
+import type { AbortCause, AttemptResult, Attempts, PolicyDeps } from "../../core/forwarding/proxy-policy.js";
+import { withRetries } from "../../core/forwarding/retry-loop.js";
 import { matchPassthrough } from "../../core/routes/passthrough.js";
 import type { RouteMatchResult } from "../../core/routes/route-table.js";
 import { chooseBackend } from "../../core/routes/weights.js";
 import type { Routing } from "../../core/routing.js";
-import type { Backend } from "../../core/selection.js";
-import type { ServedRoute, SnapshotRoutes } from "../../core/served-routes.js";
+import type { Backend } from "../../core/selection/selection.js";
+import type { ServedRoute, SnapshotRoutes } from "../../core/snapshot/served-routes.js";
 import { failedAttempt } from "../../transports/connect-errors.js";
 import { armAttemptTimer, type CuttableAttempt, refusedAttempt } from "../attempt-bounds.js";
 import { joinSockets } from "../tunnel.js";

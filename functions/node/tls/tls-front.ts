@@ -1,7 +1,7 @@
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { listenOn } from "../../../lib/listen.js";
-import { MAX_CLIENT_HELLO_BYTES, readClientHello } from "../../core/client-hello.js";
-import { HTTPS_LISTENER_PORT, type TlsPort } from "../../core/tls-ports.js";
+import { MAX_CLIENT_HELLO_BYTES, readClientHello } from "../../core/tls/client-hello.js";
+import { HTTPS_LISTENER_PORT, type TlsPort } from "../../core/tls/tls-ports.js";
 import { markListenerPort } from "../client-tls.js";
 import { type ConnectionStage, withConnectionStage } from "../proxy-header-stage.js";
 
@@ -11,7 +11,7 @@ export interface TlsConnection {
   /** Every byte the client sent so far (its whole ClientHello, maybe more): replayed to whoever takes it. */
   readonly hello: Buffer;
   readonly serverName: string | undefined;
-  /** The Gateway listener port the connection counts as made to (core/tls-ports.ts). */
+  /** The Gateway listener port the connection counts as made to (core/tls/tls-ports.ts). */
   readonly listenerPort: number;
 }
 
@@ -39,7 +39,7 @@ export interface TlsFront {
 
 /**
  * The router's TLS ports, before any TLS ends (issue 37: TLS passthrough): each connection's first bytes are
- * read until they hold a whole ClientHello (core/client-hello.ts, at most MAX_CLIENT_HELLO_BYTES and
+ * read until they hold a whole ClientHello (core/tls/client-hello.ts, at most MAX_CLIENT_HELLO_BYTES and
  * `helloTimeoutMs`), and the connection is handed on with them, its server name and the Gateway listener port
  * of the port it reached. Nothing is written to a client before that.
  */

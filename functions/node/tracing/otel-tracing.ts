@@ -16,20 +16,25 @@ import {
   type Sampler,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
-import type { TracingSettings } from "../../core/config.js";
-import type { AttemptOutcome } from "../../core/request-metrics.js";
-import type { Backend } from "../../core/selection.js";
 import {
   formatTraceparent,
   isValidTracestate,
   parseTraceparent,
   type TraceIds,
-} from "../../core/trace-context.js";
-import type { RequestSpan, RequestTraceStart, RequestTracing, TracedRequest } from "../../core/tracing.js";
+} from "../../core/http/trace-context.js";
+import type { AttemptOutcome } from "../../core/observability/request-metrics.js";
+import type {
+  RequestSpan,
+  RequestTraceStart,
+  RequestTracing,
+  TracedRequest,
+} from "../../core/observability/tracing.js";
+import type { Backend } from "../../core/selection/selection.js";
+import type { TracingSettings } from "../../core/settings/config.js";
 
 /**
  * Spans over OTLP/HTTP with the OpenTelemetry JS SDK: a server span per request, a client span per upstream
- * attempt under it. The URL, service name and sampler come from the router's settings (core/config.ts); the SDK
+ * attempt under it. The URL, service name and sampler come from the router's settings (core/settings/config.ts); the SDK
  * reads the rest of the standard variables itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*,
  * OTEL_RESOURCE_ATTRIBUTES). Spans leave in batches, off the request path.
  */

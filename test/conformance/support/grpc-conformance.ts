@@ -1,7 +1,7 @@
 import { createServer, type Http2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { type KubeCluster, startKubeCluster } from "../../e2e/support/kube-cluster.js";

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildRouteIndex, lookupRoute } from "../../../functions/core/route-index.js";
+import { buildRouteIndex, lookupRoute } from "../../../functions/core/snapshot/route-index.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { loadSnapshot } from "../../../store/redis/snapshot.js";
 import { pollUntil } from "../../support/envtest-process.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../functions/app/app.js";
 import type { DashboardView } from "../../../functions/app/dashboard-data.js";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { createFetchUpstream } from "../../../functions/transports/fetch.js";
 import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../../e2e/support/contract-layout.js";
 import { recordingLogger } from "../../support/loggers.js";

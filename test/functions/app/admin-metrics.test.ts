@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../functions/app/app.js";
-import type { BackendSeries } from "../../../functions/core/backend-metrics.js";
+import type { BackendSeries } from "../../../functions/core/observability/backend-metrics.js";
 import { createFetchUpstream } from "../../../functions/transports/fetch.js";
 import { silentLogger } from "../../../lib/logger.js";
 import type { ServiceRecord } from "../../../store/records.js";

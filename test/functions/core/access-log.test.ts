@@ -4,7 +4,7 @@ import {
   accessLogLine,
   createAccessLog,
   MAX_LOGGED_PATH,
-} from "../../../functions/core/access-log.js";
+} from "../../../functions/core/observability/access-log.js";
 
 const entry: AccessLogEntry = {
   time: Date.UTC(2030, 0, 2, 3, 4, 5, 678),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rulePlan } from "../../../functions/core/filters.js";
+import { rulePlan } from "../../../functions/core/forwarding/filters.js";
 import { thenModifier } from "../../../store/filters/header-modifier.js";
 import type { RouteRule } from "../../../store/routes.js";
 

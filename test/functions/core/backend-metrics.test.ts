@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { BackendSeries } from "../../../functions/core/backend-metrics.js";
-import { type EjectedCheck, eachServiceBackends } from "../../../functions/core/backend-states.js";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
+import type { BackendSeries } from "../../../functions/core/observability/backend-metrics.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { type EjectedCheck, eachServiceBackends } from "../../../functions/core/selection/backend-states.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 
 /** Two clusters: east has two Services (one dual-stack), west one. */

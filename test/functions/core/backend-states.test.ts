@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backendStates, familyStates } from "../../../functions/core/backend-states.js";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { backendStates, familyStates } from "../../../functions/core/selection/backend-states.js";
 import type { ServiceRecord } from "../../../store/records.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Balancer } from "../../../functions/core/balancer.js";
-import type { Backend } from "../../../functions/core/selection.js";
+import { Balancer } from "../../../functions/core/selection/balancer.js";
+import type { Backend } from "../../../functions/core/selection/selection.js";
 
 const backends: Backend[] = ["10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"].map((address) => {
   const [ip = "", port = "0"] = address.split(":");

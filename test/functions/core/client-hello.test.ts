@@ -3,7 +3,7 @@ import {
   type ClientHelloRead,
   MAX_CLIENT_HELLO_BYTES,
   readClientHello,
-} from "../../../functions/core/client-hello.js";
+} from "../../../functions/core/tls/client-hello.js";
 import {
   clientHelloBytes,
   clientHelloMessage,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type ClusterGrants, parseClusterGrants } from "../../../functions/core/cluster-grants.js";
 import { matchRequest } from "../../../functions/core/routing.js";
-import { backendCandidates, selectTiers } from "../../../functions/core/select.js";
-import { buildSnapshotRoutes } from "../../../functions/core/snapshot-routes.js";
+import { backendCandidates, selectTiers } from "../../../functions/core/selection/selector.js";
+import { buildSnapshotRoutes } from "../../../functions/core/snapshot/snapshot-routes.js";
+import { type ClusterGrants, parseClusterGrants } from "../../../functions/core/trust/cluster-grants.js";
 import type { EndpointRecord } from "../../../store/records.js";
 import type { RouteRecord } from "../../../store/routes.js";
 import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../../e2e/support/contract-layout.js";

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import {
   type ClusterGrants,
   hostsNotGranted,
   mayReach,
   parseClusterGrants,
-} from "../../../functions/core/cluster-grants.js";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+} from "../../../functions/core/trust/cluster-grants.js";
 
 const EXAMPLE =
   "east=hosts:shop.test,*.east.test networks:10.1.0.0/16,fd00:1::/64; west=hosts:pay.test networks:10.2.0.0/16";

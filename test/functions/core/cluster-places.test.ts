@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseClusterPlaces, placesOf } from "../../../functions/core/cluster-places.js";
-import { parseRouterConfig } from "../../../functions/core/config.js";
 import { createRouting } from "../../../functions/core/routing.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
+import { parseClusterPlaces, placesOf } from "../../../functions/core/trust/cluster-places.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { testConfig } from "../harness.js";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 
 describe("parseRouterConfig: the access log", () => {
   it("is off, sampling everything once on, by default", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PassiveEjection } from "../../../functions/core/ejection.js";
+import { PassiveEjection } from "../../../functions/core/selection/ejection.js";
 
 function clock() {
   let now = 1_000_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FailStaticBound } from "../../../functions/core/fail-static-bound.js";
+import { FailStaticBound } from "../../../functions/core/trust/fail-static-bound.js";
 import { createJsonLogger } from "../../../lib/logger.js";
 import type { RouteRecord } from "../../../store/routes.js";
 import type { ClusterHeartbeat, ClusterView, Snapshot, SnapshotSource } from "../../../store/store.js";

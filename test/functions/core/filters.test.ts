@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { PROTECTED_REQUEST_HEADERS, PROTECTED_RESPONSE_HEADERS } from "../../../functions/core/filters.js";
+import {
+  PROTECTED_REQUEST_HEADERS,
+  PROTECTED_RESPONSE_HEADERS,
+} from "../../../functions/core/forwarding/filters.js";
 import { compileModifier } from "../../../store/filters/header-modifier.js";
 import { modifiedPath } from "../../../store/filters/path-modifier.js";
 import { redirectLocation } from "../../../store/filters/request-redirect.js";

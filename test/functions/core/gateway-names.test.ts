@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
-import { parseGatewayNames } from "../../../functions/core/gateway-names.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
+import { parseGatewayNames } from "../../../functions/core/settings/gateway-names.js";
 
 describe("GATEWAYS", () => {
   it("reads a comma list of namespace/name into the router's Gateways", () => {

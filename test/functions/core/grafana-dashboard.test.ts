@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { backendStates } from "../../../functions/core/backend-states.js";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { RequestObservation } from "../../../functions/core/request-observation.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { RequestObservation } from "../../../functions/core/observability/request-observation.js";
+import { backendStates } from "../../../functions/core/selection/backend-states.js";
 import { certificateExpiryFamily } from "../../../functions/node/tls/certificate-source.js";
 import { renderFamilies } from "../../../lib/prometheus.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { RouterError } from "../../../functions/core/errors.js";
+import type { RouterError } from "../../../functions/core/http/errors.js";
 import {
   GRPC_STATUS,
   grpcErrorAnswer,
   grpcStatusOf,
   grpcStatusOfHttp,
   isGrpcRequest,
-} from "../../../functions/core/grpc-errors.js";
+} from "../../../functions/core/http/grpc-errors.js";
 
 describe("the router's errors as gRPC statuses (as Envoy answers gRPC calls)", () => {
   it.each<[RouterError, number]>([

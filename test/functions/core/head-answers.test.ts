@@ -3,9 +3,9 @@ import {
   errorAnswer,
   NO_ENDPOINTS_RETRY_AFTER_SECONDS,
   type RouterError,
-} from "../../../functions/core/errors.js";
-import { headAnswer } from "../../../functions/core/head-answers.js";
-import { errorAnswerWithRequestId } from "../../../functions/core/request-id.js";
+} from "../../../functions/core/http/errors.js";
+import { headAnswer } from "../../../functions/core/http/head-answers.js";
+import { errorAnswerWithRequestId } from "../../../functions/core/http/request-id.js";
 
 describe("the router's own answer to HEAD", () => {
   it.each<RouterError>([

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { PROTECTED_REQUEST_HEADERS, PROTECTED_RESPONSE_HEADERS } from "../../../functions/core/filters.js";
+import {
+  PROTECTED_REQUEST_HEADERS,
+  PROTECTED_RESPONSE_HEADERS,
+} from "../../../functions/core/forwarding/filters.js";
 import {
   downstreamResponseHeaderObject,
   downstreamResponseHeaders,
@@ -8,7 +11,7 @@ import {
   upstreamRequestHeaderList,
   upstreamRequestHeaders,
   upstreamUpgradeHeaderList,
-} from "../../../functions/core/headers.js";
+} from "../../../functions/core/http/headers.js";
 import { type CompiledModifier, compileModifier } from "../../../store/filters/header-modifier.js";
 
 const pair = (name: string, value: string) => ({ name, value });

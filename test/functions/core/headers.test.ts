@@ -6,7 +6,7 @@ import {
   hasBody,
   upstreamRequestHeaderList,
   upstreamRequestHeaders,
-} from "../../../functions/core/headers.js";
+} from "../../../functions/core/http/headers.js";
 import {
   CLIENT_FORWARDING_FIELDS,
   info,
@@ -54,7 +54,7 @@ describe("upstreamRequestHeaders", () => {
   });
 });
 
-/** TRUSTED_PROXIES (core/trusted-proxies.ts): a balancer's fields are kept and extended, anyone else's replaced. */
+/** TRUSTED_PROXIES (core/http/trusted-proxies.ts): a balancer's fields are kept and extended, anyone else's replaced. */
 describe("forwarding fields by the peer's trust", () => {
   const sent = {
     "x-forwarded-for": "203.0.113.1",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mirrorTargets } from "../../../functions/core/routes/mirrors.js";
-import type { ServedRoute } from "../../../functions/core/served-routes.js";
+import type { ServedRoute } from "../../../functions/core/snapshot/served-routes.js";
 
 const served = {
   route: { source: "httproute" },

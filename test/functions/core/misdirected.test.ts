@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isMisdirected, type MisdirectionFacts } from "../../../functions/core/misdirected.js";
 import { listenerPoolKey } from "../../../functions/core/routes/listener-ports.js";
+import { isMisdirected, type MisdirectionFacts } from "../../../functions/core/tls/misdirected.js";
 
 /** One Gateway on 443 with the four HTTPS listeners of the official base (gateway-api v1.6.1), in cluster east. */
 const pools = new Map([

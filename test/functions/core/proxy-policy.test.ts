@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failureError, isIdempotent, mayRetry } from "../../../functions/core/proxy-policy.js";
+import { failureError, isIdempotent, mayRetry } from "../../../functions/core/forwarding/proxy-policy.js";
 
 describe("mayRetry", () => {
   it.each([

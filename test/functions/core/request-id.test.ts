@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/headers.js";
+import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/http/headers.js";
 import {
   createRequestIds,
   errorAnswerWithRequestId,
@@ -8,7 +8,7 @@ import {
   isValidRequestId,
   MAX_REQUEST_ID_LENGTH,
   requestIdOf,
-} from "../../../functions/core/request-id.js";
+} from "../../../functions/core/http/request-id.js";
 
 const generated = () => "generated-id";
 

@@ -1,6 +1,6 @@
 import { METHODS } from "node:http";
 import { describe, expect, it } from "vitest";
-import { methodProblem } from "../../../functions/core/request-method.js";
+import { methodProblem } from "../../../functions/core/http/request-method.js";
 
 const known = new Set(METHODS);
 

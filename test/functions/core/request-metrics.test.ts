@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { attemptOutcome, RouterMetrics } from "../../../functions/core/metrics.js";
-import { codeLabel, methodIndex, RequestMetrics } from "../../../functions/core/request-metrics.js";
+import { attemptOutcome, RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import {
+  codeLabel,
+  methodIndex,
+  RequestMetrics,
+} from "../../../functions/core/observability/request-metrics.js";
 import { renderFamilies } from "../../../lib/prometheus.js";
 import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { batchedLines } from "../../../functions/core/access-log.js";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { RequestObservation } from "../../../functions/core/request-observation.js";
-import type { Backend } from "../../../functions/core/selection.js";
+import { batchedLines } from "../../../functions/core/observability/access-log.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { RequestObservation } from "../../../functions/core/observability/request-observation.js";
+import type { Backend } from "../../../functions/core/selection/selection.js";
 import { ep, selectionFor, serviceRecord, snapshotOf } from "../fixtures.js";
 
 const snapshot = snapshotOf([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAdminPath, requestTarget } from "../../../functions/core/request-target.js";
+import { isAdminPath, requestTarget } from "../../../functions/core/http/request-target.js";
 
 describe("requestTarget", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forbidsContentLength, isFinalStatus } from "../../../functions/core/response-status.js";
+import { forbidsContentLength, isFinalStatus } from "../../../functions/core/http/response-status.js";
 
 describe("isFinalStatus", () => {
   it.each<[number, boolean, boolean]>([

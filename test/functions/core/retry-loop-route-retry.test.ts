@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { Balancer } from "../../../functions/core/balancer.js";
-import { PassiveEjection } from "../../../functions/core/ejection.js";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { isIdempotent, type PolicyDeps, type ProxySettings } from "../../../functions/core/proxy-policy.js";
-import { RetryLoop } from "../../../functions/core/retry-loop.js";
-import type { Backend, Selection } from "../../../functions/core/selection.js";
+import {
+  isIdempotent,
+  type PolicyDeps,
+  type ProxySettings,
+} from "../../../functions/core/forwarding/proxy-policy.js";
+import { RetryLoop } from "../../../functions/core/forwarding/retry-loop.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { Balancer } from "../../../functions/core/selection/balancer.js";
+import { PassiveEjection } from "../../../functions/core/selection/ejection.js";
+import type { Backend, Selection } from "../../../functions/core/selection/selection.js";
 import { silentLogger } from "../../../lib/logger.js";
 
 /** RetryLoop under a rule's HTTPRouteRetry (ProxySettings.routeRetry): which answers it drops, how often, where. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { PolicyDeps } from "../../../functions/core/proxy-policy.js";
-import { withRulePolicy } from "../../../functions/core/rule-policy.js";
+import type { PolicyDeps } from "../../../functions/core/forwarding/proxy-policy.js";
+import { withRulePolicy } from "../../../functions/core/forwarding/rule-policy.js";
 
 const deps = {
   settings: { tryTimeoutMs: 10_000, totalTimeoutMs: 30_000, retries: 2, clientBodyIdleTimeoutMs: 60_000 },

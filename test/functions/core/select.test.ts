@@ -1,9 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { IpFamilyPolicy } from "../../../functions/core/config.js";
 import { matchRequest } from "../../../functions/core/routing.js";
-import { backendCandidates, chooseFamily, selectTiers, zoneSubset } from "../../../functions/core/select.js";
-import type { BackendCandidate } from "../../../functions/core/selection.js";
-import { buildSnapshotRoutes } from "../../../functions/core/snapshot-routes.js";
+import type { BackendCandidate } from "../../../functions/core/selection/selection.js";
+import {
+  backendCandidates,
+  chooseFamily,
+  selectTiers,
+  zoneSubset,
+} from "../../../functions/core/selection/selector.js";
+import type { IpFamilyPolicy } from "../../../functions/core/settings/config.js";
+import { buildSnapshotRoutes } from "../../../functions/core/snapshot/snapshot-routes.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 
 const v4 = [ep("10.0.0.1")];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RouterMetrics } from "../../../functions/core/metrics.js";
-import { RouteReports } from "../../../functions/core/snapshot-reports.js";
+import { RouterMetrics } from "../../../functions/core/observability/metrics.js";
+import { RouteReports } from "../../../functions/core/snapshot/snapshot-reports.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import type { Snapshot } from "../../../store/store.js";
 import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../../e2e/support/contract-layout.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { normaliseHost } from "../../../functions/core/hosts.js";
+import { normaliseHost } from "../../../functions/core/http/hosts.js";
 import { hasPathPrefix } from "../../../functions/core/routes/request-match.js";
 import { shadowedBy } from "../../../functions/core/routes/shadowing.js";
 import { matchRequest } from "../../../functions/core/routing.js";
-import type { SnapshotRoutes } from "../../../functions/core/served-routes.js";
-import { buildSnapshotRoutes, snapshotRoutesOf } from "../../../functions/core/snapshot-routes.js";
+import type { SnapshotRoutes } from "../../../functions/core/snapshot/served-routes.js";
+import { buildSnapshotRoutes, snapshotRoutesOf } from "../../../functions/core/snapshot/snapshot-routes.js";
 import { normalisePathPrefix, pathOf } from "../../../store/paths.js";
 import { ep, serviceRecord, snapshotOf } from "../fixtures.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/headers.js";
+import { upstreamRequestHeaderList, upstreamRequestHeaders } from "../../../functions/core/http/headers.js";
 import {
   formatTraceparent,
   hexOf,
@@ -7,8 +7,8 @@ import {
   isValidTracestate,
   parseTraceparent,
   TraceIds,
-} from "../../../functions/core/trace-context.js";
-import { propagationOnly } from "../../../functions/core/tracing.js";
+} from "../../../functions/core/http/trace-context.js";
+import { propagationOnly } from "../../../functions/core/observability/tracing.js";
 import { info } from "./header-fixtures.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";

@@ -1,12 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { DURATION_BUCKETS, type ServiceTotals } from "../../../functions/core/request-metrics.js";
+import {
+  DURATION_BUCKETS,
+  type ServiceTotals,
+} from "../../../functions/core/observability/request-metrics.js";
 import {
   bucketQuantile,
   OTHER_SERIES,
   ROUTER_SERIES,
   TrafficHistory,
   UNROUTED_SERIES,
-} from "../../../functions/core/traffic-history.js";
+} from "../../../functions/core/selection/traffic-history.js";
 
 /** Durations with `count` responses in bucket `index` (DURATION_BUCKETS, plus one above the last bound). */
 function durations(...placed: [index: number, count: number][]): number[] {

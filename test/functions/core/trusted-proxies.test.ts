@@ -6,7 +6,7 @@ import {
   NO_TRUSTED_PROXIES,
   parseTrustedProxies,
   type TrustedProxies,
-} from "../../../functions/core/trusted-proxies.js";
+} from "../../../functions/core/http/trusted-proxies.js";
 
 function trusted(text: string): TrustedProxies {
   const parsed = parseTrustedProxies(text);

@@ -5,7 +5,7 @@ import {
   upstreamRequestHeaderList,
   upstreamUpgradeHeaderList,
   upstreamUpgradeHeaders,
-} from "../../../functions/core/headers.js";
+} from "../../../functions/core/http/headers.js";
 import {
   CLIENT_FORWARDING_FIELDS,
   forwardingOf,

@@ -1,7 +1,7 @@
 import { connect as connectHttp2 } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { proxyV1, proxyV2 } from "../../lib/proxy-protocol-bytes.js";
 import { endpointOn, publish, serviceRecord } from "../fixtures.js";
 import { type Backend, type Router, send, startBackend, startNodeRouterOver } from "../harness.js";

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { sealBinding, sealKey } from "../../../store/certificate-seal.js";

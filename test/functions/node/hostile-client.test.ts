@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
-import { parseTrustedProxies } from "../../../functions/core/trusted-proxies.js";
+import { parseTrustedProxies } from "../../../functions/core/http/trusted-proxies.js";
 import { publish, serviceRecord } from "../fixtures.js";
 import {
   type Backend,

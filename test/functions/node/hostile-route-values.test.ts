@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import type { RouteFilters } from "../../../store/routes.js";
 import { type BackendFleet, createBackendFleet, type RecordingBackend } from "../../e2e/support/backends.js";

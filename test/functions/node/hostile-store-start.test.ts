@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { heartbeat, putRecord, serviceRecord } from "../../e2e/support/contract-layout.js";

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { NO_TRUSTED_PROXIES } from "../../../functions/core/trusted-proxies.js";
+import { NO_TRUSTED_PROXIES } from "../../../functions/core/http/trusted-proxies.js";
 import { Http1Client } from "../../../functions/node/clients/http1-client.js";
 import { RequestHead } from "../../../functions/node/request-head.js";
 

@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { Redis } from "ioredis";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import {
   BACKEND_TLS_SCHEMA_VERSION,

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import type { ServiceRecord } from "../../../store/records.js";

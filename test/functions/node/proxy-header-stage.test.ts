@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { createServer as createTlsServer, connect as tlsConnect } from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseTrustedProxies, type TrustedProxies } from "../../../functions/core/trusted-proxies.js";
+import { parseTrustedProxies, type TrustedProxies } from "../../../functions/core/http/trusted-proxies.js";
 import { connectionFactsOf } from "../../../functions/node/connection-facts.js";
 import {
   type ProxyHeaderRefusal,

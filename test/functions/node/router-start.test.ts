@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { eventually } from "../../support/eventually.js";
 import { recordingLogger } from "../../support/loggers.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../../functions/node/server.js";
 import { createCertificateSource } from "../../../functions/node/tls/certificate-source.js";
 import { selectCertificate } from "../../../functions/node/tls/certificate-table.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseClusterGrants } from "../../../functions/core/cluster-grants.js";
+import { parseClusterGrants } from "../../../functions/core/trust/cluster-grants.js";
 import {
   certificateTable,
   selectCertificate,

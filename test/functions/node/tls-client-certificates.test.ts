@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { sealBinding, sealKey } from "../../../store/certificate-seal.js";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer as createHttpServer } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UNRECOGNIZED_NAME_ALERT } from "../../../functions/core/client-hello.js";
+import { UNRECOGNIZED_NAME_ALERT } from "../../../functions/core/tls/client-hello.js";
 import { type HttpsListener, startHttpsListener } from "../../../functions/node/tls/https-listener.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../functions/core/config.js";
-import { parseTraceparent } from "../../../functions/core/trace-context.js";
+import { parseTraceparent } from "../../../functions/core/http/trace-context.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { freePort } from "../../support/redis.js";
 import { endpointOn, publish, serviceRecord } from "../fixtures.js";
 import { type Backend, type Router, send, startBackend, startNodeRouterOver } from "../harness.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRouterConfig, type RouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig, type RouterConfig } from "../../../functions/core/settings/config.js";
 import { startNodeRouter } from "../../../functions/node/server.js";
 import { silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";

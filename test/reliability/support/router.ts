@@ -1,4 +1,4 @@
-import { parseRouterConfig } from "../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../functions/core/settings/config.js";
 import { type NodeRouter, startNodeRouter } from "../../../functions/node/server.js";
 import { createJsonLogger, type Logger } from "../../../lib/logger.js";
 import type { SnapshotSource } from "../../../store/store.js";

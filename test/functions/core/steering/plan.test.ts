@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { selectTiers } from "../../../../functions/core/select.js";
-import type { BackendCandidate } from "../../../../functions/core/selection.js";
+import type { BackendCandidate } from "../../../../functions/core/selection/selection.js";
+import { selectTiers } from "../../../../functions/core/selection/selector.js";
 import { SteeringState } from "../../../../functions/core/steering/cluster-track.js";
 import { resolveSteering, steeringPlan } from "../../../../functions/core/steering/plan.js";
 import { DEFAULT_STEERING } from "../../../../functions/core/steering/settings.js";

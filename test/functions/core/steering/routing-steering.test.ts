@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { noteAnswer, noteAttemptFailure } from "../../../../functions/core/proxy-policy.js";
-import { RetryLoop } from "../../../../functions/core/retry-loop.js";
+import { noteAnswer, noteAttemptFailure } from "../../../../functions/core/forwarding/proxy-policy.js";
+import { RetryLoop } from "../../../../functions/core/forwarding/retry-loop.js";
 import type { ServiceSteering } from "../../../../store/steering.js";
 import { seededRandom } from "../../statistics.js";
 import { clusterOrder, steered, steeredSnapshot, steeringRig } from "./steering-fixtures.js";

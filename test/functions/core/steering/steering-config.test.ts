@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRouterConfig } from "../../../../functions/core/config.js";
+import { parseRouterConfig } from "../../../../functions/core/settings/config.js";
 import { parseSyncConfig } from "../../../../sync/config.js";
 
 describe("steering settings of the router", () => {

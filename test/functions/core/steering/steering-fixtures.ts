@@ -1,5 +1,5 @@
 import { createRouting, type Routing } from "../../../../functions/core/routing.js";
-import type { Selection } from "../../../../functions/core/selection.js";
+import type { Selection } from "../../../../functions/core/selection/selection.js";
 import { silentLogger } from "../../../../lib/logger.js";
 import type { ClusterPlace } from "../../../../store/places.js";
 import type { ServiceSteering } from "../../../../store/steering.js";

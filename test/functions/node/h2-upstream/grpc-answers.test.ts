@@ -4,7 +4,7 @@ import { closeAfterEach, ROUTER_KINDS, type RouterKind, send, startRouterOf } fr
 import { publishH2c, startH2cBackend } from "./h2c-kit.js";
 
 /**
- * The router's own answers to gRPC calls (core/grpc-errors.ts) from HTTP/1.1 clients, on the Node path and the
+ * The router's own answers to gRPC calls (core/http/grpc-errors.ts) from HTTP/1.1 clients, on the Node path and the
  * web path (the Workers' shape): HTTP 200 with grpc-status and grpc-message, whatever the JSON answer would be.
  */
 const closing = closeAfterEach();
