@@ -5,7 +5,7 @@ import type { RouteSettings } from "../translate/desired-routes.js";
 import type { ClusterCache } from "../translate/types.js";
 import { Heartbeat } from "./heartbeat.js";
 import { Reconciler, type ReconcilerOptions } from "./reconciler.js";
-import { createSafetyValve, type ValveConfig } from "./safety-valve.js";
+import { SafetyValve, type ValveConfig } from "./safety-valve.js";
 
 export interface PublishPipelineOptions {
   /** What to publish: the informers' cache, or manifests loaded from a folder. */
@@ -69,7 +69,7 @@ export function createPublishPipeline(options: PublishPipelineOptions): PublishP
     routeSettings: options.routeSettings,
     tlsStoreKey: options.tlsStoreKey,
     onDesired: options.onDesired,
-    valve: createSafetyValve(options.valve),
+    valve: new SafetyValve(options.valve),
     logger,
     metrics,
     ...options.timing,

@@ -97,25 +97,28 @@ function distinctEndpoints(families: readonly Families[]): number {
   return addresses.size;
 }
 
-/** Remembers, per Service, since when a mass removal has been held. */
-export interface SafetyValve {
-  judge(service: string, published: ValveRecord | undefined, next: ValveRecord, now: number): ValveVerdict;
-  /** The Service was published or removed: any pending hold is over. */
-  clear(service: string): void;
-}
+/**
+ * A valve for one cluster's Services; the reconciler asks it before every write that shrinks a Service. Its
+ * state: per Service, since when a mass removal has been held.
+ */
+export class SafetyValve {
+  readonly #config: ValveConfig;
+  readonly #heldSince = new Map<string, number>();
 
-/** A valve for one cluster's Services; the reconciler asks it before every write that shrinks a Service. */
-export function createSafetyValve(config: ValveConfig = DEFAULT_VALVE_CONFIG): SafetyValve {
-  const heldSince = new Map<string, number>();
-  return {
-    judge(service, published, next, now) {
-      const verdict = judgeChange({ published, next, heldSince: heldSince.get(service), now, config });
-      if (verdict.action === "hold") heldSince.set(service, verdict.heldSince);
-      else heldSince.delete(service);
-      return verdict;
-    },
-    clear(service) {
-      heldSince.delete(service);
-    },
-  };
+  constructor(config: ValveConfig = DEFAULT_VALVE_CONFIG) {
+    this.#config = config;
+  }
+
+  judge(service: string, published: ValveRecord | undefined, next: ValveRecord, now: number): ValveVerdict {
+    const heldSince = this.#heldSince.get(service);
+    const verdict = judgeChange({ published, next, heldSince, now, config: this.#config });
+    if (verdict.action === "hold") this.#heldSince.set(service, verdict.heldSince);
+    else this.#heldSince.delete(service);
+    return verdict;
+  }
+
+  /** The Service was published or removed: any pending hold is over. */
+  clear(service: string): void {
+    this.#heldSince.delete(service);
+  }
 }

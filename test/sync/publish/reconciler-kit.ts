@@ -6,7 +6,7 @@ import type { ClusterWriter } from "../../../store/store.js";
 import { decodeStoredService } from "../../../store/stored-records.js";
 import { createSyncMetrics, type SyncMetrics } from "../../../sync/metrics.js";
 import { Reconciler } from "../../../sync/publish/reconciler.js";
-import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
+import { SafetyValve } from "../../../sync/publish/safety-valve.js";
 import type { KubeEndpointSlice, KubeService } from "../../../sync/translate/kube-objects.js";
 import type { ClusterCache } from "../../../sync/translate/types.js";
 
@@ -208,7 +208,7 @@ export function reconcilerWorld(): ReconcilerWorld {
         cache: made(cache, "the cache"),
         writer,
         cluster: "east",
-        valve: createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: overrides.holdMs ?? 30_000 }),
+        valve: new SafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: overrides.holdMs ?? 30_000 }),
         logger: overrides.logger ?? silentLogger,
         metrics: made(metrics, "the metrics"),
         debounceMs: 50,

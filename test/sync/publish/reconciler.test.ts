@@ -3,7 +3,7 @@ import { silentLogger } from "../../../lib/logger.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { createSyncMetrics } from "../../../sync/metrics.js";
 import { Reconciler } from "../../../sync/publish/reconciler.js";
-import { createSafetyValve } from "../../../sync/publish/safety-valve.js";
+import { SafetyValve } from "../../../sync/publish/safety-valve.js";
 import { endpointsIn, PlainCache, reconcilerWorld, recordingWriter } from "./reconciler-kit.js";
 
 describe("reconciler", () => {
@@ -134,7 +134,7 @@ describe("reconciler write ordering", () => {
       cache,
       writer,
       cluster: "east",
-      valve: createSafetyValve(),
+      valve: new SafetyValve(),
       logger: silentLogger,
       metrics: createSyncMetrics(),
       debounceMs: 5,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { SCHEMA_VERSION, type ServiceRecord } from "../../../store/records.js";
 import {
-  createSafetyValve,
   DEFAULT_VALVE_CONFIG,
   endpointCount,
   judgeChange,
+  SafetyValve,
   type ValveConfig,
 } from "../../../sync/publish/safety-valve.js";
 
@@ -104,9 +104,9 @@ describe("judgeChange", () => {
   });
 });
 
-describe("createSafetyValve", () => {
+describe("SafetyValve", () => {
   it("keeps the first hold time across re-checks and forgets it once the Service recovers", () => {
-    const valve = createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: 100 });
+    const valve = new SafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: 100 });
     const published = withEndpoints(ips(4));
     const first = valve.judge("shop/web", published, withEndpoints(ips(0)), 0);
     const again = valve.judge("shop/web", published, withEndpoints(ips(1)), 60);
@@ -117,7 +117,7 @@ describe("createSafetyValve", () => {
   });
 
   it("starts a new hold after clear", () => {
-    const valve = createSafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: 100 });
+    const valve = new SafetyValve({ maxLossFraction: 0.5, minLoss: 2, holdMs: 100 });
     const published = withEndpoints(ips(4));
     valve.judge("shop/web", published, withEndpoints([]), 0);
     valve.clear("shop/web");
