@@ -14,7 +14,7 @@ import { type IpFamilyPolicy, RouterEnvSchema } from "./router-env.js";
 
 export { IP_FAMILY_POLICIES, type IpFamilyPolicy, type RouterEnv, RouterEnvSchema } from "./router-env.js";
 
-import type { TRACES_SAMPLERS } from "./router-env.js";
+import type { TRACES_SAMPLERS } from "./observability-env.js";
 
 /** The HTTPS listener's port when HTTPS_PORT is unset (unprivileged, as PORT's 8080). */
 export const DEFAULT_HTTPS_PORT = 8443;

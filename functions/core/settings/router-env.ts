@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { booleanFromEnv, fractionFromEnv, integerFromEnv, optionalText } from "../../../lib/env.js";
+import { booleanFromEnv, integerFromEnv, optionalText } from "../../../lib/env.js";
 import { TlsStoreKeyEnvSchema } from "../../../store/certificates.js";
 import { DEFAULT_CHANGES_PER_SECOND } from "../../../store/change-rate.js";
 import { ClusterNameSchema, DEFAULT_PREFIX, PrefixSchema } from "../../../store/names.js";
@@ -9,22 +9,12 @@ import { MAX_RECORD_BYTES } from "../../../store/records.js";
 import { DEFAULT_REDIS_URL } from "../../../store/redis/target.js";
 import { STEERING_POLICIES } from "../../../store/steering.js";
 import { parseTrustedProxies } from "../http/trusted-proxies.js";
-import { BACKEND_SERIES } from "../observability/backend-metrics.js";
 import { parseTlsListenerPorts } from "../tls/tls-ports.js";
 import { parseClusterGrants } from "../trust/cluster-grants.js";
 import { parseClusterPlaces } from "../trust/cluster-places.js";
+import { EXCHANGE_ENV } from "./exchange-env.js";
 import { parseGatewayNames } from "./gateway-names.js";
-import { DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS } from "./routing-defaults.js";
-
-/** OpenTelemetry's OTEL_TRACES_SAMPLER values (its SDK configuration specification). */
-export const TRACES_SAMPLERS = [
-  "always_on",
-  "always_off",
-  "traceidratio",
-  "parentbased_always_on",
-  "parentbased_always_off",
-  "parentbased_traceidratio",
-] as const;
+import { LOGGING_ENV, TELEMETRY_ENV } from "./observability-env.js";
 
 export const IP_FAMILY_POLICIES = ["PreferIPv4", "PreferIPv6", "IPv4", "IPv6"] as const;
 export type IpFamilyPolicy = (typeof IP_FAMILY_POLICIES)[number];
@@ -215,45 +205,7 @@ export const RouterEnvSchema = v.object({
     ),
   ),
   // Envoy's per-try timeout: time to response headers, from when the whole request was sent.
-  UPSTREAM_TRY_TIMEOUT_MS: v.pipe(
-    integerFromEnv(10_000, 1, 600_000),
-    v.description(
-      "per attempt: from the whole request sent (or the connect, without a body) to the response head; a route's `timeouts.backendRequest` replaces it",
-    ),
-  ),
-  UPSTREAM_TOTAL_TIMEOUT_MS: v.pipe(
-    integerFromEnv(30_000, 1, 3_600_000),
-    v.description(
-      "the whole request across retries, from the whole request sent to the response head; a route's `timeouts.request` replaces it",
-    ),
-  ),
-  // nginx's client_body_timeout, default 60 s.
-  CLIENT_BODY_IDLE_TIMEOUT_MS: v.pipe(
-    integerFromEnv(DEFAULT_CLIENT_BODY_IDLE_TIMEOUT_MS, 1, 3_600_000),
-    v.description(
-      "the longest wait for the next bytes of a request body; then 408, and the backend is not blamed",
-    ),
-  ),
-  // A router closing an idle connection first races the balancer's reuse of it, and that request is reset.
-  CLIENT_KEEP_ALIVE_TIMEOUT_MS: v.pipe(
-    integerFromEnv(65_000, 1, 3_600_000),
-    v.description(
-      "Node: how long an idle client connection stays open for its next request: above the 60 s idle timeout of AWS, Google Cloud and Azure load balancers, so the balancer closes first ([behind a load balancer](deploy.md#behind-a-load-balancer))",
-    ),
-  ),
-  // Node's request timeout (300 s) bounds a request's head anyway.
-  CLIENT_HEADERS_TIMEOUT_MS: v.pipe(
-    integerFromEnv(66_000, 1, 300_000),
-    v.description(
-      "Node: the longest wait for a request's whole head, on a new connection from the connect: above the balancer's idle timeout too, for connections it opens ahead; at most 300000",
-    ),
-  ),
-  UPSTREAM_RETRIES: v.pipe(
-    integerFromEnv(2, 0, 10),
-    v.description(
-      "further attempts on other backends (connect failures, or idempotent methods); an HTTPRoute rule's `retry.attempts` replaces it for that rule ([HTTPRoute](gateway-api.md#httproute))",
-    ),
-  ),
+  ...EXCHANGE_ENV,
   // An hour outlasts the outages fail static is for (a sync or control plane restarting, a Redis failover, an
   // upgrade: minutes) and ends long before a torn-down cluster's pod network is built again and its IPs reused.
   FAIL_STATIC_MAX_MS: v.pipe(
@@ -296,21 +248,7 @@ export const RouterEnvSchema = v.object({
       "Workers: serialized record bytes an isolate holds at most; a larger store is held host by host, the least recently used evicted",
     ),
   ),
-  LOG_LEVEL: v.pipe(
-    v.optional(
-      v.picklist(["debug", "info", "warn", "error"], "LOG_LEVEL must be debug, info, warn or error"),
-      "info",
-    ),
-    v.description("`debug`, `info`, `warn` or `error`; JSON lines on stdout (Workers: the console)"),
-  ),
-  ACCESS_LOG: v.pipe(
-    booleanFromEnv(false),
-    v.description("one JSON line per request on stdout ([access log](operations.md#observability))"),
-  ),
-  ACCESS_LOG_SAMPLE: v.pipe(
-    fractionFromEnv(1),
-    v.description("the fraction of requests the access log writes, 0 to 1, decided when a request arrives"),
-  ),
+  ...LOGGING_ENV,
   H2C_STREAMS_PER_SESSION: v.pipe(
     integerFromEnv(100, 1, 10_000),
     v.description(
@@ -321,44 +259,7 @@ export const RouterEnvSchema = v.object({
     integerFromEnv(4, 1, 256),
     v.description("Node: HTTP/2 connections per h2c backend; past them, streams share the least busy one"),
   ),
-  OTEL_EXPORTER_OTLP_ENDPOINT: v.pipe(
-    optionalText,
-    v.description(
-      "Node: export a span per request and per upstream attempt over OTLP/HTTP to this collector (`http://otel-collector:4318`; traces go to its `/v1/traces`); unset, no spans, while `traceparent` is still propagated ([tracing](operations.md#tracing)). The SDK reads the other standard `OTEL_EXPORTER_OTLP_*` and `OTEL_BSP_*` variables itself",
-    ),
-  ),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: v.pipe(
-    optionalText,
-    v.description("Node: the whole traces URL, instead of `OTEL_EXPORTER_OTLP_ENDPOINT`"),
-  ),
-  OTEL_SERVICE_NAME: v.pipe(
-    optionalText,
-    v.metadata({ default: "`edgeslice-router`" }),
-    v.description("Node: the `service.name` of the router's spans (`OTEL_RESOURCE_ATTRIBUTES` adds more)"),
-  ),
-  OTEL_TRACES_SAMPLER: v.pipe(
-    v.optional(
-      v.picklist(TRACES_SAMPLERS, `OTEL_TRACES_SAMPLER must be one of ${TRACES_SAMPLERS.join(", ")}`),
-      "parentbased_always_on",
-    ),
-    v.description(
-      "Node: which requests get spans (OpenTelemetry's samplers); the `traceidratio` ones take `OTEL_TRACES_SAMPLER_ARG`, a ratio 0 to 1",
-    ),
-  ),
-  OTEL_TRACES_SAMPLER_ARG: v.pipe(
-    optionalText,
-    v.description("Node: the sampler's argument: the ratio of the `traceidratio` samplers (default 1)"),
-  ),
-  OTEL_SDK_DISABLED: v.pipe(booleanFromEnv(false), v.description("Node: `true` turns span export off")),
-  METRICS_BACKENDS: v.pipe(
-    v.optional(
-      v.picklist(BACKEND_SERIES, `METRICS_BACKENDS must be one of ${BACKEND_SERIES.join(", ")}`),
-      "service",
-    ),
-    v.description(
-      "`edgeslice_backends` per Service and cluster (four series each), per `cluster` only, or `none`: for stores of many thousand Services ([metrics](operations.md#observability))",
-    ),
-  ),
+  ...TELEMETRY_ENV,
 });
 
 export type RouterEnv = v.InferOutput<typeof RouterEnvSchema>;
