@@ -2,7 +2,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { RouteRecord } from "../../store/routes.js";
 import { serializeRoute } from "../../store/store.js";
 import type { SyncMetrics } from "../metrics.js";
-import { type AnnotationRouteResult, annotationRouteOf } from "../translate/annotation-routes.js";
+import { type AnnotationRouteResult, annotationRouteOf } from "../translate/annotation-route.js";
 import {
   type DesiredRoutes,
   desiredRoutes,

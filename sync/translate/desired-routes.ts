@@ -4,7 +4,7 @@ import {
   type AnnotationRouteResult,
   annotationCandidates,
   type InvalidAnnotations,
-} from "./annotation-routes.js";
+} from "./annotation-route.js";
 import { type GatewayAddressSettings, NO_GATEWAY_ADDRESSES } from "./gateway/addresses.js";
 import { type BackendTlsTranslation, translateBackendTlsPolicies } from "./gateway/backend-tls-policies.js";
 import { type Condition, condition, type RouteParentStatus } from "./gateway/conditions.js";
