@@ -155,6 +155,12 @@ export const RouteListenerSchema = v.object({
   /** Listener.hostname; absent: the listener has none. Among one Gateway's listeners on a port the most specific match takes the request (listener isolation). */
   listenerHostname: v.optional(HostPatternSchema),
   hostnames: v.array(HostPatternSchema),
+  /**
+   * A TLSRoute's listener in `tls.mode: Terminate`: the router ends TLS with the listener's certificate and
+   * relays the decrypted bytes (absent: Passthrough, the bytes go as they came). A router that predates it
+   * passes such a connection through, and a backend expecting cleartext fails it.
+   */
+  tlsMode: v.optional(v.literal("Terminate")),
 });
 export type RouteListener = v.InferOutput<typeof RouteListenerSchema>;
 

@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { connect, createServer, type TLSSocket } from "node:tls";
 import type { TestCertificate } from "./certificates.js";
 
@@ -28,6 +28,35 @@ export async function startTlsBackend(name: string, certificate: TestCertificate
     socket.pipe(socket);
   });
   server.on("tlsClientError", () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    name,
+    host: "127.0.0.1",
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A cleartext TCP backend (what a TLSRoute of a Terminate listener sends the decrypted bytes to), greeting as
+ * startTlsBackend's do, with no server name (`sni=-`), then echoing.
+ */
+export async function startTcpBackend(name: string): Promise<TlsBackend> {
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    socket.write(`${name} sni=-\n`);
+    socket.pipe(socket);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     name,

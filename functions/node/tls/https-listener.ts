@@ -154,6 +154,9 @@ function terminationOf(options: HttpsListenerOptions, failures: HandshakeFailure
   return { certificates, validations, terminating, handshakeTimeoutMs };
 }
 
+/** A terminated connection's bytes are all read through its TLS socket: none to replay. */
+const NOTHING_YET = Buffer.alloc(0);
+
 /**
  * Where a connection goes by its server name and listener port: a TLSRoute's is relayed, a name a certificate
  * serves ends TLS here, any other is refused.
@@ -168,7 +171,12 @@ function dispatcherOf(
   return (connection) => {
     const routes = passthrough?.routes();
     const found = passthrough?.match(routes, connection);
-    if (found && passthrough) return passthrough.relay(connection, found);
+    if (found && passthrough) {
+      if (!passthrough.terminates(found, connection)) return passthrough.relay(connection, found);
+      return terminating.acceptThen(connection, (socket) =>
+        passthrough.relay({ ...connection, socket, hello: NOTHING_YET }, found),
+      );
+    }
     if (terminating.serves(connection.serverName)) {
       const { listenerPort, serverName } = connection;
       return terminating.accept(

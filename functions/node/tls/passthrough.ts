@@ -3,6 +3,7 @@ import type { MetricFamily } from "../../../lib/prometheus.js";
 import type { Snapshot } from "../../../store/store.js";
 import type { AbortCause, AttemptResult, Attempts, PolicyDeps } from "../../core/forwarding/proxy-policy.js";
 import { withRetries } from "../../core/forwarding/retry-loop.js";
+import { mostSpecificListener } from "../../core/routes/listener-ports.js";
 import { matchPassthrough } from "../../core/routes/passthrough.js";
 import type { RouteMatchResult } from "../../core/routes/route-table.js";
 import { chooseBackend } from "../../core/routes/weights.js";
@@ -51,6 +52,21 @@ export class PassthroughRelay {
     connection: TlsConnection,
   ): RouteMatchResult<ServedRoute> | undefined {
     return routes && matchPassthrough(routes.passthrough, connection.serverName, connection.listenerPort);
+  }
+
+  /**
+   * Whether the matched TLSRoute's listener on the connection's port ends TLS (`tls.mode: Terminate`): then
+   * the router ends it and relays the decrypted bytes. Among the route's listeners on the port, the one
+   * with the most specific hostname for the server name decides (listener isolation).
+   */
+  terminates(found: RouteMatchResult<ServedRoute>, connection: TlsConnection): boolean {
+    const onPort = (found.route.listeners ?? []).filter((item) => item.port === connection.listenerPort);
+    const hostname = mostSpecificListener(
+      onPort.map((item) => item.listenerHostname ?? ""),
+      connection.serverName ?? "",
+    );
+    const listener = onPort.find((item) => (item.listenerHostname ?? "") === hostname);
+    return listener?.tlsMode === "Terminate";
   }
 
   /** Whether a TLS listener with routes uses this port: there, a name nobody serves is refused, not alerted. */

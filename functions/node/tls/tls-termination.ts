@@ -63,6 +63,10 @@ export class TlsTermination {
   /** TLS contexts of a certificate with a CA bundle, by certificate and bundle version. */
   readonly #contexts = new Map<string, SecureContext>();
   #table: CertificateTable | undefined;
+  /** Ends TLS for TLSRoutes of Terminate listeners (made on first use); offers no ALPN protocol. */
+  #relayServer: TlsServer | undefined;
+  /** What becomes of each connection handed to `#relayServer` once its TLS is up, by its TCP socket. */
+  readonly #secured = new WeakMap<object, (socket: TLSSocket) => void>();
 
   constructor(options: TlsTerminationOptions) {
     this.#options = options;
@@ -79,6 +83,7 @@ export class TlsTermination {
     this.#table = table;
     this.#contexts.clear();
     for (const terminating of this.#servers.values()) this.#defaultContext(terminating, table);
+    this.#relayServer?.setSecureContext(this.#defaultOptions(table, undefined));
   }
 
   /** Keeps only the servers of these validations (and the one without): the rest are no longer used. */
@@ -110,6 +115,49 @@ export class TlsTermination {
     this.#terminating(validation).server.emit("connection", connection.socket);
   }
 
+  /**
+   * Ends the connection's TLS with the certificate its server name gets, offering no application protocol,
+   * and hands the decrypted stream to `secured` (a TLSRoute of a Terminate listener: the bytes go on as TCP).
+   */
+  acceptThen(connection: TlsConnection, secured: (socket: TLSSocket) => void): void {
+    const server = this.#relayServer ?? this.#newRelayServer();
+    this.#secured.set(connection.socket, secured);
+    connection.socket.unshift(connection.hello);
+    server.emit("connection", connection.socket);
+  }
+
+  #newRelayServer(): TlsServer {
+    const server = createServer({
+      handshakeTimeout: this.#options.handshakeTimeoutMs,
+      SNICallback: (servername, callback) => this.#sniContext(servername, undefined, callback),
+    });
+    server.on("secureConnection", (socket: TLSSocket) => {
+      // Node keeps the TCP socket a server-side TLSSocket wraps as `_parent` (as client-tls.ts reads it).
+      const parent = (socket as unknown as { _parent?: object | null })._parent;
+      const secured = parent ? this.#secured.get(parent) : undefined;
+      if (secured) secured(socket);
+      else socket.destroy();
+    });
+    server.on("tlsClientError", (error) => {
+      this.#options.failed();
+      this.#options.logger.debug("TLS handshake failed", { error: error.message });
+    });
+    if (this.#table) server.setSecureContext(this.#defaultOptions(this.#table, undefined));
+    this.#relayServer = server;
+    return server;
+  }
+
+  #sniContext(
+    servername: string,
+    validation: ServerValidation | undefined,
+    callback: (error: Error | null, context?: SecureContext) => void,
+  ): void {
+    const chosen = selectCertificate(this.#options.certificates.table(), servername);
+    const context = chosen && this.#context(chosen, validation);
+    if (context) callback(null, context);
+    else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
+  }
+
   #terminating(validation: ServerValidation | undefined): Terminating {
     const key = validation ? keyOf(validation) : "";
     let terminating = this.#servers.get(key);
@@ -121,17 +169,12 @@ export class TlsTermination {
   }
 
   #server(validation: ServerValidation | undefined): TlsServer {
-    const { certificates, httpServer, http2Front, logger } = this.#options;
+    const { httpServer, http2Front, logger } = this.#options;
     const server = createServer({
       ALPNProtocols: http2Front ? ["h2", "http/1.1"] : ["http/1.1"],
       handshakeTimeout: this.#options.handshakeTimeoutMs,
       ...(validation ? { requestCert: true, rejectUnauthorized: validation.mode === "AllowValidOnly" } : {}),
-      SNICallback: (servername, callback) => {
-        const chosen = selectCertificate(certificates.table(), servername);
-        const context = chosen && this.#context(chosen, validation);
-        if (context) callback(null, context);
-        else callback(new Error(`no certificate for ${JSON.stringify(servername.slice(0, 253))}`));
-      },
+      SNICallback: (servername, callback) => this.#sniContext(servername, validation, callback),
     });
     server.on("secureConnection", (socket: TLSSocket) => {
       if (socket.alpnProtocol === "h2" && http2Front) http2Front.accept(socket);
@@ -167,10 +210,16 @@ export class TlsTermination {
     const same =
       chosen?.cluster === before?.cluster && chosen?.id === before?.id && chosen?.version === before?.version;
     if (same && terminating.validation === undefined) return;
-    const pair = chosen && this.#options.certificates.pair(chosen);
-    const ca = terminating.validation ? { ca: terminating.validation.ca } : {};
-    terminating.server.setSecureContext(pair ? { cert: pair.cert, key: pair.key, ...ca } : {});
+    terminating.server.setSecureContext(this.#defaultOptions(table, terminating.validation));
     terminating.withoutSni = chosen;
+  }
+
+  /** The default context's options: the certificate a client without SNI gets, with the validation's CAs. */
+  #defaultOptions(table: CertificateTable, validation: ServerValidation | undefined) {
+    const chosen = selectCertificate(table, undefined);
+    const pair = chosen && this.#options.certificates.pair(chosen);
+    const ca = validation ? { ca: validation.ca } : {};
+    return pair ? { cert: pair.cert, key: pair.key, ...ca } : {};
   }
 }
 

@@ -19,6 +19,8 @@ export interface AttachedListener {
   readonly port: number;
   readonly listenerHostname: string | undefined;
   readonly hostnames: HostnameSet;
+  /** A TLS listener in mode Terminate (listeners.ts ListenerView). */
+  readonly terminatesTls: boolean;
 }
 
 /**
@@ -76,6 +78,7 @@ export function attachToGateway(
         name: listener.name,
         port: listener.port,
         listenerHostname: listener.hostname,
+        terminatesTls: listener.terminatesTls,
         hostnames: hostnamesThroughListener(listener.hostname, routeHostnames),
       }),
     )

@@ -187,6 +187,7 @@ function addListener(
     readonly port: number;
     readonly listenerHostname: string | undefined;
     readonly hostnames: HostnameSet;
+    readonly terminatesTls?: boolean;
   },
 ): void {
   const key = `${gateway} ${String(attached.port).padStart(5, "0")} ${attached.listenerHostname ?? ""}`;
@@ -200,6 +201,7 @@ function addListener(
     port: attached.port,
     ...(attached.listenerHostname ? { listenerHostname: attached.listenerHostname } : {}),
     hostnames: hostnames === "any" ? [] : [...hostnames],
+    ...(attached.terminatesTls ? { tlsMode: "Terminate" as const } : {}),
   });
 }
 

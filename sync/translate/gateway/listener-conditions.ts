@@ -12,7 +12,8 @@ export interface RouteGroupKind {
 /**
  * HTTPS listeners end TLS on the Node router with the Secrets their `tls.certificateRefs` name
  * (certificate-refs.ts); one without certificateRefs is served as before, its TLS ended in front of the router.
- * TLS listeners in Passthrough mode hand a connection to the TLSRoute that claims its SNI (tls-route.ts).
+ * TLS listeners hand a connection to the TLSRoute that claims its SNI (tls-route.ts): as it came in Passthrough
+ * mode, decrypted with the listener's certificateRefs in Terminate mode.
  */
 export const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS", "TLS"]);
 /**
@@ -33,7 +34,8 @@ const SERVED_KINDS: Readonly<Record<string, readonly RouteGroupKind[]>> = {
 };
 /**
  * Protocols that may share a port: the router reads a TLS connection's ClientHello before it ends TLS, so an
- * HTTPS listener and a Passthrough TLS listener of one port are told apart by the server name. HTTP with
+ * HTTPS listener and TLS listeners of either mode on one port are told apart by the server name
+ * (TLSRouteModeMixed). HTTP with
  * either would need the first bytes to tell cleartext from TLS, which the Gateway API does not ask for.
  */
 export const SHARE_A_PORT: ReadonlySet<string> = new Set(["HTTPS", "TLS"]);
@@ -41,8 +43,8 @@ const NAMESPACE_FROM = new Set(["Same", "All", "Selector"]);
 
 /**
  * The kinds a listener supports (its protocol's, narrowed by allowedRoutes.kinds; none when the router cannot
- * serve it in its TLS mode: TLSRouteListenerTerminateNotSupported expects supportedKinds empty) and the kinds
- * it names that its protocol never takes (InvalidRouteKinds).
+ * serve it in its TLS mode, as a listener not accepted takes no route) and the kinds it names that its
+ * protocol never takes (InvalidRouteKinds).
  */
 export function listenerKinds(listener: Listener): {
   readonly supportedKinds: readonly RouteGroupKind[];
@@ -128,15 +130,28 @@ export function resolvedRefsCondition(
 }
 
 /**
- * A TLS listener's mode: Passthrough is served (tls-route.ts); Terminate, the API's default, would end TLS and
- * relay the plaintext as TCP, which the router does not do, so such a listener is not accepted
- * (TLSRouteListenerTerminateNotSupported: UnsupportedValue).
+ * A TLS listener's mode: Passthrough is served (tls-route.ts) and so is Terminate, the API's default: the
+ * router ends TLS with the listener's certificateRefs and relays the decrypted bytes as TCP
+ * (TLSRouteModeTerminate). A Terminate listener without certificateRefs has nothing to end TLS with.
  */
 function tlsModeProblem(listener: Listener): string | undefined {
   if (listener.protocol !== "TLS") return undefined;
   const mode = listener.tls?.mode ?? "Terminate";
   if (mode === "Passthrough") return undefined;
-  return `TLS mode ${mode} is not supported: a TLS listener passes connections through (mode Passthrough); end TLS with protocol HTTPS`;
+  if (mode !== "Terminate") return `TLS mode ${mode} is not supported (Passthrough, Terminate)`;
+  if ((listener.tls?.certificateRefs ?? []).length > 0) return undefined;
+  return "TLS mode Terminate needs tls.certificateRefs: the router ends TLS with them";
+}
+
+/** Whether the router ends the TLS of this listener's connections with its certificateRefs (HTTPS, TLS Terminate). */
+export function endsTlsWithCertificates(listener: Listener): boolean {
+  if (listener.protocol === "HTTPS") return true;
+  return listener.protocol === "TLS" && (listener.tls?.mode ?? "Terminate") === "Terminate";
+}
+
+/** A TLS listener in mode Terminate: its TLSRoutes' connections are relayed once the router ended their TLS. */
+export function terminatesTlsRoutes(listener: Listener): boolean {
+  return listener.protocol === "TLS" && endsTlsWithCertificates(listener);
 }
 
 function sameKind(kind: { group?: string | null; kind: string }, served: RouteGroupKind): boolean {

@@ -12,6 +12,7 @@ import {
   type RouteGroupKind,
   resolvedRefsCondition,
   SHARE_A_PORT,
+  terminatesTlsRoutes,
 } from "./listener-conditions.js";
 import { type Gateway, keyOf, type LabelSelector, type Listener, namespaceOf } from "./objects.js";
 
@@ -31,6 +32,8 @@ export interface ListenerView {
   readonly conditions: readonly Condition[];
   /** The Secrets (`ns/name`) whose certificates this listener serves: its usable certificateRefs. */
   readonly certificates: readonly string[];
+  /** A TLS listener in mode Terminate: the router ends its TLSRoutes' TLS and relays the decrypted bytes. */
+  readonly terminatesTls: boolean;
   /** An HTTPS listener's client certificate validation (frontend-validation.ts), when its Gateway asks for one. */
   readonly validation: { readonly mode: ClientValidationMode; readonly bundle: CaBundle } | undefined;
 }
@@ -171,6 +174,7 @@ function evaluateListener(
       selector,
       conditions: [accepted, programmed, resolvedRefs, conflictedCondition],
       certificates: serving ? (certificates?.secrets ?? []) : [],
+      terminatesTls: terminatesTlsRoutes(listener),
       validation:
         serving && validation?.bundle ? { mode: validation.mode, bundle: validation.bundle } : undefined,
     },

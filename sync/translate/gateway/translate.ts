@@ -24,6 +24,7 @@ import {
 } from "./frontend-validation.js";
 import { GRPC_ROUTE_KIND, type GRPCRoute } from "./grpc-route.js";
 import { type HttpRouteTranslation, translateHttpRoute, translateRouteOfKind } from "./http-route.js";
+import { endsTlsWithCertificates } from "./listener-conditions.js";
 import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
 import {
   type Gateway,
@@ -212,7 +213,7 @@ function gatewayViewsOf(
         problem,
         addresses,
         (listener) => {
-          const refs = listener.protocol === "HTTPS" ? (listener.tls?.certificateRefs ?? []) : [];
+          const refs = endsTlsWithCertificates(listener) ? (listener.tls?.certificateRefs ?? []) : [];
           return refs.length > 0
             ? resolveCertificateRefs(namespaceOf(gateway), refs, certificates)
             : undefined;

@@ -1,7 +1,13 @@
 import { sliceObject } from "../../fake-kube/fixtures.js";
 import type { ApplyInput } from "../../fake-kube/store.js";
-import { createTestAuthority, type TestAuthority } from "../../support/certificates.js";
-import { dialTls, startTlsBackend, type TlsBackend, type TlsDial } from "../../support/tls-backend.js";
+import { createTestAuthority, type TestAuthority, tlsSecret } from "../../support/certificates.js";
+import {
+  dialTls,
+  startTcpBackend,
+  startTlsBackend,
+  type TlsBackend,
+  type TlsDial,
+} from "../../support/tls-backend.js";
 import { GATEWAY_API, INFRA } from "./conformance-base.js";
 import { acceptedAndResolved, type ParentConditions, untilParents } from "./route-parents.js";
 import { startTlsConformance, type TlsConformance } from "./tls-fixture.js";
@@ -11,6 +17,8 @@ import { startTlsConformance, type TlsConformance } from "./tls-fixture.js";
  * `tls-backend` and `tls-backend-2` on port 443 and `tcp-backend` on 8443, each a loopback server that ends TLS
  * itself with a certificate for `abc.example.com` and `*.example.com` (the suite's `tls-checks-certificate`),
  * issued at test time, and names itself and the SNI it was asked for (test/support/tls-backend.ts).
+ * `tcp-backend` also serves port 3000 in cleartext (the suite's l4 backend, where Terminate listeners' TLSRoutes
+ * send the decrypted bytes): a loopback server greeting the same way, with no SNI (`sni=-`).
  */
 const TLS_BACKENDS = [
   { name: "tls-backend", port: 443 },
@@ -23,11 +31,16 @@ export interface TlsRouteConformance extends TlsConformance {
   readonly ca: TestAuthority;
   /**
    * A TLS connection with this SNI, trusting `ca`, to router `router`'s (default the first) Gateway listener
-   * port 443.
+   * port `listenerPort` (default 443).
    */
-  dial(serverName: string, router?: string): Promise<TlsDial>;
+  dial(serverName: string, router?: string, listenerPort?: number): Promise<TlsDial>;
   /** Dials until `done` holds for the outcome (the sync published, the router reloaded), or 10 s passed. */
-  dialUntil(serverName: string, done: (dial: TlsDial) => boolean, router?: string): Promise<TlsDial>;
+  dialUntil(
+    serverName: string,
+    done: (dial: TlsDial) => boolean,
+    router?: string,
+    listenerPort?: number,
+  ): Promise<TlsDial>;
   /** TLSRoute `name`'s parents, once every one is Accepted with its refs resolved (or 5 s passed). */
   acceptedRoute(name: string, parents?: number): Promise<ParentConditions[]>;
   /** TLSRoute `name`'s parents once `done` holds (or 5 s passed). */
@@ -42,52 +55,68 @@ export async function startTlsRouteConformance(options: {
   readonly objects: readonly ApplyInput[];
   /** One router per entry and its GATEWAYS (the suite gives each Gateway an address of its own). */
   readonly routers?: Readonly<Record<string, string | undefined>>;
+  /** Router settings, e.g. HTTPS_LISTENER_PORTS for listeners on other ports than 443. */
+  readonly env?: Readonly<Record<string, string>>;
 }): Promise<TlsRouteConformance> {
   const ca = createTestAuthority("gateway-conformance tls-checks CA");
   const certificate = ca.issue(["abc.example.com", "*.example.com"]);
   const backends: TlsBackend[] = [];
   try {
     for (const { name } of TLS_BACKENDS) backends.push(await startTlsBackend(name, certificate));
+    backends.push(await startTcpBackend("tcp-backend"));
   } catch (error) {
     for (const backend of backends) await backend.close();
     throw error;
   }
   const services = TLS_BACKENDS.flatMap(({ name, port }, index) => {
     const backend = backends[index] as TlsBackend;
+    const cleartext = name === "tcp-backend" ? backends[TLS_BACKENDS.length] : undefined;
     return [
       {
         kind: "Service",
         metadata: { name, namespace: INFRA },
-        spec: { type: "ClusterIP", ports: [{ name: "tls", port, protocol: "TCP" }] },
+        spec: {
+          type: "ClusterIP",
+          ports: [
+            { name: "tls", port, protocol: "TCP" },
+            ...(cleartext ? [{ name: "tcp", port: 3000, protocol: "TCP" }] : []),
+          ],
+        },
       },
       {
         ...sliceObject(INFRA, `${name}-1`, name, [backend.host]),
-        ports: [{ name: "tls", port: backend.port, protocol: "TCP" }],
+        ports: [
+          { name: "tls", port: backend.port, protocol: "TCP" },
+          ...(cleartext ? [{ name: "tcp", port: cleartext.port, protocol: "TCP" }] : []),
+        ],
       },
     ];
   });
+  // The suite's Secret for Terminate listeners (tls.example.com), issued by the same authority.
+  const terminateSecret = tlsSecret(INFRA, "tls-terminate-checks-certificate", ca.issue(["tls.example.com"]));
   let world: TlsConformance;
   try {
     world = await startTlsConformance({
       label: options.label,
-      objects: [...services, ...options.objects],
+      objects: [...services, terminateSecret, ...options.objects],
       ...(options.routers ? { routers: options.routers } : {}),
+      ...(options.env ? { env: options.env } : {}),
     });
   } catch (error) {
     for (const backend of backends) await backend.close();
     throw error;
   }
   const kube = world.cluster.kube;
-  const dial = (serverName: string, router?: string) =>
-    dialTls(world.tlsPort(router), serverName, { ca: ca.cert, timeoutMs: 2_000 });
+  const dial = (serverName: string, router?: string, listenerPort?: number) =>
+    dialTls(world.tlsPort(router, listenerPort), serverName, { ca: ca.cert, timeoutMs: 2_000 });
   return {
     ...world,
     ca,
     dial,
-    async dialUntil(serverName, done, router) {
+    async dialUntil(serverName, done, router, listenerPort) {
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const outcome = await dial(serverName, router);
+        const outcome = await dial(serverName, router, listenerPort);
         if (done(outcome) || Date.now() > deadline) return outcome;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -115,6 +144,19 @@ export function passthroughListener(name: string, extra: Record<string, unknown>
     protocol: "TLS",
     allowedRoutes: { namespaces: { from: "Same" }, kinds: [{ kind: "TLSRoute" }] },
     tls: { mode: "Passthrough" },
+    ...extra,
+  };
+}
+
+/** A Terminate TLS listener taking TLSRoutes of its namespace, ending TLS with the suite's terminate Secret. */
+export function terminateListener(name: string, port: number, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    port,
+    protocol: "TLS",
+    hostname: "tls.example.com",
+    allowedRoutes: { namespaces: { from: "Same" }, kinds: [{ kind: "TLSRoute" }] },
+    tls: { mode: "Terminate", certificateRefs: [{ name: "tls-terminate-checks-certificate" }] },
     ...extra,
   };
 }

@@ -3,6 +3,7 @@ import type { Result } from "../../../../lib/result.js";
 import { DEFAULT_ROUTE_SETTINGS, desiredRoutes } from "../../../../sync/translate/desired-routes.js";
 import { parseTLSRoute, type TLSRoute } from "../../../../sync/translate/gateway/tls-route.js";
 import { emptyRouteObjects } from "../../../../sync/translate/route-objects.js";
+import { createTestAuthority, tlsSecret } from "../../../support/certificates.js";
 import {
   gateway,
   gatewayClass,
@@ -220,26 +221,101 @@ describe("TLS listeners", () => {
     expect(listenerSummary(result)[0]).toContain("ResolvedRefs=False/InvalidRouteKinds");
   });
 
-  it("is not accepted in mode Terminate, which the API defaults to (TLSRouteListenerTerminateNotSupported)", () => {
+  it("is accepted in mode Terminate, the API's default, with its certificateRefs (TLSRouteListenerTerminateSupportedKinds)", () => {
     const terminate = listener("tls-terminate", {
       port: 8443,
       protocol: "TLS",
-      hostname: "terminate.example.com",
-      tls: { mode: "Terminate", certificateRefs: [{ name: "tls-terminate-checks-certificate" }] },
+      hostname: "tls.example.com",
+      tls: { mode: "Terminate", certificateRefs: [{ name: "terminate" }] },
     });
-    const unset = listener("tls-unset", { port: 8444, protocol: "TLS" });
-    const result = translate({ gateways: [gateway({ listeners: [terminate, unset] })] });
+    const defaulted = listener("tls-default", {
+      port: 8444,
+      protocol: "TLS",
+      hostname: "tls.example.com",
+      tls: { certificateRefs: [{ name: "terminate" }] },
+    });
+    const bare = listener("tls-bare", { port: 8445, protocol: "TLS" });
+    const unknown = listener("tls-unknown", { port: 8446, protocol: "TLS", tls: { mode: "Reencrypt" } });
+    const certificate = createTestAuthority("terminate CA").issue(["tls.example.com"]);
+    const result = translate({
+      gateways: [gateway({ listeners: [terminate, defaulted, bare, unknown] })],
+      secrets: [tlsSecret("infra", "terminate", certificate)] as never[],
+    });
     expect(listenerSummary(result)).toEqual([
-      expect.stringMatching(/^tls-terminate: 0 Accepted=False\/UnsupportedValue Programmed=False\/Invalid /),
-      expect.stringMatching(/^tls-unset: 0 Accepted=False\/UnsupportedValue /),
+      expect.stringMatching(
+        /^tls-terminate: 0 Accepted=True\/Accepted Programmed=True\/Programmed ResolvedRefs=True/,
+      ),
+      expect.stringMatching(
+        /^tls-default: 0 Accepted=True\/Accepted Programmed=True\/Programmed ResolvedRefs=True/,
+      ),
+      expect.stringMatching(/^tls-bare: 0 Accepted=False\/UnsupportedValue /),
+      expect.stringMatching(/^tls-unknown: 0 Accepted=False\/UnsupportedValue /),
     ]);
-    // No kind (the suite's listener check wants supportedKinds empty), and TLSRoute is no invalid kind.
-    for (const status of result.statuses.gateways.get("infra/gw")?.listeners ?? []) {
-      expect(status.supportedKinds).toEqual([]);
-      expect(status.conditions).toContainEqual(
-        expect.objectContaining({ type: "ResolvedRefs", status: "True" }),
-      );
-    }
+    const kinds = result.statuses.gateways.get("infra/gw")?.listeners.map((status) => status.supportedKinds);
+    expect(kinds).toEqual([
+      [{ group: "gateway.networking.k8s.io", kind: "TLSRoute" }],
+      expect.anything(),
+      [],
+      [],
+    ]);
+    // The listener's certificate is published for the router to end TLS with.
+    expect(result.certificates.map((use) => [use.id, use.hostnames])).toEqual([
+      ["infra/terminate", ["tls.example.com"]],
+    ]);
+  });
+
+  it("marks the listeners of a TLSRoute on a Terminate listener tlsMode Terminate, a Passthrough one's not (TLSRouteMixedTerminationSameNamespace)", () => {
+    const certificate = createTestAuthority("terminate CA").issue(["tls.example.com"]);
+    const result = translate({
+      gateways: [
+        gateway({
+          listeners: [
+            listener("tls-terminate", {
+              port: 8883,
+              protocol: "TLS",
+              hostname: "tls.example.com",
+              tls: { mode: "Terminate", certificateRefs: [{ name: "terminate" }] },
+            }),
+            passthrough("tls-passthrough", { port: 8883, hostname: "abc.example.com" }),
+          ],
+        }),
+      ],
+      secrets: [tlsSecret("infra", "terminate", certificate)] as never[],
+      services: TLS_SERVICES,
+      tlsRoutes: [
+        tlsRoute("passthrough", { hostnames: ["abc.example.com"], rules: [toTls] }),
+        tlsRoute("terminate", { hostnames: ["tls.example.com"], rules: [toTls] }),
+      ],
+    });
+    expect(result.routes.map((route) => [route.id, route.listeners])).toEqual([
+      [
+        "tlsroute:infra/passthrough",
+        [
+          {
+            gateway: "infra/gw",
+            port: 8883,
+            listenerHostname: "abc.example.com",
+            hostnames: ["abc.example.com"],
+          },
+        ],
+      ],
+      [
+        "tlsroute:infra/terminate",
+        [
+          {
+            gateway: "infra/gw",
+            port: 8883,
+            listenerHostname: "tls.example.com",
+            hostnames: ["tls.example.com"],
+            tlsMode: "Terminate",
+          },
+        ],
+      ],
+    ]);
+    expect(listenerSummary(result)).toEqual([
+      expect.stringMatching(/^tls-terminate: 1 Accepted=True\/Accepted .*Conflicted=False\/NoConflicts/),
+      expect.stringMatching(/^tls-passthrough: 1 Accepted=True\/Accepted .*Conflicted=False\/NoConflicts/),
+    ]);
   });
 
   it("shares a port with an HTTPS listener (told apart by SNI), but not with an HTTP one", () => {
