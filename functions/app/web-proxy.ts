@@ -184,7 +184,7 @@ async function attemptOnce(
 ): Promise<AttemptResult<Response> | AnswerRetried> {
   if (whole.signal.aborted) return abortedBeforeAttempt(causeOf(whole.signal.reason) ?? "total-timeout");
   // The web transport (fetch) speaks HTTP/1.1 to backends: an h2c backend would read garbage. Only
-  // Node's own path speaks h2c (node/h2-upstream/); here it is a 502, never the wrong protocol.
+  // Node's own path speaks h2c (node/h2c/); here it is a 502, never the wrong protocol.
   if (backend.protocol === "h2c") return H2C_UNREACHABLE;
   const attempt = new WebAttempt(whole, deps.settings);
   const stream = body.forAttempt(attempt);

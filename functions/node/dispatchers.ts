@@ -4,7 +4,7 @@ import type { UpstreamTarget } from "../transports/upstream.js";
 /**
  * One upstream protocol's way to a backend: the exchange's only view of the wire (lib/http-exchange.ts is the
  * seam: request out, head, body, trailers and end back). Two exist: HTTP/1.1 (http1-dispatcher.ts) and h2c
- * (h2-upstream/h2c-pools.ts). A new protocol to pods (TLS, say) is one more, registered in `Dispatchers`; the
+ * (h2c/h2c-pools.ts). A new protocol to pods (TLS, say) is one more, registered in `Dispatchers`; the
  * exchange, its retries and timeouts stay as they are.
  */
 export interface Dispatcher {

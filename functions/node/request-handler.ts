@@ -22,7 +22,7 @@ import { Http2Client } from "./clients/http2-client.js";
 import { UpgradeClient } from "./clients/upgrade-client.js";
 import type { Dispatchers } from "./dispatchers.js";
 import { Exchange, type ExchangeObserver } from "./exchange.js";
-import { authorityProblem } from "./http2/authority.js";
+import { authorityProblem } from "./http2-front/authority.js";
 import { sendMirrors } from "./mirrors.js";
 import { RequestHead } from "./request-head.js";
 

@@ -21,12 +21,12 @@ import { TrafficHistory } from "../core/selection/traffic-history.js";
 import type { RouterConfig } from "../core/settings/config.js";
 import type { UpstreamPoolOptions } from "../transports/upstream.js";
 import { Dispatchers } from "./dispatchers.js";
-import { H2cPools } from "./h2-upstream/h2c-pools.js";
-import type { H2cSettings } from "./h2-upstream/h2c-session.js";
+import { H2cPools } from "./h2c/h2c-pools.js";
+import type { H2cSettings } from "./h2c/h2c-session.js";
 import { Http1Dispatcher } from "./http1-dispatcher.js";
 import { createHttp1Front } from "./http1-front.js";
-import { type CleartextSplit, splitCleartext } from "./http2/cleartext-split.js";
-import { createHttp2Front, type Http2Front } from "./http2/http2-front.js";
+import { type CleartextSplit, splitCleartext } from "./http2-front/cleartext-split.js";
+import { createHttp2Front, type Http2Front } from "./http2-front/http2-front.js";
 import { HttpsDispatcher } from "./https-dispatcher.js";
 import { countingStage, countingStreams } from "./listener-counts.js";
 import { type ConnectionStage, routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
@@ -45,7 +45,7 @@ export interface NodeRouterDeps {
   readonly source?: SnapshotSource;
   /** The HTTP/1.1 dispatcher's pools (connections per backend, timeouts); defaults in http1-dispatcher.ts. */
   readonly upstreamOptions?: UpstreamPoolOptions;
-  /** The h2c upstreams' sessions and streams (docs/configuration.md: H2C_* settings); defaults in h2-upstream/h2c-session.ts. */
+  /** The h2c upstreams' sessions and streams (docs/configuration.md: H2C_* settings); defaults in h2c/h2c-session.ts. */
   readonly h2c?: Partial<H2cSettings>;
   /** Bind address; production default 0.0.0.0, tests pass 127.0.0.1 or ::1. */
   readonly host?: string;
@@ -110,7 +110,7 @@ interface RouterCore {
  * Wires the Node router, one path for every request (ARCHITECTURE.md): the fronts (http1-front.ts on PORT,
  * http2/ for h2c prior knowledge there and ALPN h2, tls/ on HTTPS_PORT) hand every request to the one request
  * handler (request-handler.ts), whose exchanges go to the upstream dispatchers (HTTP/1.1 pools of lib/http1,
- * h2c sessions of h2-upstream/). Hono serves the router's own endpoints: the probes on PORT and everything on
+ * h2c sessions of h2c/). Hono serves the router's own endpoints: the probes on PORT and everything on
  * ADMIN_PORT. It listens at once: the first store load runs in the background (a Redis that hangs never delays
  * it), and until a snapshot loads healthz and requests answer 503 no_snapshot.
  */

@@ -11,7 +11,7 @@ import type { ProxyRoute } from "../../app/request-pipeline.js";
 import type { ErrorAnswer } from "../../core/http/errors.js";
 import { type ForwardingInfo, upstreamRequestHeaderList } from "../../core/http/headers.js";
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
-import { addFields, http1FieldsOf } from "../http2/h2-fields.js";
+import { addFields, http1FieldsOf } from "../http2-front/h2-fields.js";
 import type { RequestHead } from "../request-head.js";
 import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
 

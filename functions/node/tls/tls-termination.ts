@@ -12,7 +12,7 @@ import { type CertificateTable, selectCertificate, type TableCertificate } from 
 import type { TableValidation } from "./client-validation-table.js";
 import type { TlsConnection } from "./tls-front.js";
 
-/** HTTP/2 to clients (functions/node/http2/): takes a TLS socket whose ALPN chose h2. */
+/** HTTP/2 to clients (functions/node/http2-front/): takes a TLS socket whose ALPN chose h2. */
 export interface Http2Front {
   accept(socket: TLSSocket): void;
   close(): Promise<void>;

@@ -13,7 +13,7 @@ import { MemoryStore } from "../../../store/memory-store.js";
 import { createTestAuthority } from "../../support/certificates.js";
 import { publish, serviceRecord } from "../fixtures.js";
 import { closeServer } from "../harness.js";
-import { type H2cBackend, publishH2c, startH2cBackend } from "./h2-upstream/h2c-kit.js";
+import { type H2cBackend, publishH2c, startH2cBackend } from "./h2c/h2c-kit.js";
 import { until } from "./hostile-kit.js";
 import { CODE, FLAG, FRAME, frame, literal, RawH2, requestBlock, rstStreamFrame } from "./http2/frames.js";
 

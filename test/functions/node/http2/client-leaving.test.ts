@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { publish, serviceRecord } from "../../fixtures.js";
 import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
-import { publishH2c, startH2cBackend } from "../h2-upstream/h2c-kit.js";
+import { publishH2c, startH2cBackend } from "../h2c/h2c-kit.js";
 import { until } from "../hostile-kit.js";
 import { FLAG, FRAME, frame, RawH2, requestBlock } from "./frames.js";
 

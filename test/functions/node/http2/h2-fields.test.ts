@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addFields, flatFields, http1FieldsOf } from "../../../../functions/node/http2/h2-fields.js";
+import { addFields, flatFields, http1FieldsOf } from "../../../../functions/node/http2-front/h2-fields.js";
 
 const http2ResponseFieldObject = (fields: string[]) => addFields({}, fields);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { authorityProblem } from "../../../../functions/node/http2/authority.js";
-import { FrameBudget } from "../../../../functions/node/http2/frame-budget.js";
-import { HTTP2_PREFACE, prefaceVerdict } from "../../../../functions/node/http2/preface.js";
+import { authorityProblem } from "../../../../functions/node/http2-front/authority.js";
+import { FrameBudget } from "../../../../functions/node/http2-front/frame-budget.js";
+import { HTTP2_PREFACE, prefaceVerdict } from "../../../../functions/node/http2-front/preface.js";
 
 const bytes = (text: string) => Buffer.from(text, "latin1");
 

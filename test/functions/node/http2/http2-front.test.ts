@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttp2Front, type Http2Front } from "../../../../functions/node/http2/http2-front.js";
+import { createHttp2Front, type Http2Front } from "../../../../functions/node/http2-front/http2-front.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -13,7 +13,7 @@ import type {
 } from "../../../lib/http-exchange.js";
 import { isGrpcRequest } from "../../core/http/grpc-errors.js";
 import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
-import { addFields, flatFields } from "../http2/h2-fields.js";
+import { addFields, flatFields } from "../http2-front/h2-fields.js";
 import type { H2cOrigin } from "./h2c-origin.js";
 import type { H2cSession, SessionWaiter } from "./h2c-session.js";
 

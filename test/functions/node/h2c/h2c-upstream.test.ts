@@ -5,7 +5,7 @@ import { freePort } from "../../../support/redis.js";
 import { closeAfterEach, type Router, send, sendRaw, startNodeRouterOver } from "../../harness.js";
 import { type H2cBackend, publishH2c, startH2cBackend } from "./h2c-kit.js";
 
-/** h2c upstreams (node/h2-upstream/) from HTTP/1.1 clients, through startNodeRouter over a MemoryStore. */
+/** h2c upstreams (node/h2c/) from HTTP/1.1 clients, through startNodeRouter over a MemoryStore. */
 const closing = closeAfterEach();
 
 async function until(predicate: () => boolean, what: string): Promise<void> {
