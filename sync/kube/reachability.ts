@@ -24,35 +24,47 @@ export interface Reachability {
 }
 
 export function createReachability(options: { logger: Logger; now?: () => number }): Reachability {
-  const { logger } = options;
-  const now = options.now ?? Date.now;
-  const listeners = new Set<(outageStartedAt: number) => void>();
-  let since: number | undefined;
-  return {
-    reached() {
-      if (since === undefined) return;
-      const outageStartedAt = since;
-      since = undefined;
-      logger.info("the API server answers again", { unreachableForMs: now() - outageStartedAt });
-      for (const listener of [...listeners]) {
-        try {
-          listener(outageStartedAt);
-        } catch (error) {
-          logger.error("a reachability listener threw", { error });
-        }
+  return new ApiReachability(options.logger, options.now ?? Date.now);
+}
+
+/** The reachability tracker (see createReachability): since when nothing got through, and who to tell after. */
+export class ApiReachability implements Reachability {
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  readonly #listeners = new Set<(outageStartedAt: number) => void>();
+  #since: number | undefined;
+
+  constructor(logger: Logger, now: () => number) {
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  get unreachableSince(): number | undefined {
+    return this.#since;
+  }
+
+  reached(): void {
+    if (this.#since === undefined) return;
+    const outageStartedAt = this.#since;
+    this.#since = undefined;
+    this.#logger.info("the API server answers again", { unreachableForMs: this.#now() - outageStartedAt });
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(outageStartedAt);
+      } catch (error) {
+        this.#logger.error("a reachability listener threw", { error });
       }
-    },
-    failed(error) {
-      if (since !== undefined) return;
-      since = now();
-      logger.warn("the API server cannot be reached; serving the last known state meanwhile", { error });
-    },
-    get unreachableSince() {
-      return since;
-    },
-    onRecovered(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
+    }
+  }
+
+  failed(error: unknown): void {
+    if (this.#since !== undefined) return;
+    this.#since = this.#now();
+    this.#logger.warn("the API server cannot be reached; serving the last known state meanwhile", { error });
+  }
+
+  onRecovered(listener: (outageStartedAt: number) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
 }
