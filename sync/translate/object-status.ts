@@ -5,7 +5,7 @@ import {
   mergeRouteParents,
   type RouteParentStatus,
 } from "./gateway/conditions.js";
-import type { GatewayStatus } from "./gateway/translate.js";
+import type { GatewayStatus } from "./gateway/gateway-status.js";
 import type { IngressStatus } from "./ingress/translate.js";
 
 /**

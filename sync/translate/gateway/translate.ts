@@ -3,7 +3,7 @@ import type { RouteRecord } from "../../../store/routes.js";
 import type { KubeConfigMap } from "../ca-bundles.js";
 import type { KubeService } from "../kube-objects.js";
 import type { KubeSecret } from "../tls-secrets.js";
-import { addressesOf, type GatewayAddress, type GatewayAddressSettings } from "./addresses.js";
+import { addressesOf, type GatewayAddressSettings } from "./addresses.js";
 import {
   type BackendClientCertificateUse,
   backendClientCertificateOf,
@@ -22,10 +22,11 @@ import {
   clientValidationUses,
   frontendValidationOf,
 } from "./frontend-validation.js";
+import { type GatewayStatus, gatewayStatusesOf } from "./gateway-status.js";
 import { GRPC_ROUTE_KIND, type GRPCRoute } from "./grpc-route.js";
 import { type HttpRouteTranslation, translateHttpRoute, translateRouteOfKind } from "./http-route.js";
 import { endsTlsWithCertificates } from "./listener-conditions.js";
-import { evaluateGateway, type GatewayView, type RouteGroupKind } from "./listeners.js";
+import { evaluateGateway, type GatewayView } from "./listeners.js";
 import {
   type Gateway,
   type GatewayClass,
@@ -63,19 +64,6 @@ export interface GatewayApiInput {
   readonly addresses?: GatewayAddressSettings;
   /** When given (ms), every condition gets this lastTransitionTime; leave it out and let the writer merge. */
   readonly now?: number;
-}
-
-export interface ListenerStatus {
-  readonly name: string;
-  readonly supportedKinds: readonly RouteGroupKind[];
-  readonly attachedRoutes: number;
-  readonly conditions: readonly Condition[];
-}
-
-export interface GatewayStatus {
-  readonly addresses: readonly GatewayAddress[];
-  readonly conditions: readonly Condition[];
-  readonly listeners: readonly ListenerStatus[];
 }
 
 /** Something to log: the object (`Kind namespace/name`) and what was not applied or why. */
@@ -262,61 +250,6 @@ function translateRoutes<R extends { metadata: ObjectMeta }>(
     for (const reason of result.problems) tally.problems.push({ object: `${kind} ${key}`, reason });
   }
   return statuses;
-}
-
-/** Each of our Gateways' status: its addresses, its conditions and its listeners' attachedRoutes. */
-function gatewayStatusesOf(
-  gateways: ReadonlyMap<string, GatewayView>,
-  extra: {
-    readonly insecure: ReadonlySet<string>;
-    /** Per Gateway with a backend client certificate, its ResolvedRefs condition. */
-    readonly backendClients: ReadonlyMap<string, { readonly condition: Condition }>;
-  },
-  attachedRoutes: ReadonlyMap<string, ReadonlySet<string>>,
-  now: number | undefined,
-): Map<string, GatewayStatus> {
-  const statuses = new Map<string, GatewayStatus>();
-  for (const [key, gateway] of gateways) {
-    statuses.set(key, {
-      addresses: gateway.addresses,
-      conditions: stamped(gatewayConditions(key, gateway, extra), now),
-      listeners: gateway.listeners.map((listener) => ({
-        name: listener.name,
-        supportedKinds: listener.supportedKinds,
-        attachedRoutes: attachedRoutes.get(`${key}\n${listener.name}`)?.size ?? 0,
-        conditions: stamped(listener.conditions, now),
-      })),
-    });
-  }
-  return statuses;
-}
-
-/** A Gateway's own conditions, InsecureFrontendValidationMode and its backend client certificate's ResolvedRefs. */
-function gatewayConditions(
-  key: string,
-  gateway: GatewayView,
-  extra: Parameters<typeof gatewayStatusesOf>[1],
-): readonly Condition[] {
-  const backendClient = extra.backendClients.get(key)?.condition;
-  return [
-    ...gateway.conditions,
-    ...(extra.insecure.has(key) ? [insecureCondition(gateway.conditions)] : []),
-    ...(backendClient ? [backendClient] : []),
-  ];
-}
-
-/**
- * Gateway condition InsecureFrontendValidationMode: True, reason ConfigurationChanged, while some port lets
- * clients in without a valid certificate (AllowInsecureFallback); removed once none does (object-status.ts).
- */
-function insecureCondition(conditions: readonly Condition[]): Condition {
-  return condition(
-    "InsecureFrontendValidationMode",
-    true,
-    "ConfigurationChanged",
-    "client certificate validation allows insecure fallback: clients without a valid certificate are let in",
-    conditions[0]?.observedGeneration,
-  );
 }
 
 function sortBy<T>(items: readonly T[], key: (item: T) => string): T[] {

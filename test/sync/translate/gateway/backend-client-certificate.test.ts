@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { Condition } from "../../../../sync/translate/gateway/conditions.js";
-import type { GatewayStatus } from "../../../../sync/translate/gateway/translate.js";
 import { gatewayStatus } from "../../../../sync/translate/object-status.js";
 
 /** The Gateway's own ResolvedRefs (its backend client certificate) as the status writer merges it. */
