@@ -119,71 +119,96 @@ export interface SyncMetrics {
  * response.end(metrics.render());
  */
 export function createSyncMetrics(labels: Readonly<Record<string, string>> = {}): SyncMetrics {
-  const values = new Map<string, number>();
-  const labelNames = Object.keys(labels);
-  const labelValues = Object.values(labels);
-  const latency = new HistogramFamily(
-    "edgeslice_sync_event_to_published_seconds",
-    "From a watch event's arrival to the Service record it changed written to the store.",
-    labelNames,
-    LATENCY_BUCKETS,
-  );
-  const relists = new CounterFamily(
-    "edgeslice_sync_relists_total",
-    "LISTs after the first, by resource and reason (expired: 410 Gone).",
-    [...labelNames, "resource", "reason"],
-  );
-  const watchRestarts = new CounterFamily(
-    "edgeslice_sync_watch_restarts_total",
-    "Watches resumed or restarted, by resource and reason (timeout: the server ended it, as it ends every watch).",
-    [...labelNames, "resource", "reason"],
-  );
-  const collectors: (() => void)[] = [];
-  const family = (type: "counter" | "gauge", key: string, [name, help]: readonly [string, string]) => ({
-    name,
-    type,
-    help,
-    samples: [{ labels, value: values.get(key) ?? 0 }],
-  });
-  return {
-    count(name, by = 1) {
-      values.set(name, (values.get(name) ?? 0) + by);
-    },
-    set(name, value) {
-      values.set(name, value);
-    },
-    get(name) {
-      return values.get(name) ?? 0;
-    },
-    published(ms, at) {
-      values.set("lastPublish", Math.floor(at / 1000));
-      if (ms !== undefined) latency.child(...labelValues).observe(Math.max(0, ms) / 1000);
-    },
-    relisted(resource, reason) {
-      relists.child(...labelValues, resource, reason).inc();
-    },
-    watchRestarted(resource, reason) {
-      watchRestarts.child(...labelValues, resource, reason).inc();
-    },
-    countOf(which, resource, reason) {
-      return (which === "relists" ? relists : watchRestarts).child(...labelValues, resource, reason).value;
-    },
-    beforeRender(collect) {
-      collectors.push(collect);
-    },
-    render() {
-      for (const collect of collectors) collect();
-      const families: MetricFamily[] = [
-        buildInfoFamily(),
-        ...Object.entries(COUNTERS).map(([key, text]) => family("counter", key, text)),
-        ...Object.entries(GAUGES).map(([key, text]) => family("gauge", key, text)),
-        latency.family(),
-        relists.family(),
-        watchRestarts.family(),
-        // The process's own series (memory, CPU, event loop, GC), read now; nothing runs per event.
-        ...processMetrics().families(),
-      ];
-      return renderFamilies(families);
-    },
-  };
+  return new SyncMetricsRegistry(labels);
+}
+
+/**
+ * The sync's metrics: the counters and gauges by name, the event-to-published histogram and the relist and
+ * watch-restart counters by resource and reason, every series carrying `labels`.
+ */
+export class SyncMetricsRegistry implements SyncMetrics {
+  readonly #labels: Readonly<Record<string, string>>;
+  readonly #labelValues: readonly string[];
+  /** Counters and gauges by name. */
+  readonly #values = new Map<string, number>();
+  readonly #latency: HistogramFamily;
+  readonly #relists: CounterFamily;
+  readonly #watchRestarts: CounterFamily;
+  /** Run before every render. */
+  readonly #collectors: (() => void)[] = [];
+
+  constructor(labels: Readonly<Record<string, string>> = {}) {
+    this.#labels = labels;
+    const labelNames = Object.keys(labels);
+    this.#labelValues = Object.values(labels);
+    this.#latency = new HistogramFamily(
+      "edgeslice_sync_event_to_published_seconds",
+      "From a watch event's arrival to the Service record it changed written to the store.",
+      labelNames,
+      LATENCY_BUCKETS,
+    );
+    this.#relists = new CounterFamily(
+      "edgeslice_sync_relists_total",
+      "LISTs after the first, by resource and reason (expired: 410 Gone).",
+      [...labelNames, "resource", "reason"],
+    );
+    this.#watchRestarts = new CounterFamily(
+      "edgeslice_sync_watch_restarts_total",
+      "Watches resumed or restarted, by resource and reason (timeout: the server ended it, as it ends every watch).",
+      [...labelNames, "resource", "reason"],
+    );
+  }
+
+  count(name: CounterName, by = 1): void {
+    this.#values.set(name, (this.#values.get(name) ?? 0) + by);
+  }
+
+  set(name: GaugeName, value: number): void {
+    this.#values.set(name, value);
+  }
+
+  get(name: CounterName | GaugeName): number {
+    return this.#values.get(name) ?? 0;
+  }
+
+  published(ms: number | undefined, at: number): void {
+    this.#values.set("lastPublish", Math.floor(at / 1000));
+    if (ms !== undefined) this.#latency.child(...this.#labelValues).observe(Math.max(0, ms) / 1000);
+  }
+
+  relisted(resource: string, reason: string): void {
+    this.#relists.child(...this.#labelValues, resource, reason).inc();
+  }
+
+  watchRestarted(resource: string, reason: string): void {
+    this.#watchRestarts.child(...this.#labelValues, resource, reason).inc();
+  }
+
+  countOf(which: "relists" | "watchRestarts", resource: string, reason: string): number {
+    const family = which === "relists" ? this.#relists : this.#watchRestarts;
+    return family.child(...this.#labelValues, resource, reason).value;
+  }
+
+  beforeRender(collect: () => void): void {
+    this.#collectors.push(collect);
+  }
+
+  render(): string {
+    for (const collect of this.#collectors) collect();
+    const families: MetricFamily[] = [
+      buildInfoFamily(),
+      ...Object.entries(COUNTERS).map(([key, text]) => this.#family("counter", key, text)),
+      ...Object.entries(GAUGES).map(([key, text]) => this.#family("gauge", key, text)),
+      this.#latency.family(),
+      this.#relists.family(),
+      this.#watchRestarts.family(),
+      // The process's own series (memory, CPU, event loop, GC), read now; nothing runs per event.
+      ...processMetrics().families(),
+    ];
+    return renderFamilies(families);
+  }
+
+  #family(type: "counter" | "gauge", key: string, [name, help]: readonly [string, string]): MetricFamily {
+    return { name, type, help, samples: [{ labels: this.#labels, value: this.#values.get(key) ?? 0 }] };
+  }
 }
