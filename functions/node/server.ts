@@ -25,12 +25,13 @@ import { H2cPools } from "./h2c/h2c-pools.js";
 import type { H2cSettings } from "./h2c/h2c-session.js";
 import { Http1Dispatcher } from "./http1-dispatcher.js";
 import { createHttp1Front } from "./http1-front.js";
-import { type CleartextSplit, splitCleartext } from "./http2-front/cleartext-split.js";
-import { createHttp2Front, type Http2Front } from "./http2-front/http2-front.js";
+import { splitCleartext } from "./http2-front/cleartext-split.js";
+import { createHttp2Front } from "./http2-front/http2-front.js";
 import { HttpsDispatcher } from "./https-dispatcher.js";
 import { countingStage, countingStreams } from "./listener-counts.js";
 import { type ConnectionStage, routerProxyHeaderStage, withConnectionStage } from "./proxy-header-stage.js";
 import { RequestHandler } from "./request-handler.js";
+import { RouterShutdown } from "./router-shutdown.js";
 import { openRouterStore, type RouterStore } from "./router-store.js";
 import { BackendTlsSource } from "./tls/backend-tls-source.js";
 import { type HttpsListener, startRouterHttps } from "./tls/https-listener.js";
@@ -108,7 +109,7 @@ interface RouterCore {
 
 /**
  * Wires the Node router, one path for every request (ARCHITECTURE.md): the fronts (http1-front.ts on PORT,
- * http2/ for h2c prior knowledge there and ALPN h2, tls/ on HTTPS_PORT) hand every request to the one request
+ * http2-front/ for h2c prior knowledge there and ALPN h2, tls/ on HTTPS_PORT) hand every request to the one request
  * handler (request-handler.ts), whose exchanges go to the upstream dispatchers (HTTP/1.1 pools of lib/http1,
  * h2c sessions of h2c/). Hono serves the router's own endpoints: the probes on PORT and everything on
  * ADMIN_PORT. It listens at once: the first store load runs in the background (a Redis that hangs never delays
@@ -120,7 +121,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
   const server = createHttp1Front(core.handler, config);
   // HTTP/2 sessions close after the HTTP/1.1 keep-alive timeout with no stream; a new connection that has not
-  // told its protocol within the headers timeout is closed (http2/cleartext-split.ts).
+  // told its protocol within the headers timeout is closed (http2-front/cleartext-split.ts).
   const idleTimeoutMs = config.clientKeepAliveTimeoutMs;
   const { listeners } = core.routing.policy.metrics;
   const onStream = countingStreams(listeners, core.handler.http2);
@@ -161,7 +162,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // The dashboard's last minutes fill whether or not anyone watches; a sample reads the counters, no request.
   const sampling = setInterval(core.sample, core.trafficHistory.intervalMs);
   sampling.unref();
-  const close = closer(core, { server, adminServer, http2, split, sampling, drainMs, logger });
+  const shutdown = new RouterShutdown(core, { server, adminServer, http2, split, sampling, drainMs, logger });
   const { port } = server.address() as AddressInfo;
   const { redisSource } = core.store;
   return {
@@ -173,7 +174,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
     adminServer,
     redisSource,
     https: core.https,
-    close,
+    close: () => shutdown.close(),
     dispatchers: core.dispatchers,
   };
 }
@@ -253,52 +254,4 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
     https: undefined,
   };
   return core;
-}
-
-interface Listeners {
-  readonly server: Server;
-  readonly adminServer: Server;
-  readonly http2: Http2Front;
-  readonly split: CleartextSplit;
-  readonly sampling: NodeJS.Timeout;
-  readonly drainMs: number;
-  readonly logger: Logger;
-}
-
-/** Stops accepting, drains for up to drainMs, then cuts what is left and closes the pools and the store. */
-function closer(core: RouterCore, listeners: Listeners): () => Promise<void> {
-  const { server, adminServer, http2, drainMs } = listeners;
-  let closing: Promise<void> | undefined;
-  return () => {
-    closing ??= (async () => {
-      clearInterval(listeners.sampling);
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      listeners.split.destroyUndecided();
-      const http2Drained = http2.close();
-      // Its ports' connections: passed-through ones are cut with the upgrades at the bound.
-      const httpsDrained = core.https?.close();
-      // Admin answers are short: an idle scrape connection is closed now, a busy one when the drain ends.
-      adminServer.close();
-      adminServer.closeIdleConnections();
-      // A keep-alive connection turns idle when its last response ends; close those as they appear.
-      server.closeIdleConnections();
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      // Upgraded connections (WebSockets) are no longer the HTTP server's: closeAllConnections misses them.
-      const bound = setTimeout(() => {
-        server.closeAllConnections();
-        for (const socket of core.handler.upgraded) socket.destroy();
-        core.https?.destroyAll();
-      }, drainMs);
-      await Promise.all([drained, http2Drained, httpsDrained]);
-      adminServer.closeAllConnections();
-      clearInterval(sweep);
-      clearTimeout(bound);
-      core.dispatchers.destroy();
-      core.backendTls?.close();
-      await core.store.close();
-      await core.otel?.shutdown();
-      listeners.logger.info("router stopped");
-    })();
-    return closing;
-  };
 }
