@@ -72,7 +72,31 @@ function onEnd(this: Carrier): void {
 function onClose(this: Carrier): void {
   this[REQUEST]?.onClose(this);
 }
+function onDrain(this: Carrier): void {
+  this[REQUEST]?.bodyDrained();
+}
 function ignoreError(): void {}
+
+/**
+ * The request body goes to its stream as Readable.pipe would send it (backpressure through 'drain', the stream
+ * ended with the body), with one shared listener each: pipe's own listeners and their removal cost more per
+ * request than a small gRPC call's whole body.
+ */
+const TARGET = Symbol("edgeslice.h2cBodyTarget");
+type BodyCarrier = Readable & { [TARGET]?: Carrier };
+
+function onBodyData(this: BodyCarrier, chunk: Buffer): void {
+  const stream = this[TARGET];
+  if (stream === undefined || stream.write(chunk)) return;
+  this.pause();
+  stream.once("drain", onDrain);
+}
+function onBodyEnd(this: BodyCarrier): void {
+  this[TARGET]?.end();
+}
+function onBodyError(this: BodyCarrier): void {
+  this[TARGET]?.close(constants.NGHTTP2_CANCEL);
+}
 
 /**
  * One request on an h2c backend, told to its handler as the HTTP/1.1 client tells its own (lib/http-exchange.ts:
@@ -159,11 +183,28 @@ export class H2cRequest implements RequestControl, SessionWaiter {
     // (rstCode, GOAWAY); a listener keeps them from being thrown.
     stream.on("error", ignoreError);
     stream.on("close", onClose);
-    const body = this.#body;
-    if (body) {
-      body.once("error", () => stream.close(constants.NGHTTP2_CANCEL));
-      body.pipe(stream);
-    }
+    if (this.#body) this.#sendBody(this.#body, stream);
+  }
+
+  #sendBody(body: BodyCarrier, stream: Carrier): void {
+    body[TARGET] = stream;
+    body.once("error", onBodyError);
+    body.on("data", onBodyData);
+    body.on("end", onBodyEnd);
+  }
+
+  /** The stream closed: the body stops flowing to it, as an unpiped source pauses. */
+  #detachBody(body: BodyCarrier): void {
+    if (body[TARGET] === undefined) return;
+    body[TARGET] = undefined;
+    body.off("data", onBodyData);
+    body.off("end", onBodyEnd);
+    body.pause();
+  }
+
+  /** The stream took what it held: the body flows again. */
+  bodyDrained(): void {
+    this.#body?.resume();
   }
 
   /** The stream's events (one shared listener each, no closure per request). */
@@ -189,7 +230,7 @@ export class H2cRequest implements RequestControl, SessionWaiter {
 
   onClose(stream: ClientHttp2Stream): void {
     this.#session?.closed();
-    this.#body?.unpipe(stream);
+    if (this.#body) this.#detachBody(this.#body);
     if (this.#done) return;
     const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
     if (this.#answered && !this.#aborted && code === constants.NGHTTP2_NO_ERROR && stream.readableEnded) {
