@@ -27,6 +27,11 @@ export interface RouterStore {
   readonly backendTls: BackendTlsReader | undefined;
   /** Settles when the Redis client first connected or failed to (undefined for a given source). */
   readonly connected: Promise<void> | undefined;
+  /**
+   * Settles once the first load settled (loaded, or Redis down): certificates and backend TLS records are read
+   * for the clusters that load found, so a read before it finds none and waits a whole interval.
+   */
+  readonly loaded: Promise<void> | undefined;
   /** Closes the reader and the Redis client, each bounded: a Redis that hangs must not hold the shutdown. */
   close(): Promise<void>;
 }
@@ -54,6 +59,7 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
       certificates: deps.certificates,
       backendTls: deps.backendTls,
       connected: undefined,
+      loaded: undefined,
       close: async () => {},
     };
   }
@@ -82,7 +88,7 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
   });
   // The first load waits for the connection (or its first failure): sent before, it met a client that was not
   // ready, which refuses commands at once without an offline queue, and every start logged a failed load.
-  void connected
+  const loaded = connected
     .then(() => redisSource.start())
     .catch((error) => logger.error("store reader failed to start", { error }));
   // The clusters the snapshot reader found by their heartbeats, not the registry any sync may add names to.
@@ -93,6 +99,7 @@ export function openRouterStore(config: RouterConfig, deps: RouterStoreDeps): Ro
     certificates: createRedisCertificateReader(redis, config.prefix, { clusters }),
     backendTls: createRedisBackendTlsReader(redis, config.prefix, { clusters }),
     connected,
+    loaded,
     async close() {
       const sourceClosed = redisSource.close();
       await settlesWithin(sourceClosed, STORE_CLOSE_MS);

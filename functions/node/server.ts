@@ -147,7 +147,7 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
       host,
       logger,
       passthrough: { routing: core.routing },
-      storeReady: core.store.connected,
+      storeReady: core.store.loaded,
       connectionStage: countingStage(listeners, "https", core.stage),
     });
   } catch (error) {
@@ -192,7 +192,7 @@ function routerCore(config: RouterConfig, deps: NodeRouterDeps, logger: Logger):
   });
   const backendTls =
     store.backendTls && new BackendTlsSource(store.backendTls, logger, { storeKey: config.tlsStoreKey });
-  backendTls?.start(store.connected);
+  backendTls?.start(store.loaded);
   const dispatchers = new Dispatchers({
     http1: new Http1Dispatcher(deps.upstreamOptions),
     h2c: new H2cPools({ ...config.h2c, ...deps.h2c }),
