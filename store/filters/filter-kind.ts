@@ -1,4 +1,4 @@
-import type * as v from "valibot";
+import * as v from "valibot";
 import type { Result } from "../../lib/result.js";
 
 /**
@@ -73,3 +73,25 @@ export interface FilterKind<
 export type AnyFilterKind = FilterKind<string, v.GenericSchema>;
 
 export const unsupported = (message: string): FilterProblem => ({ reason: "UnsupportedValue", message });
+
+/**
+ * An "in-order" kind's translation: the first filter of its type is kept, but every one must be valid (the
+ * field `inputField` read by `schema`, then `translateOne`); the first error ends the rule's translation.
+ */
+export function firstOfType<Schema extends v.GenericSchema, Value>(
+  filters: readonly GatewayFilter[],
+  type: string,
+  inputField: string,
+  schema: Schema,
+  translateOne: (given: v.InferOutput<Schema>) => Result<Value>,
+): Result<Value | undefined> {
+  let first: Value | undefined;
+  for (const filter of filters) {
+    const given = filter[inputField];
+    if (!given || !v.is(schema, given)) return { ok: false, error: `filter ${type} is not supported` };
+    const translated = translateOne(given);
+    if (!translated.ok) return translated;
+    first ??= translated.value;
+  }
+  return { ok: true, value: first };
+}

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Result } from "../../lib/result.js";
 import { HeaderNameSchema, HeaderValueSchema } from "../wire-values.js";
-import type { FilterKind, GatewayFilter } from "./filter-kind.js";
+import { type FilterKind, firstOfType, type GatewayFilter } from "./filter-kind.js";
 
 /**
  * RequestHeaderModifier and ResponseHeaderModifier (HTTPHeaderFilter): one shape, set replaces, add appends,
@@ -70,17 +70,10 @@ function headerModifierKind<Field extends "requestHeaders" | "responseHeaders">(
     translated: "in-order",
     onBackendRef: true,
     translate(filters: readonly GatewayFilter[]) {
-      let first: HeaderModifier | undefined;
-      for (const filter of filters) {
-        const given = filter[inputField];
-        if (!given || !v.is(GatewayHeaderModifierSchema, given)) {
-          return { ok: false, error: `filter ${type} is not supported` };
-        }
+      return firstOfType(filters, type, inputField, GatewayHeaderModifierSchema, (given) => {
         const modifier = translateHeaderModifier(given);
-        if (!modifier.ok) return { ok: false, error: `${type} ${modifier.error}` };
-        first ??= modifier.value;
-      }
-      return { ok: true, value: first };
+        return modifier.ok ? modifier : { ok: false, error: `${type} ${modifier.error}` };
+      });
     },
   };
 }

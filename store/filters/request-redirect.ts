@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { authorityPort } from "../../lib/authority.js";
 import type { Result } from "../../lib/result.js";
 import { PortNumberSchema, PreciseHostnameSchema } from "../wire-values.js";
-import type { FilterKind, GatewayFilter } from "./filter-kind.js";
+import { type FilterKind, firstOfType, type GatewayFilter } from "./filter-kind.js";
 import { translatePreciseHostname } from "./hostname.js";
 import {
   checkPrefixMatches,
@@ -76,17 +76,13 @@ export const REQUEST_REDIRECT: FilterKind<"redirect", typeof RedirectSchema, fal
   // Read on a backendRef too, where its check refuses it as next to a backend.
   onBackendRef: false,
   translate(filters: readonly GatewayFilter[]) {
-    let first: Redirect | undefined;
-    for (const filter of filters) {
-      const given = filter.requestRedirect;
-      if (!given || !v.is(GatewayRedirectSchema, given)) {
-        return { ok: false, error: "filter RequestRedirect is not supported" };
-      }
-      const redirect = translateRedirect(given);
-      if (!redirect.ok) return redirect;
-      first ??= redirect.value;
-    }
-    return { ok: true, value: first };
+    return firstOfType(
+      filters,
+      "RequestRedirect",
+      "requestRedirect",
+      GatewayRedirectSchema,
+      translateRedirect,
+    );
   },
   /** HTTPRequestRedirectFilter: "cannot be used on the same Route rule as a HTTPURLRewrite filter" or with backends. */
   check(filters, rule) {

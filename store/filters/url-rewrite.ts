@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Result } from "../../lib/result.js";
 import { PreciseHostnameSchema } from "../wire-values.js";
-import type { FilterKind, GatewayFilter } from "./filter-kind.js";
+import { type FilterKind, firstOfType, type GatewayFilter } from "./filter-kind.js";
 import { translatePreciseHostname } from "./hostname.js";
 import {
   checkPrefixMatches,
@@ -50,17 +50,7 @@ export const URL_REWRITE: FilterKind<"rewrite", typeof RewriteSchema, true> = {
   // HTTPRouteBackendURLRewrite: a backendRef's rewrite applies after the rule's.
   onBackendRef: true,
   translate(filters: readonly GatewayFilter[]) {
-    let first: Rewrite | undefined;
-    for (const filter of filters) {
-      const given = filter.urlRewrite;
-      if (!given || !v.is(GatewayRewriteSchema, given)) {
-        return { ok: false, error: "filter URLRewrite is not supported" };
-      }
-      const rewrite = translateRewrite(given);
-      if (!rewrite.ok) return rewrite;
-      first ??= rewrite.value;
-    }
-    return { ok: true, value: first };
+    return firstOfType(filters, "URLRewrite", "urlRewrite", GatewayRewriteSchema, translateRewrite);
   },
   check(filters, rule) {
     return checkPrefixMatches((filters.rewrite as Rewrite | undefined)?.path, rule);
