@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterKeys } from "../../store/keys.js";
 import { type BackendFleet, createBackendFleet, type RecordingBackend } from "../e2e/support/backends.js";
-import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../e2e/support/contract-layout.js";
+import { routeRecord, routeRule } from "../e2e/support/contract-layout.js";
+import { beatAll, publishEastPay } from "./support/east-tenant.js";
 import { announce, publishRoute, routeOfSize } from "./support/hostile-records.js";
 import {
   adminJson,
@@ -72,27 +73,8 @@ let baseline: Window;
 beforeAll(async () => {
   world = await startHostileWorld(["east", "evil"]);
   eastPod = await fleet.start("east", "127.0.0.1");
-  for (const cluster of ["east", "evil"]) {
-    await (await world.writer(cluster)).heartbeat({
-      holder: `${cluster}-0`,
-      leaseMs: 600_000,
-      at: Date.now(),
-    });
-  }
-  const east = await world.writer("east");
-  await east.putService(
-    serviceRecordV2({
-      cluster: "east",
-      service: "pay/web",
-      ports: [{ number: 80, ipv4: [endpoint(eastPod.ip, eastPod.port)] }],
-    }),
-  );
-  await east.putRoute(
-    routeRecord("httproute:pay/web", {
-      hostnames: ["pay.test"],
-      rules: [routeRule([{ service: "pay/web", port: 80, weight: 1 }])],
-    }),
-  );
+  await beatAll(world, ["east", "evil"]);
+  await publishEastPay(world, eastPod);
   const sync = await world.sync("evil");
   await publishRoute(sync, "evil", routeOfSize("httproute:evil/huge", "huge.evil.test", 4_000_000));
   await publishRoute(sync, "evil", routeOfSize("httproute:evil/large", "large.evil.test", 1_000_000));

@@ -4,8 +4,8 @@ import { sealBinding, sealKey } from "../../store/certificate-seal.js";
 import { CERTIFICATE_SCHEMA_VERSION } from "../../store/certificates.js";
 import { clusterKeys, clustersKey } from "../../store/keys.js";
 import { type BackendFleet, createBackendFleet } from "../e2e/support/backends.js";
-import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../e2e/support/contract-layout.js";
 import { createTestAuthority } from "../support/certificates.js";
+import { beatAll, publishEastPay } from "./support/east-tenant.js";
 import {
   type BuiltRouter,
   get,
@@ -47,29 +47,10 @@ let baseline: Cost;
 beforeAll(async () => {
   world = await startHostileWorld(["east", "evil"]);
   const pod = await fleet.start("east", "127.0.0.1");
-  for (const cluster of ["east", "evil"]) {
-    await (await world.writer(cluster)).heartbeat({
-      holder: `${cluster}-0`,
-      leaseMs: 600_000,
-      at: Date.now(),
-    });
-  }
-  const east = await world.writer("east");
-  await east.putService(
-    serviceRecordV2({
-      cluster: "east",
-      service: "pay/web",
-      ports: [{ number: 80, ipv4: [endpoint(pod.ip, pod.port)] }],
-    }),
-  );
-  await east.putRoute(
-    routeRecord("httproute:pay/web", {
-      hostnames: ["pay.test"],
-      rules: [routeRule([{ service: "pay/web", port: 80, weight: 1 }])],
-    }),
-  );
+  await beatAll(world, ["east", "evil"]);
+  await publishEastPay(world, pod);
   const leaf = createTestAuthority().issue(["pay.test"]);
-  await east.certificates?.putCertificate({
+  await (await world.writer("east")).certificates?.putCertificate({
     v: CERTIFICATE_SCHEMA_VERSION,
     id: "pay/tls",
     hostnames: ["pay.test"],

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BackendFleet, createBackendFleet, type RecordingBackend } from "../e2e/support/backends.js";
-import { endpoint, routeRecord, routeRule, serviceRecordV2 } from "../e2e/support/contract-layout.js";
+import { routeRecord, routeRule } from "../e2e/support/contract-layout.js";
+import { beatAll, publishEastPay } from "./support/east-tenant.js";
 import { publishRoute, routeOfSize } from "./support/hostile-records.js";
 import {
   adminJson,
@@ -61,27 +62,8 @@ async function marker(cluster: string, host: string): Promise<void> {
 beforeAll(async () => {
   world = await startHostileWorld(["east", "evil", "ghost", "wide"]);
   eastPod = await fleet.start("east", "127.0.0.1");
-  for (const cluster of ["east", "evil", "ghost", "wide"]) {
-    await (await world.writer(cluster)).heartbeat({
-      holder: `${cluster}-0`,
-      leaseMs: 600_000,
-      at: Date.now(),
-    });
-  }
-  const east = await world.writer("east");
-  await east.putService(
-    serviceRecordV2({
-      cluster: "east",
-      service: "pay/web",
-      ports: [{ number: 80, ipv4: [endpoint(eastPod.ip, eastPod.port)] }],
-    }),
-  );
-  await east.putRoute(
-    routeRecord("httproute:pay/web", {
-      hostnames: ["pay.test"],
-      rules: [routeRule([{ service: "pay/web", port: 80, weight: 1 }])],
-    }),
-  );
+  await beatAll(world, ["east", "evil", "ghost", "wide"]);
+  await publishEastPay(world, eastPod);
   router = await world.startRouter({ CLUSTER_GRANTS });
   await until(
     () => get(router, "pay.test"),
