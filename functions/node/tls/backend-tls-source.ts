@@ -1,4 +1,5 @@
 import type { Logger } from "../../../lib/logger.js";
+import { PeriodicRead } from "../../../lib/periodic-read.js";
 import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
 import {
   type BackendTlsPolicyRecord,
@@ -48,15 +49,13 @@ export class BackendTlsSource implements BackendTlsSetups {
   readonly #reader: BackendTlsReader;
   readonly #logger: Logger;
   readonly #warnings: WarnOnce;
-  readonly #intervalMs: number;
+  readonly #reads: PeriodicRead;
   /** TLS_STORE_KEY: opens the Gateways' backend client keys; without it none is presented. */
   readonly #storeKey: Uint8Array | undefined;
   readonly #versions = new Map<string, string>();
   readonly #byCluster = new Map<string, LoadedCluster>();
   /** `cluster\npolicy\ngateway` → the setup presenting that Gateway's certificate (made when first asked). */
   readonly #withClient = new Map<string, BackendTlsSetup>();
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
   #failing = false;
 
   constructor(
@@ -68,7 +67,7 @@ export class BackendTlsSource implements BackendTlsSetups {
     this.#logger = logger;
     this.#warnings = createWarnOnce(logger);
     this.#storeKey = options.storeKey;
-    this.#intervalMs = options.intervalMs ?? DEFAULT_BACKEND_TLS_REFRESH_MS;
+    this.#reads = new PeriodicRead(() => this.#poll(), options.intervalMs ?? DEFAULT_BACKEND_TLS_REFRESH_MS);
   }
 
   setupFor(cluster: string, policy: string, gateway?: string): BackendTlsSetup | undefined {
@@ -95,24 +94,16 @@ export class BackendTlsSource implements BackendTlsSetups {
 
   /** Reads what changed now (the first load; tests). */
   refresh(): Promise<void> {
-    this.#running ??= this.#poll().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    return this.#reads.refresh();
   }
 
-  /** Reads once `after` settles (the store's connection), then every interval. */
+  /** Reads once `after` settles (the store's first load), then every interval. */
   start(after?: Promise<unknown>): void {
-    void Promise.resolve(after)
-      .catch(() => undefined)
-      .then(() => this.refresh());
-    this.#timer = setInterval(() => void this.refresh(), this.#intervalMs);
-    this.#timer.unref();
+    this.#reads.start(after);
   }
 
   close(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#reads.close();
   }
 
   async #poll(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { SecureContext } from "node:tls";
 import type { Logger } from "../../../lib/logger.js";
+import { PeriodicRead } from "../../../lib/periodic-read.js";
 import type { MetricFamily } from "../../../lib/prometheus.js";
 import { createWarnOnce, type WarnOnce } from "../../../lib/warn-once.js";
 import type { CertificateReader } from "../../../store/certificates.js";
@@ -93,8 +94,7 @@ class PolledCertificates implements CertificateSource {
   #expiries: readonly CertificateExpiry[] = [];
   readonly #contexts = new Map<string, SecureContext>();
   readonly #pairs = new Map<string, CertificatePair>();
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  readonly #reads: PeriodicRead;
   #failing = false;
   readonly #loading: RecordLoading;
 
@@ -102,6 +102,7 @@ class PolledCertificates implements CertificateSource {
     this.#options = options;
     this.#warnings = createWarnOnce(options.logger);
     this.#loading = { warnings: this.#warnings, storeKey: options.storeKey, grants: options.grants };
+    this.#reads = new PeriodicRead(() => this.#poll(), options.intervalMs ?? DEFAULT_CERTIFICATE_REFRESH_MS);
   }
 
   table(): CertificateTable {
@@ -121,26 +122,15 @@ class PolledCertificates implements CertificateSource {
   }
 
   refresh(): Promise<void> {
-    this.#running ??= this.#poll().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    return this.#reads.refresh();
   }
 
   start(after?: Promise<unknown>): void {
-    void Promise.resolve(after)
-      .catch(() => undefined)
-      .then(() => this.refresh());
-    this.#timer = setInterval(
-      () => void this.refresh(),
-      this.#options.intervalMs ?? DEFAULT_CERTIFICATE_REFRESH_MS,
-    );
-    this.#timer.unref();
+    this.#reads.start(after);
   }
 
   close(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#reads.close();
   }
 
   async #poll(): Promise<void> {
