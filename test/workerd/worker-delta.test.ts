@@ -76,6 +76,11 @@ describe("the Worker following the store by deltas", () => {
     // What a sync with TLS_STORE_KEY writes next to the records: a certificate hash and its version counter.
     await client.hset(keys.certificates, "shop/cert", '{"v":2,"id":"shop/cert"}');
     await client.incr(keys.certificatesVersion);
+    // MONITOR's feed trails the replies: the test's own INCR must be in it before the Worker's commands count.
+    await until(
+      async () => commandsOn(0, "incr", keys.certificatesVersion).length,
+      (count) => count > 0,
+    );
     const start = monitor.commands.length;
     const mf = worker({ REDIS_URL: privateRedis.url, EDGESLICE_PREFIX: prefix, CACHE_TTL_MS: "100" });
     expect((await get(mf, "http://tls.example.test/")).body).toMatch(/^tls /);
