@@ -1,5 +1,5 @@
-import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
-import { connect, createServer, type TLSSocket } from "node:tls";
+import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from "node:net";
+import { connect, createServer } from "node:tls";
 import type { TestCertificate } from "./certificates.js";
 
 /**
@@ -16,45 +16,37 @@ export interface TlsBackend {
   close(): Promise<void>;
 }
 
-export async function startTlsBackend(name: string, certificate: TestCertificate): Promise<TlsBackend> {
-  let connections = 0;
-  const sockets = new Set<TLSSocket>();
-  const server = createServer({ cert: certificate.cert, key: certificate.key }, (socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    socket.on("error", () => socket.destroy());
-    socket.write(`${name} sni=${socket.servername || "-"}\n`);
-    socket.pipe(socket);
+export function startTlsBackend(name: string, certificate: TestCertificate): Promise<TlsBackend> {
+  return startEchoServer(name, (greet) => {
+    const server = createServer({ cert: certificate.cert, key: certificate.key }, (socket) =>
+      greet(socket, socket.servername || "-"),
+    );
+    server.on("tlsClientError", () => undefined);
+    return server;
   });
-  server.on("tlsClientError", () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    name,
-    host: "127.0.0.1",
-    port: (server.address() as AddressInfo).port,
-    connections: () => connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /**
  * A cleartext TCP backend (what a TLSRoute of a Terminate listener sends the decrypted bytes to), greeting as
  * startTlsBackend's do, with no server name (`sni=-`), then echoing.
  */
-export async function startTcpBackend(name: string): Promise<TlsBackend> {
+export function startTcpBackend(name: string): Promise<TlsBackend> {
+  return startEchoServer(name, (greet) => createTcpServer((socket) => greet(socket, "-")));
+}
+
+/** Listens on loopback with the server `serve` makes; each connection it hands `greet` is greeted, then echoed. */
+async function startEchoServer(
+  name: string,
+  serve: (greet: (socket: Socket, serverName: string) => void) => Server,
+): Promise<TlsBackend> {
   let connections = 0;
   const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
+  const server = serve((socket, serverName) => {
     connections++;
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    socket.write(`${name} sni=-\n`);
+    socket.write(`${name} sni=${serverName}\n`);
     socket.pipe(socket);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
