@@ -123,8 +123,8 @@ describe("gRPC through the router", () => {
     ]);
   });
 
-  it("passes a client's cancellation on to the server", async () => {
-    const { backend, client } = await setUp();
+  /** A server-streaming Count call whose first message arrived: the stream is open at both ends. */
+  const countingCallUnderWay = async (client: grpc.Client) => {
     const call = client.makeServerStreamRequest<Buffer, Buffer>(
       ECHO_SERVICE.Count.path,
       bytes,
@@ -135,22 +135,19 @@ describe("gRPC through the router", () => {
     );
     call.on("error", () => undefined);
     await new Promise((resolve) => call.once("data", resolve));
+    return call;
+  };
+
+  it("passes a client's cancellation on to the server", async () => {
+    const { backend, client } = await setUp();
+    const call = await countingCallUnderWay(client);
     call.cancel();
     await until(() => backend.cancelled.includes("Count"), "the server to see the call cancelled");
   });
 
   it("ends the client's call with an error when the server's stream goes away mid-call", async () => {
     const { backend, client } = await setUp();
-    const call = client.makeServerStreamRequest<Buffer, Buffer>(
-      ECHO_SERVICE.Count.path,
-      bytes,
-      bytes,
-      Buffer.from("0"),
-      metadata(),
-      {},
-    );
-    call.on("error", () => undefined);
-    await new Promise((resolve) => call.once("data", resolve));
+    const call = await countingCallUnderWay(client);
     const status = new Promise<grpc.StatusObject>((resolve) => call.on("status", resolve));
     await backend.close();
     expect((await status).code).not.toBe(grpc.status.OK);
