@@ -21,7 +21,7 @@ import { Http1Client } from "./clients/http1-client.js";
 import { Http2Client } from "./clients/http2-client.js";
 import { UpgradeClient } from "./clients/upgrade-client.js";
 import type { Dispatchers } from "./dispatchers.js";
-import { Exchange, type ExchangeObserver } from "./exchange.js";
+import { Exchange } from "./exchange.js";
 import { authorityProblem } from "./http2-front/authority.js";
 import { sendMirrors } from "./mirrors.js";
 import { RequestHead } from "./request-head.js";
@@ -29,19 +29,10 @@ import { RequestHead } from "./request-head.js";
 /** What Node's HTTP/1.1 parser takes on a request line: an HTTP/2 :method is held to the same (core/http/request-method.ts). */
 const HTTP1_METHODS: ReadonlySet<string> = new Set(METHODS);
 
-/**
- * A further reason to refuse a request before routing, given its client side (its head, its connection's
- * facts); the HTTPS listener's misdirected request is one. Checks run in order, the first problem answers.
- */
-export type RequestCheck = (client: ClientSide) => RouterError | undefined;
-
 export interface RequestHandlerDeps extends PipelineDeps {
   readonly dispatchers: Dispatchers;
   /** The public listener's own endpoints under /_edgeslice/ (the probes), a Hono app (app/app.ts). */
   readonly adminApp: Hono;
-  readonly checks?: readonly RequestCheck[];
-  /** An observer of each exchange (tracing, metrics), made when it starts. */
-  readonly observe?: (client: ClientSide, route: ProxyRoute) => ExchangeObserver | undefined;
 }
 
 /**
@@ -74,9 +65,9 @@ export class RequestHandler implements PipelineOutput<ClientSide, void> {
   ): void => {
     // Reset by the client in the packet that opened it (rapid reset): nobody to answer, nothing to forward.
     if (stream.destroyed) return;
-    const client = new Http2Client(stream, headers, raw, new RequestHead(raw), this.#deps.trustedProxies);
+    const client = new Http2Client(stream, headers, new RequestHead(raw), this.#deps.trustedProxies);
     const problem =
-      authorityProblem(headers[":authority"], client.head.host) ??
+      authorityProblem(headers[":authority"], client.headers.host) ??
       methodProblem(client.method, HTTP1_METHODS);
     this.handle(client, problem);
   };
@@ -90,8 +81,7 @@ export class RequestHandler implements PipelineOutput<ClientSide, void> {
   /** Serves one request from any front; `problem`: the front's own reason to refuse it. */
   handle(client: ClientSide, problem?: RouterError): void {
     try {
-      const refused =
-        problem ?? client.head.problem ?? (client.url === "" ? "bad_request" : this.#check(client));
+      const refused = problem ?? client.headers.problem ?? (client.url === "" ? "bad_request" : undefined);
       if (refused !== undefined) this.#refuse(client, refused);
       // The probes are plain requests: an upgrade under the prefix is routed, and refused (404) like any.
       else if (!client.upgrade && adminRequest(client.url)) {
@@ -114,16 +104,7 @@ export class RequestHandler implements PipelineOutput<ClientSide, void> {
   }
 
   forward(run: Run<ClientSide, void>, route: ProxyRoute, deps: PolicyDeps): void {
-    const observer = this.#deps.observe?.(run.request, route);
-    new Exchange(this.#deps.dispatchers, run.request, route, deps, run, observer).run();
-  }
-
-  #check(client: ClientSide): RouterError | undefined {
-    for (const check of this.#deps.checks ?? []) {
-      const problem = check(client);
-      if (problem !== undefined) return problem;
-    }
-    return undefined;
+    new Exchange(this.#deps.dispatchers, run.request, route, deps, run).run();
   }
 
   /** Refused before any routing: no service, and no time worth measuring. */

@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import type { RequestContent } from "../../../lib/http1/request-content.js";
 import type { PipelineRequest, ProxyRoute } from "../../app/request-pipeline.js";
@@ -7,7 +7,7 @@ import type { ErrorAnswer } from "../../core/http/errors.js";
 import { downstreamResponseHeaderList, type ForwardingInfo } from "../../core/http/headers.js";
 import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
-import { type ConnectionFacts, connectionFactsOf, type TlsFacts, tlsFactsOf } from "../connection-facts.js";
+import { connectionFactsOf, tlsFactsOf } from "../connection-facts.js";
 import { relayFraming } from "../relayed-framing.js";
 import type { RequestHead } from "../request-head.js";
 import { requestUrl } from "../request-url.js";
@@ -23,91 +23,89 @@ export const REFUSED = "refused";
 
 const TEXT = "text/plain; charset=UTF-8";
 
+const WATCHER = Symbol("edgeslice.watcher");
+type Watched = Writable & { [WATCHER]?: ClientWatcher };
+
+/** One shared 'close' listener for every answer (no closure per request). */
+function onAnswerClose(this: Watched): void {
+  this[WATCHER]?.clientClosed();
+}
+
 /**
- * The client's side of one exchange, whichever front it came through: what it asked (the pipeline's request,
- * its head read once, its connection's facts) and how its answer is written. The request handler and the
- * exchange speak only to this; each protocol's way of writing is one subclass (http1-client.ts,
- * http2-client.ts, upgrade-client.ts).
+ * The client's side of one exchange, whichever front it came through: what it asked (its head read once, its
+ * connection's facts) and how its answer is written to `out`, one subclass per way of writing. The request
+ * handler and the exchange speak only to this.
  */
-export abstract class ClientSide implements PipelineRequest {
-  readonly method: string;
+export abstract class ClientSide<In extends Readable = Readable, Out extends Writable = Writable>
+  implements PipelineRequest
+{
   /** The URL routed on (request-url.ts); "" when it cannot be read (400). */
   readonly url: string;
-  readonly head: RequestHead;
+  readonly requestId: string | undefined;
+  readonly connectionFields: string | null;
   /** Who the client is (its address, or a trusted balancer's PROXY header's), read once per connection. */
-  readonly facts: ConnectionFacts;
-  /** What the TLS handshake settled (SNI, ALPN, the port it came to); undefined in cleartext. */
-  readonly tls: TlsFacts | undefined;
+  readonly clientIp: string | undefined;
+  readonly trustedPeer: boolean;
+  readonly proto: "http" | "https";
+  readonly serverName: string | undefined;
+  readonly listenerPort: number | undefined;
   /** An HTTP/1.1 upgrade (WebSocket): a 101 joins the connections. */
   readonly upgrade: boolean = false;
-  /** Where the request's body is read from (flow-controlled, read only while an attempt asks for it). */
-  abstract readonly bodySource: Readable;
   /** The client went away before its answer was sent whole. */
   abstract readonly gone: boolean;
-  /** The answer's head went out. */
   abstract readonly headersSent: boolean;
-  /** The HTTP version the client spoke, for the access log. */
   abstract readonly protocol: string;
 
+  /** `bodySource`: the request's body, read only while an attempt asks for it; `out`: where the answer goes. */
   constructor(
-    method: string,
-    head: RequestHead,
+    readonly bodySource: In,
+    protected readonly out: Out,
+    readonly method: string,
+    readonly headers: RequestHead,
     socket: Socket,
     trusted: TrustedProxies,
     authority: string | undefined,
     target: string | undefined,
   ) {
-    this.method = method;
-    this.head = head;
-    this.facts = connectionFactsOf(socket, trusted);
-    this.tls = tlsFactsOf(socket);
-    this.url = requestUrl(this.tls ? "https" : "http", authority, target) ?? "";
-  }
-
-  get headers(): RequestHead {
-    return this.head;
-  }
-  get requestId(): string | undefined {
-    return this.head.requestId;
-  }
-  get proto(): "http" | "https" {
-    return this.tls ? "https" : "http";
-  }
-  get serverName(): string | undefined {
-    return this.tls?.serverName;
-  }
-  get listenerPort(): number | undefined {
-    return this.tls?.listenerPort;
-  }
-  get clientIp(): string | undefined {
-    return this.facts.clientIp;
-  }
-  get connectionFields(): string | null {
-    return this.head.connection ?? null;
-  }
-  get trustedPeer(): boolean {
-    return this.facts.trustedPeer;
-  }
-  /** The authority the request names: its Host (HTTP/2: :authority, else Host). */
-  get authority(): string | undefined {
-    return this.head.host;
+    this.requestId = headers.requestId;
+    this.connectionFields = headers.connection ?? null;
+    const facts = connectionFactsOf(socket, trusted);
+    this.clientIp = facts.clientIp;
+    this.trustedPeer = facts.trustedPeer;
+    const tls = tlsFactsOf(socket);
+    this.proto = tls ? "https" : "http";
+    this.serverName = tls?.serverName;
+    this.listenerPort = tls?.listenerPort;
+    this.url = requestUrl(this.proto, authority, target) ?? "";
   }
 
   /** The request's fields as they go upstream (core/http/headers.ts rules), Host first. */
   abstract upstreamFields(forwarding: ForwardingInfo): string[];
   /** How its content is framed as it goes upstream (undefined: it has none). */
   abstract content(): ClientContent;
+
   /** `watcher` hears when the answer closes (sent whole, or the client left). */
-  abstract watch(watcher: ClientWatcher): void;
-  /**
-   * Writes a backend's response head with the route's response fields and the request id; throws when it
-   * cannot be relayed as it came (a 502 then, as any answer the router cannot pass on).
-   */
+  watch(watcher: ClientWatcher): void {
+    (this.out as Watched)[WATCHER] = watcher;
+    this.out.on("close", onAnswerClose);
+  }
+
+  /** Writes a backend's response head; throws when it cannot be relayed as it came (a 502 then). */
   abstract writeHead(head: ExchangeHead, route: ProxyRoute): void;
-  /** A chunk of the body; `view`: of a read buffer the dispatcher reuses unless holdsChunk says it is held. */
-  abstract data(chunk: Buffer, view: boolean): boolean;
+
+  /**
+   * A chunk of the body; `view`: of a read buffer the dispatcher reuses unless holdsChunk says it is held. `out`
+   * keeps what it is written until it leaves, so a view goes as a copy.
+   */
+  data(chunk: Buffer, view: boolean): boolean {
+    return this.out.write(view ? Buffer.from(chunk) : chunk);
+  }
+
   /** `resume` runs once the client took what data() could not. */
-  abstract whenDrained(resume: () => void): void;
+  whenDrained(resume: () => void): void {
+    this.out.once("drain", resume);
+  }
+
   /** Whether a chunk given as a view is still held (lib/http-exchange.ts holdsChunk). */
   holdsChunk(): boolean {
     return false;

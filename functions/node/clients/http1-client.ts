@@ -7,36 +7,23 @@ import { type ForwardingInfo, reasonPhrase, upstreamRequestHeaderList } from "..
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { drainUnreadBody } from "../drain.js";
 import type { RequestHead } from "../request-head.js";
-import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
+import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
 
 /**
- * How much of a response may wait in the client's socket before reading from the backend stops: about what a
- * piped stream holds (its 64 KiB, the socket's 16 KiB, and the chunk in hand), so a typical body is relayed
- * without stopping and restarting the backend's parser.
+ * What may wait in the client's socket before reading from the backend stops: about what a pipe holds (its
+ * 64 KiB, the socket's 16 KiB, the chunk in hand), so a typical body never stops the backend's parser.
  */
 const RESPONSE_BUFFER_BYTES = 128 * 1024;
-
-const WATCHER = Symbol("edgeslice.watcher");
-type Watched = ServerResponse & { [WATCHER]?: ClientWatcher };
-
-/** One shared 'close' listener for every response (no closure per request). */
-function onResponseClose(this: Watched): void {
-  this[WATCHER]?.clientClosed();
-}
 
 function endResponse(this: ServerResponse): void {
   this.end();
 }
 
 /**
- * An HTTP/1.x client's request on Node's objects (PORT, and HTTPS_PORT's http/1.1 connections). The head goes
- * out with one writeHead of a flat field list (Node builds it once, sent with the first chunk in one writev),
- * each chunk straight to the socket, and reading from the backend pauses while the client's socket is full:
- * no Readable, no pipe, no promise per chunk.
+ * An HTTP/1.x client's request on Node's objects: the head goes out with one writeHead of a flat field list (sent
+ * with the first chunk in one writev), each chunk straight to the socket; no Readable, pipe or promise per chunk.
  */
-export class Http1Client extends ClientSide {
-  readonly bodySource: IncomingMessage;
-  readonly #outgoing: ServerResponse;
+export class Http1Client extends ClientSide<IncomingMessage, ServerResponse> {
   /** The client's socket still held bytes when the last read was handed on: chunks go as copies meanwhile. */
   #backlogged = false;
   /** A chunk of the read under way went to the client's socket as it came (a view of the read's buffer). */
@@ -48,9 +35,16 @@ export class Http1Client extends ClientSide {
     head: RequestHead,
     trusted: TrustedProxies,
   ) {
-    super(incoming.method ?? "GET", head, incoming.socket, trusted, head.host, incoming.url);
-    this.bodySource = incoming;
-    this.#outgoing = outgoing;
+    super(
+      incoming,
+      outgoing,
+      incoming.method ?? "GET",
+      head,
+      incoming.socket,
+      trusted,
+      head.host,
+      incoming.url,
+    );
     // The clean-up of a body nobody read: drained, bounded, once the response closed (drain.ts).
     if (this.method !== "GET") outgoing.once("close", () => drainUnreadBody(incoming));
   }
@@ -59,10 +53,10 @@ export class Http1Client extends ClientSide {
     return this.bodySource.httpVersion;
   }
   get gone(): boolean {
-    return this.#outgoing.destroyed && !this.#outgoing.writableFinished;
+    return this.out.destroyed && !this.out.writableFinished;
   }
   get headersSent(): boolean {
-    return this.#outgoing.headersSent;
+    return this.out.headersSent;
   }
 
   upstreamFields(forwarding: ForwardingInfo): string[] {
@@ -78,23 +72,18 @@ export class Http1Client extends ClientSide {
     }
   }
 
-  watch(watcher: ClientWatcher): void {
-    (this.#outgoing as Watched)[WATCHER] = watcher;
-    this.#outgoing.on("close", onResponseClose);
-  }
-
   writeHead(head: ExchangeHead, route: ProxyRoute): void {
     // Transfer codings go to a client speaking HTTP/1.1 or later only (RFC 9112 §6.1).
     const { httpVersionMajor: major, httpVersionMinor: minor } = this.bodySource;
     const fields = this.relayedFields(head, route, major > 1 || minor >= 1);
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
     const reason = reasonPhrase(head.reason);
-    if (reason) this.#outgoing.writeHead(head.status, reason, fields);
-    else this.#outgoing.writeHead(head.status, fields);
+    if (reason) this.out.writeHead(head.status, reason, fields);
+    else this.out.writeHead(head.status, fields);
   }
 
-  data(chunk: Buffer, view: boolean): boolean {
-    const outgoing = this.#outgoing;
+  override data(chunk: Buffer, view: boolean): boolean {
+    const outgoing = this.out;
     // Behind bytes the client has not taken, a view would wait in the socket: it goes as a copy of its own
     // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/read-buffer.ts).
     const copy = view && this.#backlogged && outgoing.writableLength > 0;
@@ -104,45 +93,38 @@ export class Http1Client extends ClientSide {
     return sent || outgoing.writableLength <= RESPONSE_BUFFER_BYTES;
   }
 
-  whenDrained(resume: () => void): void {
-    this.#outgoing.once("drain", resume);
-  }
-
   /**
    * Node corks the client's socket from a write until the end of the tick: what the read brought (the head
    * with it, the end too if it came) goes now instead, in one writev still; whatever the kernel did not take
    * stays held by the socket, chunks sent as they came among it.
    */
   override holdsChunk(): boolean {
-    const outgoing = this.#outgoing;
-    const socket = outgoing.socket;
+    const socket = this.out.socket;
     if (socket !== null && socket.writableCorked === 1) socket.uncork();
-    this.#backlogged = outgoing.writableLength > 0;
+    this.#backlogged = this.out.writableLength > 0;
     const held = this.#sentAsRead && this.#backlogged;
     this.#sentAsRead = false;
     return held;
   }
 
   end(): void {
-    const outgoing = this.#outgoing;
     // While the client's socket is full, end() would queue one more (empty) write behind the body: ending once
     // it drained sends the body's tail alone, as a piped stream does (its end waits for the drain too).
-    if (outgoing.writableNeedDrain) outgoing.once("drain", endResponse);
-    else outgoing.end();
+    if (this.out.writableNeedDrain) this.out.once("drain", endResponse);
+    else this.out.end();
   }
 
   /** Never a clean end that would pass a truncated body for a whole one. */
   abort(): void {
-    this.#outgoing.destroy();
+    this.out.destroy();
   }
 
   answer({ status, headers, body }: ErrorAnswer): void {
-    const outgoing = this.#outgoing;
-    if (outgoing.headersSent || outgoing.destroyed) return;
+    if (this.out.headersSent || this.out.destroyed) return;
     const fields = headers.flat();
     if (body !== "" || this.method !== "HEAD") fields.push("content-length", String(Buffer.byteLength(body)));
     // The reason given: a writeHead that threw (a field value Node refuses) left its own phrase behind.
-    outgoing.writeHead(status, STATUS_CODES[status] ?? "", fields);
-    outgoing.end(body);
+    this.out.writeHead(status, STATUS_CODES[status] ?? "", fields);
+    this.out.end(body);
   }
 }

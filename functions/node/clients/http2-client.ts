@@ -13,38 +13,26 @@ import { type ForwardingInfo, upstreamRequestHeaderList } from "../../core/http/
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { addFields, http1FieldsOf } from "../http2-front/h2-fields.js";
 import type { RequestHead } from "../request-head.js";
-import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
+import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
 
 /** A request with content whose length was not declared: sent chunked (RFC 9113 §8.2.2 has no framing fields). */
 const UNDECLARED: RequestContent = { length: undefined, transferCodings: undefined };
 
 const CLIENT = Symbol("edgeslice.client");
-const WATCHER = Symbol("edgeslice.watcher");
-type Carrier = ServerHttp2Stream & { [CLIENT]?: Http2Client; [WATCHER]?: ClientWatcher };
+type Carrier = ServerHttp2Stream & { [CLIENT]?: Http2Client };
 
-/** One shared listener each for every stream (no closure per request). */
-function onStreamClose(this: Carrier): void {
-  this[WATCHER]?.clientClosed();
-}
-
+/** One shared listener for every stream (no closure per request). */
 function onWantTrailers(this: Carrier): void {
   this[CLIENT]?.sendTrailers();
 }
 
 /**
- * An HTTP/2 client's request on its stream (h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT), with
- * node:http2's stream API rather than its compatibility objects. The head goes out as one HEADERS frame, with
- * neither a reason phrase (RFC 9113 §8.3.2) nor a connection-specific field (§8.2.2); trailers are relayed, and
- * a Trailers-Only answer (gRPC) or a router answer without content is one HEADERS frame that ends the stream.
- * A backend that fails after the head resets the stream (INTERNAL_ERROR; CANCEL when the router cut it), never a
- * clean end that would pass a cut call for a whole one.
+ * An HTTP/2 client's request on its stream (node:http2's stream API, not its compatibility objects): no reason
+ * phrase (RFC 9113 §8.3.2) nor connection-specific field (§8.2.2) goes out, trailers are relayed. A backend
+ * failing after the head resets the stream, never a clean end that would pass a cut call for a whole one.
  */
-export class Http2Client extends ClientSide {
-  readonly bodySource: ServerHttp2Stream;
+export class Http2Client extends ClientSide<ServerHttp2Stream, ServerHttp2Stream> {
   readonly protocol = "2.0";
-  /** The :authority field (RFC 9113 §8.3.1: routed on, Host only when it is absent). */
-  readonly #authority: string | undefined;
-  readonly #rawHeaders: readonly string[];
   #trailers: string[] | undefined;
   /** The router ended its answer (Node ends a reset stream's writable side too: its flags cannot tell). */
   #ended = false;
@@ -52,21 +40,15 @@ export class Http2Client extends ClientSide {
   constructor(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
-    rawHeaders: string[],
     head: RequestHead,
     trusted: TrustedProxies,
   ) {
-    const authority = headers[":authority"] || undefined;
     const socket = stream.session?.socket as Socket;
-    super(headers[":method"] ?? "GET", head, socket, trusted, authority ?? head.host, headers[":path"]);
-    this.bodySource = stream;
-    this.#authority = authority;
-    this.#rawHeaders = rawHeaders;
+    // Routed on :authority, Host only when it is absent (RFC 9113 §8.3.1).
+    const authority = headers[":authority"] || head.host;
+    super(stream, stream, headers[":method"] ?? "GET", head, socket, trusted, authority, headers[":path"]);
   }
 
-  override get authority(): string | undefined {
-    return this.#authority ?? this.head.host;
-  }
   get gone(): boolean {
     return (this.bodySource.destroyed || this.bodySource.closed) && !this.#ended;
   }
@@ -75,24 +57,18 @@ export class Http2Client extends ClientSide {
   }
 
   upstreamFields(forwarding: ForwardingInfo): string[] {
-    return upstreamRequestHeaderList(http1FieldsOf(this.#rawHeaders), forwarding);
+    return upstreamRequestHeaderList(http1FieldsOf(this.headers.rawHeaders), forwarding);
   }
 
   /** Content unless the HEADERS ended the stream (RFC 9113 §8.1), framed by its Content-Length or chunked. */
   content(): ClientContent {
     try {
-      const declared = requestContentOf(this.#rawHeaders);
+      const declared = requestContentOf(this.headers.rawHeaders);
       if (this.bodySource.endAfterHeaders) return declared?.length === 0 ? declared : undefined;
       return declared ?? UNDECLARED;
     } catch {
       return REFUSED;
     }
-  }
-
-  watch(watcher: ClientWatcher): void {
-    const stream = this.bodySource as Carrier;
-    stream[WATCHER] = watcher;
-    stream.on("close", onStreamClose);
   }
 
   writeHead(head: ExchangeHead, route: ProxyRoute): void {
@@ -106,15 +82,6 @@ export class Http2Client extends ClientSide {
       stream[CLIENT] = this;
       stream.on("wantTrailers", onWantTrailers);
     }
-  }
-
-  /** The stream keeps what it is written until its frames leave: a view of a read buffer goes as a copy. */
-  data(chunk: Buffer, view: boolean): boolean {
-    return this.bodySource.write(view ? Buffer.from(chunk) : chunk);
-  }
-
-  whenDrained(resume: () => void): void {
-    this.bodySource.once("drain", resume);
   }
 
   override trailers(fields: string[]): void {

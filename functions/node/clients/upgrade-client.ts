@@ -14,22 +14,19 @@ import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import type { RequestHead } from "../request-head.js";
 import { endThenDestroy, joinSockets } from "../tunnel.js";
-import { type ClientContent, ClientSide, type ClientWatcher, REFUSED } from "./client-side.js";
+import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
 
 /**
- * An HTTP/1.1 Upgrade (WebSocket) on the raw socket Node hands its 'upgrade' listener (Node docs: http.Server
- * 'upgrade'): routed, forwarded and answered like any request, written byte for byte since Node's response
- * object is gone. A 101 joins the two connections (tunnel.ts); any other answer, the backend's or the router's,
- * is the last on the connection, which closes after it.
+ * An HTTP/1.1 Upgrade (WebSocket) on the raw socket of http.Server's 'upgrade' (Node docs): answered byte for
+ * byte, as Node's response object is gone. A 101 joins the connections (tunnel.ts); any other answer is the
+ * last on the connection, which closes after it.
  */
-export class UpgradeClient extends ClientSide {
+export class UpgradeClient extends ClientSide<IncomingMessage, Socket> {
   override readonly upgrade = true;
-  readonly bodySource: IncomingMessage;
-  readonly #socket: Socket;
+  headersSent = false;
   readonly #clientHead: Buffer;
   /** Every connection of an upgrade under way or joined, cut when the router's drain ends. */
   readonly #open: Set<Socket>;
-  #headSent = false;
 
   constructor(
     incoming: IncomingMessage,
@@ -39,9 +36,7 @@ export class UpgradeClient extends ClientSide {
     open: Set<Socket>,
     trusted: TrustedProxies,
   ) {
-    super(incoming.method ?? "GET", head, socket, trusted, head.host, incoming.url);
-    this.bodySource = incoming;
-    this.#socket = socket;
+    super(incoming, socket, incoming.method ?? "GET", head, socket, trusted, head.host, incoming.url);
     this.#clientHead = clientHead;
     this.#open = open;
     track(socket, open);
@@ -49,6 +44,9 @@ export class UpgradeClient extends ClientSide {
 
   get protocol(): string {
     return this.bodySource.httpVersion;
+  }
+  get gone(): boolean {
+    return this.out.destroyed;
   }
 
   upstreamFields(forwarding: ForwardingInfo): string[] {
@@ -60,20 +58,9 @@ export class UpgradeClient extends ClientSide {
     return hasBody(this.bodySource.rawHeaders) ? REFUSED : undefined;
   }
 
-  watch(watcher: ClientWatcher): void {
-    this.#socket.once("close", () => watcher.clientClosed());
-  }
-
-  get gone(): boolean {
-    return this.#socket.destroyed;
-  }
-  get headersSent(): boolean {
-    return this.#headSent;
-  }
-
   writeHead(head: ExchangeHead, route: ProxyRoute): void {
-    this.#writeHead(head.status, head.reason, this.#fields(head, route, false));
-    this.#socket.resume();
+    this.#relayHead(head, route, false);
+    this.out.resume();
   }
 
   /** The backend switched protocols: the 101 goes out and the connections are joined until either closes. */
@@ -84,32 +71,24 @@ export class UpgradeClient extends ClientSide {
     rest: Buffer,
     closed: () => void,
   ): void {
-    this.#writeHead(101, head.reason, this.#fields(head, route, true));
-    if (rest.length > 0) this.#socket.write(rest);
+    this.#relayHead(head, route, true);
+    if (rest.length > 0) this.out.write(rest);
     track(backend, this.#open);
-    joinSockets(this.#socket, backend, this.#clientHead, closed);
-  }
-
-  data(chunk: Buffer, view: boolean): boolean {
-    return this.#socket.write(view ? Buffer.from(chunk) : chunk);
-  }
-
-  whenDrained(resume: () => void): void {
-    this.#socket.once("drain", resume);
+    joinSockets(this.out, backend, this.#clientHead, closed);
   }
 
   end(): void {
-    endThenDestroy(this.#socket);
+    endThenDestroy(this.out);
   }
 
   abort(): void {
-    this.#socket.destroy();
+    this.out.destroy();
   }
 
   /** The router's own answer (an error, a redirect): the connection closes after it. */
   answer({ status, headers, body }: ErrorAnswer): void {
-    const socket = this.#socket;
-    if (this.#headSent || socket.destroyed) return;
+    const socket = this.out;
+    if (this.headersSent || socket.destroyed) return;
     // Read and drop whatever the client still sends: closing with unread bytes would reset the connection and
     // could take the answer with it.
     socket.resume();
@@ -121,19 +100,19 @@ export class UpgradeClient extends ClientSide {
     endThenDestroy(socket);
   }
 
-  /** The backend's fields, Upgrade kept; a declined upgrade's answer says the connection closes. */
-  #fields(head: ExchangeHead, route: ProxyRoute, switched: boolean): string[] {
+  /** The backend's head, Upgrade kept; a declined upgrade's answer says the connection closes. */
+  #relayHead(head: ExchangeHead, route: ProxyRoute, switched: boolean): void {
     const fields = upgradeResponseHeaderList(head.fields, switched, route.responseHeaders);
     fields.push(REQUEST_ID_HEADER, route.observation.requestId);
-    return fields;
+    this.#writeHead(switched ? 101 : head.status, head.reason, fields);
   }
 
   /** Field values came from the backend's parsed head (Latin-1) or the router: written back byte for byte. */
   #writeHead(status: number, reason: string | undefined, fields: readonly string[]): void {
-    this.#headSent = true;
+    this.headersSent = true;
     let text = `HTTP/1.1 ${status} ${reasonPhrase(reason) ?? STATUS_CODES[status] ?? ""}\r\n`;
     for (let i = 0; i + 1 < fields.length; i += 2) text += `${fields[i]}: ${fields[i + 1]}\r\n`;
-    this.#socket.write(`${text}\r\n`, "latin1");
+    this.out.write(`${text}\r\n`, "latin1");
   }
 }
 
