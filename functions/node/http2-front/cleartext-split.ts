@@ -2,7 +2,21 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Http2Front } from "./http2-front.js";
-import { prefaceVerdict } from "./preface.js";
+
+/** The HTTP/2 connection preface a prior-knowledge client sends first (RFC 9113 §3.4). */
+export const HTTP2_PREFACE: Buffer = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
+/**
+ * What a connection's first bytes say: "http2" once they hold the whole preface, "http1" as soon as one
+ * byte differs from it, "undecided" while they are a proper prefix of it (a preface split across packets).
+ * No HTTP/1.1 request starts with "PRI " (RFC 9113 §3.4 chose the method for that), so the first byte
+ * decides almost every HTTP/1.1 connection.
+ */
+export function prefaceVerdict(bytes: Uint8Array): "http2" | "http1" | "undecided" {
+  const length = Math.min(bytes.length, HTTP2_PREFACE.length);
+  for (let i = 0; i < length; i++) if (bytes[i] !== HTTP2_PREFACE[i]) return "http1";
+  return length === HTTP2_PREFACE.length ? "http2" : "undecided";
+}
 
 export interface CleartextSplit {
   /** Closes the connections whose first bytes have not arrived yet (the router is stopping). */
@@ -34,10 +48,9 @@ export function splitCleartext(
     }
     let gathered: Buffer | undefined;
     undecided.add(socket);
-    const onTimeout = () => socket.destroy();
+    // On the timeout, and on a reset before the first bytes: nobody else listens on the socket yet.
+    const destroy = () => socket.destroy();
     const onClose = () => undecided.delete(socket);
-    // A reset before the first bytes: nobody else listens on the socket yet.
-    const onError = () => socket.destroy();
     const onData = (chunk: Buffer) => {
       const bytes = gathered ? Buffer.concat([gathered, chunk]) : chunk;
       const verdict = prefaceVerdict(bytes);
@@ -47,8 +60,8 @@ export function splitCleartext(
       }
       socket.off("data", onData);
       socket.off("close", onClose);
-      socket.off("error", onError);
-      socket.setTimeout(0, onTimeout);
+      socket.off("error", destroy);
+      socket.setTimeout(0, destroy);
       undecided.delete(socket);
       if (verdict === "http2") {
         // Node's HTTP/2 session reads what is buffered in the socket before it takes over its reads.
@@ -63,8 +76,8 @@ export function splitCleartext(
     };
     socket.on("data", onData);
     socket.once("close", onClose);
-    socket.on("error", onError);
-    socket.setTimeout(firstBytesTimeoutMs, onTimeout);
+    socket.on("error", destroy);
+    socket.setTimeout(firstBytesTimeoutMs, destroy);
   });
   return {
     destroyUndecided() {

@@ -4,10 +4,11 @@ import {
   type Http2Session,
   type IncomingHttpHeaders,
   type ServerHttp2Stream,
+  type ServerOptions,
 } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../../lib/logger.js";
-import { DEFAULT_HTTP2_LIMITS, type Http2Limits, http2ServerOptions } from "./http2-limits.js";
+import { MAX_REQUEST_HEADERS } from "../request-head.js";
 import { type FloodKind, guardSession } from "./session-guard.js";
 
 export interface Http2FrontOptions {
@@ -22,7 +23,6 @@ export interface Http2FrontOptions {
   readonly drainMs: number;
   /** A session with no open stream for this long is closed with GOAWAY; 0 keeps it. */
   readonly idleTimeoutMs: number;
-  readonly limits?: Partial<Http2Limits>;
   readonly logger?: Logger;
 }
 
@@ -37,6 +37,32 @@ export interface Http2Front {
 /** How often a flood of one kind is logged at most: an attacker must not fill the log. */
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
+/**
+ * The bounds of one client session. Node's defaults leave concurrent streams unbounded and allow 1,000 invalid
+ * frames; these are tighter, and session-guard.ts's frame budgets cover what Node counts nowhere.
+ */
+const SERVER_OPTIONS: ServerOptions = {
+  // Invalid frames, and streams refused at creation (over the concurrency limit), before Node ends the session.
+  maxSessionInvalidFrames: 100,
+  maxSessionRejectedStreams: 100,
+  // Node's accounting of the session's buffered frames and header blocks, MiB.
+  maxSessionMemory: 10,
+  // Node counts pseudo-header fields too; the header list size bounds a request well before this does.
+  maxHeaderListPairs: MAX_REQUEST_HEADERS,
+  // Entries in one SETTINGS frame; RFC 9113 defines six.
+  maxSettings: 32,
+  // Our own PINGs awaiting an answer (we send none; a bound all the same).
+  maxOutstandingPings: 10,
+  peerMaxConcurrentStreams: 100,
+  settings: {
+    // SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2): a stream past it is refused.
+    maxConcurrentStreams: 100,
+    // SETTINGS_MAX_HEADER_LIST_SIZE: decoded header bytes per request, each field counted as name + value + 32.
+    maxHeaderListSize: 32 * 1024,
+    enablePush: false,
+  },
+};
+
 function ignoreStreamError(): void {}
 
 /**
@@ -44,8 +70,7 @@ function ignoreStreamError(): void {}
  * request handler as HTTP/1.1 requests.
  */
 export function createHttp2Front(options: Http2FrontOptions): Http2Front {
-  const limits: Http2Limits = { ...DEFAULT_HTTP2_LIMITS, ...options.limits };
-  const server = createServer(http2ServerOptions(limits));
+  const server = createServer(SERVER_OPTIONS);
   server.on(
     "stream",
     (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
@@ -69,11 +94,14 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
     options.logger?.warn("http2 client over a frame budget: session ended with ENHANCE_YOUR_CALM", { kind });
   };
   let closing: Promise<void> | undefined;
+  let drained: (() => void) | undefined;
   server.on("session", (session: Http2Session) => {
     sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-    guardSession(session, limits, options.idleTimeoutMs, flooded);
-    if (closing) session.close();
+    session.once("close", () => {
+      sessions.delete(session);
+      if (sessions.size === 0) drained?.();
+    });
+    guardSession(session, options.idleTimeoutMs, flooded);
   });
   // A session's error ends it (Node destroys it); the client is gone, nothing to answer or log per event.
   server.on("sessionError", () => undefined);
@@ -91,21 +119,18 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
-        for (const session of sessions) session.close();
-        const settle = () => {
-          if (sessions.size > 0) return;
-          clearTimeout(bound);
-          clearInterval(poll);
-          resolve();
-        };
+        // Resolved at the bound whether or not the cut sessions' sockets have closed by then.
         const bound = setTimeout(() => {
           // A non-zero code, so a client sees its cut streams fail rather than end as if complete.
           for (const session of sessions) session.destroy(undefined, constants.NGHTTP2_CANCEL);
-          sessions.clear();
-          settle();
+          resolve();
         }, options.drainMs);
-        const poll = setInterval(settle, 20);
-        settle();
+        drained = () => {
+          clearTimeout(bound);
+          resolve();
+        };
+        for (const session of sessions) session.close();
+        if (sessions.size === 0) drained();
       });
       return closing;
     },

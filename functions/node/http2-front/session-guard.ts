@@ -1,9 +1,35 @@
-import type { Http2Session, ServerHttp2Stream } from "node:http2";
-import { FrameBudget } from "./frame-budget.js";
-import { ENHANCE_YOUR_CALM, type Http2Limits } from "./http2-limits.js";
+import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+
+/** GOAWAY code for a client that exceeds a budget (RFC 9113 §7). */
+const ENHANCE_YOUR_CALM = constants.NGHTTP2_ENHANCE_YOUR_CALM;
+/** The window the frame budgets count in. */
+const BUDGET_WINDOW_MS = 10_000;
 
 /** Why a session was ended by its guard: the frame kind whose budget the client spent. */
 export type FloodKind = "rapid_reset" | "ping_flood" | "settings_flood";
+
+/**
+ * Counts one kind of frame a client sends, in fixed windows: `spend` says whether the client is still within
+ * `perWindow` events of the window it falls in. Pure (time is passed in), so the rule has a table test.
+ */
+export class FrameBudget {
+  #windowStart = Number.NEGATIVE_INFINITY;
+  #spent = 0;
+
+  constructor(
+    readonly perWindow: number,
+    readonly windowMs: number,
+  ) {}
+
+  /** Counts one event at `now` (ms); false once the window holds more than `perWindow`. */
+  spend(now: number): boolean {
+    if (now - this.#windowStart >= this.windowMs) {
+      this.#windowStart = now;
+      this.#spent = 0;
+    }
+    return ++this.#spent <= this.perWindow;
+  }
+}
 
 /**
  * What Node's HTTP/2 does not bound on its own, per client session: streams the client resets before their
@@ -12,17 +38,10 @@ export type FloodKind = "rapid_reset" | "ping_flood" | "settings_flood";
  * client over a budget gets GOAWAY ENHANCE_YOUR_CALM (RFC 9113 §5.4.1, §7) and the connection is closed.
  * The session's idle time is bounded too: with no open stream for `idleMs`, it is closed with GOAWAY.
  */
-export function guardSession(
-  session: Http2Session,
-  limits: Http2Limits,
-  idleMs: number,
-  flooded: (kind: FloodKind) => void,
-  now: () => number = performance.now.bind(performance),
-): void {
-  const window = limits.budgetWindowMs;
-  const resets = new FrameBudget(limits.resetsPerWindow, window);
-  const pings = new FrameBudget(limits.pingsPerWindow, window);
-  const settings = new FrameBudget(limits.settingsPerWindow, window);
+export function guardSession(session: Http2Session, idleMs: number, flooded: (kind: FloodKind) => void) {
+  const resets = new FrameBudget(200, BUDGET_WINDOW_MS);
+  const pings = new FrameBudget(100, BUDGET_WINDOW_MS);
+  const settings = new FrameBudget(50, BUDGET_WINDOW_MS);
   let open = 0;
   const end = (kind: FloodKind) => {
     if (session.destroyed) return;
@@ -31,13 +50,13 @@ export function guardSession(
     session.destroy(undefined, ENHANCE_YOUR_CALM);
   };
   session.on("ping", () => {
-    if (!pings.spend(now())) end("ping_flood");
+    if (!pings.spend(performance.now())) end("ping_flood");
   });
   session.on("remoteSettings", () => {
-    if (!settings.spend(now())) end("settings_flood");
+    if (!settings.spend(performance.now())) end("settings_flood");
   });
   const aborted = () => {
-    if (!resets.spend(now())) end("rapid_reset");
+    if (!resets.spend(performance.now())) end("rapid_reset");
   };
   const streamClosed = () => {
     open--;
