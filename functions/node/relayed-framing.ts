@@ -5,6 +5,9 @@ export class UnrelayableResponseError extends Error {
   override readonly name = "UnrelayableResponseError";
 }
 
+/** Chunked among the codings of head.transferCodings (any case, joined by ", ": lib/http1/transfer-codings.ts). */
+const CHUNKED = /(?:^|, )chunked(?:,|$)/i;
+
 /**
  * Completes `fields`, the relayed response's (hop-by-hop fields, Transfer-Encoding among them, removed), so
  * that Node's ServerResponse frames the body as the backend did:
@@ -22,22 +25,12 @@ export function relayFraming(
   clientSpeaks11: boolean,
 ): UnrelayableResponseError | undefined {
   const { status, transferCodings } = head;
-  if (status === 204) removeContentLength(fields);
+  if (status === 204) {
+    for (let i = fields.length - 2; i >= 0; i -= 2) if (fields[i] === "content-length") fields.splice(i, 2);
+  }
   if (transferCodings === undefined || status === 204 || status === 304) return undefined;
   if (!clientSpeaks11) return new UnrelayableResponseError("transfer-coded response for an HTTP/1.0 client");
-  if (namesChunked(transferCodings)) return new UnrelayableResponseError("chunked before another coding");
+  if (CHUNKED.test(transferCodings)) return new UnrelayableResponseError("chunked before another coding");
   fields.push("transfer-encoding", `${transferCodings}, chunked`);
   return undefined;
-}
-
-function removeContentLength(fields: string[]): void {
-  for (let i = fields.length - 2; i >= 0; i -= 2) {
-    if (fields[i] === "content-length") fields.splice(i, 2);
-  }
-}
-
-/** `codings` as the client gives them: lower-case or not, joined by ", ". */
-function namesChunked(codings: string): boolean {
-  for (const coding of codings.split(", ")) if (coding.toLowerCase() === "chunked") return true;
-  return false;
 }
