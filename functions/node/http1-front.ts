@@ -1,14 +1,52 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { RouterConfig } from "../core/settings/config.js";
-import { declinedUpgrade, RouterIncomingMessage } from "./declined-upgrade.js";
 import { SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
 
 /** The request handler's HTTP/1.1 entries (request-handler.ts). */
 export interface Http1Handler {
   readonly http1: (incoming: IncomingMessage, outgoing: ServerResponse) => void;
   readonly upgrade: (incoming: IncomingMessage, socket: Socket, head: Buffer) => void;
+}
+
+/** Names h2c among the protocols of an Upgrade field value (RFC 9110 §7.8: comma-separated, case-insensitive). */
+const NAMES_H2C = /(?:^|,)[ \t]*h2c[ \t]*(?:,|$)/i;
+
+const ASKED = Symbol("edgeslice.upgradeAsked");
+
+/**
+ * http.Server's request, except that one asking to upgrade to h2c is no upgrade: Node hands an upgrade to the
+ * 'upgrade' listener with the raw socket, which would tunnel the connection to a backend, and every request
+ * sent through that tunnel would pass the router's routing unseen. RFC 9113 §3.1 obsoletes the h2c upgrade, and
+ * a server may ignore an Upgrade (RFC 9110 §7.8): such a request is served as plain HTTP/1.1, where Upgrade is a
+ * hop-by-hop field the backend never sees. Node's parser still stops at the end of that request as for an
+ * upgrade, dropping whatever the client sent after it in the same packet, so its answer closes the connection
+ * (createHttp1Front): a client that pipelined more sees them unanswered on a closed connection, never lost.
+ *
+ * Node sets `upgrade` before it adds the header fields and reads it after, so it is decided when read.
+ */
+class RouterIncomingMessage extends IncomingMessage {
+  declare [ASKED]: boolean | null;
+  declare readonly upgrade: boolean;
+}
+Object.defineProperty(RouterIncomingMessage.prototype, "upgrade", {
+  get(this: RouterIncomingMessage): boolean {
+    return this[ASKED] === true && !asksForH2c(this.rawHeaders);
+  },
+  set(this: RouterIncomingMessage, asked: boolean | null) {
+    this[ASKED] = asked;
+  },
+});
+
+function asksForH2c(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 7 && name.toLowerCase() === "upgrade" && NAMES_H2C.test(rawHeaders[i + 1] ?? "")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -21,7 +59,8 @@ export function createHttp1Front(
   config: Pick<RouterConfig, "clientKeepAliveTimeoutMs" | "clientHeadersTimeoutMs">,
 ): Server {
   const server = createServer({ IncomingMessage: RouterIncomingMessage }, (incoming, outgoing) => {
-    if (declinedUpgrade(incoming)) outgoing.shouldKeepAlive = false;
+    // An upgrade the router declined (h2c): its answer closes the connection.
+    if (incoming[ASKED] === true && !incoming.upgrade) outgoing.shouldKeepAlive = false;
     handler.http1(incoming, outgoing);
   });
   server.on("upgrade", (incoming: IncomingMessage, socket: Duplex, head: Buffer) => {

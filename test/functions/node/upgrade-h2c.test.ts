@@ -80,7 +80,7 @@ describe("an HTTP/1.1 request asking to upgrade to h2c", () => {
 
     const statuses = [...reply.matchAll(/^HTTP\/1\.1 (\d{3}) /gm)].map((match) => match[1]);
     // What the client sent after the request is never read as anything but HTTP/1.1, and here not at all: the
-    // answer closes the connection (functions/node/declined-upgrade.ts).
+    // answer closes the connection (functions/node/http1-front.ts).
     expect(statuses).toEqual(["200"]);
     expect(reply.toLowerCase()).toContain("\r\nconnection: close\r\n");
     expect(reply).toContain("plain /public");
