@@ -1,54 +1,44 @@
 import type { ExchangeHandler, OutgoingRequest } from "../../lib/http-exchange.js";
-import { OriginPool, type PoolSettings } from "../../lib/http1/origin-pool.js";
+import type { SocketConnector } from "../../lib/http1/connection-socket.js";
+import { OriginPool } from "../../lib/http1/origin-pool.js";
 import { PoolsByTarget } from "../transports/pools-by-target.js";
 import type { UpstreamPoolOptions, UpstreamTarget } from "../transports/upstream.js";
 import type { Dispatcher } from "./dispatchers.js";
 
-/** The limits of each backend's pool (the HTTPS dispatcher's too: https-dispatcher.ts). */
-export function poolSettings(options: UpstreamPoolOptions): PoolSettings {
-  return {
-    connections: options.connectionsPerBackend ?? 128,
-    connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 4_000,
-    responseHeadTimeoutMs: options.responseHeadTimeoutMs ?? 300_000,
-    bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
-  };
-}
-
 /** HTTP/1.1 to backends: one keep-alive pool of the router's own client (lib/http1/) per backend. */
-export class Http1Dispatcher implements Dispatcher {
-  readonly #pools: PoolsByTarget<OriginPool>;
-
-  constructor(options: UpstreamPoolOptions = {}) {
-    const settings = poolSettings(options);
-    this.#pools = new PoolsByTarget<OriginPool>(
-      {
-        create: (target) => new OriginPool(target.ip, target.port, settings),
-        busy: (pool) => pool.busy > 0,
-        close: (pool) => void pool.close().catch(() => undefined),
-      },
-      options.idlePoolMs ?? 60_000,
-    );
+export class Http1Dispatcher extends PoolsByTarget<OriginPool> implements Dispatcher {
+  /** `connector`: how each connection's socket is opened (TLS: https-dispatcher.ts); default plain TCP. */
+  constructor(options: UpstreamPoolOptions = {}, connector?: SocketConnector) {
+    const settings = {
+      connections: options.connectionsPerBackend ?? 128,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 4_000,
+      responseHeadTimeoutMs: options.responseHeadTimeoutMs ?? 300_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
+    };
+    const create = (target: UpstreamTarget) => new OriginPool(target.ip, target.port, settings, connector);
+    super({ create, busy: (pool) => pool.busy > 0, close: closePool }, options.idlePoolMs ?? 60_000);
   }
 
   dispatch(target: UpstreamTarget, request: OutgoingRequest, handler: ExchangeHandler): void {
-    this.#pools.poolFor(target).dispatch(request, handler);
+    this.poolFor(target).dispatch(request, handler);
   }
 
-  /** The pool of one backend (tests). */
-  poolFor(target: UpstreamTarget): OriginPool {
-    return this.#pools.poolFor(target);
-  }
-
+  /** Backends with a pool open (tests). */
   get origins(): number {
-    return this.#pools.size;
+    return this.size;
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.#pools.takeAll().map((pool) => pool.close()));
+  /** Lets the requests under way finish, then closes every connection. */
+  close(): void {
+    for (const pool of this.takeAll()) closePool(pool);
   }
 
   destroy(): void {
-    for (const pool of this.#pools.takeAll()) pool.destroy();
+    for (const pool of this.takeAll()) pool.destroy();
   }
+}
+
+function closePool(pool: OriginPool): void {
+  void pool.close().catch(() => undefined);
 }

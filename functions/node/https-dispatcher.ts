@@ -1,18 +1,10 @@
 import type { ExchangeHandler, OutgoingRequest } from "../../lib/http-exchange.js";
-import { OriginPool } from "../../lib/http1/origin-pool.js";
 import { endpointAddress } from "../../store/records.js";
-import { PoolsByTarget } from "../transports/pools-by-target.js";
 import type { UpstreamPoolOptions, UpstreamTarget } from "../transports/upstream.js";
 import type { Dispatcher } from "./dispatchers.js";
-import { poolSettings } from "./http1-dispatcher.js";
+import { Http1Dispatcher } from "./http1-dispatcher.js";
 import type { BackendTlsSetup } from "./tls/backend-tls-setup.js";
 import type { BackendTlsSetups } from "./tls/backend-tls-source.js";
-
-/** The pools made under one setup (one version of one cluster's policy). */
-interface SetupPools {
-  readonly setup: BackendTlsSetup;
-  readonly pools: PoolsByTarget<OriginPool>;
-}
 
 /**
  * HTTP/1.1 over TLS to the backends of a Service port with a BackendTLSPolicy (protocol `https`): the
@@ -25,8 +17,11 @@ interface SetupPools {
 export class HttpsDispatcher implements Dispatcher {
   readonly #setups: BackendTlsSetups;
   readonly #options: UpstreamPoolOptions;
-  /** `cluster\npolicy` → the pools of its current setup. */
-  readonly #byPolicy = new Map<string, SetupPools>();
+  /** `cluster\npolicy\ngateway` → its current setup and the pools made under it. */
+  readonly #byPolicy = new Map<
+    string,
+    { readonly setup: BackendTlsSetup; readonly pools: Http1Dispatcher }
+  >();
 
   constructor(setups: BackendTlsSetups, options: UpstreamPoolOptions = {}) {
     this.#setups = setups;
@@ -45,55 +40,30 @@ export class HttpsDispatcher implements Dispatcher {
       refuse(handler, endpointAddress(target), policy, this.#setups);
       return;
     }
-    this.#poolsOf(setup, target).poolFor(target).dispatch(request, handler);
-  }
-
-  get origins(): number {
-    let origins = 0;
-    for (const { pools } of this.#byPolicy.values()) origins += pools.size;
-    return origins;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.#takeAll().map((pool) => pool.close()));
+    this.#poolsOf(setup, target).dispatch(target, request, handler);
   }
 
   destroy(): void {
-    for (const pool of this.#takeAll()) pool.destroy();
+    for (const { pools } of this.#byPolicy.values()) pools.destroy();
+    this.#byPolicy.clear();
   }
 
-  #poolsOf(setup: BackendTlsSetup, target: UpstreamTarget): PoolsByTarget<OriginPool> {
+  #poolsOf(setup: BackendTlsSetup, target: UpstreamTarget): Http1Dispatcher {
     // The same policy with another Gateway's client certificate (or none) is another setup, with its own pools.
     const key = `${target.cluster}\n${setup.policy}\n${target.gateway ?? ""}`;
     const current = this.#byPolicy.get(key);
     if (current?.setup === setup) return current.pools;
     // The policy changed since these pools were made: their connections were validated under the old one.
     if (current) this.#retire(key);
-    const settings = poolSettings(this.#options);
-    const pools = new PoolsByTarget<OriginPool>(
-      {
-        create: (target) => new OriginPool(target.ip, target.port, settings, setup.connector),
-        busy: (pool) => pool.busy > 0,
-        close: (pool) => void pool.close().catch(() => undefined),
-      },
-      this.#options.idlePoolMs ?? 60_000,
-    );
+    const pools = new Http1Dispatcher(this.#options, setup.connector);
     this.#byPolicy.set(key, { setup, pools });
     return pools;
   }
 
-  /** Closes the pools of `cluster\npolicy` (their requests under way finish) and forgets them. */
+  /** Closes the pools of `key` (their requests under way finish) and forgets them. */
   #retire(key: string): void {
-    const current = this.#byPolicy.get(key);
-    if (current === undefined) return;
+    this.#byPolicy.get(key)?.pools.close();
     this.#byPolicy.delete(key);
-    for (const pool of current.pools.takeAll()) void pool.close().catch(() => undefined);
-  }
-
-  #takeAll(): OriginPool[] {
-    const pools = [...this.#byPolicy.values()].flatMap((entry) => entry.pools.takeAll());
-    this.#byPolicy.clear();
-    return pools;
   }
 }
 

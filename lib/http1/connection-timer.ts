@@ -16,12 +16,10 @@ export interface TimedConnection {
 
 /** The one deadline of a connection: one wait at a time. */
 export class ConnectionTimer extends DeadlineEntry {
-  readonly #connection: TimedConnection;
   #wait: ConnectionWait = "connect";
 
-  constructor(connection: TimedConnection) {
+  constructor(readonly connection: TimedConnection) {
     super();
-    this.#connection = connection;
   }
 
   arm(wait: ConnectionWait, delayMs: number): void {
@@ -34,7 +32,7 @@ export class ConnectionTimer extends DeadlineEntry {
   }
 
   expire(): void {
-    this.#connection.timedOut(this.#wait);
+    this.connection.timedOut(this.#wait);
   }
 }
 

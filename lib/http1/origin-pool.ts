@@ -13,34 +13,32 @@ export type { PoolSettings } from "./settings.js";
  * limit, else waits in line for the next to be released.
  */
 export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
-  readonly settings: PoolSettings;
-  readonly #host: string;
-  readonly #port: number;
   readonly #connections = new Set<ClientConnection>();
   readonly #idle: ClientConnection[] = [];
   readonly #waiting: PendingRequest[] = [];
-  readonly #connector: SocketConnector | undefined;
   #closing: (() => void) | undefined;
   #destroyed = false;
 
   /** `connector`: how each connection's socket is opened (TLS); default plain TCP. */
-  constructor(host: string, port: number, settings: PoolSettings, connector?: SocketConnector) {
-    this.#host = host;
-    this.#port = port;
-    this.settings = settings;
-    this.#connector = connector;
-  }
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly settings: PoolSettings,
+    readonly connector?: SocketConnector,
+  ) {}
 
   dispatch(request: OutgoingRequest, handler: ExchangeHandler): void {
     const pending = new PendingRequest(request, handler, this.#unqueue);
     handler.onStart(pending);
     if (pending.done) return;
-    // An upgrade takes a connection of its own: on a 101 it leaves the pool (client-connection.ts).
-    const idle = request.upgrade === true ? undefined : this.#takeIdle();
-    if (request.upgrade === true) this.#open(true).assign(pending);
-    else if (idle !== undefined) idle.assign(pending);
-    else if (this.#connections.size < this.settings.connections) this.#open().assign(pending);
-    else this.#waiting.push(pending);
+    // An upgrade takes a connection of its own: on a 101 it leaves the pool (client-connection.ts). The most
+    // recently used idle connection goes first; one destroyed since it went idle waits only for its 'close'.
+    let idle = request.upgrade === true ? undefined : this.#idle.pop();
+    while (idle !== undefined && !idle.idle) idle = this.#idle.pop();
+    if (idle !== undefined) idle.assign(pending);
+    else if (request.upgrade === true || this.#connections.size < this.settings.connections) {
+      this.#open(request.upgrade === true).assign(pending);
+    } else this.#waiting.push(pending);
   }
 
   /** Requests on a connection or waiting for one. */
@@ -94,15 +92,8 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
     for (const connection of [...this.#connections]) connection.destroy(reason);
   }
 
-  /** The most recently used idle connection; one destroyed since it went idle waits only for its 'close'. */
-  #takeIdle(): ClientConnection | undefined {
-    let connection = this.#idle.pop();
-    while (connection !== undefined && !connection.idle) connection = this.#idle.pop();
-    return connection;
-  }
-
   #open(forUpgrade = false): ClientConnection {
-    const connection = new ClientConnection(this, this.#host, this.#port, forUpgrade, this.#connector);
+    const connection = new ClientConnection(this, this.host, this.port, forUpgrade, this.connector);
     this.#connections.add(connection);
     return connection;
   }

@@ -36,21 +36,18 @@ export class PendingRequest implements RequestControl {
 
   /** Readies the request to be sent again from its first byte; false when its body cannot be had whole. */
   rewind(): boolean {
-    if (this.request.body === null) return true;
-    const body = this.request.replayBody?.();
-    if (body === undefined) return false;
-    this.body = body;
-    return true;
+    const body = this.request.body === null ? null : this.request.replayBody?.();
+    if (body !== undefined) this.body = body;
+    return body !== undefined;
   }
 
   abort(error: Error): void {
     if (this.done) return;
-    if (this.connection) {
-      this.connection.fail(this, error);
-      return;
+    if (this.connection) this.connection.fail(this, error);
+    else {
+      this.unqueue(this);
+      this.fail(error);
     }
-    this.unqueue(this);
-    this.fail(error);
   }
 
   resume(): void {

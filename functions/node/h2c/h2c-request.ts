@@ -14,8 +14,7 @@ import type {
 import { isGrpcRequest } from "../../core/http/grpc-errors.js";
 import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
 import { addFields, flatFields } from "../http2-front/h2-fields.js";
-import type { H2cOrigin } from "./h2c-origin.js";
-import type { H2cSession, SessionWaiter } from "./h2c-session.js";
+import type { H2cOrigin, H2cSession, SessionWaiter } from "./h2c-session.js";
 
 /** What the pseudo-header fields carry (Host is `:authority`, RFC 9113 §8.3.1), and the framing HTTP/2 has not. */
 const CARRIED_OTHERWISE: ReadonlySet<string> = new Set(["host", "content-length"]);
@@ -150,7 +149,7 @@ export class H2cRequest implements RequestControl, SessionWaiter {
     this.#stream?.resume();
   }
 
-  /** The session the stream goes on is ready (h2c-origin.ts), or failed to connect. */
+  /** The session the stream goes on is ready (h2c-session.ts H2cOrigin), or failed to connect. */
   sessionReady(session: H2cSession, error: Error | undefined): void {
     this.#session = session;
     if (error !== undefined || this.#aborted) {

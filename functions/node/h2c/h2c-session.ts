@@ -22,16 +22,15 @@ export const DEFAULT_H2C_SETTINGS: H2cSettings = {
   idleSessionMs: 60_000,
 };
 
-/** Idle time before the first TCP keep-alive probe on a session's connection. */
-const KEEP_ALIVE_INITIAL_DELAY_MS = 30_000;
+/** RFC 9113 §6.5.2's recommended minimum of SETTINGS_MAX_CONCURRENT_STREAMS: assumed until the peer tells its own. */
+const DEFAULT_PEER_LIMIT = 100;
 
-/** The connect did not finish in time: nothing was sent, so any method may go to another backend. */
-class H2cConnectTimeoutError extends Error {
-  override readonly name = "H2cConnectTimeoutError";
-  readonly code = "ETIMEDOUT";
-  /** connect-errors.ts reads `syscall: "connect"` as "nothing reached the backend". */
-  readonly syscall = "connect";
-}
+/**
+ * TCP keep-alive, as the HTTP/1.1 pools have it: a backend that vanished without a FIN (a node lost, a partition)
+ * fails its session's streams once probes go unanswered, where a gRPC stream may rightly be silent for a long
+ * time and no idle timeout may cut it.
+ */
+const SOCKET_OPTIONS = { noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 };
 
 /** Told once the session can carry its stream, or why it never will (the request itself: no closure per stream). */
 export interface SessionWaiter {
@@ -54,42 +53,32 @@ export class H2cSession {
   goawayLastStreamId: number | undefined;
   #connected = false;
   #waiters: SessionWaiter[] | undefined = [];
-  #idle: NodeJS.Timeout | undefined;
-  readonly #settings: H2cSettings;
-  readonly #onRetired: (session: H2cSession) => void;
-
+  /** Refreshed each time the last stream closes (no timer per idle spell); finding streams open, it waits. */
+  readonly #idle: NodeJS.Timeout;
+  readonly #origin: H2cOrigin;
   /** The peer's stream limit assumed until its SETTINGS arrive. */
   readonly #assumedPeerLimit: number;
 
-  constructor(
-    target: UpstreamTarget,
-    settings: H2cSettings,
-    onRetired: (session: H2cSession) => void,
-    assumedPeerLimit = 100,
-  ) {
+  constructor(origin: H2cOrigin, assumedPeerLimit = DEFAULT_PEER_LIMIT) {
+    const { target, settings } = origin;
+    this.#origin = origin;
     this.#assumedPeerLimit = assumedPeerLimit;
-    this.#settings = settings;
-    this.#onRetired = onRetired;
     const session = connect(`http://${endpointAddress(target)}`, {
-      // TCP keep-alive, as the HTTP/1.1 pools have it: a backend that vanished without a FIN (a node lost, a
-      // partition) fails its session's streams once probes go unanswered, where a gRPC stream may rightly
-      // be silent for a long time and no idle timeout may cut it.
-      createConnection: () =>
-        netConnect({
-          host: target.ip,
-          port: target.port,
-          noDelay: true,
-          keepAlive: true,
-          keepAliveInitialDelay: KEEP_ALIVE_INITIAL_DELAY_MS,
-        }),
+      createConnection: () => netConnect({ host: target.ip, port: target.port, ...SOCKET_OPTIONS }),
       settings: { enablePush: false },
-      // The peer's limit decides; until its SETTINGS arrive, RFC 9113 §6.5.2's recommended minimum.
-      peerMaxConcurrentStreams: 100,
+      peerMaxConcurrentStreams: DEFAULT_PEER_LIMIT,
     });
     this.session = session;
     const timer = setTimeout(() => {
-      session.destroy(new H2cConnectTimeoutError(`h2c connect to ${endpointAddress(target)} timed out`));
+      // Nothing was sent, so any method may go to another backend (connect-errors.ts reads `syscall`).
+      const error = new Error(`h2c connect to ${endpointAddress(target)} timed out`);
+      session.destroy(
+        Object.assign(error, { name: "H2cConnectTimeoutError", code: "ETIMEDOUT", syscall: "connect" }),
+      );
     }, settings.connectTimeoutMs);
+    this.#idle = setTimeout(() => {
+      if (this.active === 0) this.close();
+    }, settings.idleSessionMs).unref();
     session.once("remoteSettings", () => {
       clearTimeout(timer);
       this.#connected = true;
@@ -113,18 +102,10 @@ export class H2cSession {
     session.unref();
   }
 
-  /** How many streams this session takes before the origin opens another: the lower of ours and the peer's. */
-  get capacity(): number {
-    return Math.min(this.peerLimit, this.#settings.streamsPerSession);
-  }
-
-  /**
-   * The peer's SETTINGS_MAX_CONCURRENT_STREAMS once its SETTINGS came (100, RFC 9113 §6.5.2's recommended
-   * minimum, when it sets none), the assumed limit before.
-   */
+  /** The peer's SETTINGS_MAX_CONCURRENT_STREAMS once its SETTINGS came (100 when it sets none), the assumed limit before. */
   get peerLimit(): number {
     return this.#connected
-      ? (this.session.remoteSettings.maxConcurrentStreams ?? 100)
+      ? (this.session.remoteSettings.maxConcurrentStreams ?? DEFAULT_PEER_LIMIT)
       : this.#assumedPeerLimit;
   }
 
@@ -136,29 +117,17 @@ export class H2cSession {
     } else this.#waiters.push(waiter);
   }
 
-  /** A stream opened on this session. */
-  opened(): void {
-    this.active++;
-    clearTimeout(this.#idle);
-    this.#idle = undefined;
-  }
-
   /** A stream of this session closed: with none left, the session is closed once idle for idleSessionMs. */
   closed(): void {
-    this.active--;
-    if (this.active > 0) return;
-    if (this.retired) {
-      this.session.close();
-      return;
-    }
-    this.#idle = setTimeout(() => this.close(), this.#settings.idleSessionMs);
-    this.#idle.unref();
+    if (--this.active > 0) return;
+    if (this.retired) this.session.close();
+    else this.#idle.refresh();
   }
 
   /** GOAWAY with NO_ERROR: the streams under way finish, then the connection closes. */
   close(): void {
     this.#retire();
-    if (!this.session.closed && !this.session.destroyed) this.session.close();
+    this.session.close();
   }
 
   destroy(): void {
@@ -169,7 +138,7 @@ export class H2cSession {
   #retire(): void {
     if (this.retired) return;
     this.retired = true;
-    this.#onRetired(this);
+    this.#origin.forget(this);
   }
 
   #wake(error: Error | undefined): void {
@@ -177,5 +146,60 @@ export class H2cSession {
     if (waiters === undefined) return;
     this.#waiters = undefined;
     for (const waiter of waiters) waiter.sessionReady(this, error);
+  }
+}
+
+/**
+ * The HTTP/2 cleartext sessions of one backend: one is enough until its streams reach its capacity (the
+ * peer's SETTINGS_MAX_CONCURRENT_STREAMS, or H2C_STREAMS_PER_SESSION when lower), then another opens, up to
+ * sessionsPerBackend; past that the least busy session takes the stream, and the HTTP/2 library holds it
+ * until the peer lets it open (RFC 9113 §5.1.2).
+ */
+export class H2cOrigin {
+  #sessions: H2cSession[] = [];
+
+  constructor(
+    readonly target: UpstreamTarget,
+    readonly settings: H2cSettings,
+  ) {}
+
+  /** Streams open across the sessions: a busy origin is never closed for idleness. */
+  get busy(): boolean {
+    return this.#sessions.some((session) => session.active > 0);
+  }
+
+  /** The session the next stream goes on, counted as opened; `waiter` hears once it can carry the stream. */
+  acquire(waiter: SessionWaiter): void {
+    const session = this.#pick();
+    session.active++;
+    session.whenReady(waiter);
+  }
+
+  /** A session retired: no new stream goes to it. */
+  forget(retired: H2cSession): void {
+    this.#sessions = this.#sessions.filter((session) => session !== retired);
+  }
+
+  close(): void {
+    for (const session of this.#sessions) session.close();
+  }
+
+  destroy(): void {
+    for (const session of this.#sessions) session.destroy();
+  }
+
+  #pick(): H2cSession {
+    let least: H2cSession | undefined;
+    for (const session of this.#sessions) {
+      // The lower of our limit and the peer's: past it, another session opens.
+      if (session.active < Math.min(session.peerLimit, this.settings.streamsPerSession)) return session;
+      if (least === undefined || session.active < least.active) least = session;
+    }
+    if (least !== undefined && this.#sessions.length >= this.settings.sessionsPerBackend) return least;
+    // A new session of a backend whose other sessions told their limit assumes it until its own SETTINGS come,
+    // so a burst does not pile onto it past what the backend allows.
+    const opened = new H2cSession(this, least?.peerLimit);
+    this.#sessions.push(opened);
+    return opened;
   }
 }
