@@ -1,9 +1,6 @@
 import type { ConnectionWait } from "./connection-timer.js";
 
-/**
- * How a request fails on its connection, besides what the response parser refuses (MalformedResponseError),
- * the server closing first (ServerClosedError) and a body that does not match its length (BodyLengthError).
- */
+/** How a request fails on its connection, besides a body that does not match its length (BodyLengthError). */
 
 /** The error of a request whose connection waited too long for `wait`. */
 export function timeoutError(wait: Exclude<ConnectionWait, "idle">): Error {
@@ -24,6 +21,12 @@ export function timeoutError(wait: Exclude<ConnectionWait, "idle">): Error {
 export class LocalAbortError extends Error {
   override readonly name = "LocalAbortError";
   readonly code = "UPSTREAM_LOCAL_ABORT";
+}
+
+/** The server's bytes are not an HTTP/1.1 response this client accepts. */
+export class MalformedResponseError extends Error {
+  override readonly name = "MalformedResponseError";
+  readonly code = "UPSTREAM_MALFORMED_RESPONSE";
 }
 
 /** The server closed the connection before it sent any byte of the response. */

@@ -1,4 +1,4 @@
-import { transferCodingsOf, withoutOws } from "./transfer-codings.js";
+import { transferCodingsOf, withoutOws } from "./syntax.js";
 
 /** How a request's content is framed (RFC 9112 §6.3), as this client sends it (OutgoingRequest). */
 export interface RequestContent {

@@ -1,5 +1,5 @@
-import { readFieldLine } from "./field-lines.js";
-import { type TransferCodings, transferCodingsOf } from "./transfer-codings.js";
+import { MalformedResponseError } from "./client-errors.js";
+import { readFieldLine, type TransferCodings, transferCodingsOf } from "./syntax.js";
 
 /**
  * A response head as this client reads it (RFC 9112 §4, §5), strict where leniency lets a server and
@@ -7,15 +7,9 @@ import { type TransferCodings, transferCodingsOf } from "./transfer-codings.js";
  * before a field's colon (§5.1), one Content-Length of digits (RFC 9110 §8.6 lets a recipient refuse a
  * repeated one, and a client relayed two would refuse them), no Content-Length next to a Transfer-Encoding
  * (RFC 9112 §6.1: the request-smuggling pattern), and a status code of 100-599 (RFC 9110 §15). Field lines
- * are read in time linear in their length (field-lines.ts). Values are kept byte for byte as Latin-1, names
+ * are read in time linear in their length (syntax.ts). Values are kept byte for byte as Latin-1, names
  * lower-cased.
  */
-
-/** The server's bytes are not an HTTP/1.1 response this client accepts. */
-export class MalformedResponseError extends Error {
-  override readonly name = "MalformedResponseError";
-  readonly code = "UPSTREAM_MALFORMED_RESPONSE";
-}
 
 export interface ResponseHead {
   readonly status: number;
@@ -37,6 +31,9 @@ export interface ResponseHead {
   /** The Keep-Alive `timeout` hint, in ms (RFC 2068 §19.7.1.1; still sent by Node and others). */
   readonly keepAliveHintMs: number | undefined;
 }
+
+/** Where trailer fields are read into before they are dropped. */
+const SCRATCH: string[] = [];
 
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
 const CONTENT_LENGTH = /^\d{1,15}$/;
@@ -84,6 +81,18 @@ export function parseResponseHead(text: string, upgrade = false): ResponseHead |
     persistent: persists(statusLine[1] === "1", connection, transferEncoding !== undefined),
     keepAliveHintMs,
   };
+}
+
+/**
+ * Checks one trailer field line (RFC 9112 §7.1.2), CRLF included, for a proxy to drop (RFC 9110 §6.5.1). A field
+ * that frames a message has no place there (§6.5.1), and Node's parser refuses one.
+ */
+export function checkTrailerField(line: string): void {
+  const name = readFieldLine(line, 0, SCRATCH) < 0 ? undefined : SCRATCH[0];
+  SCRATCH.length = 0;
+  if (name === undefined || name === "content-length" || name === "transfer-encoding") {
+    throw new MalformedResponseError("malformed trailer field");
+  }
 }
 
 /**

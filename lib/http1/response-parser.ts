@@ -1,11 +1,6 @@
-import { chunkSizeOf } from "./chunk-line.js";
-import { ServerClosedError } from "./client-errors.js";
-import { GatheredPieces, SMALL_PIECE_BYTES } from "./gathered-pieces.js";
-import { MalformedResponseError, parseResponseHead } from "./response-head.js";
-import type { ResponseSink } from "./response-sink.js";
-import { TrailerSection } from "./trailer-section.js";
-
-export type { ResponseSink } from "./response-sink.js";
+import { MalformedResponseError, ServerClosedError } from "./client-errors.js";
+import { checkTrailerField, parseResponseHead, type ResponseHead } from "./response-head.js";
+import { chunkSizeOf } from "./syntax.js";
 
 /**
  * The framing of HTTP/1.1 responses for this client (RFC 9112 §6, §7): where each response ends (a
@@ -13,10 +8,30 @@ export type { ResponseSink } from "./response-sink.js";
  * views of the socket's buffers. The head itself is read by response-head.ts.
  */
 
+/** What the parser tells its connection. */
+export interface ResponseSink {
+  /** A final response head (interim 1xx ones are skipped). */
+  onResponseHead(head: ResponseHead): void;
+  /** A piece of the body; false asks the parser to pause until resume(). */
+  onResponseData(chunk: Buffer): boolean;
+  /** The response ended; `reusable` when the connection may carry another request. */
+  onResponseEnd(reusable: boolean): void;
+  /** The server switched protocols for an upgrade it asked for: `rest` is what followed the head (a copy). */
+  onResponseUpgrade?(head: ResponseHead, rest: Buffer): void;
+}
+
 /** Largest response head accepted (the common default of HTTP clients, and Node's own). */
 export const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 /** Largest chunk-size line (size and extensions) or trailer field line accepted. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
+/** The trailer section (RFC 9112 §7.1.2) is bounded as a head is: in bytes, and in fields (each one checked). */
+export const MAX_TRAILER_BYTES = 16 * 1024;
+export const MAX_TRAILER_FIELDS = 100;
+/**
+ * Chunk data in pieces smaller than this is gathered across the chunks of one read and handed on at once: a
+ * body in 1-byte chunks would otherwise cost a write to the client per byte, thousands per read.
+ */
+const SMALL_PIECE_BYTES = 1024;
 
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
 const CRLF = Buffer.from("\r\n", "latin1");
@@ -35,7 +50,9 @@ const STOP = -1;
 export class ResponseParser {
   readonly #sink: ResponseSink;
   #state = IDLE;
+  /** Bytes left of the content or of the chunk; in the trailer section, the bytes it may still take. */
   #remaining = 0;
+  #trailerFields = 0;
   #reusable = false;
   #noBody = false;
   #upgrade = false;
@@ -46,8 +63,8 @@ export class ResponseParser {
   #held: Buffer | undefined;
   /** Held bytes already searched in vain for the end of their head or line (none twice, however they come). */
   #searched = 0;
-  readonly #trailers = new TrailerSection();
-  readonly #gathered = new GatheredPieces();
+  /** The small pieces of chunk data of one read (views of its buffer), handed on together. */
+  readonly #gathered: Buffer[] = [];
   /** The last response's Keep-Alive `timeout` hint, in ms (response-head.ts). */
   keepAliveHintMs: number | undefined;
 
@@ -63,7 +80,7 @@ export class ResponseParser {
     this.#paused = false;
     this.#closed = false;
     this.#held = undefined;
-    if (this.#gathered.bytes > 0) this.#gathered.clear();
+    this.#gathered.length = 0;
     this.keepAliveHintMs = undefined;
   }
 
@@ -89,7 +106,7 @@ export class ResponseParser {
    */
   execute(data: Buffer): void {
     this.#parse(data);
-    if (this.#gathered.bytes > 0) this.#flush();
+    this.#flush();
   }
 
   #parse(data: Buffer): void {
@@ -102,8 +119,7 @@ export class ResponseParser {
     let offset = 0;
     while (offset < data.length) {
       if (this.#paused) {
-        this.#held = Buffer.from(data.subarray(offset));
-        this.#searched = 0;
+        this.#hold(data, offset, 0);
         return;
       }
       offset = this.#step(data, offset, searched);
@@ -125,70 +141,81 @@ export class ResponseParser {
         return this.#chunkEndAt(data, offset);
       case TRAILERS:
         return this.#trailerAt(data, offset, searched);
-      case UNTIL_CLOSE: {
+      case UNTIL_CLOSE:
         if (!this.#sink.onResponseData(offset === 0 ? data : data.subarray(offset))) this.#paused = true;
         return data.length;
-      }
       default:
         throw new MalformedResponseError("bytes while no response was due");
     }
   }
 
+  /** A head: a final one frames the body after it (RFC 9112 §6.3), a 1xx leaves the parser waiting. */
   #headAt(data: Buffer, offset: number, searched: number): number {
-    const end = data.indexOf(HEAD_END, Math.max(offset, searched - 3));
-    if (end < 0) {
-      this.#hold(data, offset, MAX_RESPONSE_HEAD_BYTES);
+    const end = this.#find(data, offset, searched, HEAD_END, MAX_RESPONSE_HEAD_BYTES);
+    if (end < 0) return STOP;
+    if (end - offset > MAX_RESPONSE_HEAD_BYTES) throw new MalformedResponseError("response head too large");
+    const head = parseResponseHead(data.toString("latin1", offset, end + 2), this.#upgrade);
+    const after = end + 4;
+    if (head === undefined) return after;
+    if (head.status === 101) {
+      // A protocol switch takes the rest of the bytes.
+      this.#state = IDLE;
+      this.#sink.onResponseUpgrade?.(head, Buffer.from(data.subarray(after)));
       return STOP;
     }
-    if (end - offset > MAX_RESPONSE_HEAD_BYTES) throw new MalformedResponseError("response head too large");
-    const head = data.toString("latin1", offset, end + 2);
-    const after = end + 4;
-    if (this.#head(head, data, after)) {
+    this.keepAliveHintMs = head.keepAliveHintMs;
+    this.#reusable = head.persistent;
+    this.#sink.onResponseHead(head);
+    if (this.#noBody || head.status === 204 || head.status === 304 || head.contentLength === 0) {
       this.#end(after === data.length);
       return STOP;
     }
-    // A protocol switch took the rest of the bytes.
-    return this.awaiting ? after : STOP;
+    if (head.chunked) this.#state = CHUNK_SIZE;
+    else if (head.contentLength !== undefined) {
+      this.#remaining = head.contentLength;
+      this.#state = LENGTH;
+    } else {
+      // RFC 9112 §6.3: a Transfer-Encoding that does not end in chunked, or no framing at all, runs until the close.
+      this.#reusable = false;
+      this.#state = UNTIL_CLOSE;
+    }
+    return after;
   }
 
   /** Content of a known length, or one chunk's data. */
   #contentAt(data: Buffer, offset: number): number {
     const take = Math.min(this.#remaining, data.length - offset);
     const after = offset + take;
-    if (this.#state === CHUNK_DATA && take < SMALL_PIECE_BYTES) {
-      this.#gathered.add(data.subarray(offset, after));
-      this.#remaining -= take;
-      if (this.#remaining === 0) this.#state = CHUNK_DATA_END;
-      return after;
-    }
-    // What was gathered goes first; should it fill the handler, this piece waits for resume.
-    if (this.#gathered.bytes > 0) {
+    const small = this.#state === CHUNK_DATA && take < SMALL_PIECE_BYTES;
+    if (!small) {
+      // What was gathered goes first; should it fill the handler, this piece waits for resume.
       this.#flush();
       if (this.#paused) return offset;
     }
     this.#remaining -= take;
     const complete = this.#remaining === 0 && this.#state === LENGTH;
     if (this.#remaining === 0 && this.#state === CHUNK_DATA) this.#state = CHUNK_DATA_END;
-    if (!this.#sink.onResponseData(data.subarray(offset, after))) this.#paused = true;
+    if (small) this.#gathered.push(data.subarray(offset, after));
+    else if (!this.#sink.onResponseData(data.subarray(offset, after))) this.#paused = true;
     if (!complete) return after;
     this.#end(after === data.length);
     return STOP;
   }
 
   #chunkSizeAt(data: Buffer, offset: number, searched: number): number {
-    const end = this.#lineEnd(data, offset, searched);
+    const end = this.#find(data, offset, searched, CRLF, MAX_CHUNK_LINE_BYTES);
     if (end < 0) return STOP;
     const size = end - offset <= MAX_CHUNK_LINE_BYTES ? chunkSizeOf(data, offset, end) : -1;
     if (size < 0) throw new MalformedResponseError("malformed chunk size line");
-    this.#remaining = size;
     this.#state = size === 0 ? TRAILERS : CHUNK_DATA;
-    if (size === 0) this.#trailers.start();
+    this.#remaining = size === 0 ? MAX_TRAILER_BYTES : size;
+    this.#trailerFields = 0;
     return end + 2;
   }
 
   #chunkEndAt(data: Buffer, offset: number): number {
     if (data.length - offset < 2) {
-      this.#hold(data, offset, 2);
+      this.#hold(data, offset, 0);
       return STOP;
     }
     if (data[offset] !== 0x0d || data[offset + 1] !== 0x0a) {
@@ -199,14 +226,17 @@ export class ResponseParser {
   }
 
   #trailerAt(data: Buffer, offset: number, searched: number): number {
-    const end = this.#lineEnd(data, offset, searched);
+    const end = this.#find(data, offset, searched, CRLF, MAX_CHUNK_LINE_BYTES);
     if (end < 0) return STOP;
-    const lineBytes = end + 2 - offset;
-    if (lineBytes === 2) {
+    if (end === offset) {
       this.#end(end + 2 === data.length);
       return STOP;
     }
-    this.#trailers.read(data, offset, lineBytes);
+    this.#remaining -= end + 2 - offset;
+    if (this.#remaining < 0 || ++this.#trailerFields > MAX_TRAILER_FIELDS) {
+      throw new MalformedResponseError("trailer section too large");
+    }
+    checkTrailerField(data.toString("latin1", offset, end + 2));
     return end + 2;
   }
 
@@ -234,60 +264,34 @@ export class ResponseParser {
     this.#end(false);
   }
 
-  /** Where the line at `offset` ends (its CR), or -1 with the rest held until more bytes come. */
-  #lineEnd(data: Buffer, offset: number, searched: number): number {
-    const end = data.indexOf(CRLF, Math.max(offset, searched - 1));
-    if (end < 0) this.#hold(data, offset, MAX_CHUNK_LINE_BYTES);
-    return end;
-  }
-
-  #hold(data: Buffer, offset: number, limit: number): void {
+  /** Where `mark` (a head's end or a line's) is from `offset` on; else -1, the bytes held (`limit` at most). */
+  #find(data: Buffer, offset: number, searched: number, mark: Buffer, limit: number): number {
+    const end = data.indexOf(mark, Math.max(offset, searched - mark.length + 1));
+    if (end >= 0) return end;
     if (data.length - offset > limit)
       throw new MalformedResponseError("response head or chunk line too long");
+    this.#hold(data, offset, data.length - offset);
+    return -1;
+  }
+
+  /** Keeps the bytes from `offset` on until more come; `searched`: how many of them were searched in vain. */
+  #hold(data: Buffer, offset: number, searched: number): void {
     this.#held = Buffer.from(offset === 0 ? data : data.subarray(offset));
-    this.#searched = data.length - offset;
+    this.#searched = searched;
   }
 
   #flush(): void {
-    const chunk = this.#gathered.take();
-    if (chunk !== undefined && !this.#sink.onResponseData(chunk)) this.#paused = true;
+    const pieces = this.#gathered;
+    if (pieces.length === 0) return;
+    const chunk = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+    pieces.length = 0;
+    if (!this.#sink.onResponseData(chunk)) this.#paused = true;
   }
 
   #end(lastBytes: boolean): void {
-    if (this.#gathered.bytes > 0) this.#flush();
+    this.#flush();
     this.#state = IDLE;
     this.#held = undefined;
     this.#sink.onResponseEnd(this.#reusable && lastBytes && !this.#closed);
-  }
-
-  /**
-   * True when the response is complete with its head (no content); a 1xx leaves the parser waiting, and a 101
-   * to an upgrade hands on the bytes after it (from `offset` in `data`).
-   */
-  #head(text: string, data: Buffer, offset: number): boolean {
-    const head = parseResponseHead(text, this.#upgrade);
-    if (head === undefined) return false;
-    if (head.status === 101) {
-      this.#state = IDLE;
-      this.#sink.onResponseUpgrade?.(head, Buffer.from(data.subarray(offset)));
-      return false;
-    }
-    this.keepAliveHintMs = head.keepAliveHintMs;
-    this.#reusable = head.persistent;
-    this.#sink.onResponseHead(head);
-    if (this.#noBody || head.status === 204 || head.status === 304) return true;
-    if (head.chunked) {
-      this.#state = CHUNK_SIZE;
-      return false;
-    }
-    // RFC 9112 §6.3: a Transfer-Encoding that does not end in chunked, or no framing at all, runs until the close.
-    if (head.transferCodings !== undefined || head.contentLength === undefined) {
-      this.#reusable = false;
-      this.#state = UNTIL_CLOSE;
-      return false;
-    }
-    this.#remaining = head.contentLength;
-    this.#state = LENGTH;
-    return this.#remaining === 0;
   }
 }

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MalformedResponseError } from "../../../lib/http1/response-head.js";
-import { ResponseParser, type ResponseSink } from "../../../lib/http1/response-parser.js";
-import { MAX_TRAILER_BYTES, MAX_TRAILER_FIELDS } from "../../../lib/http1/trailer-section.js";
+import { MalformedResponseError } from "../../../lib/http1/client-errors.js";
+import {
+  MAX_TRAILER_BYTES,
+  MAX_TRAILER_FIELDS,
+  ResponseParser,
+  type ResponseSink,
+} from "../../../lib/http1/response-parser.js";
 
 /**
  * What a hostile backend's bytes cost the router: every input is parsed in time linear in its length, so no

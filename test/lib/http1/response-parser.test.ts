@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MalformedResponseError } from "../../../lib/http1/response-head.js";
+import { MalformedResponseError } from "../../../lib/http1/client-errors.js";
 import {
   MAX_RESPONSE_HEAD_BYTES,
   ResponseParser,
