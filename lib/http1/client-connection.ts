@@ -36,16 +36,12 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   #upload: BodyUpload | undefined;
   #connected = false;
   #destroyed = false;
-  /** A response body is under way and read: the body timer restarts with every read. */
-  #watchingBody = false;
   /** This connection carried a request before the current one. */
   #reused = false;
   /** Bytes of the current request's response arrived. */
   #answering = false;
-  /** The request to send again on a fresh connection once this one is closed (see #lost). */
+  /** The request to send again on a fresh connection once this one is closed (see fail). */
   #replay: PendingRequest | undefined;
-  /** Carries one upgrade request, whose socket a 101 hands over: never reused. */
-  readonly #forUpgrade: boolean;
 
   constructor(
     owner: ConnectionOwner,
@@ -55,7 +51,6 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     connector?: SocketConnector,
   ) {
     this.#owner = owner;
-    this.#forUpgrade = forUpgrade;
     this.#socket = new ConnectionSocket(host, port, this, forUpgrade, connector);
     this.#timer.arm("connect", owner.settings.connectTimeoutMs);
   }
@@ -70,11 +65,20 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (this.#connected) this.#send(pending);
   }
 
-  /** Ends `pending` with `error` and closes the connection (what it carried is no longer in step). */
-  fail(pending: PendingRequest, error: Error): void {
+  /**
+   * Ends `pending` with `error` and closes the connection (what it carried is no longer in step). `lost`: the
+   * server closed or reset it first. On a kept-alive connection, before any byte of the answer, it most likely
+   * closed it as idle just as the request went out (its keep-alive timeout shorter than ours, unsaid): a request
+   * that may be sent again goes once more, on a fresh connection (RFC 9112 §9.3.1), so the server's idle close
+   * never fails it.
+   */
+  fail(pending: PendingRequest, error: Error, lost = false): void {
     if (this.#request === pending) this.#request = undefined;
+    // Destroyed first: the upload lets go of the body's stream before the replay reads the body again.
     this.destroy();
-    pending.fail(error);
+    const again = lost && this.#reused && !this.#answering && pending.replayable;
+    if (again && pending.rewind()) this.#replay = pending;
+    else pending.fail(error);
   }
 
   /** Closes the connection from this side; a request under way fails with `reason`, a local abort. */
@@ -86,10 +90,8 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     this.#upload = undefined;
     this.#socket.socket.destroy();
     const pending = this.#request;
-    if (pending !== undefined) {
-      this.#request = undefined;
-      pending.fail(reason ?? new LocalAbortError("connection closed on this side before the response ended"));
-    }
+    this.#request = undefined;
+    pending?.fail(reason ?? new LocalAbortError("connection closed on this side before the response ended"));
   }
 
   timedOut(wait: ConnectionWait): void {
@@ -129,7 +131,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (pending.handler.onData(chunk)) return true;
     if (this.#request === pending && !this.#socket.paused) {
       // Waiting on the handler, not the server: no body timeout until reading resumes.
-      this.#disarm();
+      this.#timer.cancel();
       this.#socket.pause();
     }
     return false;
@@ -140,9 +142,10 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (pending === undefined) return;
     this.#request = undefined;
     pending.done = true;
-    this.#disarm();
-    // A response that ended before its request body was all sent leaves the upload unfinished: not reusable.
-    const keep = reusable && this.#upload === undefined && !this.#destroyed && !this.#forUpgrade;
+    this.#timer.cancel();
+    // A response that ended before its request body was all sent leaves the upload unfinished: not reusable;
+    // nor is the connection of an upgrade, its own (origin-pool.ts).
+    const keep = reusable && this.#upload === undefined && !this.#destroyed && !pending.request.upgrade;
     this.#socket.resume();
     pending.handler.onComplete();
     const keepAliveMs = idleLimitMs(this.#owner.settings.keepAliveTimeoutMs, this.#parser.keepAliveHintMs);
@@ -169,14 +172,9 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     else socket.destroy();
   }
 
+  /** A response body is under way and read: its timer restarts with every read. */
   #watchBody(): void {
-    this.#watchingBody = true;
     this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
-  }
-
-  #disarm(): void {
-    this.#watchingBody = false;
-    this.#timer.cancel();
   }
 
   /** The whole request is on its way: the server's answer is awaited from now on. */
@@ -218,28 +216,6 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     });
   }
 
-  /**
-   * The server closed or reset the connection under `pending`. On a kept-alive connection, before any byte of
-   * the answer, it most likely closed it as idle just as the request went out (its keep-alive timeout shorter
-   * than ours, unsaid): a request that may be sent again goes once more, on a fresh connection (RFC 9112
-   * §9.3.1), so the server's idle close never fails it. Anything else fails.
-   */
-  #lost(pending: PendingRequest, error: Error): void {
-    if (!this.#replayable(pending)) {
-      this.fail(pending, error);
-      return;
-    }
-    this.#request = undefined;
-    // Destroyed first: the upload lets go of the body's stream before the replay reads the body again.
-    this.destroy();
-    if (pending.rewind()) this.#replay = pending;
-    else pending.fail(error);
-  }
-
-  #replayable(pending: PendingRequest): boolean {
-    return this.#reused && !this.#answering && pending.replayable;
-  }
-
   connected(): void {
     this.#connected = true;
     this.#timer.cancel();
@@ -254,7 +230,8 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
       return;
     }
     this.#answering = true;
-    if (this.#watchingBody) this.#timer.arm("body", this.#owner.settings.bodyTimeoutMs);
+    // Past the head, reads come only while the handler takes more (the socket is paused otherwise).
+    if (!this.#parser.awaitingHead) this.#watchBody();
     try {
       this.#parser.execute(bytes);
     } catch (error) {
@@ -268,11 +245,8 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     try {
       this.#parser.closed();
     } catch (error) {
-      if (pending !== undefined && this.#request === pending) {
-        if (error instanceof ServerClosedError) this.#lost(pending, error);
-        else this.fail(pending, error as Error);
-        return;
-      }
+      const lost = error instanceof ServerClosedError;
+      if (pending !== undefined && this.#request === pending) this.fail(pending, error as Error, lost);
     }
     this.destroy();
   }
@@ -281,23 +255,14 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   failed(error: Error): void {
     const pending = this.#request;
     if (pending === undefined) this.destroy();
-    else if (this.#parser.awaitingHead) this.#lost(pending, error);
-    else this.fail(pending, error);
+    else this.fail(pending, error, this.#parser.awaitingHead);
   }
 
   closed(): void {
-    this.#destroyed = true;
-    this.#timer.cancel();
-    this.#upload?.stop();
-    this.#upload = undefined;
     const pending = this.#request;
-    if (pending !== undefined) {
-      this.#request = undefined;
-      if (this.#replayable(pending) && pending.rewind()) this.#replay = pending;
-      else pending.fail(new ServerClosedError("backend closed the connection before the response ended"));
-    }
-    const replay = this.#replay;
-    this.#replay = undefined;
-    this.#owner.closed(this, replay);
+    const message = "backend closed the connection before the response ended";
+    if (pending !== undefined) this.fail(pending, new ServerClosedError(message), true);
+    this.destroy();
+    this.#owner.closed(this, this.#replay);
   }
 }
