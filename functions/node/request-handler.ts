@@ -36,10 +36,8 @@ export interface RequestHandlerDeps extends PipelineDeps {
 }
 
 /**
- * The one request handler of the Node router: every front (HTTP/1.1 and HTTP/2 on PORT, both over TLS on
- * HTTPS_PORT, and HTTP/1.1 upgrades) hands it its request as a ClientSide (clients/), and it runs the same
- * way whichever: the head's checks, then the request pipeline (app/request-pipeline.ts: routing, the router's
- * own answers, mirrors), and the exchange (exchange.ts) over the upstream dispatchers (dispatchers.ts).
+ * The one request handler of the Node router: every front hands it its request as a ClientSide (clients/), which
+ * goes through the head's checks, the request pipeline (app/request-pipeline.ts) and the exchange (exchange.ts).
  */
 export class RequestHandler implements PipelineOutput<ClientSide, void> {
   readonly #deps: RequestHandlerDeps;

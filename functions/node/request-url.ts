@@ -1,22 +1,15 @@
-/**
- * The URL a Node request is routed on (core/http/request-target.ts reads its authority and path): the scheme of the
- * connection, the Host (HTTP/2: :authority) and the request target, read as the WHATWG URL parser reads them
- * (dot segments resolved, %2e too), which is also how Workers and the Hono adapter read theirs. An
- * absolute-form target is taken as it is. A missing Host, a backslash in the path or a Host the parser would
- * read as another host name (`a@b`, `a/b`) is refused: undefined means 400.
- */
-
 /** A Host the parser would leave as it is: lower case, and a port it neither drops (80, 443) nor rewrites. */
 const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 /** A target the parser would leave as it is: no percent, quote, backslash or other character it escapes. */
 const PLAIN_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
 
-export function requestUrl(
-  proto: "http" | "https",
-  host: string | undefined,
-  target: string | undefined,
-): string | undefined {
+/**
+ * The URL a Node request is routed on: the connection's scheme, the Host and the target as the WHATWG URL parser
+ * reads them (dot segments resolved, %2e too), as Workers and the Hono adapter do. A missing Host, a backslash in
+ * the path or a Host the parser reads as another host (`a@b`, `a/b`) is refused: undefined means 400.
+ */
+export function requestUrl(proto: "http" | "https", host?: string, target?: string): string | undefined {
   if (target === undefined) return undefined;
   // The common request, built without the parser.
   if (host !== undefined && PLAIN_HOST.test(host) && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target)) {

@@ -93,10 +93,7 @@ export abstract class ClientSide<In extends Readable = Readable, Out extends Wri
   /** Writes a backend's response head; throws when it cannot be relayed as it came (a 502 then). */
   abstract writeHead(head: ExchangeHead, route: ProxyRoute): void;
 
-  /**
-   * A chunk of the body; `view`: of a read buffer the dispatcher reuses unless holdsChunk says it is held. `out`
-   * keeps what it is written until it leaves, so a view goes as a copy.
-   */
+  /** A body chunk; a `view` of a read buffer the dispatcher reuses goes as a copy, as `out` keeps what it gets. */
   data(chunk: Buffer, view: boolean): boolean {
     return this.out.write(view ? Buffer.from(chunk) : chunk);
   }

@@ -77,9 +77,7 @@ export class Http1Client extends ClientSide<IncomingMessage, ServerResponse> {
     const { httpVersionMajor: major, httpVersionMinor: minor } = this.bodySource;
     const fields = this.relayedFields(head, route, major > 1 || minor >= 1);
     // The backend's reason phrase when a client may be sent it; Node's default for the status otherwise.
-    const reason = reasonPhrase(head.reason);
-    if (reason) this.out.writeHead(head.status, reason, fields);
-    else this.out.writeHead(head.status, fields);
+    this.out.writeHead(head.status, reasonPhrase(head.reason), fields);
   }
 
   override data(chunk: Buffer, view: boolean): boolean {
@@ -94,9 +92,8 @@ export class Http1Client extends ClientSide<IncomingMessage, ServerResponse> {
   }
 
   /**
-   * Node corks the client's socket from a write until the end of the tick: what the read brought (the head
-   * with it, the end too if it came) goes now instead, in one writev still; whatever the kernel did not take
-   * stays held by the socket, chunks sent as they came among it.
+   * Node corks the client's socket from a write until the end of the tick: what the read brought goes now, in
+   * one writev still; whatever the kernel did not take stays held by the socket, chunks sent as views among it.
    */
   override holdsChunk(): boolean {
     const socket = this.out.socket;

@@ -1,9 +1,4 @@
-import {
-  constants,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  type ServerHttp2Stream,
-} from "node:http2";
+import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import { type RequestContent, requestContentOf } from "../../../lib/http1/request-content.js";
@@ -18,12 +13,12 @@ import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
 /** A request with content whose length was not declared: sent chunked (RFC 9113 §8.2.2 has no framing fields). */
 const UNDECLARED: RequestContent = { length: undefined, transferCodings: undefined };
 
-const CLIENT = Symbol("edgeslice.client");
-type Carrier = ServerHttp2Stream & { [CLIENT]?: Http2Client };
+const TRAILERS = Symbol("edgeslice.trailers");
+type Carrier = ServerHttp2Stream & { [TRAILERS]?: string[] };
 
-/** One shared listener for every stream (no closure per request). */
+/** One shared listener for every stream (no closure per request): the backend's trailers, if it sent any. */
 function onWantTrailers(this: Carrier): void {
-  this[CLIENT]?.sendTrailers();
+  if (!this.destroyed) this.sendTrailers(addFields({}, this[TRAILERS] ?? []));
 }
 
 /**
@@ -33,7 +28,6 @@ function onWantTrailers(this: Carrier): void {
  */
 export class Http2Client extends ClientSide<ServerHttp2Stream, ServerHttp2Stream> {
   readonly protocol = "2.0";
-  #trailers: string[] | undefined;
   /** The router ended its answer (Node ends a reset stream's writable side too: its flags cannot tell). */
   #ended = false;
 
@@ -74,23 +68,15 @@ export class Http2Client extends ClientSide<ServerHttp2Stream, ServerHttp2Stream
   writeHead(head: ExchangeHead, route: ProxyRoute): void {
     // HTTP/2 has no transfer codings (RFC 9113 §8.2.2): an answer the backend applied one to cannot be relayed.
     const headers = addFields({ ":status": head.status }, this.relayedFields(head, route, false));
-    const stream = this.bodySource as Carrier;
+    const stream = this.bodySource;
     const trailing = head.trailing === true && head.endStream !== true;
     this.#ended = head.endStream === true;
     stream.respond(headers, { endStream: this.#ended, waitForTrailers: trailing });
-    if (trailing) {
-      stream[CLIENT] = this;
-      stream.on("wantTrailers", onWantTrailers);
-    }
+    if (trailing) stream.on("wantTrailers", onWantTrailers);
   }
 
   override trailers(fields: string[]): void {
-    this.#trailers = fields;
-  }
-
-  sendTrailers(): void {
-    const stream = this.bodySource;
-    if (!stream.destroyed) stream.sendTrailers(addFields({}, this.#trailers ?? []));
+    (this.bodySource as Carrier)[TRAILERS] = fields;
   }
 
   end(): void {
@@ -108,7 +94,7 @@ export class Http2Client extends ClientSide<ServerHttp2Stream, ServerHttp2Stream
     const stream = this.bodySource;
     if (stream.headersSent || stream.destroyed || stream.closed) return;
     this.#ended = true;
-    const fields: OutgoingHttpHeaders = addFields({ ":status": status }, headers.flat());
+    const fields = addFields({ ":status": status }, headers.flat());
     if (body === "") stream.respond(fields, { endStream: true });
     else {
       fields["content-length"] = Buffer.byteLength(body);

@@ -89,8 +89,7 @@ export class UpgradeClient extends ClientSide<IncomingMessage, Socket> {
   answer({ status, headers, body }: ErrorAnswer): void {
     const socket = this.out;
     if (this.headersSent || socket.destroyed) return;
-    // Read and drop whatever the client still sends: closing with unread bytes would reset the connection and
-    // could take the answer with it.
+    // Read and drop what the client still sends: closing with unread bytes resets the connection, answer and all.
     socket.resume();
     const fields: string[] = [];
     for (const [name, value] of headers) if (name !== "connection") fields.push(name, value);
