@@ -1,5 +1,4 @@
 import type { Socket } from "node:net";
-import type { Readable } from "node:stream";
 
 /**
  * The seam between an HTTP client and its user, whatever the protocol on the wire (the HTTP/1.1 client in
@@ -14,13 +13,7 @@ export interface OutgoingRequest {
   /** Flat field list (name, value, ...), hop-by-hop fields already removed by the caller. */
   readonly headers: readonly string[];
   /** Read only once a connection is ready for it. */
-  readonly body: Readable | null;
-  /**
-   * The same body again from its first byte, for a request sent once more on a fresh connection (a kept-alive
-   * one found closed before any answer); undefined when it can no longer be had whole. Without it, a request
-   * with a body is never sent again.
-   */
-  readonly replayBody?: (() => Readable | undefined) | undefined;
+  readonly body: BodySource | null;
   /**
    * The body's length, sent as Content-Length, and no byte more; undefined: the body is sent chunked. Fields
    * named Content-Length or Transfer-Encoding in `headers` are left out: the framing is the client's to write.
@@ -30,6 +23,34 @@ export interface OutgoingRequest {
   readonly transferCodings: string | undefined;
   /** An HTTP/1.1 protocol upgrade (RFC 9110 §7.8): a 101 hands the connection over (`onUpgrade`). */
   readonly upgrade?: boolean;
+}
+
+/**
+ * A request body as a client sends it: read only while the connection takes more, so back-pressure reaches
+ * the body's own source (the client's socket or stream) without a stream in between.
+ */
+export interface BodySource {
+  /** Sends the body to `sink` from its first byte: bodyData calls, then bodyEnd or bodyFailed. */
+  start(sink: BodySink): void;
+  /** The sink took what it held (after bodyData returned false): chunks come again. */
+  resume(): void;
+  /** The request ended first: nothing more reaches the sink. */
+  stop(): void;
+  /**
+   * The same body again from its first byte, for a request sent once more on a fresh connection (a kept-alive
+   * one found closed before any answer); undefined when it can no longer be had whole. A source without it is
+   * never sent twice.
+   */
+  replay?(): BodySource | undefined;
+}
+
+/** Where a body's bytes go: a connection's socket (HTTP/1.1) or a stream (h2c). */
+export interface BodySink {
+  /** A chunk of the body; false: the sink is full, and nothing more comes until the source's resume(). */
+  bodyData(chunk: Buffer): boolean;
+  bodyEnd(): void;
+  /** The body's own source failed (its client went away mid-body). */
+  bodyFailed(error: Error): void;
 }
 
 /** A final response head as every client hands it on. */

@@ -203,7 +203,6 @@ export class Exchange implements AttemptOwner, ClientWatcher {
         path: this.route.path,
         headers: this.#headers,
         body: body ? body.forAttempt(attempt) : null,
-        replayBody: body ? () => body.replay(attempt) : undefined,
         contentLength: content?.length,
         transferCodings: content?.transferCodings,
         upgrade: this.client.upgrade,

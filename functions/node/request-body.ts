@@ -1,4 +1,5 @@
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
+import type { BodySink, BodySource } from "../../lib/http-exchange.js";
 import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/forwarding/proxy-policy.js";
 import { AttemptTimer, type CuttableAttempt } from "./attempt-bounds.js";
 
@@ -42,12 +43,12 @@ export class RequestBody {
   }
 
   /** The body for `attempt`, from its first byte. */
-  forAttempt(attempt: BodyAttempt): Readable {
+  forAttempt(attempt: BodyAttempt): BodySource {
     return new AttemptBody(this, attempt);
   }
 
   /** The body from its first byte again, for the same attempt on a fresh connection; undefined: not kept whole. */
-  replay(attempt: BodyAttempt): Readable | undefined {
+  replay(attempt: BodyAttempt): BodySource | undefined {
     return this.kept === undefined ? undefined : new AttemptBody(this, attempt);
   }
 
@@ -65,67 +66,63 @@ export class RequestBody {
 }
 
 /**
- * One attempt's stream of the body: what was kept first, then the client's bytes as they come, read only while
- * the connection asks for more.
+ * One attempt's copy of the body: what was kept first, then the client's bytes as they come, read only while
+ * the connection takes more.
  */
-class AttemptBody extends Readable {
+class AttemptBody implements BodySource {
   readonly #body: RequestBody;
   readonly #attempt: BodyAttempt;
-  #attached = false;
+  #sink: BodySink | undefined;
   /** The attempt timers' coarse deadlines (attempt-bounds.ts): a Node timer per wait cost more than the wait. */
   #timer: AttemptTimer | undefined;
   #waitingOn: "client" | "backend" | undefined;
 
   constructor(body: RequestBody, attempt: BodyAttempt) {
-    super();
     this.#body = body;
     this.#attempt = attempt;
-    this.on("end", bodyEnded);
   }
 
-  /** The whole body went to the attempt's connection. */
-  ended(): void {
-    this.#attempt.bodySent();
-  }
-
-  override _read(): void {
+  start(sink: BodySink): void {
     const body = this.#body;
-    if (!this.#attached) this.#attach();
-    if (body.ended) return;
-    this.#wait("client");
-    body.incoming.resume();
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#stopWaiting();
-    if (this.#attached) {
-      const incoming = this.#body.incoming;
-      // Whatever comes next waits for the next attempt's stream (or the clean-up of a body nobody read).
-      incoming.pause();
-      incoming.off("data", this.#onData);
-      incoming.off("end", this.#onEnd);
-      incoming.off("close", this.#onClose);
-      incoming.off("error", this.#onError);
-    }
-    callback(error);
-  }
-
-  #attach(): void {
-    this.#attached = true;
-    const body = this.#body;
+    this.#sink = sink;
     body.consumed = true;
     this.#attempt.bodyStarted();
-    for (const chunk of body.kept ?? []) this.push(chunk);
+    // Kept chunks are held already: they go at once, whatever the sink's room.
+    for (const chunk of body.kept ?? []) sink.bodyData(chunk);
     if (body.ended) {
-      this.push(null);
+      this.#ended();
       return;
     }
     const incoming = body.incoming;
-    // Each comes once, and _destroy takes them all off: `on` spares the wrapper `once` makes.
+    // Each comes once, and stop() takes them all off: `on` spares the wrapper `once` makes.
     incoming.on("data", this.#onData);
     incoming.on("end", this.#onEnd);
     incoming.on("close", this.#onClose);
     incoming.on("error", this.#onError);
+    this.resume();
+  }
+
+  resume(): void {
+    if (this.#sink === undefined) return;
+    this.#wait("client");
+    this.#body.incoming.resume();
+  }
+
+  stop(): void {
+    if (this.#sink === undefined) return;
+    this.#sink = undefined;
+    this.#stopWaiting();
+    const incoming = this.#body.incoming;
+    // Whatever comes next waits for the next attempt's copy (or the clean-up of a body nobody read).
+    incoming.pause();
+    incoming.off("data", this.#onData);
+    incoming.off("end", this.#onEnd);
+    incoming.off("close", this.#onClose);
+    incoming.off("error", this.#onError);
+  }
+
+  replay(): BodySource | undefined {
+    return this.#body.replay(this.#attempt);
   }
 
   #wait(on: "client" | "backend"): void {
@@ -145,35 +142,44 @@ class AttemptBody extends Readable {
     this.#waitingOn = undefined;
   }
 
+  /** The whole body went to the sink: the backend's time starts, then the sink ends its request. */
+  #ended(): void {
+    const sink = this.#sink;
+    this.stop();
+    this.#attempt.bodySent();
+    sink?.bodyEnd();
+  }
+
   readonly #onData = (chunk: Buffer): void => {
     this.#stopWaiting();
     this.#body.read(chunk);
-    if (!this.push(chunk)) {
+    const room = this.#sink?.bodyData(chunk);
+    // The sink may have stopped the body in the call (a chunk past the declared length).
+    if (this.#sink === undefined) return;
+    if (room) this.#wait("client");
+    else {
       this.#body.incoming.pause();
       this.#wait("backend");
     }
   };
 
   readonly #onEnd = (): void => {
-    this.#stopWaiting();
     this.#body.ended = true;
-    this.push(null);
+    this.#ended();
   };
 
   readonly #onClose = (): void => {
-    if (this.#body.incoming.readableEnded) return;
-    this.#stopWaiting();
-    this.#attempt.clientLeft();
-    this.destroy(new Error("client went away while sending the body"));
+    if (!this.#body.incoming.readableEnded) this.#left(new Error("client went away while sending the body"));
   };
 
   readonly #onError = (error: Error): void => {
-    this.#stopWaiting();
-    this.#attempt.clientLeft();
-    this.destroy(error);
+    this.#left(error);
   };
-}
 
-function bodyEnded(this: AttemptBody): void {
-  this.ended();
+  #left(error: Error): void {
+    const sink = this.#sink;
+    this.stop();
+    this.#attempt.clientLeft();
+    sink?.bodyFailed(error);
+  }
 }

@@ -1,15 +1,15 @@
 import type { Socket } from "node:net";
-import type { Readable } from "node:stream";
+import type { BodySink, BodySource } from "../http-exchange.js";
 
 /** What an upload tells its connection. */
 export interface UploadEnd {
   /** The whole body (and, when chunked, its last chunk) was written. */
   sent(): void;
-  /** The body's stream failed (its source went away mid-body), or did not match its length: not completed. */
+  /** The body's source failed (its client went away mid-body), or did not match its length: not completed. */
   failed(error: Error): void;
 }
 
-/** The body's stream gave more or fewer bytes than the Content-Length the head declared: nothing past it went. */
+/** The body gave more or fewer bytes than the Content-Length the head declared: nothing past it went. */
 export class BodyLengthError extends Error {
   override readonly name = "BodyLengthError";
   readonly code = "UPSTREAM_BODY_LENGTH";
@@ -22,48 +22,35 @@ const LAST_CHUNK = "0\r\n\r\n";
  * Content-Length, else chunked. A declared length is kept to the byte: a chunk that would go past it is not
  * written, and a body that ends short of it fails, since the server would read the next request's bytes as
  * this body's, or wait for bytes that never come. The body is read only while the socket takes more (a full
- * socket pauses it until 'drain'); it is read from the moment the upload starts, once the head is on its way.
+ * socket holds it until 'drain'), from the moment the upload starts, once the head is on its way.
  */
-export class BodyUpload {
+export class BodyUpload implements BodySink {
   readonly #socket: Socket;
-  readonly #body: Readable;
+  readonly #body: BodySource;
   /** Bytes the declared Content-Length still allows; undefined when chunked. */
   #remaining: number | undefined;
   readonly #end: UploadEnd;
   #stopped = false;
 
-  constructor(socket: Socket, body: Readable, contentLength: number | undefined, end: UploadEnd) {
+  constructor(socket: Socket, body: BodySource, contentLength: number | undefined, end: UploadEnd) {
     this.#socket = socket;
     this.#body = body;
     this.#remaining = contentLength;
     this.#end = end;
-    body.on("data", this.#onData);
-    body.once("end", this.#onEnd);
-    body.once("error", this.#onError);
+  }
+
+  /** Separate from the constructor: a body read whole already may end (and tell `sent`) at once. */
+  start(): void {
+    this.#body.start(this);
   }
 
   /** The exchange ended first (answered early, failed or cut): the body is no longer wanted. */
   stop(): void {
-    if (this.#stopped) return;
-    this.#detach();
-    this.#body.destroy();
+    if (this.#finish()) this.#body.stop();
   }
 
-  #detach(): void {
-    this.#stopped = true;
-    this.#body.off("data", this.#onData);
-    this.#body.off("end", this.#onEnd);
-    this.#body.off("error", this.#onError);
-    this.#socket.off("drain", this.#onDrain);
-  }
-
-  #fail(error: Error): void {
-    this.stop();
-    this.#end.failed(error);
-  }
-
-  readonly #onData = (chunk: Buffer): void => {
-    if (chunk.length === 0) return;
+  bodyData(chunk: Buffer): boolean {
+    if (this.#stopped || chunk.length === 0) return true;
     const socket = this.#socket;
     let room: boolean;
     if (this.#remaining === undefined) {
@@ -75,33 +62,44 @@ export class BodyUpload {
     } else {
       if (chunk.length > this.#remaining) {
         this.#fail(new BodyLengthError("request body longer than its Content-Length"));
-        return;
+        return false;
       }
       this.#remaining -= chunk.length;
       room = socket.write(chunk);
     }
-    if (!room) {
-      this.#body.pause();
-      socket.once("drain", this.#onDrain);
-    }
-  };
+    if (!room) socket.once("drain", this.#onDrain);
+    return room;
+  }
 
-  readonly #onDrain = (): void => {
-    if (!this.#stopped) this.#body.resume();
-  };
-
-  readonly #onEnd = (): void => {
+  bodyEnd(): void {
+    if (this.#stopped) return;
     if (this.#remaining === undefined) this.#socket.write(LAST_CHUNK, "latin1");
     else if (this.#remaining > 0) {
       this.#fail(new BodyLengthError("request body shorter than its Content-Length"));
       return;
     }
-    this.#detach();
+    this.#finish();
     this.#end.sent();
-  };
+  }
 
-  readonly #onError = (error: Error): void => {
-    this.#detach();
+  bodyFailed(error: Error): void {
+    if (this.#finish()) this.#end.failed(error);
+  }
+
+  /** False when it had finished already. */
+  #finish(): boolean {
+    if (this.#stopped) return false;
+    this.#stopped = true;
+    this.#socket.off("drain", this.#onDrain);
+    return true;
+  }
+
+  #fail(error: Error): void {
+    this.stop();
     this.#end.failed(error);
+  }
+
+  readonly #onDrain = (): void => {
+    if (!this.#stopped) this.#body.resume();
   };
 }

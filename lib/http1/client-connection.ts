@@ -214,6 +214,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
         if (this.#request === pending) this.fail(pending, error);
       },
     });
+    this.#upload.start();
   }
 
   connected(): void {

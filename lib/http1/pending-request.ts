@@ -1,5 +1,4 @@
-import type { Readable } from "node:stream";
-import type { ExchangeHandler, OutgoingRequest, RequestControl } from "../http-exchange.js";
+import type { BodySource, ExchangeHandler, OutgoingRequest, RequestControl } from "../http-exchange.js";
 
 /** RFC 9110 §9.2.2: methods whose request may be sent again with the same effect. */
 const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
@@ -15,7 +14,7 @@ export class PendingRequest implements RequestControl {
   connection: RequestCarrier | undefined;
   done = false;
   /** The body to send: the request's, or its replay once the request goes again. */
-  body: Readable | null;
+  body: BodySource | null;
 
   constructor(
     readonly request: OutgoingRequest,
@@ -31,12 +30,12 @@ export class PendingRequest implements RequestControl {
    */
   get replayable(): boolean {
     const { request } = this;
-    return (request.body === null || request.replayBody !== undefined) && IDEMPOTENT.has(request.method);
+    return (request.body === null || request.body.replay !== undefined) && IDEMPOTENT.has(request.method);
   }
 
   /** Readies the request to be sent again from its first byte; false when its body cannot be had whole. */
   rewind(): boolean {
-    const body = this.request.body === null ? null : this.request.replayBody?.();
+    const body = this.request.body === null ? null : this.request.body.replay?.();
     if (body !== undefined) this.body = body;
     return body !== undefined;
   }

@@ -4,8 +4,9 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from "node:http2";
-import type { Readable } from "node:stream";
 import type {
+  BodySink,
+  BodySource,
   ExchangeHandler,
   ExchangeHead,
   OutgoingRequest,
@@ -39,6 +40,24 @@ export function h2RequestHeaders(request: OutgoingRequest): OutgoingHttpHeaders 
   // without it; as a hop-by-hop field the client's own never gets this far.
   if (isGrpcRequest(headers["content-type"] as string | undefined)) headers.te = "trailers";
   return headers;
+}
+
+/** Methods whose requests node:http2 ends with their HEADERS unless told otherwise (its isPayloadMeaningless). */
+const ENDED_BY_DEFAULT: ReadonlySet<string> = new Set(["GET", "HEAD", "DELETE"]);
+
+/**
+ * Opens the request's stream, its HEADERS ending it when there is no body. Options go only where node:http2's
+ * default ending is wrong: its copy of an options object that has properties grows out of line as it fills
+ * in the priority defaults, an allocation per request that the common case (a bodiless GET, a gRPC POST) skips.
+ */
+function openStream(
+  session: H2cSession,
+  headers: OutgoingHttpHeaders,
+  endStream: boolean,
+): ClientHttp2Stream {
+  const method = headers[":method"] as string;
+  if (endStream === ENDED_BY_DEFAULT.has(method)) return session.session.request(headers);
+  return session.session.request(headers, { endStream });
 }
 
 /** The response head as every client hands it on; HTTP/2 has no reason phrase and no transfer codings. */
@@ -77,27 +96,6 @@ function onDrain(this: Carrier): void {
 function ignoreError(): void {}
 
 /**
- * The request body goes to its stream as Readable.pipe would send it (backpressure through 'drain', the stream
- * ended with the body), with one shared listener each: pipe's own listeners and their removal cost more per
- * request than a small gRPC call's whole body.
- */
-const TARGET = Symbol("edgeslice.h2cBodyTarget");
-type BodyCarrier = Readable & { [TARGET]?: Carrier };
-
-function onBodyData(this: BodyCarrier, chunk: Buffer): void {
-  const stream = this[TARGET];
-  if (stream === undefined || stream.write(chunk)) return;
-  this.pause();
-  stream.once("drain", onDrain);
-}
-function onBodyEnd(this: BodyCarrier): void {
-  this[TARGET]?.end();
-}
-function onBodyError(this: BodyCarrier): void {
-  this[TARGET]?.close(constants.NGHTTP2_CANCEL);
-}
-
-/**
  * One request on an h2c backend, told to its handler as the HTTP/1.1 client tells its own (lib/http-exchange.ts:
  * onStart, onHead, onData..., onTrailers, onComplete or onError), so one exchange drives both. The body streams as the stream takes it (HTTP/2 flow control);
  * reading the response pauses while the handler's client is full.
@@ -106,10 +104,10 @@ function onBodyError(this: BodyCarrier): void {
  * session never connected, the peer refused the stream (REFUSED_STREAM, RFC 9113 §8.7), or its GOAWAY named a
  * last stream below this one (§6.8: "not processed"); any other reset may have been acted on.
  */
-export class H2cRequest implements RequestControl, SessionWaiter {
+export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
   readonly #handler: ExchangeHandler;
   readonly #request: OutgoingRequest;
-  #body: Readable | null;
+  #body: BodySource | null;
   readonly #target: UpstreamTarget;
   #stream: ClientHttp2Stream | undefined;
   #session: H2cSession | undefined;
@@ -166,7 +164,7 @@ export class H2cRequest implements RequestControl, SessionWaiter {
     }
     let stream: ClientHttp2Stream;
     try {
-      stream = session.session.request(h2RequestHeaders(request), { endStream: this.#body === null });
+      stream = openStream(session, h2RequestHeaders(request), this.#body === null);
     } catch (thrown) {
       session.closed();
       this.#fail(new UpstreamConnectError(this.#target, { cause: thrown }));
@@ -182,23 +180,23 @@ export class H2cRequest implements RequestControl, SessionWaiter {
     // (rstCode, GOAWAY); a listener keeps them from being thrown.
     stream.on("error", ignoreError);
     stream.on("close", onClose);
-    if (this.#body) this.#sendBody(this.#body, stream);
+    this.#body?.start(this);
   }
 
-  #sendBody(body: BodyCarrier, stream: Carrier): void {
-    body[TARGET] = stream;
-    body.once("error", onBodyError);
-    body.on("data", onBodyData);
-    body.on("end", onBodyEnd);
+  /** The body's chunks go to the stream as the stream takes them (HTTP/2 flow control, 'drain'). */
+  bodyData(chunk: Buffer): boolean {
+    const stream = this.#stream;
+    if (stream === undefined || stream.write(chunk)) return true;
+    stream.once("drain", onDrain);
+    return false;
   }
 
-  /** The stream closed: the body stops flowing to it, as an unpiped source pauses. */
-  #detachBody(body: BodyCarrier): void {
-    if (body[TARGET] === undefined) return;
-    body[TARGET] = undefined;
-    body.off("data", onBodyData);
-    body.off("end", onBodyEnd);
-    body.pause();
+  bodyEnd(): void {
+    this.#stream?.end();
+  }
+
+  bodyFailed(): void {
+    this.#stream?.close(constants.NGHTTP2_CANCEL);
   }
 
   /** The stream took what it held: the body flows again. */
@@ -229,7 +227,7 @@ export class H2cRequest implements RequestControl, SessionWaiter {
 
   onClose(stream: ClientHttp2Stream): void {
     this.#session?.closed();
-    if (this.#body) this.#detachBody(this.#body);
+    this.#body?.stop();
     if (this.#done) return;
     const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
     if (this.#answered && !this.#aborted && code === constants.NGHTTP2_NO_ERROR && stream.readableEnded) {
@@ -242,7 +240,7 @@ export class H2cRequest implements RequestControl, SessionWaiter {
     // kept-alive connection closed under it; with its body only when that can be had again whole.
     const origin = this.#origin;
     if (origin && error instanceof UpstreamConnectError && !this.#resent && this.#session?.retired === true) {
-      const body = this.#body === null ? null : this.#request.replayBody?.();
+      const body = this.#body === null ? null : this.#request.body?.replay?.();
       if (body !== undefined) {
         this.#resent = true;
         this.#stream = undefined;

@@ -3,6 +3,7 @@ import { Http1Dispatcher } from "../../../functions/node/http1-dispatcher.js";
 import type { UpstreamRequest } from "../../../functions/transports/upstream.js";
 import type { RequestControl } from "../../../lib/http-exchange.js";
 import type { OriginPool } from "../../../lib/http1/origin-pool.js";
+import { ReadableBody } from "../../support/readable-body.js";
 import type { TransportDriver } from "./transport.case.js";
 
 /** RFC 9110 §6.4.1: answers that never carry content, as the web transports hand them on (a null body). */
@@ -37,7 +38,7 @@ function send(pool: OriginPool, request: UpstreamRequest) {
         method: request.method,
         path: request.path,
         headers,
-        body: request.body === null ? null : Readable.fromWeb(request.body as never),
+        body: request.body === null ? null : new ReadableBody(Readable.fromWeb(request.body as never)),
         contentLength: undefined,
         transferCodings: undefined,
       },

@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 import type { ExchangeDispatcher, OutgoingRequest, RequestControl } from "../../../lib/http-exchange.js";
 import type { PoolSettings } from "../../../lib/http1/settings.js";
 import { eventually } from "../../support/eventually.js";
+import { ReadableBody } from "../../support/readable-body.js";
 
 /** The pool settings of these tests unless one says otherwise. */
 export const TEST_POOL_SETTINGS: PoolSettings = {
@@ -129,7 +130,7 @@ export function sendVia(
         method: request.method ?? "GET",
         path: request.path ?? "/",
         headers: request.headers ?? ["host", "backend.test"],
-        body: request.body ?? null,
+        body: request.body ? new ReadableBody(request.body) : null,
         contentLength: request.contentLength,
         transferCodings: request.transferCodings,
       },
