@@ -18,7 +18,7 @@ export interface ConnectionOwner {
   readonly settings: ConnectionSettings;
   /** The connection finished a response and may carry another request. */
   released(connection: ClientConnection): void;
-  /** The connection is gone (closed by either side); `replay`: a request to send again on a fresh one (#lost). */
+  /** The connection is gone (closed by either side); `replay`: a request to send again on a fresh one (fail). */
   closed(connection: ClientConnection, replay: PendingRequest | undefined): void;
 }
 
@@ -125,7 +125,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
   onResponseData(chunk: Buffer): boolean {
     const pending = this.#request;
     if (pending === undefined) return false;
-    // A handler that cannot say whether it keeps a chunk is given a copy (read-buffer.ts).
+    // A handler that cannot say whether it keeps a chunk is given a copy (connection-socket.ts).
     if (pending.handler.holdsChunk === undefined) chunk = Buffer.from(chunk);
     else this.#socket.gave(pending.handler);
     if (pending.handler.onData(chunk)) return true;

@@ -2,19 +2,15 @@ import type { ConnectionWait } from "./connection-timer.js";
 
 /** How a request fails on its connection, besides a body that does not match its length (BodyLengthError). */
 
+const TIMEOUTS = {
+  connect: { message: "connect timed out", fields: { code: "ETIMEDOUT", syscall: "connect" } },
+  head: { message: "server sent no response head in time", fields: { code: "UPSTREAM_HEAD_TIMEOUT" } },
+  body: { message: "backend stopped sending the response body", fields: { code: "UPSTREAM_BODY_TIMEOUT" } },
+} as const;
+
 /** The error of a request whose connection waited too long for `wait`. */
 export function timeoutError(wait: Exclude<ConnectionWait, "idle">): Error {
-  if (wait === "connect") {
-    return Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT", syscall: "connect" });
-  }
-  if (wait === "head") {
-    return Object.assign(new Error("server sent no response head in time"), {
-      code: "UPSTREAM_HEAD_TIMEOUT",
-    });
-  }
-  return Object.assign(new Error("backend stopped sending the response body"), {
-    code: "UPSTREAM_BODY_TIMEOUT",
-  });
+  return Object.assign(new Error(TIMEOUTS[wait].message), TIMEOUTS[wait].fields);
 }
 
 /** The connection was destroyed on this side (its pool destroyed, or its user gave up): the server did nothing. */

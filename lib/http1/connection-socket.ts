@@ -1,11 +1,10 @@
 import { connect, type NetConnectOpts, type Socket } from "node:net";
 import type { ExchangeHandler } from "../http-exchange.js";
-import { ReadBuffer } from "./read-buffer.js";
 
 /** What a connection hears from its socket (client-connection.ts). */
 export interface SocketListener {
   connected(): void;
-  /** Bytes from the server, valid until this returns unless a handler said it holds them (read-buffer.ts). */
+  /** Bytes from the server, valid until this returns unless a handler said it holds them. */
   received(bytes: Buffer): void;
   ended(): void;
   failed(error: Error): void;
@@ -27,16 +26,32 @@ export interface SocketConnector {
 const SOCKET_OPTIONS = { noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 } as const;
 
 /**
- * The TCP connection under one ClientConnection. Reads go to one buffer reused while nothing holds them
- * (read-buffer.ts); a connection that may be handed over on a protocol switch reads by 'data' events instead,
- * so that the socket leaves as any other. Pausing stops reading at once: the server's close is read once
- * reading resumes.
+ * What one read from the server may bring: twice libuv's own read size, so that a 64 KiB body and its head come
+ * in one read, go out in one writev, instead of two each.
+ */
+const READ_BUFFER_BYTES = 128 * 1024;
+
+/**
+ * The TCP connection under one ClientConnection. Pausing stops reading at once: the server's close is read once
+ * reading resumes. Reads go to one buffer (net's `onread`), read into again and again while nothing holds on to
+ * what the last read brought. The parser copies what it keeps of a read; the handler given chunks of it says
+ * whether it still holds them (a write the kernel did not take yet; a handler that cannot say is given copies),
+ * and if it does, the next read goes to a fresh buffer. Node's 'data' events would allocate a 64 KiB buffer per
+ * read instead: under a stream of large bodies that external memory, dropped as fast as it comes, is what sets
+ * off V8's full collections (a mark-compact every few hundred responses). The cost: an open connection keeps
+ * its buffer (the pages its reads touched stay resident) until it closes, idle ones after keepAliveTimeoutMs.
+ * A connection that may be handed over on a protocol switch reads by 'data' events, so that the socket leaves
+ * as any other.
  */
 export class ConnectionSocket {
   readonly socket: Socket;
   readonly #listener: SocketListener;
-  readonly #reads = new ReadBuffer();
   #paused = false;
+  #buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
+  /** A chunk of the last read may still be held: the next goes to a fresh buffer. */
+  #held = false;
+  /** The handler given chunks of the read under way. */
+  #taker: ExchangeHandler | undefined;
 
   constructor(
     host: string,
@@ -46,16 +61,13 @@ export class ConnectionSocket {
     connector?: SocketConnector,
   ) {
     this.#listener = listener;
-    if (connector !== undefined) {
-      this.socket = connector.open({ host, port, ...SOCKET_OPTIONS }).on("data", this.#onData);
-    } else {
-      this.socket = handedOver
-        ? connect({ host, port, ...SOCKET_OPTIONS }).on("data", this.#onData)
-        : connect({ host, port, ...SOCKET_OPTIONS, onread: this.#reads.onread(this.#onRead) });
-    }
-    const connectedEvent = connector?.connectedEvent ?? "connect";
-    this.socket.on(connectedEvent, this.#onConnect).on("end", this.#onEnd).on("error", this.#onError);
-    this.socket.on("close", this.#onClose);
+    const options = { host, port, ...SOCKET_OPTIONS };
+    this.socket =
+      connector === undefined && !handedOver
+        ? connect({ ...options, onread: { buffer: this.#next, callback: this.#onRead } })
+        : (connector?.open(options) ?? connect(options)).on("data", this.#onData);
+    this.socket.on(connector?.connectedEvent ?? "connect", this.#onConnect).on("end", this.#onEnd);
+    this.socket.on("error", this.#onError).on("close", this.#onClose);
   }
 
   get paused(): boolean {
@@ -76,7 +88,7 @@ export class ConnectionSocket {
 
   /** `handler` was given a chunk of the read under way. */
   gave(handler: ExchangeHandler): void {
-    this.#reads.gave(handler);
+    this.#taker = handler;
   }
 
   /** The socket leaves this client, as it is: nothing more is heard of it here. */
@@ -91,10 +103,22 @@ export class ConnectionSocket {
   readonly #onError = (error: Error): void => this.#listener.failed(error);
   readonly #onClose = (): void => this.#listener.closed();
 
-  /** `bytes` bytes came into the read buffer; true: reading goes on. */
-  readonly #onRead = (bytes: number): boolean => {
-    this.#listener.received(this.#reads.bytes(bytes));
-    this.#reads.done();
+  /** Where the next read goes. */
+  readonly #next = (): Buffer => {
+    if (this.#held) {
+      this.#held = false;
+      this.#buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
+    }
+    return this.#buffer;
+  };
+
+  /** `count` bytes came into the read buffer; true: reading goes on. */
+  readonly #onRead = (count: number): boolean => {
+    const buffer = this.#buffer;
+    this.#listener.received(count === buffer.length ? buffer : buffer.subarray(0, count));
+    const taker = this.#taker;
+    this.#taker = undefined;
+    if (taker !== undefined && taker.holdsChunk?.() !== false) this.#held = true;
     return true;
   };
 }
