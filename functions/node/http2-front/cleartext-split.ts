@@ -18,25 +18,17 @@ export function prefaceVerdict(bytes: Uint8Array): "http2" | "http1" | "undecide
   return length === HTTP2_PREFACE.length ? "http2" : "undecided";
 }
 
-export interface CleartextSplit {
-  /** Closes the connections whose first bytes have not arrived yet (the router is stopping). */
-  destroyUndecided(): void;
-}
+export type CleartextSplit = ReturnType<typeof splitCleartext>;
 
 /**
- * h2c with prior knowledge on the HTTP/1.1 listener (RFC 9113 §3.3): `server`'s connections that open with
- * the HTTP/2 preface go to `front`, every other one to the HTTP/1.1 server as before. The first chunk is read
- * once and put back (unshift) for whichever protocol takes the connection: no copy, and an HTTP/1.1
- * connection costs one comparison of its first byte. A preface split across packets is gathered until it is
- * whole or a byte differs; a connection that sends fewer bytes and stalls for `firstBytesTimeoutMs` (the
- * same bound as an HTTP/1.1 head) is closed. The HTTP/1.1 Upgrade to h2c is not this: it stays with the
- * HTTP/1.1 server (RFC 9113 deprecates it). TLS connections the HTTPS listener hands over go straight through.
+ * h2c with prior knowledge on the HTTP/1.1 listener (RFC 9113 §3.3): `server`'s connections that open with the
+ * preface go to `front`, the others to the HTTP/1.1 server as before. The first chunk is put back (unshift) for
+ * whichever takes the connection: no copy, and an HTTP/1.1 connection costs one comparison of its first byte. A
+ * partial preface is gathered until whole or a byte differs; one that stalls for `firstBytesTimeoutMs` (the
+ * HTTP/1.1 head's bound) is closed. The Upgrade to h2c stays with HTTP/1.1 (RFC 9113 deprecates it); TLS
+ * connections the HTTPS listener hands over go straight through.
  */
-export function splitCleartext(
-  server: Server,
-  front: Http2Front,
-  firstBytesTimeoutMs: number,
-): CleartextSplit {
+export function splitCleartext(server: Server, front: Http2Front, firstBytesTimeoutMs: number) {
   const http1 = server.listeners("connection") as ((this: Server, socket: Socket) => void)[];
   server.removeAllListeners("connection");
   const undecided = new Set<Socket>();
@@ -63,16 +55,12 @@ export function splitCleartext(
       socket.off("error", destroy);
       socket.setTimeout(0, destroy);
       undecided.delete(socket);
-      if (verdict === "http2") {
-        // Node's HTTP/2 session reads what is buffered in the socket before it takes over its reads.
-        socket.pause();
-        socket.unshift(bytes);
-        front.accept(socket);
-      } else {
-        // No 'data' listener now: the chunk waits in the buffer for the HTTP/1.1 server's.
-        socket.unshift(bytes);
-        for (const listener of http1) listener.call(server, socket);
-      }
+      // Put back for the next reader: Node's HTTP/2 session reads what is buffered in the (paused) socket before
+      // it takes over its reads; with no 'data' listener now, the chunk waits for the HTTP/1.1 server's.
+      if (verdict === "http2") socket.pause();
+      socket.unshift(bytes);
+      if (verdict === "http2") front.accept(socket);
+      else for (const listener of http1) listener.call(server, socket);
     };
     socket.on("data", onData);
     socket.once("close", onClose);
@@ -80,7 +68,8 @@ export function splitCleartext(
     socket.setTimeout(firstBytesTimeoutMs, destroy);
   });
   return {
-    destroyUndecided() {
+    /** Closes the connections whose first bytes have not arrived yet (the router is stopping). */
+    destroyUndecided(): void {
       for (const socket of undecided) socket.destroy();
       undecided.clear();
     },

@@ -1,10 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import { HOP_BY_HOP } from "../../core/http/hop-by-hop.js";
 
-/**
- * Header fields between the router's flat lists (name, value, ...: what core/http/headers.ts and the HTTP/1.1 client
- * read and write) and node:http2's objects, both ways.
- */
+/** Header fields between the router's flat lists (name, value, ...) and node:http2's objects, both ways. */
 
 /**
  * `fields` into `headers`: names lower-case (HTTP/2 wants them so), repeated names as lists, and neither a
@@ -34,9 +31,8 @@ export function flatFields(headers: IncomingHttpHeaders): string[] {
   for (const name of Object.keys(headers)) {
     if (name.charCodeAt(0) === 0x3a) continue;
     const value = headers[name];
-    if (value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) fields.push(name, item);
-    else fields.push(name, value);
+    else if (value !== undefined) fields.push(name, value);
   }
   return fields;
 }

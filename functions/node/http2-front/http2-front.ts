@@ -27,20 +27,12 @@ export interface Http2FrontOptions {
 }
 
 /** HTTP/2 for client connections another listener accepted: h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT. */
-export interface Http2Front {
-  /** Serves HTTP/2 on a connected socket (net.Socket, or tls.TLSSocket that negotiated h2). */
-  accept(socket: Duplex): void;
-  /** GOAWAY to every session, open streams finish for up to drainMs, then what is left is cut. */
-  close(): Promise<void>;
-}
+export type Http2Front = ReturnType<typeof createHttp2Front>;
 
 /** How often a flood of one kind is logged at most: an attacker must not fill the log. */
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
-/**
- * The bounds of one client session. Node's defaults leave concurrent streams unbounded and allow 1,000 invalid
- * frames; these are tighter, and session-guard.ts's frame budgets cover what Node counts nowhere.
- */
+/** Node's defaults leave concurrent streams unbounded and allow 1,000 invalid frames: these are tighter. */
 const SERVER_OPTIONS: ServerOptions = {
   // Invalid frames, and streams refused at creation (over the concurrency limit), before Node ends the session.
   maxSessionInvalidFrames: 100,
@@ -69,7 +61,7 @@ function ignoreStreamError(): void {}
  * An http2 server that never listens: the listeners hand it their connections, and its streams go to the same
  * request handler as HTTP/1.1 requests.
  */
-export function createHttp2Front(options: Http2FrontOptions): Http2Front {
+export function createHttp2Front(options: Http2FrontOptions) {
   const server = createServer(SERVER_OPTIONS);
   server.on(
     "stream",
@@ -106,7 +98,8 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
   // A session's error ends it (Node destroys it); the client is gone, nothing to answer or log per event.
   server.on("sessionError", () => undefined);
   return {
-    accept(socket) {
+    /** Serves HTTP/2 on a connected socket (net.Socket, or tls.TLSSocket that negotiated h2). */
+    accept(socket: Duplex): void {
       if (closing) {
         socket.destroy();
         return;
@@ -117,7 +110,7 @@ export function createHttp2Front(options: Http2FrontOptions): Http2Front {
       socket.allowHalfOpen = false;
       server.emit("connection", socket);
     },
-    close() {
+    close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         // Resolved at the bound whether or not the cut sessions' sockets have closed by then.
         const bound = setTimeout(() => {

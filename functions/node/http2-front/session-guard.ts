@@ -43,24 +43,16 @@ export function guardSession(session: Http2Session, idleMs: number, flooded: (ki
   const pings = new FrameBudget(100, BUDGET_WINDOW_MS);
   const settings = new FrameBudget(50, BUDGET_WINDOW_MS);
   let open = 0;
-  const end = (kind: FloodKind) => {
-    if (session.destroyed) return;
+  const spend = (budget: FrameBudget, kind: FloodKind) => {
+    if (budget.spend(performance.now()) || session.destroyed) return;
     flooded(kind);
     session.goaway(ENHANCE_YOUR_CALM);
     session.destroy(undefined, ENHANCE_YOUR_CALM);
   };
-  session.on("ping", () => {
-    if (!pings.spend(performance.now())) end("ping_flood");
-  });
-  session.on("remoteSettings", () => {
-    if (!settings.spend(performance.now())) end("settings_flood");
-  });
-  const aborted = () => {
-    if (!resets.spend(performance.now())) end("rapid_reset");
-  };
-  const streamClosed = () => {
-    open--;
-  };
+  session.on("ping", () => spend(pings, "ping_flood"));
+  session.on("remoteSettings", () => spend(settings, "settings_flood"));
+  const aborted = () => spend(resets, "rapid_reset");
+  const streamClosed = () => open--;
   session.on("stream", (stream: ServerHttp2Stream) => {
     // Node emits 'stream' after the frames of its read were handled: a stream the client opened and reset
     // in one packet is already closed here, its 'aborted' gone.
