@@ -16,15 +16,13 @@ const NAMES_H2C = /(?:^|,)[ \t]*h2c[ \t]*(?:,|$)/i;
 const ASKED = Symbol("edgeslice.upgradeAsked");
 
 /**
- * http.Server's request, except that one asking to upgrade to h2c is no upgrade: Node hands an upgrade to the
- * 'upgrade' listener with the raw socket, which would tunnel the connection to a backend, and every request
- * sent through that tunnel would pass the router's routing unseen. RFC 9113 §3.1 obsoletes the h2c upgrade, and
- * a server may ignore an Upgrade (RFC 9110 §7.8): such a request is served as plain HTTP/1.1, where Upgrade is a
- * hop-by-hop field the backend never sees. Node's parser still stops at the end of that request as for an
- * upgrade, dropping whatever the client sent after it in the same packet, so its answer closes the connection
- * (createHttp1Front): a client that pipelined more sees them unanswered on a closed connection, never lost.
- *
- * Node sets `upgrade` before it adds the header fields and reads it after, so it is decided when read.
+ * http.Server's request, except that one asking to upgrade to h2c is no upgrade: Node would hand it to 'upgrade'
+ * with the raw socket, tunnelled to a backend, and every request sent through that tunnel would pass the routing
+ * unseen. RFC 9113 §3.1 obsoletes the h2c upgrade and a server may ignore an Upgrade (RFC 9110 §7.8): it is served
+ * as plain HTTP/1.1 (Upgrade is hop-by-hop). Node's parser still stops after it as for an upgrade, dropping what
+ * the client sent next in the same packet, so its answer closes the connection: a client that pipelined more sees
+ * them unanswered on a closed connection, never lost. Node sets `upgrade` before it adds the header fields and
+ * reads it after, so it is decided when read.
  */
 class RouterIncomingMessage extends IncomingMessage {
   declare [ASKED]: boolean | null;

@@ -5,13 +5,12 @@ import type { ClientSide } from "./clients/client-side.js";
 import type { Dispatchers } from "./dispatchers.js";
 
 /** A copy that has not been answered by then is dropped. */
-const MIRROR_TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = 10_000;
 
 /**
- * Sends the copies of a request without a body (HTTPRequestMirrorFilter) over the same dispatchers and pools as
- * the request, with the fields the request itself is sent with, and forgets them: their answers are read away,
- * and failures are nobody's concern but the mirror's. A request with a body is not mirrored: its body streams to
- * the backend once.
+ * Sends the copies (HTTPRequestMirrorFilter) of a request without a body (a body streams to the backend once, so a
+ * request with one is not mirrored) over the request's dispatchers and pools, with its upstream fields, and forgets
+ * them: their answers are read away, and failures are nobody's concern but the mirror's.
  */
 export function sendMirrors(
   dispatchers: Dispatchers,
@@ -34,13 +33,12 @@ export function sendMirrors(
     dispatchers.for(mirror, false)?.dispatch(mirror, request, new ForgottenCopy());
 }
 
-/** A copy's answer, read away; the copy is cut when it outlives MIRROR_TIMEOUT_MS. */
+/** A copy's answer, read away; the copy is cut when it outlives TIMEOUT_MS. */
 class ForgottenCopy implements ExchangeHandler {
   #timer: NodeJS.Timeout | undefined;
 
   onStart(control: RequestControl): void {
-    this.#timer = setTimeout(() => control.abort(new Error("mirror copy timed out")), MIRROR_TIMEOUT_MS);
-    this.#timer.unref();
+    this.#timer = setTimeout(() => control.abort(new Error("mirror copy timed out")), TIMEOUT_MS).unref();
   }
   onHead(): void {}
   onData(): boolean {

@@ -5,18 +5,13 @@ import type { Socket } from "node:net";
  * tunnel (WebSockets live long), so keep-alive is what finds a peer that vanished without FIN or RST; Linux
  * would otherwise wait 2 hours before the first probe (Node docs: socket.setKeepAlive).
  */
-export const TUNNEL_KEEPALIVE_MS = 30_000;
-
-/** Once one side closed, how long the other may take to flush what it was already sent before it is cut. */
-export const TUNNEL_CLOSE_GRACE_MS = 5_000;
+const TUNNEL_KEEPALIVE_MS = 30_000;
 
 /**
- * Joins an upgraded client connection to its backend connection (after the 101 head went to the client):
- * bytes flow both ways with backpressure (pipe), an end (FIN) on one side ends the other once what it was
- * sent is written, and when either side closes the other is closed too: at once after an error, else after
- * flushing (bounded by TUNNEL_CLOSE_GRACE_MS). `clientHead` holds bytes the client sent right after its
- * request head, already read by Node's parser (Node docs: the 'upgrade' event's `head`). `onClosed` runs
- * once both sockets are closed.
+ * Joins an upgraded client connection to its backend connection (after the 101 head went to the client), both
+ * ways with backpressure: an end (FIN) on one side ends the other once flushed, and a close closes the other (at
+ * once after an error, else endThenDestroy). `clientHead`: bytes the client sent right after its request head,
+ * already read by Node's parser (Node docs: the 'upgrade' event's `head`). `onClosed` runs once both are closed.
  */
 export function joinSockets(client: Socket, backend: Socket, clientHead: Buffer, onClosed: () => void): void {
   for (const socket of [client, backend]) {
@@ -43,10 +38,9 @@ export function joinSockets(client: Socket, backend: Socket, clientHead: Buffer,
  * peer does not read: a connection the router is done with never lingers half-open (Node's own
  * `Connection: close` handling also destroys once the response finished).
  */
-export function endThenDestroy(socket: Socket, graceMs = TUNNEL_CLOSE_GRACE_MS): void {
+export function endThenDestroy(socket: Socket, graceMs = 5_000): void {
   if (socket.destroyed) return;
-  const timer = setTimeout(() => socket.destroy(), graceMs);
-  timer.unref();
+  const timer = setTimeout(() => socket.destroy(), graceMs).unref();
   socket.once("close", () => clearTimeout(timer));
   socket.end(() => socket.destroy());
 }
