@@ -17,17 +17,6 @@ export interface ExchangeEnd {
   fail(error: RouterError): unknown;
 }
 
-/**
- * Hears what one exchange does, for spans per request and per attempt and for metrics; every method optional.
- * The request handler makes one per exchange when its deps have `observe` (request-handler.ts).
- */
-export interface ExchangeObserver {
-  attemptStarted?(backend: Backend): void;
-  attemptSettled?(backend: Backend, result: AttemptResult<number>): void;
-  /** The client's answer closed: sent whole, or the client left (`gone`). */
-  ended?(gone: boolean): void;
-}
-
 /** A backend no dispatcher can carry the request to (an upgrade to an h2c backend): a 502, and no retry. */
 const NOT_CARRIED: AttemptResult<never> = { ok: false, kind: "transport", stop: true };
 
@@ -58,7 +47,6 @@ export class Exchange implements AttemptOwner, ClientWatcher {
   readonly #headers: string[];
   readonly #content: RequestContent | undefined;
   readonly #refused: boolean;
-  readonly #observer: ExchangeObserver | undefined;
 
   constructor(
     dispatchers: Dispatchers,
@@ -66,10 +54,8 @@ export class Exchange implements AttemptOwner, ClientWatcher {
     route: ProxyRoute,
     deps: PolicyDeps,
     end: ExchangeEnd,
-    observer?: ExchangeObserver,
   ) {
     this.#dispatchers = dispatchers;
-    this.#observer = observer;
     this.client = client;
     this.route = route;
     this.deps = deps;
@@ -107,7 +93,6 @@ export class Exchange implements AttemptOwner, ClientWatcher {
   clientClosed(): void {
     this.route.observation.finished(this.deps.metrics, performance.now(), this.body?.received ?? 0);
     this.route.logEnd?.();
-    this.#observer?.ended?.(this.client.gone);
     if (!this.client.gone) return;
     this.clientGone = true;
     this.current?.cut("client-gone");
@@ -118,7 +103,6 @@ export class Exchange implements AttemptOwner, ClientWatcher {
   }
 
   settled(backend: Backend, result: AttemptResult<number>): void {
-    this.#observer?.attemptSettled?.(backend, result);
     if (this.#loop.settle(backend, result, this)) this.#again();
     else if (!result.ok) this.#end.fail(this.#loop.failure().error);
   }
@@ -190,7 +174,6 @@ export class Exchange implements AttemptOwner, ClientWatcher {
     }
     const attempt = new Attempt(this, backend);
     this.current = attempt;
-    this.#observer?.attemptStarted?.(backend);
     // With a body, this bounds the wait for a connection (a full pool queues) until the client starts the
     // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
     attempt.armTimer(remaining);

@@ -3,7 +3,7 @@ import type { BodySink, BodySource } from "../../lib/http-exchange.js";
 import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/forwarding/proxy-policy.js";
 import { AttemptTimer, type CuttableAttempt } from "./attempt-bounds.js";
 
-/** What the body tells the attempt it streams to (node/proxy.ts). */
+/** What the body tells the attempt it streams to (attempt.ts). */
 export interface BodyAttempt extends CuttableAttempt {
   /** The upstream connection is ready and asks for the body: from now on the body's timers bound the upload. */
   bodyStarted(): void;
@@ -33,7 +33,6 @@ export class RequestBody {
   readonly settings: BodySettings;
   /** The chunks read so far while within MAX_REPLAYABLE_BODY_BYTES; undefined once the body outgrew it. */
   kept: Buffer[] | undefined = [];
-  #keptBytes = 0;
   /** The client's body ended: every byte of it was read. */
   ended = false;
 
@@ -47,20 +46,13 @@ export class RequestBody {
     return new AttemptBody(this, attempt);
   }
 
-  /** The body from its first byte again, for the same attempt on a fresh connection; undefined: not kept whole. */
-  replay(attempt: BodyAttempt): BodySource | undefined {
-    return this.kept === undefined ? undefined : new AttemptBody(this, attempt);
-  }
-
   /** Bytes of the body read from the client so far (edgeslice_request_bytes_total). */
   received = 0;
 
   /** A chunk read from the client: kept while the bound allows. */
   read(chunk: Buffer): void {
     this.received += chunk.length;
-    if (this.kept === undefined) return;
-    this.#keptBytes += chunk.length;
-    if (this.#keptBytes <= MAX_REPLAYABLE_BODY_BYTES) this.kept.push(chunk);
+    if (this.received <= MAX_REPLAYABLE_BODY_BYTES) this.kept?.push(chunk);
     else this.kept = undefined;
   }
 }
@@ -121,8 +113,9 @@ class AttemptBody implements BodySource {
     incoming.off("error", this.#onError);
   }
 
+  /** The body from its first byte again, for the same attempt on a fresh connection; undefined: not kept whole. */
   replay(): BodySource | undefined {
-    return this.#body.replay(this.#attempt);
+    return this.#body.kept === undefined ? undefined : new AttemptBody(this.#body, this.#attempt);
   }
 
   #wait(on: "client" | "backend"): void {
