@@ -1,14 +1,9 @@
-import { createServer, IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, IncomingMessage, type Server } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { RouterConfig } from "../core/settings/config.js";
+import type { RequestHandler } from "./request-handler.js";
 import { SERVER_MAX_HEADERS_COUNT } from "./request-head.js";
-
-/** The request handler's HTTP/1.1 entries (request-handler.ts). */
-export interface Http1Handler {
-  readonly http1: (incoming: IncomingMessage, outgoing: ServerResponse) => void;
-  readonly upgrade: (incoming: IncomingMessage, socket: Socket, head: Buffer) => void;
-}
 
 /** Names h2c among the protocols of an Upgrade field value (RFC 9110 §7.8: comma-separated, case-insensitive). */
 const NAMES_H2C = /(?:^|,)[ \t]*h2c[ \t]*(?:,|$)/i;
@@ -40,9 +35,8 @@ Object.defineProperty(RouterIncomingMessage.prototype, "upgrade", {
 function asksForH2c(rawHeaders: readonly string[]): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    if (name.length === 7 && name.toLowerCase() === "upgrade" && NAMES_H2C.test(rawHeaders[i + 1] ?? "")) {
-      return true;
-    }
+    if (name.length !== 7 || name.toLowerCase() !== "upgrade") continue;
+    if (NAMES_H2C.test(rawHeaders[i + 1] as string)) return true;
   }
   return false;
 }
@@ -50,10 +44,10 @@ function asksForH2c(rawHeaders: readonly string[]): boolean {
 /**
  * The HTTP/1.1 front on PORT: Node's http.Server, whose requests and upgrades go to the request handler. The
  * HTTPS listener hands it its http/1.1 connections too (tls/https-listener.ts), and the HTTP/2 front takes the
- * connections that open with the HTTP/2 preface (http2/cleartext-split.ts).
+ * connections that open with the HTTP/2 preface (http2-front/cleartext-split.ts).
  */
 export function createHttp1Front(
-  handler: Http1Handler,
+  handler: Pick<RequestHandler, "http1" | "upgrade">,
   config: Pick<RouterConfig, "clientKeepAliveTimeoutMs" | "clientHeadersTimeoutMs">,
 ): Server {
   const server = createServer({ IncomingMessage: RouterIncomingMessage }, (incoming, outgoing) => {

@@ -8,17 +8,13 @@ import {
 } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../../lib/logger.js";
+import type { RequestHandler } from "../request-handler.js";
 import { MAX_REQUEST_HEADERS } from "../request-head.js";
 import { type FloodKind, guardSession } from "./session-guard.js";
 
 export interface Http2FrontOptions {
-  /** The router's request handler (request-handler.ts): each stream with its headers, on node:http2's stream API. */
-  readonly onStream: (
-    stream: ServerHttp2Stream,
-    headers: IncomingHttpHeaders,
-    flags: number,
-    raw: string[],
-  ) => void;
+  /** The router's request handler's entry for each stream (request-handler.ts), on node:http2's stream API. */
+  readonly onStream: RequestHandler["http2"];
   /** How long close() lets open streams finish after GOAWAY before it cuts the sessions. */
   readonly drainMs: number;
   /** A session with no open stream for this long is closed with GOAWAY; 0 keeps it. */
