@@ -6,7 +6,7 @@ import {
 } from "../core/forwarding/proxy-policy.js";
 
 /**
- * How the Node transports (proxy.ts, handshake.ts) bound their attempts without AbortControllers: a check
+ * How the Node router (exchange.ts, tls/passthrough.ts) bounds their attempts without AbortControllers: a check
  * before each attempt, and one deadline per attempt for whichever limit ends first, the attempt's own or what
  * is left of the request's total.
  */

@@ -112,9 +112,8 @@ export class Exchange implements AttemptOwner, ClientWatcher {
    * settled the attempt already, and the next one goes after the rule's backoff. An upgrade is never sent twice.
    */
   retriesAnswer(backend: Backend, status: number): boolean {
-    if (this.client.upgrade) return false;
-    const remaining = this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
-    if (!this.#loop.retriesAnswer(backend, status, this, remaining)) return false;
+    if (this.client.upgrade || !this.#loop.retriesAnswer(backend, status, this, this.#remaining()))
+      return false;
     this.#again();
     return true;
   }
@@ -160,8 +159,12 @@ export class Exchange implements AttemptOwner, ClientWatcher {
     }
   }
 
+  #remaining(): number {
+    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
+  }
+
   #attempt(backend: Backend): void {
-    const remaining = this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - Date.now();
+    const remaining = this.#remaining();
     const refused = refusedAttempt(this.clientGone, remaining);
     if (refused) {
       this.settled(backend, refused);
@@ -177,20 +180,17 @@ export class Exchange implements AttemptOwner, ClientWatcher {
     // With a body, this bounds the wait for a connection (a full pool queues) until the client starts the
     // body; then the body's own timers take over (request-body.ts), and bodySent arms it again.
     attempt.armTimer(remaining);
-    const body = this.body;
+    const { body, client } = this;
     const content = this.#content;
-    dispatcher.dispatch(
-      backend,
-      {
-        method: this.client.method,
-        path: this.route.path,
-        headers: this.#headers,
-        body: body ? body.forAttempt(attempt) : null,
-        contentLength: content?.length,
-        transferCodings: content?.transferCodings,
-        upgrade: this.client.upgrade,
-      },
-      attempt,
-    );
+    const request = {
+      method: client.method,
+      path: this.route.path,
+      headers: this.#headers,
+      body: body ? body.forAttempt(attempt) : null,
+      contentLength: content?.length,
+      transferCodings: content?.transferCodings,
+      upgrade: client.upgrade,
+    };
+    dispatcher.dispatch(backend, request, attempt);
   }
 }

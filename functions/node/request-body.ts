@@ -67,7 +67,6 @@ class AttemptBody implements BodySource {
   #sink: BodySink | undefined;
   /** The attempt timers' coarse deadlines (attempt-bounds.ts): a Node timer per wait cost more than the wait. */
   #timer: AttemptTimer | undefined;
-  #waitingOn: "client" | "backend" | undefined;
 
   constructor(body: RequestBody, attempt: BodyAttempt) {
     this.#body = body;
@@ -96,14 +95,14 @@ class AttemptBody implements BodySource {
 
   resume(): void {
     if (this.#sink === undefined) return;
-    this.#wait("client");
+    this.#wait("client-stalled");
     this.#body.incoming.resume();
   }
 
   stop(): void {
     if (this.#sink === undefined) return;
     this.#sink = undefined;
-    this.#stopWaiting();
+    this.#wait(undefined);
     const incoming = this.#body.incoming;
     // Whatever comes next waits for the next attempt's copy (or the clean-up of a body nobody read).
     incoming.pause();
@@ -118,21 +117,12 @@ class AttemptBody implements BodySource {
     return this.#body.kept === undefined ? undefined : new AttemptBody(this.#body, this.#attempt);
   }
 
-  #wait(on: "client" | "backend"): void {
-    if (this.#waitingOn === on) return;
+  /** Waits on the client for its next bytes, on the backend to take those held, or (undefined) on neither. */
+  #wait(on: "client-stalled" | "try-timeout" | undefined): void {
     this.#timer?.cancel();
-    this.#waitingOn = on;
     const { settings } = this.#body;
-    this.#timer =
-      on === "client"
-        ? new AttemptTimer(this.#attempt, "client-stalled", settings.clientBodyIdleTimeoutMs)
-        : new AttemptTimer(this.#attempt, "try-timeout", settings.tryTimeoutMs);
-  }
-
-  #stopWaiting(): void {
-    if (this.#waitingOn === undefined) return;
-    this.#timer?.cancel();
-    this.#waitingOn = undefined;
+    const ms = on === "client-stalled" ? settings.clientBodyIdleTimeoutMs : settings.tryTimeoutMs;
+    this.#timer = on === undefined ? undefined : new AttemptTimer(this.#attempt, on, ms);
   }
 
   /** The whole body went to the sink: the backend's time starts, then the sink ends its request. */
@@ -144,16 +134,12 @@ class AttemptBody implements BodySource {
   }
 
   readonly #onData = (chunk: Buffer): void => {
-    this.#stopWaiting();
     this.#body.read(chunk);
     const room = this.#sink?.bodyData(chunk);
     // The sink may have stopped the body in the call (a chunk past the declared length).
     if (this.#sink === undefined) return;
-    if (room) this.#wait("client");
-    else {
-      this.#body.incoming.pause();
-      this.#wait("backend");
-    }
+    if (!room) this.#body.incoming.pause();
+    this.#wait(room ? "client-stalled" : "try-timeout");
   };
 
   readonly #onEnd = (): void => {

@@ -14,7 +14,7 @@ export class H2cPools extends PoolsByTarget<H2cOrigin> implements Dispatcher {
   }
 
   dispatch(target: UpstreamTarget, request: OutgoingRequest, handler: ExchangeHandler): void {
-    new H2cRequest(target, request, handler).start(this.poolFor(target));
+    new H2cRequest(this.poolFor(target), request, handler).start();
   }
 
   destroy(): void {

@@ -13,7 +13,7 @@ import type {
   RequestControl,
 } from "../../../lib/http-exchange.js";
 import { isGrpcRequest } from "../../core/http/grpc-errors.js";
-import { UpstreamConnectError, type UpstreamTarget } from "../../transports/upstream.js";
+import { UpstreamConnectError } from "../../transports/upstream.js";
 import { addFields, flatFields } from "../http2-front/h2-fields.js";
 import type { H2cOrigin, H2cSession, SessionWaiter } from "./h2c-session.js";
 
@@ -105,34 +105,29 @@ function ignoreError(): void {}
  * last stream below this one (§6.8: "not processed"); any other reset may have been acted on.
  */
 export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
-  readonly #handler: ExchangeHandler;
+  readonly #origin: H2cOrigin;
   readonly #request: OutgoingRequest;
+  readonly #handler: ExchangeHandler;
   #body: BodySource | null;
-  readonly #target: UpstreamTarget;
   #stream: ClientHttp2Stream | undefined;
   #session: H2cSession | undefined;
   #aborted: Error | undefined;
   #answered = false;
   #done = false;
-  #origin: H2cOrigin | undefined;
   /** Sent again once already, on a new session: a GOAWAY said the first stream was not processed. */
   #resent = false;
 
-  constructor(target: UpstreamTarget, request: OutgoingRequest, handler: ExchangeHandler) {
-    this.#target = target;
+  constructor(origin: H2cOrigin, request: OutgoingRequest, handler: ExchangeHandler) {
+    this.#origin = origin;
     this.#request = request;
     this.#body = request.body;
     this.#handler = handler;
   }
 
-  start(origin: H2cOrigin): void {
+  start(): void {
     this.#handler.onStart(this);
-    if (this.#aborted) {
-      this.#fail(this.#aborted);
-      return;
-    }
-    this.#origin = origin;
-    origin.acquire(this);
+    if (this.#aborted) this.#fail(this.#aborted);
+    else this.#origin.acquire(this);
   }
 
   abort(error: Error): void {
@@ -150,24 +145,16 @@ export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
   /** The session the stream goes on is ready (h2c-session.ts H2cOrigin), or failed to connect. */
   sessionReady(session: H2cSession, error: Error | undefined): void {
     this.#session = session;
-    if (error !== undefined || this.#aborted) {
-      session.closed();
-      this.#fail(this.#aborted ?? new UpstreamConnectError(this.#target, { cause: error }));
-      return;
-    }
-    const request = this.#request;
-    if (request.transferCodings !== undefined) {
-      // HTTP/2 has no transfer codings (RFC 9113 §8.2.2): such a body cannot be sent as it came.
-      session.closed();
-      this.#fail(new Error("a transfer-coded request body cannot be sent over HTTP/2"));
-      return;
-    }
-    let stream: ClientHttp2Stream;
+    let stream: ClientHttp2Stream | Error;
     try {
-      stream = openStream(session, h2RequestHeaders(request), this.#body === null);
+      stream =
+        this.#refusal(error) ?? openStream(session, h2RequestHeaders(this.#request), this.#body === null);
     } catch (thrown) {
+      stream = new UpstreamConnectError(this.#origin.target, { cause: thrown });
+    }
+    if (stream instanceof Error) {
       session.closed();
-      this.#fail(new UpstreamConnectError(this.#target, { cause: thrown }));
+      this.#fail(stream);
       return;
     }
     this.#stream = stream;
@@ -181,6 +168,16 @@ export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
     stream.on("error", ignoreError);
     stream.on("close", onClose);
     this.#body?.start(this);
+  }
+
+  /** Why no stream opens on a session that came ready (or failed to connect). */
+  #refusal(error: Error | undefined): Error | undefined {
+    if (error !== undefined || this.#aborted)
+      return this.#aborted ?? new UpstreamConnectError(this.#origin.target, { cause: error });
+    // HTTP/2 has no transfer codings (RFC 9113 §8.2.2): such a body cannot be sent as it came.
+    if (this.#request.transferCodings !== undefined)
+      return new Error("a transfer-coded request body cannot be sent over HTTP/2");
+    return undefined;
   }
 
   /** The body's chunks go to the stream as the stream takes them (HTTP/2 flow control, 'drain'). */
@@ -238,14 +235,13 @@ export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
     // The session is going away (GOAWAY) and never processed this stream: the backend is fine, so the request
     // goes once more on a new session of the same backend, as the HTTP/1.1 client sends one again when a
     // kept-alive connection closed under it; with its body only when that can be had again whole.
-    const origin = this.#origin;
-    if (origin && error instanceof UpstreamConnectError && !this.#resent && this.#session?.retired === true) {
+    if (error instanceof UpstreamConnectError && !this.#resent && this.#session?.retired === true) {
       const body = this.#body === null ? null : this.#request.body?.replay?.();
       if (body !== undefined) {
         this.#resent = true;
         this.#stream = undefined;
         this.#body = body;
-        origin.acquire(this);
+        this.#origin.acquire(this);
         return;
       }
     }
@@ -253,14 +249,15 @@ export class H2cRequest implements RequestControl, SessionWaiter, BodySink {
   }
 
   #streamError(stream: ClientHttp2Stream, code: number): Error {
-    const error = new Error(`h2c stream to ${this.#target.ip}:${this.#target.port} reset (code ${code})`);
+    const { target } = this.#origin;
+    const error = new Error(`h2c stream to ${target.ip}:${target.port} reset (code ${code})`);
     const lastProcessed = this.#session?.goawayLastStreamId;
     const unprocessed =
       !this.#answered &&
       (code === constants.NGHTTP2_REFUSED_STREAM ||
         stream.id === undefined ||
         (lastProcessed !== undefined && stream.id > lastProcessed));
-    return unprocessed ? new UpstreamConnectError(this.#target, { cause: error }) : error;
+    return unprocessed ? new UpstreamConnectError(target, { cause: error }) : error;
   }
 
   #fail(error: Error): void {
