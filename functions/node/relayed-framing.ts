@@ -5,7 +5,7 @@ export class UnrelayableResponseError extends Error {
   override readonly name = "UnrelayableResponseError";
 }
 
-/** Chunked among the codings of head.transferCodings (any case, joined by ", ": lib/http1/transfer-codings.ts). */
+/** Chunked among the codings of head.transferCodings (any case, joined by ", ": lib/http1/syntax.ts). */
 const CHUNKED = /(?:^|, )chunked(?:,|$)/i;
 
 /**

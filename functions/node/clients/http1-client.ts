@@ -83,7 +83,7 @@ export class Http1Client extends ClientSide<IncomingMessage, ServerResponse> {
   override data(chunk: Buffer, view: boolean): boolean {
     const outgoing = this.out;
     // Behind bytes the client has not taken, a view would wait in the socket: it goes as a copy of its own
-    // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/read-buffer.ts).
+    // size, so a trickle of small reads never holds a whole read buffer each (lib/http1/connection-socket.ts).
     const copy = view && this.#backlogged && outgoing.writableLength > 0;
     if (view && !copy) this.#sentAsRead = true;
     const sent = outgoing.write(copy ? Buffer.from(chunk) : chunk);

@@ -67,7 +67,7 @@ describe("an HTTP/1.1 client's side relaying a body", () => {
       new RequestHead(incoming.rawHeaders),
       NO_TRUSTED_PROXIES,
     );
-    // One buffer, filled read after read and replaced when held, as the HTTP/1.1 client does (read-buffer.ts).
+    // One buffer, filled read after read and replaced when held, as the HTTP/1.1 client does (lib/http1/connection-socket.ts).
     let buffer = Buffer.alloc(1024);
     const held: boolean[] = [];
     for (let read = 0; read < 10; read++) {
