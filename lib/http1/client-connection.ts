@@ -11,7 +11,17 @@ import { requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
 import type { ResponseHead } from "./response-head.js";
 import { ResponseParser, type ResponseSink } from "./response-parser.js";
-import type { ConnectionSettings } from "./settings.js";
+
+/** The limits of one connection. */
+export interface ConnectionSettings {
+  readonly connectTimeoutMs: number;
+  /** Idle connections are closed after this (a server's `Keep-Alive: timeout` hint wins if shorter). */
+  readonly keepAliveTimeoutMs: number;
+  /** Longest wait for the response head once the whole request was sent. */
+  readonly responseHeadTimeoutMs: number;
+  /** Longest gap between reads of a response body (not counted while the handler pauses reading). */
+  readonly bodyTimeoutMs: number;
+}
 
 /** The pool a connection belongs to (origin-pool.ts). */
 export interface ConnectionOwner {

@@ -1,11 +1,14 @@
 import type { ExchangeDispatcher, ExchangeHandler, OutgoingRequest } from "../http-exchange.js";
-import { ClientConnection, type ConnectionOwner } from "./client-connection.js";
+import { ClientConnection, type ConnectionOwner, type ConnectionSettings } from "./client-connection.js";
 import { LocalAbortError } from "./client-errors.js";
 import type { SocketConnector } from "./connection-socket.js";
 import { PendingRequest } from "./pending-request.js";
-import type { PoolSettings } from "./settings.js";
 
-export type { PoolSettings } from "./settings.js";
+/** The limits of the pool of connections to one server. */
+export interface PoolSettings extends ConnectionSettings {
+  /** Connections open at most to the server; requests past them wait for one to be free. */
+  readonly connections: number;
+}
 
 /**
  * The keep-alive connections to one origin server: a request takes the most recently used idle connection (the

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type RequestListener } from "node:htt
 import { createServer, type Server, type Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { ExchangeDispatcher, OutgoingRequest, RequestControl } from "../../../lib/http-exchange.js";
-import type { PoolSettings } from "../../../lib/http1/settings.js";
+import type { PoolSettings } from "../../../lib/http1/origin-pool.js";
 import { eventually } from "../../support/eventually.js";
 import { ReadableBody } from "../../support/readable-body.js";
 
