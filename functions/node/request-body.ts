@@ -67,6 +67,10 @@ class AttemptBody implements BodySource {
   #sink: BodySink | undefined;
   /** The attempt timers' coarse deadlines (attempt-bounds.ts): a Node timer per wait cost more than the wait. */
   #timer: AttemptTimer | undefined;
+  /** What an earlier attempt read, given first, and only while the sink has room (as the client's bytes are). */
+  #backlog: readonly Buffer[] = [];
+  #given = 0;
+  #listening = false;
 
   constructor(body: RequestBody, attempt: BodyAttempt) {
     this.#body = body;
@@ -78,31 +82,38 @@ class AttemptBody implements BodySource {
     this.#sink = sink;
     body.consumed = true;
     this.#attempt.bodyStarted();
-    // Kept chunks are held already: they go at once, whatever the sink's room.
-    for (const chunk of body.kept ?? []) sink.bodyData(chunk);
-    if (body.ended) {
-      this.#ended();
-      return;
-    }
-    const incoming = body.incoming;
-    // Each comes once, and stop() takes them all off: `on` spares the wrapper `once` makes.
-    incoming.on("data", this.#onData);
-    incoming.on("end", this.#onEnd);
-    incoming.on("close", this.#onClose);
-    incoming.on("error", this.#onError);
+    if (body.kept !== undefined && body.kept.length > 0) this.#backlog = body.kept.slice();
     this.resume();
   }
 
   resume(): void {
-    if (this.#sink === undefined) return;
+    const sink = this.#sink;
+    if (sink === undefined) return;
+    const backlog = this.#backlog;
+    while (this.#given < backlog.length) {
+      const room = sink.bodyData(backlog[this.#given++] as Buffer);
+      // The sink may have stopped the body in the call (a chunk past the declared length).
+      if (this.#sink === undefined) return;
+      if (!room) {
+        this.#wait("try-timeout");
+        return;
+      }
+    }
+    const body = this.#body;
+    if (body.ended) {
+      this.#ended();
+      return;
+    }
+    if (!this.#listening) this.#listen(body.incoming);
     this.#wait("client-stalled");
-    this.#body.incoming.resume();
+    body.incoming.resume();
   }
 
   stop(): void {
     if (this.#sink === undefined) return;
     this.#sink = undefined;
     this.#wait(undefined);
+    if (!this.#listening) return;
     const incoming = this.#body.incoming;
     // Whatever comes next waits for the next attempt's copy (or the clean-up of a body nobody read).
     incoming.pause();
@@ -110,6 +121,15 @@ class AttemptBody implements BodySource {
     incoming.off("end", this.#onEnd);
     incoming.off("close", this.#onClose);
     incoming.off("error", this.#onError);
+  }
+
+  /** Each comes once, and stop() takes them all off: `on` spares the wrapper `once` makes. */
+  #listen(incoming: Readable): void {
+    this.#listening = true;
+    incoming.on("data", this.#onData);
+    incoming.on("end", this.#onEnd);
+    incoming.on("close", this.#onClose);
+    incoming.on("error", this.#onError);
   }
 
   /** The body from its first byte again, for the same attempt on a fresh connection; undefined: not kept whole. */
