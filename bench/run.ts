@@ -181,6 +181,7 @@ const h2Options: H2BenchOptions = {
   pin: flags.pin,
   runner: routerRunnerFromEnv(),
   tls: true,
+  profile: flags.profile,
 };
 
 /** `--duration S`, `--warmup S` and `--rounds N` override the run lengths (e.g. for a quick profile). */

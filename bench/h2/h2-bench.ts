@@ -10,10 +10,12 @@ import {
   startEdgesliceRouter,
   startRouterStore,
 } from "../proxy/built-router.js";
+import { formatProfileSummary, type ProfileSummary } from "../proxy/cpu-profile.js";
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "../proxy/payloads.js";
 import { medianOf } from "../proxy/rounds.js";
 import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
 import { GRPC_HOST, GRPC_PATH, grpcRequestFile, publishGrpcRoute } from "./grpc-call.js";
+import { profileH2Router } from "./h2-profile.js";
 import { type H2loadPlan, type H2loadResult, runH2load } from "./h2load.js";
 import {
   formatHandshakes,
@@ -46,6 +48,8 @@ export interface H2BenchOptions {
   readonly runner: RouterRunner;
   /** Full TLS handshakes per second on the router's HTTPS_PORT against a minimal node:tls server (built runner). */
   readonly tls?: boolean;
+  /** After each payload's rounds, the router's CPU profile over one more run (h2-profile.ts). */
+  readonly profile?: boolean;
 }
 
 export interface H2Measurement {
@@ -62,6 +66,7 @@ export interface H2Measurement {
 export interface H2BenchReport {
   readonly measurements: readonly H2Measurement[];
   readonly layout: string;
+  readonly profiles: readonly { readonly payload: H2Payload; readonly summary: ProfileSummary }[];
   readonly tls?: {
     readonly edgeslice: readonly HandshakeRound[];
     readonly minimal: readonly HandshakeRound[];
@@ -134,6 +139,7 @@ export async function runH2Bench(
     children.push(router.child);
     const edgeslice: Target = { name: "edgeslice", port: router.port, process: router.child };
     const measurements: H2Measurement[] = [];
+    const profiles: H2BenchReport["profiles"][number][] = [];
     for (const payload of options.payloads) {
       const minimal = payload === "grpc" ? minimalGrpc : minimalH2;
       if (!minimal) continue;
@@ -145,20 +151,21 @@ export async function runH2Bench(
               headers: ["content-type: application/grpc", "te: trailers"],
             }
           : { url: `http://${BENCH_HOST}${PAYLOAD_PATHS[payload]}` };
+      const plan = (target: Target, warmupSeconds: number): H2loadPlan => ({
+        ...request,
+        connectTo: `127.0.0.1:${target.port}`,
+        clients: options.clients,
+        streamsPerClient: options.streamsPerClient,
+        durationSeconds: options.durationSeconds,
+        warmupSeconds,
+        cpu: cpu.other,
+      });
       const rounds = new Map<H2Target, { result: H2loadResult; cpu: number }[]>();
       for (let round = 0; round < options.rounds; round++) {
         for (const target of [minimal, edgeslice]) {
           log(`  ${target.name.padEnd(10)} ${payload.padEnd(5)} round ${round + 1}/${options.rounds} ...`);
           const before = await cpuMicros(target.process);
-          const result = await runH2load({
-            ...request,
-            connectTo: `127.0.0.1:${target.port}`,
-            clients: options.clients,
-            streamsPerClient: options.streamsPerClient,
-            durationSeconds: options.durationSeconds,
-            warmupSeconds: round === 0 ? options.warmupSeconds : 0,
-            cpu: cpu.other,
-          });
+          const result = await runH2load(plan(target, round === 0 ? options.warmupSeconds : 0));
           // The warm-up's CPU is in the difference too; its requests are not in `succeeded`: rounds after the
           // first have none, and the report takes medians over rounds.
           const used = (await cpuMicros(target.process)) - before;
@@ -179,8 +186,12 @@ export async function runH2Bench(
           failures: runs.reduce((sum, run) => sum + run.result.failed + run.result.non2xx, 0),
         });
       }
+      if (options.profile) {
+        log(`  edgeslice  ${payload.padEnd(5)} under the CPU profiler ...`);
+        profiles.push({ payload, summary: await profileH2Router(edgeslice.process, plan(edgeslice, 0)) });
+      }
     }
-    if (!tls) return { measurements, layout };
+    if (!tls) return { measurements, layout, profiles };
     await untilHandshakes(tls.httpsPort);
     const handshakes = { edgeslice: [] as HandshakeRound[], minimal: [] as HandshakeRound[] };
     for (let round = 0; round < options.rounds; round++) {
@@ -190,7 +201,7 @@ export async function runH2Bench(
         await handshakeRound(tls.httpsPort, router.child, options.durationSeconds, 8),
       );
     }
-    return { measurements, layout, tls: handshakes };
+    return { measurements, layout, profiles, tls: handshakes };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await store?.stop();
@@ -241,6 +252,14 @@ export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): 
     const rps = medianOf(edgeslice.roundsRps) / medianOf(minimal.roundsRps);
     const cpu = medianOf(edgeslice.roundsCpu) / medianOf(minimal.roundsCpu);
     lines.push(`${payload}: edgeslice/minimal rps ${fixed(rps, 2)}x, CPU per request ${fixed(cpu, 2)}x`);
+  }
+  for (const { payload, summary } of report.profiles) {
+    lines.push(
+      ...formatProfileSummary(
+        `Where the router's time goes (V8 CPU profile of one more ${payload} run`,
+        summary,
+      ),
+    );
   }
   if (report.tls) lines.push(...formatHandshakes(report.tls.edgeslice, report.tls.minimal));
   return lines.join("\n");

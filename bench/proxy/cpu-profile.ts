@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { fixed, formatTable } from "../support/table.js";
 
 /** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) used for a self-time summary. */
 interface CpuProfileNode {
@@ -64,6 +65,8 @@ export async function summariseCpuProfile(path: string, topCount = 15): Promise<
       idle += micros;
       continue;
     }
+    // The profiler's own stop (router-probe.mjs asks node:inspector for the profile) is not the router's work.
+    if (frame.url === "" && jsCaller(id)?.startsWith("post node:inspector")) continue;
     busy += micros;
     const location = shortLocation(frame.url, frame.lineNumber);
     const key = `${frame.functionName}@${location}`;
@@ -124,4 +127,26 @@ function areaOf(functionName: string, url: string): string {
   if (url.includes("/store/")) return "edgeslice store/";
   if (url.includes("/lib/")) return "edgeslice lib/";
   return "other";
+}
+
+/** A summary as the bench prints it: `title`, then self time by area and the top functions. */
+export function formatProfileSummary(title: string, summary: ProfileSummary): string[] {
+  return [
+    "",
+    `${title}; idle ${(summary.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
+    formatTable(
+      ["area", "self %"],
+      summary.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
+    ),
+    "",
+    formatTable(
+      ["function", "self %", "where", "native frame called from"],
+      summary.top.map((entry) => [
+        entry.name,
+        fixed(entry.share * 100, 1),
+        entry.location,
+        entry.calledFrom ?? "",
+      ]),
+    ),
+  ];
 }

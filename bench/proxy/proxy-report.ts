@@ -1,4 +1,5 @@
 import { fixed, formatTable, ratio, verdict } from "../support/table.js";
+import { formatProfileSummary } from "./cpu-profile.js";
 import type { LoadMode, ProxyBenchOptions, ProxyBenchReport, TargetName } from "./proxy-bench.js";
 import { difference, medianOf, pairedRounds, quotient } from "./rounds.js";
 
@@ -140,24 +141,9 @@ export function formatProxyReport(report: ProxyBenchReport, options: ProxyBenchO
     );
   }
   for (const { payload, summary } of report.profiles) {
-    lines.push(
-      "",
-      `Where the router's time goes (V8 CPU profile of the measured run after warm-up, ${payload === "large" ? "64 KiB" : "small"} body at saturation; idle ${(summary.idleShare * 100).toFixed(1)}% of samples; shares of busy time):`,
-      formatTable(
-        ["area", "self %"],
-        summary.byArea.slice(0, 10).map((a) => [a.area, fixed(a.share * 100, 1)]),
-      ),
-      "",
-      formatTable(
-        ["function", "self %", "where", "native frame called from"],
-        summary.top.map((entry) => [
-          entry.name,
-          fixed(entry.share * 100, 1),
-          entry.location,
-          entry.calledFrom ?? "",
-        ]),
-      ),
-    );
+    const body = payload === "large" ? "64 KiB" : "small";
+    const title = `Where the router's time goes (V8 CPU profile of the measured run after warm-up, ${body} body at saturation`;
+    lines.push(...formatProfileSummary(title, summary));
   }
   return lines.join("\n");
 }
