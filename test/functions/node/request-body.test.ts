@@ -22,6 +22,11 @@ function sink(room: number) {
   const got: string[] = [];
   let left = room;
   let source: BodySource | undefined;
+  let told: () => void = () => undefined;
+  /** Settles when the source says the body ended. */
+  const whole = new Promise<void>((resolve) => {
+    told = resolve;
+  });
   const heard: BodySink & { got: string[]; ended: boolean } = {
     got,
     ended: false,
@@ -32,11 +37,13 @@ function sink(room: number) {
     },
     bodyEnd() {
       heard.ended = true;
+      told();
     },
     bodyFailed() {},
   };
   return {
     heard,
+    whole,
     start(body: BodySource) {
       source = body;
       body.start(heard);
@@ -58,7 +65,7 @@ async function readWhole(chunks: string[]) {
   taker.start(source);
   for (const chunk of chunks) incoming.write(chunk);
   incoming.end();
-  await new Promise((resolve) => setImmediate(resolve));
+  await taker.whole;
   return { body, source, first, taker };
 }
 
