@@ -86,8 +86,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (this.#request === pending) this.#request = undefined;
     // Destroyed first: the upload lets go of the body's stream before the replay reads the body again.
     this.destroy();
-    const again = lost && this.#reused && !this.#answering && pending.replayable;
-    if (again && pending.rewind()) this.#replay = pending;
+    if (lost && this.#reused && !this.#answering && pending.rewind()) this.#replay = pending;
     else pending.fail(error);
   }
 

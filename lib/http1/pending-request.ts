@@ -25,19 +25,16 @@ export class PendingRequest implements RequestControl {
   }
 
   /**
-   * The request may go again on another connection when the server closed this one before answering: its
-   * method is idempotent (RFC 9110 §9.2.2), and it has no body or one its sender can give again whole.
+   * Readies the request to go again from its first byte, on another connection (the server closed this one
+   * before answering); false unless its method is idempotent (RFC 9110 §9.2.2) and it has no body or one its
+   * sender can give again whole.
    */
-  get replayable(): boolean {
-    const { request } = this;
-    return (request.body === null || request.body.replay !== undefined) && IDEMPOTENT.has(request.method);
-  }
-
-  /** Readies the request to be sent again from its first byte; false when its body cannot be had whole. */
   rewind(): boolean {
-    const body = this.request.body === null ? null : this.request.body.replay?.();
-    if (body !== undefined) this.body = body;
-    return body !== undefined;
+    const { method, body } = this.request;
+    if (!IDEMPOTENT.has(method)) return false;
+    const again = body === null ? null : body.replay?.();
+    if (again !== undefined) this.body = again;
+    return again !== undefined;
   }
 
   abort(error: Error): void {
