@@ -138,7 +138,7 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     if (pending.handler.holdsChunk === undefined) chunk = Buffer.from(chunk);
     else this.#socket.gave(pending.handler);
     if (pending.handler.onData(chunk)) return true;
-    if (this.#request === pending && !this.#socket.paused) {
+    if (this.#request === pending) {
       // Waiting on the handler, not the server: no body timeout until reading resumes.
       this.#timer.cancel();
       this.#socket.pause();

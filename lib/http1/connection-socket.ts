@@ -70,10 +70,6 @@ export class ConnectionSocket {
     this.socket.on("error", this.#onError).on("close", this.#onClose);
   }
 
-  get paused(): boolean {
-    return this.#paused;
-  }
-
   pause(): void {
     if (this.#paused) return;
     this.#paused = true;
