@@ -1,12 +1,7 @@
 import { BodyUpload } from "./body-upload.js";
 import { LocalAbortError, ServerClosedError, timeoutError } from "./client-errors.js";
 import { ConnectionSocket, type SocketConnector, type SocketListener } from "./connection-socket.js";
-import {
-  ConnectionTimer,
-  type ConnectionWait,
-  idleLimitMs,
-  type TimedConnection,
-} from "./connection-timer.js";
+import { ConnectionTimer, type ConnectionWait, type TimedConnection } from "./connection-timer.js";
 import { requestHead } from "./outgoing-request-head.js";
 import type { PendingRequest, RequestCarrier } from "./pending-request.js";
 import type { ResponseHead } from "./response-head.js";
@@ -157,7 +152,11 @@ export class ClientConnection implements ResponseSink, RequestCarrier, TimedConn
     const keep = reusable && this.#upload === undefined && !this.#destroyed && !pending.request.upgrade;
     this.#socket.resume();
     pending.handler.onComplete();
-    const keepAliveMs = idleLimitMs(this.#owner.settings.keepAliveTimeoutMs, this.#parser.keepAliveHintMs);
+    // A second less than the server's Keep-Alive `timeout` hint when that is shorter: the server is not the one
+    // to close the connection while a request goes out.
+    const hintMs = this.#parser.keepAliveHintMs;
+    const limitMs = this.#owner.settings.keepAliveTimeoutMs;
+    const keepAliveMs = hintMs === undefined ? limitMs : Math.min(limitMs, hintMs - 1_000);
     if (!keep || keepAliveMs <= 0) {
       this.destroy();
       return;

@@ -1,8 +1,7 @@
 import { DeadlineEntry, Deadlines } from "../deadlines.js";
 
-/** Connection-level waits fire at most this late: they are configured in seconds. */
-const CONNECTION_TICK_MS = 100;
-const connectionDeadlines = new Deadlines(CONNECTION_TICK_MS);
+/** Connection-level waits fire at most 100 ms late: they are configured in seconds. */
+const connectionDeadlines = new Deadlines(100);
 
 /**
  * What a connection waits for besides the handler: the connect, the next request while idle, the response head
@@ -34,12 +33,4 @@ export class ConnectionTimer extends DeadlineEntry {
   expire(): void {
     this.connection.timedOut(this.#wait);
   }
-}
-
-/**
- * How long an idle connection is kept: `limitMs`, or a second less than the server's Keep-Alive `timeout` hint
- * when that is shorter, so the server is not the one to close it while a request goes out.
- */
-export function idleLimitMs(limitMs: number, hintMs: number | undefined): number {
-  return hintMs === undefined ? limitMs : Math.min(limitMs, hintMs - 1_000);
 }
