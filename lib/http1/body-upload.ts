@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
 import type { BodySink, BodySource } from "../http-exchange.js";
+import { BodyLengthError } from "./client-errors.js";
 
 /** What an upload tells its connection. */
 export interface UploadEnd {
@@ -7,12 +8,6 @@ export interface UploadEnd {
   sent(): void;
   /** The body's source failed (its client went away mid-body), or did not match its length: not completed. */
   failed(error: Error): void;
-}
-
-/** The body gave more or fewer bytes than the Content-Length the head declared: nothing past it went. */
-export class BodyLengthError extends Error {
-  override readonly name = "BodyLengthError";
-  readonly code = "UPSTREAM_BODY_LENGTH";
 }
 
 const LAST_CHUNK = "0\r\n\r\n";

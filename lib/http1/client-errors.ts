@@ -1,7 +1,5 @@
 import type { ConnectionWait } from "./connection-timer.js";
 
-/** How a request fails on its connection, besides a body that does not match its length (BodyLengthError). */
-
 const TIMEOUTS = {
   connect: { message: "connect timed out", fields: { code: "ETIMEDOUT", syscall: "connect" } },
   head: { message: "server sent no response head in time", fields: { code: "UPSTREAM_HEAD_TIMEOUT" } },
@@ -23,6 +21,12 @@ export class LocalAbortError extends Error {
 export class MalformedResponseError extends Error {
   override readonly name = "MalformedResponseError";
   readonly code = "UPSTREAM_MALFORMED_RESPONSE";
+}
+
+/** The body gave more or fewer bytes than the Content-Length the head declared: nothing past it went. */
+export class BodyLengthError extends Error {
+  override readonly name = "BodyLengthError";
+  readonly code = "UPSTREAM_BODY_LENGTH";
 }
 
 /** The server closed the connection before it sent any byte of the response. */
