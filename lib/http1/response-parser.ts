@@ -105,11 +105,6 @@ export class ResponseParser {
    * connection reuses its read buffer): what the parser keeps of it, it copies.
    */
   execute(data: Buffer): void {
-    this.#parse(data);
-    this.#flush();
-  }
-
-  #parse(data: Buffer): void {
     let searched = 0;
     if (this.#held !== undefined) {
       data = Buffer.concat([this.#held, data]);
@@ -117,14 +112,14 @@ export class ResponseParser {
       searched = this.#searched;
     }
     let offset = 0;
-    while (offset < data.length) {
+    while (offset !== STOP && offset < data.length) {
       if (this.#paused) {
         this.#hold(data, offset, 0);
-        return;
+        break;
       }
       offset = this.#step(data, offset, searched);
-      if (offset === STOP) return;
     }
+    this.#flush();
   }
 
   /** Reads what the state expects at `offset`: the offset after it, or STOP when this read is done with. */

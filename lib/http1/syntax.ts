@@ -14,10 +14,8 @@ for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL
  * 1 for the characters of a field value (RFC 9110 §5.5): HTAB, SP, VCHAR and obs-text; the same are qdtext and
  * what a quoted-pair may escape (§5.6.4), never DEL or other controls.
  */
-const FIELD_VALUE = new Uint8Array(256);
+const FIELD_VALUE = new Uint8Array(256).fill(1, 0x20, 0x7f).fill(1, 0x80);
 FIELD_VALUE[0x09] = 1;
-for (let c = 0x20; c <= 0x7e; c++) FIELD_VALUE[c] = 1;
-for (let c = 0x80; c <= 0xff; c++) FIELD_VALUE[c] = 1;
 
 /** Significant hex digits in a chunk size: 2^48 bytes and more is no chunk this client will read. */
 const MAX_SIZE_DIGITS = 12;
