@@ -24,11 +24,6 @@ export class Http1Dispatcher extends PoolsByTarget<OriginPool> implements Dispat
     this.poolFor(target).dispatch(request, handler);
   }
 
-  /** Backends with a pool open (tests). */
-  get origins(): number {
-    return this.size;
-  }
-
   /** Lets the requests under way finish, then closes every connection. */
   close(): void {
     for (const pool of this.takeAll()) closePool(pool);

@@ -55,15 +55,9 @@ export class OriginPool implements ExchangeDispatcher, ConnectionOwner {
 
   released(connection: ClientConnection): void {
     const next = this.#waiting.shift();
-    if (next !== undefined) {
-      connection.assign(next);
-      return;
-    }
-    if (this.#closing) {
-      connection.destroy();
-      return;
-    }
-    this.#idle.push(connection);
+    if (next !== undefined) connection.assign(next);
+    else if (this.#closing) connection.destroy();
+    else this.#idle.push(connection);
   }
 
   closed(connection: ClientConnection, replay: PendingRequest | undefined): void {

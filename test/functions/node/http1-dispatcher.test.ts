@@ -27,8 +27,8 @@ describe("the HTTP/1.1 dispatcher's pools of backend connections", () => {
     const b = await backend(httpBackend((_req, res) => res.end("ok")));
     const c = pools({ idlePoolMs: 50 });
     expect((await sendVia(c.poolFor(at(b))).done).body).toBe("ok");
-    expect(c.origins).toBe(1);
-    await until(async () => c.origins === 0, "the idle pool to close");
+    expect(c.size).toBe(1);
+    await until(async () => c.size === 0, "the idle pool to close");
     await until(async () => b.open() === 0, "its connection to close");
     expect(b.connections).toBe(1);
     expect((await sendVia(c.poolFor(at(b))).done).body).toBe("ok");
