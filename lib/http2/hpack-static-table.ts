@@ -1,0 +1,80 @@
+/**
+ * HPACK's static table (RFC 7541 Appendix A): index 1 is the first entry. Names are lowercase, values as the
+ * RFC gives them ("" where it gives none).
+ */
+export const STATIC_TABLE: readonly (readonly [string, string])[] = [
+  [":authority", ""],
+  [":method", "GET"],
+  [":method", "POST"],
+  [":path", "/"],
+  [":path", "/index.html"],
+  [":scheme", "http"],
+  [":scheme", "https"],
+  [":status", "200"],
+  [":status", "204"],
+  [":status", "206"],
+  [":status", "304"],
+  [":status", "400"],
+  [":status", "404"],
+  [":status", "500"],
+  ...[
+    "accept-charset",
+    "accept-encoding",
+    "accept-language",
+    "accept-ranges",
+    "accept",
+    "access-control-allow-origin",
+    "age",
+    "allow",
+    "authorization",
+    "cache-control",
+    "content-disposition",
+    "content-encoding",
+    "content-language",
+    "content-length",
+    "content-location",
+    "content-range",
+    "content-type",
+    "cookie",
+    "date",
+    "etag",
+    "expect",
+    "expires",
+    "from",
+    "host",
+    "if-match",
+    "if-modified-since",
+    "if-none-match",
+    "if-range",
+    "if-unmodified-since",
+    "last-modified",
+    "link",
+    "location",
+    "max-forwards",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "range",
+    "referer",
+    "refresh",
+    "retry-after",
+    "server",
+    "set-cookie",
+    "strict-transport-security",
+    "transfer-encoding",
+    "user-agent",
+    "vary",
+    "via",
+    "www-authenticate",
+  ].map((name) => [name, name === "accept-encoding" ? "gzip, deflate" : ""] as const),
+];
+
+/** For the encoder: a name's first static index, and the index of each (name, value) pair the table holds. */
+export const STATIC_NAME_INDEX: ReadonlyMap<string, number> = new Map(
+  STATIC_TABLE.map(([name], index) => [name, index + 1] as const).reverse(),
+);
+export const STATIC_PAIR_INDEX: ReadonlyMap<string, number> = new Map(
+  STATIC_TABLE.filter(([, value]) => value !== "").map(
+    ([name, value]) =>
+      [`${name}\0${value}`, STATIC_TABLE.findIndex(([n, v]) => n === name && v === value) + 1] as const,
+  ),
+);

@@ -1,0 +1,190 @@
+import { STATIC_NAME_INDEX, STATIC_PAIR_INDEX, STATIC_TABLE } from "./hpack-static-table.js";
+import { HuffmanError, huffmanDecode } from "./huffman.js";
+
+/** A header block that cannot be decoded: a connection error of type COMPRESSION_ERROR (RFC 9113 §4.3). */
+export class HpackError extends Error {}
+
+/** What RFC 7541 §4.1 counts per entry besides its octets. */
+const ENTRY_OVERHEAD = 32;
+
+/** One block's encoding goes here first; a block larger than it grows it. */
+let scratch = Buffer.allocUnsafe(16 * 1024);
+
+/**
+ * The encoder of the router's requests: static-table indexes and literals without indexing (RFC 7541 §6.1,
+ * §6.2.2), never the dynamic table. Values vary per request (ids, trace context), so indexing would mostly
+ * evict; and with no table of its own the encoder never depends on the peer's SETTINGS_HEADER_TABLE_SIZE.
+ */
+export class HpackEncoder {
+  /** One header block for [name, value, ...]: names lowercase, pseudo-header fields first. */
+  encode(fields: readonly string[]): Buffer {
+    let size = 0;
+    for (const field of fields) size += field.length + 6;
+    if (size > scratch.length) scratch = Buffer.allocUnsafe(size);
+    const out = scratch;
+    let at = 0;
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const name = fields[i] as string;
+      const value = fields[i + 1] as string;
+      const pair = STATIC_PAIR_INDEX.get(`${name}\0${value}`);
+      if (pair !== undefined) {
+        at = writeInteger(out, at, 0x80, 7, pair);
+        continue;
+      }
+      const named = STATIC_NAME_INDEX.get(name);
+      if (named !== undefined) at = writeInteger(out, at, 0x00, 4, named);
+      else {
+        out[at++] = 0x00;
+        at = writeString(out, at, name);
+      }
+      at = writeString(out, at, value);
+    }
+    return Buffer.from(out.subarray(0, at));
+  }
+}
+
+function writeInteger(out: Buffer, at: number, pattern: number, prefixBits: number, value: number): number {
+  const max = (1 << prefixBits) - 1;
+  if (value < max) {
+    out[at] = pattern | value;
+    return at + 1;
+  }
+  out[at++] = pattern | max;
+  let rest = value - max;
+  while (rest >= 0x80) {
+    out[at++] = (rest & 0x7f) | 0x80;
+    rest >>>= 7;
+  }
+  out[at] = rest;
+  return at + 1;
+}
+
+function writeString(out: Buffer, at: number, text: string): number {
+  const next = writeInteger(out, at, 0x00, 7, text.length);
+  return next + out.write(text, next, "latin1");
+}
+
+/**
+ * The decoder of a connection's response header blocks (RFC 7541 §3): one per connection, as the dynamic
+ * table is the connection's. Names and values come out as latin1 strings, octet for octet, as Node's own
+ * HTTP/2 gives them.
+ */
+export class HpackDecoder {
+  /** Newest first (§2.3.3: the dynamic table's first index is the entry added last). */
+  readonly #table: [string, string][] = [];
+  #tableSize = 0;
+  #limit: number;
+  readonly #maxTableSize: number;
+  readonly #maxListSize: number;
+  /** Decoded Huffman strings land here before becoming strings. */
+  #octets = Buffer.allocUnsafe(4096);
+
+  /** maxTableSize: our SETTINGS_HEADER_TABLE_SIZE; maxListSize: the decoded size (§4.1 counting) a block may have. */
+  constructor(maxTableSize = 4096, maxListSize = 64 * 1024) {
+    this.#maxTableSize = maxTableSize;
+    this.#limit = maxTableSize;
+    this.#maxListSize = maxListSize;
+  }
+
+  /** A whole header block as [name, value, ...], pseudo-header fields as they came. */
+  decode(block: Buffer): string[] {
+    const fields: string[] = [];
+    const cursor = { at: 0 };
+    let listSize = 0;
+    while (cursor.at < block.length) {
+      const first = block[cursor.at] as number;
+      if (first >= 0x80) {
+        const [name, value] = this.#entry(readInteger(block, cursor, 7));
+        fields.push(name, value);
+      } else if (first >= 0x40) {
+        const name = this.#name(block, cursor, 6);
+        const value = this.#string(block, cursor);
+        this.#add(name, value);
+        fields.push(name, value);
+      } else if (first >= 0x20) {
+        // §4.2: a size update only opens a block.
+        if (fields.length > 0) throw new HpackError("dynamic table size update after a field");
+        const size = readInteger(block, cursor, 5);
+        if (size > this.#maxTableSize) throw new HpackError("dynamic table size update above the setting");
+        this.#limit = size;
+        this.#evict(0);
+        continue;
+      } else {
+        const name = this.#name(block, cursor, 4);
+        fields.push(name, this.#string(block, cursor));
+      }
+      listSize += (fields[fields.length - 2] as string).length + (fields[fields.length - 1] as string).length;
+      listSize += ENTRY_OVERHEAD;
+      if (listSize > this.#maxListSize) throw new HpackError("header list larger than allowed");
+    }
+    return fields;
+  }
+
+  #entry(index: number): readonly [string, string] {
+    const entry =
+      index === 0
+        ? undefined
+        : index <= STATIC_TABLE.length
+          ? STATIC_TABLE[index - 1]
+          : this.#table[index - STATIC_TABLE.length - 1];
+    if (entry === undefined) throw new HpackError(`index ${index} is in neither table`);
+    return entry;
+  }
+
+  #name(block: Buffer, cursor: { at: number }, prefixBits: number): string {
+    const index = readInteger(block, cursor, prefixBits);
+    return index === 0 ? this.#string(block, cursor) : this.#entry(index)[0];
+  }
+
+  #string(block: Buffer, cursor: { at: number }): string {
+    const huffman = ((block[cursor.at] as number) & 0x80) !== 0;
+    const length = readInteger(block, cursor, 7);
+    const start = cursor.at;
+    if (length > block.length - start) throw new HpackError("string runs past the header block");
+    cursor.at = start + length;
+    if (!huffman) return block.toString("latin1", start, start + length);
+    // A Huffman code is at least 5 bits: `length` octets decode to at most 8 * length / 5 symbols.
+    const most = Math.ceil((length * 8) / 5);
+    if (most > this.#octets.length) this.#octets = Buffer.allocUnsafe(most);
+    try {
+      const written = huffmanDecode(block, start, length, this.#octets);
+      return this.#octets.toString("latin1", 0, written);
+    } catch (error) {
+      if (error instanceof HuffmanError) throw new HpackError(error.message);
+      throw error;
+    }
+  }
+
+  #add(name: string, value: string): void {
+    const size = name.length + value.length + ENTRY_OVERHEAD;
+    // §4.4: an entry larger than the table empties it and is not added.
+    this.#evict(size);
+    if (size <= this.#limit) {
+      this.#table.unshift([name, value]);
+      this.#tableSize += size;
+    }
+  }
+
+  /** Evicts the oldest entries until `room` more octets fit (§4.3, §4.4). */
+  #evict(room: number): void {
+    while (this.#tableSize + room > this.#limit) {
+      const oldest = this.#table.pop();
+      if (oldest === undefined) break;
+      this.#tableSize -= oldest[0].length + oldest[1].length + ENTRY_OVERHEAD;
+    }
+  }
+}
+
+/** An integer with an N-bit prefix (RFC 7541 §5.1); bounded, as a peer may send any number of octets. */
+function readInteger(block: Buffer, cursor: { at: number }, prefixBits: number): number {
+  const max = (1 << prefixBits) - 1;
+  let value = (block[cursor.at++] as number) & max;
+  if (value < max) return value;
+  for (let shift = 0; shift <= 21; shift += 7) {
+    if (cursor.at >= block.length) throw new HpackError("integer runs past the header block");
+    const octet = block[cursor.at++] as number;
+    value += (octet & 0x7f) * 2 ** shift;
+    if (octet < 0x80) return value;
+  }
+  throw new HpackError("integer too large");
+}
