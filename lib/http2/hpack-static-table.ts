@@ -68,13 +68,7 @@ export const STATIC_TABLE: readonly (readonly [string, string])[] = [
   ].map((name) => [name, name === "accept-encoding" ? "gzip, deflate" : ""] as const),
 ];
 
-/** For the encoder: a name's first static index, and the index of each (name, value) pair the table holds. */
+/** A name's first index in the static table. */
 export const STATIC_NAME_INDEX: ReadonlyMap<string, number> = new Map(
   STATIC_TABLE.map(([name], index) => [name, index + 1] as const).reverse(),
-);
-export const STATIC_PAIR_INDEX: ReadonlyMap<string, number> = new Map(
-  STATIC_TABLE.filter(([, value]) => value !== "").map(
-    ([name, value]) =>
-      [`${name}\0${value}`, STATIC_TABLE.findIndex(([n, v]) => n === name && v === value) + 1] as const,
-  ),
 );

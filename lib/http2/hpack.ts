@@ -1,4 +1,4 @@
-import { STATIC_NAME_INDEX, STATIC_PAIR_INDEX, STATIC_TABLE } from "./hpack-static-table.js";
+import { STATIC_NAME_INDEX, STATIC_TABLE } from "./hpack-static-table.js";
 import { HuffmanError, huffmanDecode } from "./huffman.js";
 
 /** A header block that cannot be decoded: a connection error of type COMPRESSION_ERROR (RFC 9113 §4.3). */
@@ -7,8 +7,22 @@ export class HpackError extends Error {}
 /** What RFC 7541 §4.1 counts per entry besides its octets. */
 const ENTRY_OVERHEAD = 32;
 
-/** One block's encoding goes here first; a block larger than it grows it. */
-let scratch = Buffer.allocUnsafe(16 * 1024);
+/** A static table name's first index, and the indexes of the values the table holds with it. */
+interface StaticName {
+  readonly index: number;
+  readonly values: ReadonlyMap<string, number> | undefined;
+}
+const STATIC_NAMES: ReadonlyMap<string, StaticName> = new Map(
+  [...STATIC_NAME_INDEX].map(([name, index]) => {
+    const values = STATIC_TABLE.flatMap(([n, value], i) =>
+      n === name && value !== "" ? [[value, i + 1] as const] : [],
+    );
+    return [name, { index, values: values.length > 0 ? new Map(values) : undefined }] as const;
+  }),
+);
+
+/** Strings shorter than this are copied octet by octet: Buffer.write's own dispatch costs more for them. */
+const SHORT_STRING = 64;
 
 /**
  * The encoder of the router's requests: static-table indexes and literals without indexing (RFC 7541 §6.1,
@@ -16,30 +30,36 @@ let scratch = Buffer.allocUnsafe(16 * 1024);
  * evict; and with no table of its own the encoder never depends on the peer's SETTINGS_HEADER_TABLE_SIZE.
  */
 export class HpackEncoder {
-  /** One header block for [name, value, ...]: names lowercase, pseudo-header fields first. */
+  #out = Buffer.allocUnsafe(16 * 1024);
+
+  /**
+   * One header block for [name, value, ...] (names lowercase, pseudo-header fields first, values latin1), as a
+   * view of the encoder's own buffer: valid until its next call, so a caller copies it into its frame at once.
+   */
   encode(fields: readonly string[]): Buffer {
+    // Each field takes at most its octets plus a few of integer prefixes (lengths below 2^21: 4 octets).
     let size = 0;
-    for (const field of fields) size += field.length + 6;
-    if (size > scratch.length) scratch = Buffer.allocUnsafe(size);
-    const out = scratch;
+    for (const field of fields) size += field.length + 5;
+    if (size > this.#out.length) this.#out = Buffer.allocUnsafe(size);
+    const out = this.#out;
     let at = 0;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i] as string;
       const value = fields[i + 1] as string;
-      const pair = STATIC_PAIR_INDEX.get(`${name}\0${value}`);
+      const known = STATIC_NAMES.get(name);
+      const pair = known?.values?.get(value);
       if (pair !== undefined) {
         at = writeInteger(out, at, 0x80, 7, pair);
         continue;
       }
-      const named = STATIC_NAME_INDEX.get(name);
-      if (named !== undefined) at = writeInteger(out, at, 0x00, 4, named);
+      if (known !== undefined) at = writeInteger(out, at, 0x00, 4, known.index);
       else {
         out[at++] = 0x00;
         at = writeString(out, at, name);
       }
       at = writeString(out, at, value);
     }
-    return Buffer.from(out.subarray(0, at));
+    return out.subarray(0, at);
   }
 }
 
@@ -60,8 +80,11 @@ function writeInteger(out: Buffer, at: number, pattern: number, prefixBits: numb
 }
 
 function writeString(out: Buffer, at: number, text: string): number {
-  const next = writeInteger(out, at, 0x00, 7, text.length);
-  return next + out.write(text, next, "latin1");
+  const length = text.length;
+  let next = writeInteger(out, at, 0x00, 7, length);
+  if (length >= SHORT_STRING) return next + out.write(text, next, "latin1");
+  for (let i = 0; i < length; i++) out[next++] = text.charCodeAt(i);
+  return next;
 }
 
 /**
