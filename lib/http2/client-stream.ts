@@ -1,0 +1,234 @@
+import type { ConnectionLink } from "./connection-link.js";
+import { Http2StreamError } from "./errors.js";
+import {
+  dataFrame,
+  dataFrameHeader,
+  ErrorCode,
+  Flag,
+  headersFrames,
+  MAX_WINDOW,
+  rstStreamFrame,
+} from "./frames.js";
+import { HpackEncoder } from "./hpack.js";
+import type { StreamListener } from "./listeners.js";
+import { ResponseReceiver } from "./response-receiver.js";
+
+/** Payloads up to this size are copied next to their frame header: one buffer to write instead of two. */
+const COPIED_DATA = 1024;
+const EMPTY = Buffer.alloc(0);
+const NO_FIELDS: readonly string[] = [];
+const encoder = new HpackEncoder();
+
+/**
+ * One request and its response. After the public methods come the session's: it starts the stream and hands
+ * it the frames and window changes of its id.
+ */
+export class ClientStream extends ResponseReceiver {
+  #fields: readonly string[];
+  #refused = false;
+  #sendWindow = 0;
+  #out: Buffer[] | undefined;
+  #outBytes = 0;
+  #endRequested: boolean;
+  #localEnded = false;
+  #needDrain = false;
+  /** The last HEADERS or DATA frame written and the link generation it went in: END_STREAM can still go on it. */
+  #lastFrame: Buffer | undefined;
+  #lastGeneration = -1;
+
+  constructor(link: ConnectionLink, fields: readonly string[], endStream: boolean, listener: StreamListener) {
+    super(link, listener, methodOf(fields) === "HEAD");
+    this.#fields = fields;
+    this.#endRequested = endStream;
+  }
+
+  /** undefined while queued. */
+  get id(): number | undefined {
+    return this.streamId;
+  }
+
+  /** Sends a DATA chunk within flow-control windows; queues the rest; false when queued bytes wait for WINDOW_UPDATE (onDrain follows). */
+  write(chunk: Buffer): boolean {
+    if (this.#endRequested) throw new Error("write after end() on an HTTP/2 stream");
+    if (this.closed) return true;
+    let rest = chunk;
+    if (this.#outBytes === 0 && this.streamId !== undefined) rest = this.#send(chunk);
+    if (rest.length > 0) {
+      this.#out ??= [];
+      this.#out.push(rest);
+      this.#outBytes += rest.length;
+      if (this.streamId !== undefined) this.link.waiting.add(this);
+    }
+    if (this.#outBytes === 0) return true;
+    this.#needDrain = true;
+    return false;
+  }
+
+  /** END_STREAM on our side (an empty DATA with END_STREAM after queued data). */
+  end(): void {
+    if (this.closed || this.#endRequested) return;
+    this.#endRequested = true;
+    if (this.streamId !== undefined && this.#outBytes === 0) this.#sendEnd();
+  }
+
+  /** RST_STREAM(code) unless closed; onClose(code, false, ...) follows (or unprocessed=true if it was never sent). */
+  reset(code: number): void {
+    if (this.closed) return;
+    const id = this.streamId;
+    if (id === undefined) {
+      this.#close(code, true, new Http2StreamError("stream reset before it was sent", code, false));
+      return;
+    }
+    this.link.write(rstStreamFrame(id, code));
+    this.#close(code, false, new Http2StreamError(`stream ${id} reset (code ${code})`, code, false));
+  }
+
+  /** HEADERS, then any DATA written while the stream was queued (§5.1.2). */
+  start(id: number): void {
+    const link = this.link;
+    this.openReceiving(id);
+    this.#sendWindow = link.peerInitialWindow;
+    const end = this.#endRequested && this.#outBytes === 0;
+    const frame = headersFrames(id, encoder.encode(this.#fields), end, link.peerMaxFrameSize);
+    this.#fields = NO_FIELDS;
+    link.write(frame);
+    this.#lastFrame = frame;
+    this.#lastGeneration = link.generation;
+    if (end) this.#localEnded = true;
+    else if (this.#outBytes > 0) this.flush();
+  }
+
+  /** Sends the queued DATA the windows and the socket allow. */
+  flush(): void {
+    const out = this.#out;
+    if (this.closed || this.streamId === undefined || out === undefined) return;
+    while (out.length > 0) {
+      const chunk = out[0] as Buffer;
+      const rest = this.#send(chunk);
+      this.#outBytes -= chunk.length - rest.length;
+      if (rest.length > 0) {
+        out[0] = rest;
+        this.link.waiting.add(this);
+        return;
+      }
+      out.shift();
+    }
+    if (this.#endRequested && !this.#localEnded) this.#sendEnd();
+    if (this.#needDrain && !this.closed) {
+      this.#needDrain = false;
+      this.listener.onDrain();
+    }
+  }
+
+  /** §6.9.2: a change of the peer's SETTINGS_INITIAL_WINDOW_SIZE; false when the window would pass 2^31-1. */
+  adjustWindow(delta: number): boolean {
+    this.#sendWindow += delta;
+    return this.#sendWindow <= MAX_WINDOW;
+  }
+
+  windowUpdate(increment: number): void {
+    if (increment === 0) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "WINDOW_UPDATE of 0 (RFC 9113 §6.9)");
+    } else if (this.#sendWindow + increment > MAX_WINDOW) {
+      this.fail(ErrorCode.FLOW_CONTROL_ERROR, "send window above 2^31-1 (RFC 9113 §6.9.1)");
+    } else {
+      this.#sendWindow += increment;
+      if (this.#outBytes > 0) this.flush();
+    }
+  }
+
+  /** A GOAWAY's last-stream-id is below ours (§6.8): the peer did not and will not act on it. */
+  refuse(): void {
+    this.#refused = true;
+  }
+
+  /** §8.7: REFUSED_STREAM means unprocessed; NO_ERROR after the whole response only stops our sending (§8.1). */
+  receiveReset(code: number): void {
+    const done = code === ErrorCode.NO_ERROR && this.remoteDone;
+    const message = `stream ${this.streamId} reset by the peer (code ${code})`;
+    this.#close(
+      code,
+      code === ErrorCode.REFUSED_STREAM,
+      done ? undefined : new Http2StreamError(message, code, true),
+    );
+  }
+
+  /** Closed by the session (GOAWAY, destroy), which already let go of the stream. */
+  terminate(code: number, unprocessed: boolean, error: Error | undefined): void {
+    if (this.closed) return;
+    this.#release();
+    this.listener.onClose(code, unprocessed || this.#refused || this.streamId === undefined, error);
+  }
+
+  protected override fail(code: number, message: string): void {
+    if (this.closed) return;
+    if (this.streamId !== undefined) this.link.write(rstStreamFrame(this.streamId, code));
+    this.#close(code, false, new Http2StreamError(`stream ${this.streamId}: ${message}`, code, false));
+  }
+
+  protected override remoteFinished(): void {
+    if (this.#localEnded) this.#close(ErrorCode.NO_ERROR, false, undefined);
+  }
+
+  /** Writes what fits of `chunk` as DATA frames; returns what is left. */
+  #send(chunk: Buffer): Buffer {
+    const link = this.link;
+    let rest = chunk;
+    while (rest.length > 0) {
+      const room = Math.min(this.#sendWindow, link.sendWindow, link.peerMaxFrameSize);
+      if (room <= 0 || link.backlogged) break;
+      const size = Math.min(room, rest.length);
+      this.#writeData(size === rest.length ? rest : rest.subarray(0, size));
+      this.#sendWindow -= size;
+      link.sendWindow -= size;
+      rest = size === rest.length ? EMPTY : rest.subarray(size);
+    }
+    return rest;
+  }
+
+  #writeData(payload: Buffer): void {
+    const link = this.link;
+    const id = this.streamId as number;
+    const small = payload.length <= COPIED_DATA;
+    const frame = small ? dataFrame(id, payload, false) : dataFrameHeader(id, payload.length, false);
+    link.write(frame);
+    if (!small) link.write(payload);
+    this.#lastFrame = frame;
+    this.#lastGeneration = link.generation;
+  }
+
+  /** A frame of ours still corked in this tick takes END_STREAM itself: no empty DATA frame after it. */
+  #sendEnd(): void {
+    const link = this.link;
+    const last = this.#lastFrame;
+    if (last !== undefined && link.corked && this.#lastGeneration === link.generation)
+      last[4] = (last[4] as number) | Flag.END_STREAM;
+    else link.write(dataFrame(this.streamId as number, EMPTY, true));
+    this.#localEnded = true;
+    this.#lastFrame = undefined;
+    if (this.remoteDone) this.#close(ErrorCode.NO_ERROR, false, undefined);
+  }
+
+  #close(code: number, unprocessed: boolean, error: Error | undefined): void {
+    if (this.closed) return;
+    this.#release();
+    this.link.detach(this);
+    this.listener.onClose(code, unprocessed || this.#refused, error);
+    this.link.settle();
+  }
+
+  #release(): void {
+    this.closed = true;
+    this.#out = undefined;
+    this.#outBytes = 0;
+    this.#lastFrame = undefined;
+    this.dropReceived();
+  }
+}
+
+function methodOf(fields: readonly string[]): string | undefined {
+  for (let i = 0; i + 1 < fields.length && (fields[i] as string).charCodeAt(0) === 58; i += 2) {
+    if (fields[i] === ":method") return fields[i + 1];
+  }
+  return undefined;
+}

@@ -1,0 +1,211 @@
+import { Http2SessionError } from "./errors.js";
+
+/** HTTP/2 framing (RFC 9113 §4, §6): constants, the frame header, and the frames the client sends. */
+
+export const FRAME_HEADER_LENGTH = 9;
+
+export const FrameType = {
+  DATA: 0x0,
+  HEADERS: 0x1,
+  PRIORITY: 0x2,
+  RST_STREAM: 0x3,
+  SETTINGS: 0x4,
+  PUSH_PROMISE: 0x5,
+  PING: 0x6,
+  GOAWAY: 0x7,
+  WINDOW_UPDATE: 0x8,
+  CONTINUATION: 0x9,
+} as const;
+
+export const Flag = {
+  END_STREAM: 0x1,
+  ACK: 0x1,
+  END_HEADERS: 0x4,
+  PADDED: 0x8,
+  PRIORITY: 0x20,
+} as const;
+
+export const ErrorCode = {
+  NO_ERROR: 0x0,
+  PROTOCOL_ERROR: 0x1,
+  INTERNAL_ERROR: 0x2,
+  FLOW_CONTROL_ERROR: 0x3,
+  SETTINGS_TIMEOUT: 0x4,
+  STREAM_CLOSED: 0x5,
+  FRAME_SIZE_ERROR: 0x6,
+  REFUSED_STREAM: 0x7,
+  CANCEL: 0x8,
+  COMPRESSION_ERROR: 0x9,
+  CONNECT_ERROR: 0xa,
+  ENHANCE_YOUR_CALM: 0xb,
+  INADEQUATE_SECURITY: 0xc,
+  HTTP_1_1_REQUIRED: 0xd,
+} as const;
+
+export const Setting = {
+  HEADER_TABLE_SIZE: 0x1,
+  ENABLE_PUSH: 0x2,
+  MAX_CONCURRENT_STREAMS: 0x3,
+  INITIAL_WINDOW_SIZE: 0x4,
+  MAX_FRAME_SIZE: 0x5,
+  MAX_HEADER_LIST_SIZE: 0x6,
+} as const;
+
+/** §3.4: what a client sends first, before its SETTINGS. */
+export const CLIENT_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
+/** §6.5.2, §6.9.2: windows start at 65,535 octets, frames at most 16,384 octets until SETTINGS say otherwise. */
+export const DEFAULT_WINDOW = 65_535;
+export const DEFAULT_MAX_FRAME_SIZE = 16_384;
+export const MAX_FRAME_SIZE_LIMIT = 0xff_ffff;
+/** §6.9.1: a flow-control window never exceeds 2^31-1; §5.1.1: nor does a stream identifier. */
+export const MAX_WINDOW = 0x7fff_ffff;
+export const MAX_STREAM_ID = 0x7fff_ffff;
+
+export interface FrameHeader {
+  length: number;
+  type: number;
+  flags: number;
+  streamId: number;
+}
+
+/** §4.1: length (24 bits), type, flags, a reserved bit and the stream identifier (31 bits). */
+export function writeFrameHeader(
+  target: Buffer,
+  offset: number,
+  length: number,
+  type: number,
+  flags: number,
+  streamId: number,
+): void {
+  target[offset] = length >>> 16;
+  target[offset + 1] = (length >>> 8) & 0xff;
+  target[offset + 2] = length & 0xff;
+  target[offset + 3] = type;
+  target[offset + 4] = flags;
+  target.writeUInt32BE(streamId & MAX_STREAM_ID, offset + 5);
+}
+
+/** §4.1: the reserved bit is ignored on receipt. */
+export function readFrameHeader(source: Buffer, offset: number): FrameHeader {
+  return {
+    length: frameLengthAt(source, offset),
+    type: source[offset + 3] as number,
+    flags: source[offset + 4] as number,
+    streamId: source.readUInt32BE(offset + 5) & MAX_STREAM_ID,
+  };
+}
+
+export function frameLengthAt(source: Buffer, offset: number): number {
+  return (
+    ((source[offset] as number) << 16) |
+    ((source[offset + 1] as number) << 8) |
+    (source[offset + 2] as number)
+  );
+}
+
+function frame(type: number, flags: number, streamId: number, payloadLength: number): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_LENGTH + payloadLength);
+  writeFrameHeader(out, 0, payloadLength, type, flags, streamId);
+  return out;
+}
+
+/** settings: [identifier, value, identifier, value, ...] (§6.5.1). */
+export function settingsFrame(settings: readonly number[]): Buffer {
+  const out = frame(FrameType.SETTINGS, 0, 0, settings.length * 3);
+  for (let i = 0; i + 1 < settings.length; i += 2) {
+    out.writeUInt16BE(settings[i] as number, FRAME_HEADER_LENGTH + i * 3);
+    out.writeUInt32BE(settings[i + 1] as number, FRAME_HEADER_LENGTH + i * 3 + 2);
+  }
+  return out;
+}
+
+export function settingsAckFrame(): Buffer {
+  return frame(FrameType.SETTINGS, Flag.ACK, 0, 0);
+}
+
+/** §6.7: the ACK carries the PING's own 8 octets. */
+export function pingAckFrame(payload: Buffer): Buffer {
+  const out = frame(FrameType.PING, Flag.ACK, 0, 8);
+  payload.copy(out, FRAME_HEADER_LENGTH, 0, 8);
+  return out;
+}
+
+export function windowUpdateFrame(streamId: number, increment: number): Buffer {
+  const out = frame(FrameType.WINDOW_UPDATE, 0, streamId, 4);
+  out.writeUInt32BE(increment & MAX_WINDOW, FRAME_HEADER_LENGTH);
+  return out;
+}
+
+export function rstStreamFrame(streamId: number, code: number): Buffer {
+  const out = frame(FrameType.RST_STREAM, 0, streamId, 4);
+  out.writeUInt32BE(code >>> 0, FRAME_HEADER_LENGTH);
+  return out;
+}
+
+export function goawayFrame(lastStreamId: number, code: number, debug?: string): Buffer {
+  const debugLength = debug === undefined ? 0 : Buffer.byteLength(debug);
+  const out = frame(FrameType.GOAWAY, 0, 0, 8 + debugLength);
+  out.writeUInt32BE(lastStreamId & MAX_STREAM_ID, FRAME_HEADER_LENGTH);
+  out.writeUInt32BE(code >>> 0, FRAME_HEADER_LENGTH + 4);
+  if (debug !== undefined) out.write(debug, FRAME_HEADER_LENGTH + 8);
+  return out;
+}
+
+/**
+ * One header block as HEADERS followed by as many CONTINUATION frames as the peer's SETTINGS_MAX_FRAME_SIZE
+ * requires (§6.2, §6.10), in one buffer. END_STREAM goes on the HEADERS frame, END_HEADERS on the last frame.
+ */
+export function headersFrames(
+  streamId: number,
+  block: Buffer,
+  endStream: boolean,
+  maxFrameSize: number,
+): Buffer {
+  const frames = Math.max(1, Math.ceil(block.length / maxFrameSize));
+  const out = Buffer.allocUnsafe(block.length + frames * FRAME_HEADER_LENGTH);
+  let at = 0;
+  for (let i = 0; i < frames; i++) {
+    const start = i * maxFrameSize;
+    const length = Math.min(maxFrameSize, block.length - start);
+    const type = i === 0 ? FrameType.HEADERS : FrameType.CONTINUATION;
+    let flags = i === frames - 1 ? Flag.END_HEADERS : 0;
+    if (i === 0 && endStream) flags |= Flag.END_STREAM;
+    writeFrameHeader(out, at, length, type, flags, streamId);
+    block.copy(out, at + FRAME_HEADER_LENGTH, start, start + length);
+    at += FRAME_HEADER_LENGTH + length;
+  }
+  return out;
+}
+
+/** A DATA frame's header alone, for a payload written after it without a copy. */
+export function dataFrameHeader(streamId: number, length: number, endStream: boolean): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_LENGTH);
+  writeFrameHeader(out, 0, length, FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId);
+  return out;
+}
+
+/** A whole DATA frame (header and a copy of the payload) in one buffer. */
+export function dataFrame(streamId: number, payload: Buffer, endStream: boolean): Buffer {
+  const out = frame(FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId, payload.length);
+  payload.copy(out, FRAME_HEADER_LENGTH);
+  return out;
+}
+
+/** §6.1, §6.2: the payload without padding (and HEADERS' priority fields); PROTOCOL_ERROR when the padding does not fit. */
+export function unpadded(flags: number, payload: Buffer, headers: boolean): Buffer {
+  let start = 0;
+  let end = payload.length;
+  if ((flags & Flag.PADDED) !== 0) {
+    start = 1;
+    end -= payload.length > 0 ? (payload[0] as number) : end + 1;
+  }
+  if (headers && (flags & Flag.PRIORITY) !== 0) start += 5;
+  if (start > end)
+    throw new Http2SessionError(
+      "padding or priority longer than the frame (RFC 9113 §6.1)",
+      ErrorCode.PROTOCOL_ERROR,
+      false,
+    );
+  return start === 0 && end === payload.length ? payload : payload.subarray(start, end);
+}

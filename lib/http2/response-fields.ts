@@ -1,0 +1,64 @@
+/** What makes a response's field section malformed (RFC 9113 §8.1.1, §8.2.2, §8.3.2). */
+
+/** §8.2.2: connection-specific fields have no place in HTTP/2. */
+const CONNECTION_SPECIFIC = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+export const MALFORMED = -1;
+export const NO_LENGTH = -1;
+export const BAD_LENGTH = -2;
+
+/**
+ * The status of a response head and the fields without it: :status must come first (§8.3: pseudo-header fields
+ * precede the others), once, as three digits; a response has no other pseudo-header field. MALFORMED otherwise.
+ * Removes :status from `fields`.
+ */
+export function takeStatus(fields: string[]): number {
+  if (fields[0] !== ":status") return MALFORMED;
+  const status = parseStatus(fields[1] as string);
+  if (status === MALFORMED || !regularFields(fields, 2)) return MALFORMED;
+  fields.splice(0, 2);
+  return status;
+}
+
+function parseStatus(value: string): number {
+  if (value.length !== 3) return MALFORMED;
+  let status = 0;
+  for (let i = 0; i < 3; i++) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return MALFORMED;
+    status = status * 10 + digit;
+  }
+  return status >= 100 ? status : MALFORMED;
+}
+
+/** True when the fields from `from` on hold no pseudo-header field (§8.3) and no connection-specific one. */
+export function regularFields(fields: readonly string[], from: number): boolean {
+  for (let i = from; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name.charCodeAt(0) === 58 || CONNECTION_SPECIFIC.has(name)) return false;
+  }
+  return true;
+}
+
+/**
+ * §8.1.1: the content-length the DATA must add up to, NO_LENGTH when absent, BAD_LENGTH when it is not a
+ * number or its values disagree.
+ */
+export function declaredLength(fields: readonly string[]): number {
+  let length = NO_LENGTH;
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] !== "content-length") continue;
+    const value = fields[i + 1] as string;
+    if (!/^[0-9]{1,15}$/.test(value)) return BAD_LENGTH;
+    const parsed = Number(value);
+    if (length !== NO_LENGTH && parsed !== length) return BAD_LENGTH;
+    length = parsed;
+  }
+  return length;
+}

@@ -1,0 +1,190 @@
+import type { ConnectionLink } from "./connection-link.js";
+import { ErrorCode, windowUpdateFrame } from "./frames.js";
+import type { StreamListener } from "./listeners.js";
+import {
+  BAD_LENGTH,
+  declaredLength,
+  MALFORMED,
+  NO_LENGTH,
+  regularFields,
+  takeStatus,
+} from "./response-fields.js";
+
+const WINDOW_EXCEEDED = "DATA beyond the stream window (RFC 9113 §6.9.1)";
+
+/**
+ * The receiving half of a client stream: the response head, its DATA held while paused, trailers, and the
+ * stream's receive window, credited as the listener takes the DATA (RFC 9113 §6.9).
+ */
+export abstract class ResponseReceiver {
+  protected readonly link: ConnectionLink;
+  protected readonly listener: StreamListener;
+  protected streamId: number | undefined;
+  protected closed = false;
+  /** END_STREAM came and everything before it was delivered. */
+  protected remoteDone = false;
+  readonly #bodyless: boolean;
+  #receiveWindow = 0;
+  #unacknowledged = 0;
+  #headSeen = false;
+  #remoteEnded = false;
+  #expected = NO_LENGTH;
+  #received = 0;
+  #paused = false;
+  #held: Buffer[] | undefined;
+  #heldTrailers: string[] | undefined;
+  #heldEnd = false;
+  #delivering = false;
+
+  protected constructor(link: ConnectionLink, listener: StreamListener, bodyless: boolean) {
+    this.link = link;
+    this.listener = listener;
+    this.#bodyless = bodyless;
+  }
+
+  /** Hold received DATA (buffered in the stream, bounded by the stream window we granted) and stop crediting it. */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Deliver held data, credit the window again. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    if (!this.#delivering) this.#deliverHeld();
+  }
+
+  receiveHeaders(fields: string[], endStream: boolean): void {
+    if (this.#remoteEnded) {
+      this.fail(ErrorCode.STREAM_CLOSED, "HEADERS after END_STREAM (RFC 9113 §5.1)");
+    } else if (this.#headSeen) {
+      this.#receiveTrailers(fields, endStream);
+    } else {
+      this.#receiveHead(fields, endStream);
+    }
+  }
+
+  receiveData(payload: Buffer, frameLength: number, endStream: boolean): void {
+    const problem = this.#dataProblem(payload.length, frameLength, endStream);
+    if (problem !== undefined) {
+      this.fail(
+        problem === WINDOW_EXCEEDED ? ErrorCode.FLOW_CONTROL_ERROR : ErrorCode.PROTOCOL_ERROR,
+        problem,
+      );
+      return;
+    }
+    this.#remoteEnded = endStream;
+    if (this.#paused || this.#held !== undefined) {
+      this.#held ??= [];
+      if (payload.length > 0) this.#held.push(payload);
+      this.#heldEnd = endStream;
+      this.#credit(frameLength - payload.length);
+      return;
+    }
+    if (payload.length > 0) this.listener.onData(payload);
+    if (this.closed) return;
+    if (endStream) this.#finishRemote();
+    else this.#credit(frameLength);
+  }
+
+  protected openReceiving(id: number): void {
+    this.streamId = id;
+    this.#receiveWindow = this.link.streamWindow;
+  }
+
+  protected dropReceived(): void {
+    this.#held = undefined;
+    this.#heldTrailers = undefined;
+  }
+
+  /** RST_STREAM(code) and onClose. */
+  protected abstract fail(code: number, message: string): void;
+
+  /** The response ended and was delivered. */
+  protected abstract remoteFinished(): void;
+
+  #receiveHead(fields: string[], endStream: boolean): void {
+    const status = takeStatus(fields);
+    if (status === MALFORMED || status === 101 || (status < 200 && endStream)) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "malformed response head (RFC 9113 §8.3.2)");
+      return;
+    }
+    if (status < 200) return;
+    const expected = this.#bodyless || status === 204 || status === 304 ? 0 : declaredLength(fields);
+    if (expected === BAD_LENGTH || (endStream && expected > 0)) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "content-length disagrees with the response (RFC 9113 §8.1.1)");
+      return;
+    }
+    this.#expected = expected;
+    this.#headSeen = true;
+    this.#remoteEnded = endStream;
+    this.listener.onHead(status, fields, endStream);
+    if (endStream && !this.closed) this.#finishRemote();
+  }
+
+  #dataProblem(length: number, frameLength: number, endStream: boolean): string | undefined {
+    if (!this.#headSeen) return "DATA before the response head (RFC 9113 §8.1)";
+    if (this.#remoteEnded) return "DATA after END_STREAM (RFC 9113 §5.1)";
+    this.#receiveWindow -= frameLength;
+    if (this.#receiveWindow < 0) return WINDOW_EXCEEDED;
+    this.#received += length;
+    const expected = this.#expected;
+    if (expected >= 0 && (this.#received > expected || (endStream && this.#received !== expected))) {
+      return "DATA disagrees with content-length (RFC 9113 §8.1.1)";
+    }
+    return undefined;
+  }
+
+  #receiveTrailers(fields: string[], endStream: boolean): void {
+    if (!endStream || !regularFields(fields, 0)) {
+      this.fail(
+        ErrorCode.PROTOCOL_ERROR,
+        "trailers without END_STREAM or with pseudo-header fields (RFC 9113 §8.1)",
+      );
+      return;
+    }
+    if (this.#expected >= 0 && this.#received !== this.#expected) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "DATA disagrees with content-length (RFC 9113 §8.1.1)");
+      return;
+    }
+    this.#remoteEnded = true;
+    if (this.#paused || this.#held !== undefined) {
+      this.#heldTrailers = fields;
+      this.#heldEnd = true;
+      return;
+    }
+    this.listener.onTrailers(fields);
+    if (!this.closed) this.#finishRemote();
+  }
+
+  #deliverHeld(): void {
+    this.#delivering = true;
+    const held = this.#held;
+    while (held !== undefined && held.length > 0 && !this.#paused && !this.closed) {
+      const chunk = held.shift() as Buffer;
+      this.listener.onData(chunk);
+      this.#credit(chunk.length);
+    }
+    this.#delivering = false;
+    if (this.#paused || this.closed) return;
+    this.#held = undefined;
+    const trailers = this.#heldTrailers;
+    this.#heldTrailers = undefined;
+    if (trailers !== undefined) this.listener.onTrailers(trailers);
+    if (this.#heldEnd && !this.closed) this.#finishRemote();
+  }
+
+  /** §6.9: WINDOW_UPDATE once half the window is consumed, not per frame; none once the peer is done sending. */
+  #credit(octets: number): void {
+    this.#unacknowledged += octets;
+    if (this.#remoteEnded || this.#unacknowledged < this.link.streamWindow >>> 1) return;
+    this.link.write(windowUpdateFrame(this.streamId as number, this.#unacknowledged));
+    this.#receiveWindow += this.#unacknowledged;
+    this.#unacknowledged = 0;
+  }
+
+  #finishRemote(): void {
+    this.remoteDone = true;
+    this.remoteFinished();
+  }
+}

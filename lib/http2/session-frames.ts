@@ -1,0 +1,291 @@
+import type { ClientStream } from "./client-stream.js";
+import type { ConnectionLink } from "./connection-link.js";
+import { connectionError, Http2SessionError, protocolError } from "./errors.js";
+import {
+  DEFAULT_MAX_FRAME_SIZE,
+  ErrorCode,
+  Flag,
+  FrameType,
+  MAX_FRAME_SIZE_LIMIT,
+  MAX_STREAM_ID,
+  MAX_WINDOW,
+  pingAckFrame,
+  Setting,
+  settingsAckFrame,
+  unpadded,
+  windowUpdateFrame,
+} from "./frames.js";
+import type { HeaderBlockAssembler } from "./header-block.js";
+import type { SessionListener } from "./listeners.js";
+
+/** Control frames we owe (PING and SETTINGS acknowledgements) may wait this much unsent; past it the peer is not reading. */
+const CONTROL_BACKLOG = 4 * 1024 * 1024;
+
+/** The frames a client session receives, each handled by RFC 9113 §6 (client-session.ts has the public API). */
+export abstract class SessionFrames {
+  protected readonly link: ConnectionLink;
+  protected readonly listener: SessionListener;
+  protected readonly streams = new Map<number, ClientStream>();
+  protected readonly queue: ClientStream[] = [];
+  protected nextId = 1;
+  protected isReady = false;
+  protected isDestroyed = false;
+  protected goneAway = false;
+  protected peerMaxStreams: number | undefined;
+  readonly #blocks: HeaderBlockAssembler;
+  readonly #connectionWindow: number;
+  #receiveWindow: number;
+  #unacknowledged = 0;
+
+  protected constructor(
+    link: ConnectionLink,
+    listener: SessionListener,
+    blocks: HeaderBlockAssembler,
+    connectionWindow: number,
+  ) {
+    this.link = link;
+    this.listener = listener;
+    this.#blocks = blocks;
+    this.#connectionWindow = connectionWindow;
+    this.#receiveWindow = connectionWindow;
+  }
+
+  /** GOAWAY(code), then every stream closes and the socket goes (§5.4.1). */
+  protected abstract connectionError(code: number, message: string, cause?: unknown): void;
+
+  /** Streams may have closed or the peer's limits changed: queued streams may go, an idle closing session ends. */
+  protected abstract settle(): void;
+
+  protected readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): boolean => {
+    try {
+      if (this.#blocks.open) this.#continuation(type, flags, streamId, payload);
+      else if (!this.isReady && type !== FrameType.SETTINGS) {
+        this.connectionError(
+          ErrorCode.PROTOCOL_ERROR,
+          "the peer's first frame is not SETTINGS (RFC 9113 §3.4)",
+        );
+      } else this.#dispatch(type, flags, streamId, payload);
+    } catch (error) {
+      if (!(error instanceof Http2SessionError) || error.code === undefined) throw error;
+      this.connectionError(error.code, error.message, error.cause);
+    }
+    return !this.isDestroyed;
+  };
+
+  protected readonly flushWaiting = (): void => {
+    const waiting = this.link.waiting;
+    if (waiting.size === 0) return;
+    const streams = [...waiting];
+    waiting.clear();
+    for (const stream of streams) {
+      if (this.isDestroyed) return;
+      stream.flush();
+    }
+  };
+
+  #dispatch(type: number, flags: number, streamId: number, payload: Buffer): void {
+    switch (type) {
+      case FrameType.DATA:
+        this.#data(flags, streamId, payload);
+        break;
+      case FrameType.HEADERS:
+        this.#headers(flags, streamId, payload);
+        break;
+      case FrameType.RST_STREAM:
+        this.#reset(streamId, payload);
+        break;
+      case FrameType.SETTINGS:
+        this.#settings(flags, streamId, payload);
+        break;
+      case FrameType.PUSH_PROMISE:
+        throw protocolError("PUSH_PROMISE with push disabled (RFC 9113 §8.4)");
+      case FrameType.PING:
+        this.#ping(flags, streamId, payload);
+        break;
+      case FrameType.GOAWAY:
+        this.#goaway(streamId, payload);
+        break;
+      case FrameType.WINDOW_UPDATE:
+        this.#windowUpdate(streamId, payload);
+        break;
+      case FrameType.CONTINUATION:
+        throw protocolError("CONTINUATION without HEADERS (RFC 9113 §6.10)");
+    }
+    // §5.5: PRIORITY (deprecated, §5.3.2) and unknown frame types are ignored.
+  }
+
+  #data(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId === 0) throw protocolError("DATA on stream 0 (RFC 9113 §6.1)");
+    // §6.9.1: the whole frame counts against the connection window, whatever becomes of it.
+    this.#receiveWindow -= payload.length;
+    if (this.#receiveWindow < 0)
+      throw connectionError(ErrorCode.FLOW_CONTROL_ERROR, "DATA beyond the connection window");
+    this.#unacknowledged += payload.length;
+    if (this.#unacknowledged >= this.#connectionWindow >>> 1) {
+      this.link.write(windowUpdateFrame(0, this.#unacknowledged));
+      this.#receiveWindow += this.#unacknowledged;
+      this.#unacknowledged = 0;
+    }
+    const data = unpadded(flags, payload, false);
+    const stream = this.streams.get(streamId);
+    if (stream !== undefined) stream.receiveData(data, payload.length, (flags & Flag.END_STREAM) !== 0);
+    else if (!this.#closedStream(streamId)) throw protocolError("DATA on an idle stream (RFC 9113 §5.1)");
+  }
+
+  #headers(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId === 0) throw protocolError("HEADERS on stream 0 (RFC 9113 §6.2)");
+    const fields = this.#blocks.headers(streamId, flags, unpadded(flags, payload, true));
+    if (fields !== undefined) this.#fieldBlock(streamId, (flags & Flag.END_STREAM) !== 0, fields);
+  }
+
+  #continuation(type: number, flags: number, streamId: number, payload: Buffer): void {
+    const blocks = this.#blocks;
+    const endStream = blocks.endStream;
+    const fields = blocks.continuation(type, flags, streamId, payload);
+    if (fields !== undefined) this.#fieldBlock(streamId, endStream, fields);
+  }
+
+  #fieldBlock(streamId: number, endStream: boolean, fields: string[]): void {
+    const stream = this.streams.get(streamId);
+    if (stream !== undefined) stream.receiveHeaders(fields, endStream);
+    else if (!this.#closedStream(streamId))
+      throw protocolError("HEADERS on a stream we did not open (RFC 9113 §5.1, §8.4)");
+  }
+
+  #reset(streamId: number, payload: Buffer): void {
+    if (streamId === 0) throw protocolError("RST_STREAM on stream 0 (RFC 9113 §6.4)");
+    if (payload.length !== 4)
+      throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "RST_STREAM not 4 octets long");
+    const stream = this.streams.get(streamId);
+    if (stream !== undefined) stream.receiveReset(payload.readUInt32BE(0));
+    else if (!this.#closedStream(streamId))
+      throw protocolError("RST_STREAM on an idle stream (RFC 9113 §5.1)");
+  }
+
+  #settings(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw protocolError("SETTINGS on a stream (RFC 9113 §6.5)");
+    const ack = (flags & Flag.ACK) !== 0;
+    if (ack ? payload.length !== 0 : payload.length % 6 !== 0) {
+      throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "SETTINGS of a wrong length (RFC 9113 §6.5)");
+    }
+    if (ack) return;
+    for (let at = 0; at < payload.length; at += 6)
+      this.#setting(payload.readUInt16BE(at), payload.readUInt32BE(at + 2));
+    this.link.write(settingsAckFrame());
+    this.#checkBacklog();
+    this.flushWaiting();
+    if (this.isDestroyed) return;
+    if (this.isReady) this.settle();
+    else {
+      this.isReady = true;
+      this.settle();
+      if (!this.isDestroyed) this.listener.onReady();
+    }
+  }
+
+  #setting(id: number, value: number): void {
+    switch (id) {
+      case Setting.ENABLE_PUSH:
+        if (value !== 0)
+          throw protocolError("a server's SETTINGS_ENABLE_PUSH other than 0 (RFC 9113 §6.5.2)");
+        break;
+      case Setting.MAX_CONCURRENT_STREAMS:
+        this.peerMaxStreams = value;
+        break;
+      case Setting.INITIAL_WINDOW_SIZE:
+        this.#initialWindow(value);
+        break;
+      case Setting.MAX_FRAME_SIZE:
+        if (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_FRAME_SIZE_LIMIT) {
+          throw protocolError("SETTINGS_MAX_FRAME_SIZE out of range (RFC 9113 §6.5.2)");
+        }
+        this.link.peerMaxFrameSize = value;
+        break;
+    }
+  }
+
+  /** §6.9.2: the change applies to every open stream's send window as a delta, which may leave it negative. */
+  #initialWindow(value: number): void {
+    if (value > MAX_WINDOW)
+      throw connectionError(ErrorCode.FLOW_CONTROL_ERROR, "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1");
+    const delta = value - this.link.peerInitialWindow;
+    this.link.peerInitialWindow = value;
+    for (const stream of this.streams.values()) {
+      if (!stream.adjustWindow(delta)) {
+        throw connectionError(ErrorCode.FLOW_CONTROL_ERROR, "a stream window above 2^31-1 (RFC 9113 §6.9.2)");
+      }
+    }
+  }
+
+  #ping(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw protocolError("PING on a stream (RFC 9113 §6.7)");
+    if (payload.length !== 8) throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "PING not 8 octets long");
+    if ((flags & Flag.ACK) !== 0) return;
+    this.link.write(pingAckFrame(payload));
+    this.#checkBacklog();
+  }
+
+  /** §6.8: streams above last-stream-id were not processed; the others may finish. */
+  #goaway(streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw protocolError("GOAWAY on a stream (RFC 9113 §6.8)");
+    if (payload.length < 8) throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "GOAWAY shorter than 8 octets");
+    const last = payload.readUInt32BE(0) & MAX_STREAM_ID;
+    const code = payload.readUInt32BE(4);
+    this.goneAway = true;
+    const refused: ClientStream[] = [];
+    for (const [id, stream] of this.streams) {
+      if (id <= last) continue;
+      stream.refuse();
+      refused.push(stream);
+    }
+    this.listener.onGoaway(last, code);
+    const error = new Http2SessionError(
+      `GOAWAY from the peer (code ${code}, last stream ${last})`,
+      code,
+      true,
+    );
+    for (const stream of [...refused, ...this.queue.splice(0)]) {
+      if (this.isDestroyed) return;
+      if (stream.id !== undefined) this.streams.delete(stream.id);
+      this.link.waiting.delete(stream);
+      stream.terminate(ErrorCode.REFUSED_STREAM, true, error);
+    }
+    if (!this.isDestroyed) this.settle();
+  }
+
+  #windowUpdate(streamId: number, payload: Buffer): void {
+    if (payload.length !== 4)
+      throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "WINDOW_UPDATE not 4 octets long");
+    const increment = payload.readUInt32BE(0) & MAX_WINDOW;
+    if (streamId !== 0) {
+      const stream = this.streams.get(streamId);
+      if (stream !== undefined) stream.windowUpdate(increment);
+      else if (!this.#closedStream(streamId))
+        throw protocolError("WINDOW_UPDATE on an idle stream (RFC 9113 §5.1)");
+      return;
+    }
+    if (increment === 0) throw protocolError("connection WINDOW_UPDATE of 0 (RFC 9113 §6.9)");
+    if (this.link.sendWindow + increment > MAX_WINDOW) {
+      throw connectionError(
+        ErrorCode.FLOW_CONTROL_ERROR,
+        "connection send window above 2^31-1 (RFC 9113 §6.9.1)",
+      );
+    }
+    this.link.sendWindow += increment;
+    this.flushWaiting();
+  }
+
+  /** §5.1: a stream of ours that is closed; frames on it are ignored. */
+  #closedStream(id: number): boolean {
+    return (id & 1) === 1 && id < this.nextId;
+  }
+
+  #checkBacklog(): void {
+    if (this.link.socket.writableLength > CONTROL_BACKLOG) {
+      throw connectionError(
+        ErrorCode.ENHANCE_YOUR_CALM,
+        "the peer does not read the acknowledgements it asks for",
+      );
+    }
+  }
+}
