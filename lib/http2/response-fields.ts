@@ -9,6 +9,10 @@ const CONNECTION_SPECIFIC = new Set([
   "upgrade",
 ]);
 
+/** §8.2.1: a name is lowercase token characters; a value has no NUL, CR or LF and no whitespace at either end. */
+const INVALID_NAME = /[^a-z0-9!#$%&'*+\-.^_`|~]/;
+const INVALID_VALUE = /[\0\r\n]|^[\t ]|[\t ]$/;
+
 export const MALFORMED = -1;
 export const NO_LENGTH = -1;
 export const BAD_LENGTH = -2;
@@ -37,11 +41,15 @@ function parseStatus(value: string): number {
   return status >= 100 ? status : MALFORMED;
 }
 
-/** True when the fields from `from` on hold no pseudo-header field (§8.3) and no connection-specific one. */
+/**
+ * True when the fields from `from` on are well formed (§8.2.1) and hold no pseudo-header field (§8.3) and no
+ * connection-specific one: what is passed on to an HTTP/1.1 client cannot split its message.
+ */
 export function regularFields(fields: readonly string[], from: number): boolean {
   for (let i = from; i < fields.length; i += 2) {
     const name = fields[i] as string;
-    if (name.charCodeAt(0) === 58 || CONNECTION_SPECIFIC.has(name)) return false;
+    if (name.length === 0 || INVALID_NAME.test(name) || CONNECTION_SPECIFIC.has(name)) return false;
+    if (INVALID_VALUE.test(fields[i + 1] as string)) return false;
   }
   return true;
 }

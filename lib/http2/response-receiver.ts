@@ -139,7 +139,7 @@ export abstract class ResponseReceiver {
     if (!endStream || !regularFields(fields, 0)) {
       this.fail(
         ErrorCode.PROTOCOL_ERROR,
-        "trailers without END_STREAM or with pseudo-header fields (RFC 9113 §8.1)",
+        "trailers without END_STREAM or with a pseudo-header or malformed field (RFC 9113 §8.1)",
       );
       return;
     }

@@ -68,12 +68,12 @@ export class SessionRecord implements SessionListener {
 export function openSession(
   port: number,
   options?: SessionOptions,
-): { session: Http2ClientSession; record: SessionRecord } {
+): { session: Http2ClientSession; record: SessionRecord; socket: Socket } {
   const socket = connect({ host: "127.0.0.1", port, noDelay: true });
   const record = new SessionRecord();
   const session = new Http2ClientSession(socket, record, options);
   cleanups.push(() => session.destroy());
-  return { session, record };
+  return { session, record, socket };
 }
 
 /** What a stream told its listener. */

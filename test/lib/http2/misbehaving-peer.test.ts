@@ -121,6 +121,9 @@ describe("Http2ClientSession against a misbehaving peer", () => {
     ["a two-digit status", [[":status", "20"], false]],
     ["a request pseudo-header field", [[":status", "200", ":path", "/"], false]],
     ["a connection-specific field", [[":status", "200", "connection", "close"], false]],
+    ["an uppercase field name", [[":status", "200", "X-Upper", "b"], false]],
+    ["a field value with CR LF", [[":status", "200", "x-a", "b\r\nx-injected: 1"], false]],
+    ["a field value with a leading space", [[":status", "200", "x-a", " b"], false]],
     ["a content-length its DATA does not match", [[":status", "200", "content-length", "3"], "toolong"]],
   ] as const)(
     "resets a stream whose response has %s with PROTOCOL_ERROR, and the session goes on",
