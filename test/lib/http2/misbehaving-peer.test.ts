@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { Http2SessionError } from "../../../lib/http2/errors.js";
 import { ErrorCode, Flag, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
 import { get, openSession, post, runCleanups, send } from "./h2-kit.js";
@@ -170,5 +171,21 @@ describe("Http2ClientSession against a misbehaving peer", () => {
     await record.done;
     expect(record.closed?.code).toBe(ErrorCode.PROTOCOL_ERROR);
     await eventually(() => peer.resets().length === 1, 2000, "RST_STREAM");
+  });
+
+  it("ends a connection whose peer floods PINGs without reading the acknowledgements", async () => {
+    const { peer, record } = await connected();
+    await eventually(() => record.readyCount === 1, 2000, "ready");
+    peer.socket.pause();
+    const ping = Buffer.from([0, 0, 8, FrameType.PING, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    const batch = Buffer.concat(Array.from({ length: 4096 }, () => ping));
+    let sent = 0;
+    while (record.closed === undefined && sent < 64 * 1024 * 1024) {
+      await new Promise<void>((resolve) => peer.socket.write(batch, () => resolve()));
+      sent += batch.length;
+    }
+    const error = record.closed?.error;
+    expect(error).toBeInstanceOf(Http2SessionError);
+    expect(error instanceof Http2SessionError ? error.code : undefined).toBe(ErrorCode.ENHANCE_YOUR_CALM);
   });
 });
