@@ -1,5 +1,6 @@
-import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { connect as netConnect } from "node:net";
+import { ErrorCode, Http2ClientSession, type SessionListener } from "../../../lib/http2/client-session.js";
+
 import { endpointAddress } from "../../../store/records.js";
 import type { UpstreamTarget } from "../../transports/upstream.js";
 
@@ -39,22 +40,22 @@ export interface SessionWaiter {
 
 /**
  * One HTTP/2 cleartext connection to a backend, with prior knowledge (RFC 9113 §3.3: the client preface is
- * sent at once, no Upgrade). It counts its own streams, because the peer's SETTINGS_MAX_CONCURRENT_STREAMS
- * (RFC 9113 §6.5.2) is what decides when the origin opens another session; a GOAWAY (§6.8) or an error takes
- * it out of use, and the streams it still carries finish.
+ * sent at once, no Upgrade), on the router's own HTTP/2 client (lib/http2/). It counts its own streams,
+ * because the peer's SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2) is what decides when the origin opens
+ * another session; a GOAWAY (§6.8) or an error takes it out of use, and the streams it still carries finish.
  */
-export class H2cSession {
-  readonly session: ClientHttp2Session;
+export class H2cSession implements SessionListener {
+  readonly session: Http2ClientSession;
   /** Streams open on this session (ours: started and not closed). */
   active = 0;
   /** GOAWAY received or sent, or closed: no new stream goes here. */
   retired = false;
   /** The last stream id the peer's GOAWAY said it processes; streams above were never processed (§6.8). */
   goawayLastStreamId: number | undefined;
-  #connected = false;
   #waiters: SessionWaiter[] | undefined = [];
   /** Refreshed each time the last stream closes (no timer per idle spell); finding streams open, it waits. */
   readonly #idle: NodeJS.Timeout;
+  readonly #connecting: NodeJS.Timeout;
   readonly #origin: H2cOrigin;
   /** The peer's stream limit assumed until its SETTINGS arrive. */
   readonly #assumedPeerLimit: number;
@@ -63,57 +64,51 @@ export class H2cSession {
     const { target, settings } = origin;
     this.#origin = origin;
     this.#assumedPeerLimit = assumedPeerLimit;
-    const session = connect(`http://${endpointAddress(target)}`, {
-      createConnection: () => netConnect({ host: target.ip, port: target.port, ...SOCKET_OPTIONS }),
-      settings: { enablePush: false },
-      peerMaxConcurrentStreams: DEFAULT_PEER_LIMIT,
-    });
-    this.session = session;
-    const timer = setTimeout(() => {
+    const socket = netConnect({ host: target.ip, port: target.port, ...SOCKET_OPTIONS });
+    // Neither the connection nor its timers keep the process alive.
+    socket.unref();
+    this.session = new Http2ClientSession(socket, this);
+    this.#connecting = setTimeout(() => {
       // Nothing was sent, so any method may go to another backend (connect-errors.ts reads `syscall`).
       const error = new Error(`h2c connect to ${endpointAddress(target)} timed out`);
-      session.destroy(
+      this.session.destroy(
         Object.assign(error, { name: "H2cConnectTimeoutError", code: "ETIMEDOUT", syscall: "connect" }),
       );
     }, settings.connectTimeoutMs);
     this.#idle = setTimeout(() => {
       if (this.active === 0) this.close();
     }, settings.idleSessionMs).unref();
-    session.once("remoteSettings", () => {
-      clearTimeout(timer);
-      this.#connected = true;
-      this.#wake(undefined);
-    });
-    session.once("goaway", (_code: number, lastStreamId: number) => {
-      this.goawayLastStreamId = lastStreamId;
-      this.#retire();
-    });
-    session.on("error", (error: Error) => {
-      clearTimeout(timer);
-      this.#wake(error);
-    });
-    session.once("close", () => {
-      clearTimeout(timer);
-      clearTimeout(this.#idle);
-      this.#wake(new Error("h2c session closed before it was ready"));
-      this.#retire();
-    });
-    // Neither the session nor its idle timer keeps the process alive.
-    session.unref();
+  }
+
+  onReady(): void {
+    clearTimeout(this.#connecting);
+    this.#wake(undefined);
+  }
+
+  onGoaway(lastStreamId: number): void {
+    this.goawayLastStreamId = lastStreamId;
+    this.#retire();
+  }
+
+  onClose(error: Error | undefined): void {
+    clearTimeout(this.#connecting);
+    clearTimeout(this.#idle);
+    this.#wake(error ?? new Error("h2c session closed before it was ready"));
+    this.#retire();
   }
 
   /** The peer's SETTINGS_MAX_CONCURRENT_STREAMS once its SETTINGS came (100 when it sets none), the assumed limit before. */
   get peerLimit(): number {
-    return this.#connected
-      ? (this.session.remoteSettings.maxConcurrentStreams ?? DEFAULT_PEER_LIMIT)
+    return this.session.ready
+      ? (this.session.peerMaxConcurrentStreams ?? DEFAULT_PEER_LIMIT)
       : this.#assumedPeerLimit;
   }
 
   /** `waiter` runs once the peer's SETTINGS came (at once when they did), or with the connect's error. */
   whenReady(waiter: SessionWaiter): void {
     if (this.#waiters === undefined) {
-      const error = this.#connected && !this.session.destroyed ? undefined : new Error("h2c session closed");
-      waiter.sessionReady(this, error);
+      const usable = this.session.ready && !this.session.destroyed;
+      waiter.sessionReady(this, usable ? undefined : new Error("h2c session closed"));
     } else this.#waiters.push(waiter);
   }
 
@@ -132,7 +127,7 @@ export class H2cSession {
 
   destroy(): void {
     this.#retire();
-    this.session.destroy(undefined, constants.NGHTTP2_CANCEL);
+    this.session.destroy(undefined, ErrorCode.CANCEL);
   }
 
   #retire(): void {
@@ -191,6 +186,8 @@ export class H2cOrigin {
   #pick(): H2cSession {
     let least: H2cSession | undefined;
     for (const session of this.#sessions) {
+      // A session out of stream ids takes no more (it closes once its streams finished).
+      if (!session.session.acceptingRequests) continue;
       // The lower of our limit and the peer's: past it, another session opens.
       if (session.active < Math.min(session.peerLimit, this.settings.streamsPerSession)) return session;
       if (least === undefined || session.active < least.active) least = session;

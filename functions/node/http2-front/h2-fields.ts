@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import type { OutgoingHttpHeaders } from "node:http2";
 import { HOP_BY_HOP } from "../../core/http/hop-by-hop.js";
 
 /** Header fields between the router's flat lists (name, value, ...) and node:http2's objects, both ways. */
@@ -23,18 +23,6 @@ export function addFields(
     else headers[name] = [String(present), value];
   }
   return headers;
-}
-
-/** node:http2's header object as a flat list, without the pseudo-header fields (RFC 9113 §8.1: none in trailers). */
-export function flatFields(headers: IncomingHttpHeaders): string[] {
-  const fields: string[] = [];
-  for (const name of Object.keys(headers)) {
-    if (name.charCodeAt(0) === 0x3a) continue;
-    const value = headers[name];
-    if (Array.isArray(value)) for (const item of value) fields.push(name, item);
-    else if (value !== undefined) fields.push(name, value);
-  }
-  return fields;
 }
 
 /**

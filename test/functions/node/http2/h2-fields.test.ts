@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { addFields, flatFields, http1FieldsOf } from "../../../../functions/node/http2-front/h2-fields.js";
+import { h2RequestFields } from "../../../../functions/node/h2c/h2c-request.js";
+import { addFields, http1FieldsOf } from "../../../../functions/node/http2-front/h2-fields.js";
+import type { OutgoingRequest } from "../../../../lib/http-exchange.js";
 
 const http2ResponseFieldObject = (fields: string[]) => addFields({}, fields);
 
@@ -27,16 +29,81 @@ describe("addFields (a flat field list into node:http2's headers)", () => {
   });
 });
 
-describe("flatFields", () => {
-  it("lists node:http2's headers flat, repeated values in order, without pseudo-header fields", () => {
-    expect(flatFields({ ":status": "200", "set-cookie": ["a=1", "b=2"], "x-a": "1" })).toEqual([
-      "set-cookie",
-      "a=1",
-      "set-cookie",
-      "b=2",
-      "x-a",
-      "1",
-    ]);
+describe("h2RequestFields (an upstream request as HTTP/2 fields)", () => {
+  const target = { ip: "10.0.0.7", port: 8080, protocol: "h2c" as const };
+  const request = (headers: string[], more: Partial<OutgoingRequest> = {}): OutgoingRequest => ({
+    method: "POST",
+    path: "/svc.Echo/Call",
+    headers,
+    body: null,
+    contentLength: undefined,
+    transferCodings: undefined,
+    ...more,
+  });
+
+  it.each<[string, OutgoingRequest, string[]]>([
+    [
+      "pseudo-header fields first, Host as :authority, names lowercase",
+      request(["Host", "api.example", "X-Trace", "1"]),
+      [
+        ":method",
+        "POST",
+        ":scheme",
+        "http",
+        ":authority",
+        "api.example",
+        ":path",
+        "/svc.Echo/Call",
+        "x-trace",
+        "1",
+      ],
+    ],
+    [
+      "no connection-specific field, no client Content-Length: the declared length instead",
+      request(
+        ["host", "a", "connection", "close", "keep-alive", "5", "content-length", "9", "upgrade", "x"],
+        {
+          contentLength: 3,
+        },
+      ),
+      [
+        ":method",
+        "POST",
+        ":scheme",
+        "http",
+        ":authority",
+        "a",
+        ":path",
+        "/svc.Echo/Call",
+        "content-length",
+        "3",
+      ],
+    ],
+    [
+      "TE: trailers added to a gRPC call",
+      request(["host", "a", "content-type", "application/grpc+proto"]),
+      [
+        ":method",
+        "POST",
+        ":scheme",
+        "http",
+        ":authority",
+        "a",
+        ":path",
+        "/svc.Echo/Call",
+        "content-type",
+        "application/grpc+proto",
+        "te",
+        "trailers",
+      ],
+    ],
+    [
+      "the backend's address as :authority when no Host was given",
+      request([]),
+      [":method", "POST", ":scheme", "http", ":authority", "10.0.0.7:8080", ":path", "/svc.Echo/Call"],
+    ],
+  ])("%s", (_, outgoing, expected) => {
+    expect(h2RequestFields(outgoing, target)).toEqual(expected);
   });
 });
 
