@@ -105,9 +105,10 @@ export class Attempt implements ExchangeHandler, BodyAttempt {
       this.#control?.abort(error as Error);
       return;
     }
-    if (head.endStream === true) this.#done = true;
     this.#answered = true;
     this.#responded(head.status);
+    // An h2c backend's HEADERS that end its stream: no body follows, and no onComplete after this one.
+    if (head.endStream === true) this.onComplete();
   }
 
   onUpgrade(head: ExchangeHead, socket: Socket, rest: Buffer): void {

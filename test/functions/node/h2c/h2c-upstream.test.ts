@@ -53,6 +53,21 @@ describe("h2c upstreams from HTTP/1.1 clients", () => {
     });
   });
 
+  it("ends an HTTP/1.1 client's response when the backend's HEADERS end its stream (no DATA follows)", async () => {
+    const b = await backend((stream, headers) => {
+      const status = headers[":path"] === "/empty" ? 204 : 200;
+      stream.respond({ ":status": status, "x-answered": "headers-only" }, { endStream: true });
+    });
+    const r = await router();
+    await publishH2c(r.store, [b.port], { protocol: "h2c" });
+    for (const path of ["/empty", "/ok"]) {
+      const res = await send(r.port, { path });
+      expect(res.status).toBe(path === "/empty" ? 204 : 200);
+      expect(res.headers["x-answered"]).toBe("headers-only");
+      expect(res.body).toBe("");
+    }
+  });
+
   it("speaks HTTP/1.1 to the same backend when its port has no appProtocol (the h2c server refuses it)", async () => {
     const b = await backend(echo);
     const r = await router();
