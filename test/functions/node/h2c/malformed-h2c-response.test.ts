@@ -65,7 +65,9 @@ describe("a malformed response from an h2c backend", () => {
     const server: Server = createServer(serveRawH2c);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
-    await closing(Promise.resolve({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }));
+    await closing(
+      Promise.resolve({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }),
+    );
     const { port } = server.address() as { port: number };
     const router = await closing(startNodeRouterOver({}));
     await publishH2c(router.store, [port], { protocol: "h2c" });
