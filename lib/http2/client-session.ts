@@ -15,8 +15,6 @@ import {
   settingsFrame,
   windowUpdateFrame,
 } from "./frames.js";
-import { HeaderBlockAssembler } from "./header-block.js";
-import { HpackDecoder } from "./hpack.js";
 import type { SessionListener, StreamListener } from "./listeners.js";
 import { SessionFrames } from "./session-frames.js";
 
@@ -54,14 +52,13 @@ export class Http2ClientSession extends SessionFrames {
       MAX_WINDOW,
     );
     const maxHeaderListSize = options.maxHeaderListSize ?? DEFAULT_MAX_HEADER_LIST_SIZE;
-    const blocks = new HeaderBlockAssembler(new HpackDecoder(4096, maxHeaderListSize), maxHeaderListSize * 2);
     const link = new ConnectionLink(
       socket,
       streamWindow,
       (stream) => this.#detach(stream),
       () => this.settle(),
     );
-    super(link, listener, blocks, connectionWindow);
+    super(link, listener, maxHeaderListSize, connectionWindow);
     this.#socket = socket;
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, this.onFrame, this.#onOversized);
     const settings = [Setting.ENABLE_PUSH, 0, Setting.INITIAL_WINDOW_SIZE, streamWindow];
@@ -130,13 +127,10 @@ export class Http2ClientSession extends SessionFrames {
     if (this.isDestroyed) return;
     this.isDestroyed = true;
     this.#socket.off("data", this.#onData);
-    const open = [...this.streams.values()];
-    const queued = this.queue.splice(0);
-    this.streams.clear();
-    this.link.waiting.clear();
     const streamError = error ?? new Http2SessionError("the HTTP/2 session was destroyed", code, false);
-    for (const stream of open) stream.terminate(code ?? ErrorCode.CANCEL, false, streamError);
-    for (const stream of queued) stream.terminate(code ?? ErrorCode.CANCEL, true, streamError);
+    for (const stream of [...this.streams.values()])
+      stream.terminate(code ?? ErrorCode.CANCEL, false, streamError);
+    for (const stream of [...this.queue]) stream.terminate(code ?? ErrorCode.CANCEL, true, streamError);
     if (code === undefined) this.#socket.destroy();
     else {
       this.link.write(goawayFrame(0, code));

@@ -50,7 +50,7 @@ export class ClientStream extends ResponseReceiver {
   /** Sends a DATA chunk within flow-control windows; queues the rest; false when queued bytes wait for WINDOW_UPDATE (onDrain follows). */
   write(chunk: Buffer): boolean {
     if (this.#endRequested) throw new Error("write after end() on an HTTP/2 stream");
-    if (this.closed) return true;
+    if (this.closed || this.#localEnded) return true;
     let rest = chunk;
     if (this.#outBytes === 0 && this.streamId !== undefined) rest = this.#send(chunk);
     if (rest.length > 0) {
@@ -66,7 +66,7 @@ export class ClientStream extends ResponseReceiver {
 
   /** END_STREAM on our side (an empty DATA with END_STREAM after queued data). */
   end(): void {
-    if (this.closed || this.#endRequested) return;
+    if (this.closed || this.#endRequested || this.#localEnded) return;
     this.#endRequested = true;
     if (this.streamId !== undefined && this.#outBytes === 0) this.#sendEnd();
   }
@@ -76,11 +76,11 @@ export class ClientStream extends ResponseReceiver {
     if (this.closed) return;
     const id = this.streamId;
     if (id === undefined) {
-      this.#close(code, true, new Http2StreamError("stream reset before it was sent", code, false));
+      this.terminate(code, true, new Http2StreamError("stream reset before it was sent", code, false));
       return;
     }
     this.link.write(rstStreamFrame(id, code));
-    this.#close(code, false, new Http2StreamError(`stream ${id} reset (code ${code})`, code, false));
+    this.terminate(code, false, new Http2StreamError(`stream ${id} reset (code ${code})`, code, false));
   }
 
   /** HEADERS, then any DATA written while the stream was queued (§5.1.2). */
@@ -142,32 +142,41 @@ export class ClientStream extends ResponseReceiver {
     this.#refused = true;
   }
 
-  /** §8.7: REFUSED_STREAM means unprocessed; NO_ERROR after the whole response only stops our sending (§8.1). */
+  /**
+   * §8.7: REFUSED_STREAM means unprocessed. NO_ERROR after the whole response came only stops our sending
+   * (§8.1): the response, maybe still held while paused, completes the stream.
+   */
   receiveReset(code: number): void {
-    const done = code === ErrorCode.NO_ERROR && this.remoteDone;
+    if (code === ErrorCode.NO_ERROR && this.remoteEnded) {
+      this.link.waiting.delete(this);
+      this.#out = undefined;
+      this.#outBytes = 0;
+      this.#localEnded = true;
+      if (this.remoteDone) this.terminate(ErrorCode.NO_ERROR, false, undefined);
+      return;
+    }
     const message = `stream ${this.streamId} reset by the peer (code ${code})`;
-    this.#close(
-      code,
-      code === ErrorCode.REFUSED_STREAM,
-      done ? undefined : new Http2StreamError(message, code, true),
-    );
+    const error = new Http2StreamError(message, code, true);
+    this.terminate(code, code === ErrorCode.REFUSED_STREAM, error);
   }
 
-  /** Closed by the session (GOAWAY, destroy), which already let go of the stream. */
+  /** Closes the stream, sending nothing: it leaves the session, then its listener hears onClose. */
   terminate(code: number, unprocessed: boolean, error: Error | undefined): void {
     if (this.closed) return;
     this.#release();
-    this.listener.onClose(code, unprocessed || this.#refused || this.streamId === undefined, error);
+    this.link.detach(this);
+    this.listener.onClose(code, unprocessed || this.#refused, error);
+    this.link.settle();
   }
 
   protected override fail(code: number, message: string): void {
     if (this.closed) return;
     if (this.streamId !== undefined) this.link.write(rstStreamFrame(this.streamId, code));
-    this.#close(code, false, new Http2StreamError(`stream ${this.streamId}: ${message}`, code, false));
+    this.terminate(code, false, new Http2StreamError(`stream ${this.streamId}: ${message}`, code, false));
   }
 
   protected override remoteFinished(): void {
-    if (this.#localEnded) this.#close(ErrorCode.NO_ERROR, false, undefined);
+    if (this.#localEnded) this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }
 
   /** Writes what fits of `chunk` as DATA frames; returns what is left. */
@@ -206,15 +215,7 @@ export class ClientStream extends ResponseReceiver {
     else link.write(dataFrame(this.streamId as number, EMPTY, true));
     this.#localEnded = true;
     this.#lastFrame = undefined;
-    if (this.remoteDone) this.#close(ErrorCode.NO_ERROR, false, undefined);
-  }
-
-  #close(code: number, unprocessed: boolean, error: Error | undefined): void {
-    if (this.closed) return;
-    this.#release();
-    this.link.detach(this);
-    this.listener.onClose(code, unprocessed || this.#refused, error);
-    this.link.settle();
+    if (this.remoteDone) this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }
 
   #release(): void {

@@ -36,3 +36,8 @@ export function connectionError(code: number, message: string): Http2SessionErro
 export function protocolError(message: string): Http2SessionError {
   return new Http2SessionError(message, 0x1, false);
 }
+
+/** A field block that cannot be decoded (RFC 9113 §4.3). */
+export function compressionError(message: string): Http2SessionError {
+  return new Http2SessionError(`a field block that cannot be decoded: ${message}`, 0x9, false);
+}

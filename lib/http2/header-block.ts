@@ -1,15 +1,12 @@
-import { Http2SessionError } from "./errors.js";
+import { Http2SessionError, protocolError } from "./errors.js";
 import { ErrorCode, Flag, FrameType } from "./frames.js";
-import type { HpackDecoder } from "./hpack.js";
 
 /**
- * HEADERS and its CONTINUATION frames joined into one field block and decoded (RFC 9113 §4.3, §6.10). Every
- * block is decoded, even for a stream we closed, as the decoder's table is the connection's. The block's size on
+ * HEADERS and its CONTINUATION frames joined into one field block (RFC 9113 §4.3, §6.10). The block's size on
  * the wire is bounded, so a CONTINUATION flood costs the peer its connection, not our memory. Throws
  * Http2SessionError, a connection error.
  */
 export class HeaderBlockAssembler {
-  readonly #decoder: HpackDecoder;
   readonly #maxBlockSize: number;
   /** The stream of the block under assembly; 0 when none. */
   #streamId = 0;
@@ -17,8 +14,7 @@ export class HeaderBlockAssembler {
   #parts: Buffer[] = [];
   #size = 0;
 
-  constructor(decoder: HpackDecoder, maxBlockSize: number) {
-    this.#decoder = decoder;
+  constructor(maxBlockSize: number) {
     this.#maxBlockSize = maxBlockSize;
   }
 
@@ -27,18 +23,14 @@ export class HeaderBlockAssembler {
     return this.#streamId !== 0;
   }
 
-  get streamId(): number {
-    return this.#streamId;
-  }
-
   get endStream(): boolean {
     return this.#endStream;
   }
 
-  /** A HEADERS fragment (padding and priority removed): the fields once the block ends, else undefined. */
-  headers(streamId: number, flags: number, fragment: Buffer): string[] | undefined {
+  /** A HEADERS fragment (padding and priority removed): the whole block once it ends, else undefined. */
+  headers(streamId: number, flags: number, fragment: Buffer): Buffer | undefined {
     if (fragment.length > this.#maxBlockSize) throw tooLarge();
-    if ((flags & Flag.END_HEADERS) !== 0) return this.#decode(fragment);
+    if ((flags & Flag.END_HEADERS) !== 0) return fragment;
     this.#streamId = streamId;
     this.#endStream = (flags & Flag.END_STREAM) !== 0;
     this.#parts = [Buffer.from(fragment)];
@@ -46,15 +38,10 @@ export class HeaderBlockAssembler {
     return undefined;
   }
 
-  /** The frame after an unfinished HEADERS: the fields once the block ends, else undefined. */
-  continuation(type: number, flags: number, streamId: number, fragment: Buffer): string[] | undefined {
-    if (type !== FrameType.CONTINUATION || streamId !== this.#streamId) {
-      throw new Http2SessionError(
-        "a field block interrupted by another frame (RFC 9113 §6.10)",
-        ErrorCode.PROTOCOL_ERROR,
-        false,
-      );
-    }
+  /** The frame after an unfinished HEADERS: the whole block once it ends, else undefined. */
+  continuation(type: number, flags: number, streamId: number, fragment: Buffer): Buffer | undefined {
+    if (type !== FrameType.CONTINUATION || streamId !== this.#streamId)
+      throw protocolError("a field block interrupted by another frame (RFC 9113 §6.10)");
     this.#size += fragment.length;
     if (this.#size > this.#maxBlockSize) throw tooLarge();
     this.#parts.push(Buffer.from(fragment));
@@ -63,20 +50,7 @@ export class HeaderBlockAssembler {
     this.#streamId = 0;
     this.#parts = [];
     this.#size = 0;
-    return this.#decode(block);
-  }
-
-  #decode(block: Buffer): string[] {
-    try {
-      return this.#decoder.decode(block);
-    } catch (error) {
-      throw new Http2SessionError(
-        `a field block that cannot be decoded: ${(error as Error).message} (RFC 9113 §4.3)`,
-        ErrorCode.COMPRESSION_ERROR,
-        false,
-        { cause: error },
-      );
-    }
+    return block;
   }
 }
 

@@ -1,8 +1,6 @@
+import { compressionError } from "./errors.js";
 import { STATIC_NAME_INDEX, STATIC_TABLE } from "./hpack-static-table.js";
-import { HuffmanError, huffmanDecode } from "./huffman.js";
-
-/** A header block that cannot be decoded: a connection error of type COMPRESSION_ERROR (RFC 9113 §4.3). */
-export class HpackError extends Error {}
+import { huffmanDecode } from "./huffman.js";
 
 /** What RFC 7541 §4.1 counts per entry besides its octets. */
 const ENTRY_OVERHEAD = 32;
@@ -99,6 +97,8 @@ export class HpackDecoder {
   #limit: number;
   readonly #maxTableSize: number;
   readonly #maxListSize: number;
+  /** Where decoding is in the block. */
+  #at = 0;
   /** Decoded Huffman strings land here before becoming strings. */
   #octets = Buffer.allocUnsafe(4096);
 
@@ -109,38 +109,43 @@ export class HpackDecoder {
     this.#maxListSize = maxListSize;
   }
 
-  /** A whole header block as [name, value, ...], pseudo-header fields as they came. */
-  decode(block: Buffer): string[] {
+  /**
+   * A whole header block as [name, value, ...], pseudo-header fields as they came; null when its list is over
+   * the bound. Either way the whole block is decoded, as the dynamic table must follow the peer's encoder
+   * (RFC 9113 §10.5.1). Throws a COMPRESSION_ERROR connection error (RFC 9113 §4.3) when it cannot be decoded.
+   */
+  decode(block: Buffer): string[] | null {
     const fields: string[] = [];
-    const cursor = { at: 0 };
+    this.#at = 0;
     let listSize = 0;
-    while (cursor.at < block.length) {
-      const first = block[cursor.at] as number;
+    while (this.#at < block.length) {
+      const first = block[this.#at] as number;
+      let name: string;
+      let value: string;
       if (first >= 0x80) {
-        const [name, value] = this.#entry(readInteger(block, cursor, 7));
-        fields.push(name, value);
+        const entry = this.#entry(this.#integer(block, 7));
+        name = entry[0];
+        value = entry[1];
       } else if (first >= 0x40) {
-        const name = this.#name(block, cursor, 6);
-        const value = this.#string(block, cursor);
+        name = this.#name(block, 6);
+        value = this.#string(block);
         this.#add(name, value);
-        fields.push(name, value);
       } else if (first >= 0x20) {
         // §4.2: a size update only opens a block.
-        if (fields.length > 0) throw new HpackError("dynamic table size update after a field");
-        const size = readInteger(block, cursor, 5);
-        if (size > this.#maxTableSize) throw new HpackError("dynamic table size update above the setting");
+        if (listSize > 0) throw compressionError("dynamic table size update after a field");
+        const size = this.#integer(block, 5);
+        if (size > this.#maxTableSize) throw compressionError("dynamic table size update above the setting");
         this.#limit = size;
         this.#evict(0);
         continue;
       } else {
-        const name = this.#name(block, cursor, 4);
-        fields.push(name, this.#string(block, cursor));
+        name = this.#name(block, 4);
+        value = this.#string(block);
       }
-      listSize += (fields[fields.length - 2] as string).length + (fields[fields.length - 1] as string).length;
-      listSize += ENTRY_OVERHEAD;
-      if (listSize > this.#maxListSize) throw new HpackError("header list larger than allowed");
+      listSize += name.length + value.length + ENTRY_OVERHEAD;
+      if (listSize <= this.#maxListSize) fields.push(name, value);
     }
-    return fields;
+    return listSize <= this.#maxListSize ? fields : null;
   }
 
   #entry(index: number): readonly [string, string] {
@@ -150,32 +155,40 @@ export class HpackDecoder {
         : index <= STATIC_TABLE.length
           ? STATIC_TABLE[index - 1]
           : this.#table[index - STATIC_TABLE.length - 1];
-    if (entry === undefined) throw new HpackError(`index ${index} is in neither table`);
+    if (entry === undefined) throw compressionError(`index ${index} is in neither table`);
     return entry;
   }
 
-  #name(block: Buffer, cursor: { at: number }, prefixBits: number): string {
-    const index = readInteger(block, cursor, prefixBits);
-    return index === 0 ? this.#string(block, cursor) : this.#entry(index)[0];
+  #name(block: Buffer, prefixBits: number): string {
+    const index = this.#integer(block, prefixBits);
+    return index === 0 ? this.#string(block) : this.#entry(index)[0];
   }
 
-  #string(block: Buffer, cursor: { at: number }): string {
-    const huffman = ((block[cursor.at] as number) & 0x80) !== 0;
-    const length = readInteger(block, cursor, 7);
-    const start = cursor.at;
-    if (length > block.length - start) throw new HpackError("string runs past the header block");
-    cursor.at = start + length;
+  #string(block: Buffer): string {
+    const huffman = ((block[this.#at] as number) & 0x80) !== 0;
+    const length = this.#integer(block, 7);
+    const start = this.#at;
+    if (length > block.length - start) throw compressionError("string runs past the header block");
+    this.#at = start + length;
     if (!huffman) return block.toString("latin1", start, start + length);
     // A Huffman code is at least 5 bits: `length` octets decode to at most 8 * length / 5 symbols.
     const most = Math.ceil((length * 8) / 5);
     if (most > this.#octets.length) this.#octets = Buffer.allocUnsafe(most);
-    try {
-      const written = huffmanDecode(block, start, length, this.#octets);
-      return this.#octets.toString("latin1", 0, written);
-    } catch (error) {
-      if (error instanceof HuffmanError) throw new HpackError(error.message);
-      throw error;
+    return this.#octets.toString("latin1", 0, huffmanDecode(block, start, length, this.#octets));
+  }
+
+  /** An integer with an N-bit prefix (RFC 7541 §5.1); bounded, as a peer may send any number of octets. */
+  #integer(block: Buffer, prefixBits: number): number {
+    const max = (1 << prefixBits) - 1;
+    let value = (block[this.#at++] as number) & max;
+    if (value < max) return value;
+    for (let shift = 0; shift <= 21; shift += 7) {
+      if (this.#at >= block.length) throw compressionError("integer runs past the header block");
+      const octet = block[this.#at++] as number;
+      value += (octet & 0x7f) * 2 ** shift;
+      if (octet < 0x80) return value;
     }
+    throw compressionError("integer too large");
   }
 
   #add(name: string, value: string): void {
@@ -196,18 +209,4 @@ export class HpackDecoder {
       this.#tableSize -= oldest[0].length + oldest[1].length + ENTRY_OVERHEAD;
     }
   }
-}
-
-/** An integer with an N-bit prefix (RFC 7541 §5.1); bounded, as a peer may send any number of octets. */
-function readInteger(block: Buffer, cursor: { at: number }, prefixBits: number): number {
-  const max = (1 << prefixBits) - 1;
-  let value = (block[cursor.at++] as number) & max;
-  if (value < max) return value;
-  for (let shift = 0; shift <= 21; shift += 7) {
-    if (cursor.at >= block.length) throw new HpackError("integer runs past the header block");
-    const octet = block[cursor.at++] as number;
-    value += (octet & 0x7f) * 2 ** shift;
-    if (octet < 0x80) return value;
-  }
-  throw new HpackError("integer too large");
 }

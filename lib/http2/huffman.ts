@@ -1,3 +1,5 @@
+import { compressionError } from "./errors.js";
+
 /**
  * HPACK's Huffman code (RFC 7541 §5.2, Appendix B). The code is canonical: codes of one length are
  * consecutive in symbol order, and each length's first code follows the last of the length before. So
@@ -89,9 +91,7 @@ function buildDecoder(): void {
 }
 buildDecoder();
 
-export class HuffmanError extends Error {}
-
-/** Decodes `length` Huffman-coded octets of `source` at `offset` into `out` (latin1 octets), returning the count. */
+/** Decodes `length` Huffman-coded octets of `source` at `offset` into `out` (room for 8 * length / 5 octets), returning the count. */
 export function huffmanDecode(source: Buffer, offset: number, length: number, out: Buffer): number {
   let state = 0;
   let written = 0;
@@ -100,15 +100,12 @@ export function huffmanDecode(source: Buffer, offset: number, length: number, ou
     for (let shift = 4; shift >= 0; shift -= 4) {
       const entry = state * 16 + ((octet >> shift) & 15);
       const symbol = EMIT[entry] as number;
-      if (symbol === EOS) throw new HuffmanError("Huffman string contains EOS (RFC 7541 §5.2)");
-      if (symbol >= 0) {
-        if (written >= out.length) throw new HuffmanError("Huffman string longer than the decode buffer");
-        out[written++] = symbol;
-      }
+      if (symbol === EOS) throw compressionError("Huffman string contains EOS (RFC 7541 §5.2)");
+      if (symbol >= 0) out[written++] = symbol;
       state = NEXT[entry] as number;
     }
   }
-  if (ACCEPTS[state] !== 1) throw new HuffmanError("Huffman string padded with other than EOS's prefix");
+  if (ACCEPTS[state] !== 1) throw compressionError("Huffman string padded with other than EOS's prefix");
   return written;
 }
 

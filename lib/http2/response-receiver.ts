@@ -23,11 +23,12 @@ export abstract class ResponseReceiver {
   protected closed = false;
   /** END_STREAM came and everything before it was delivered. */
   protected remoteDone = false;
+  /** END_STREAM came (what came before it may still be held while paused). */
+  protected remoteEnded = false;
   readonly #bodyless: boolean;
   #receiveWindow = 0;
   #unacknowledged = 0;
   #headSeen = false;
-  #remoteEnded = false;
   #expected = NO_LENGTH;
   #received = 0;
   #paused = false;
@@ -54,8 +55,12 @@ export abstract class ResponseReceiver {
     if (!this.#delivering) this.#deliverHeld();
   }
 
-  receiveHeaders(fields: string[], endStream: boolean): void {
-    if (this.#remoteEnded) {
+  /** fields: null when the decoded list is over our SETTINGS_MAX_HEADER_LIST_SIZE. */
+  receiveHeaders(fields: string[] | null, endStream: boolean): void {
+    if (fields === null) {
+      // §10.5.1: a client may discard a response it cannot process; the block was decoded all the same.
+      this.fail(ErrorCode.ENHANCE_YOUR_CALM, "a field section over our SETTINGS_MAX_HEADER_LIST_SIZE");
+    } else if (this.remoteEnded) {
       this.fail(ErrorCode.STREAM_CLOSED, "HEADERS after END_STREAM (RFC 9113 §5.1)");
     } else if (this.#headSeen) {
       this.#receiveTrailers(fields, endStream);
@@ -65,6 +70,10 @@ export abstract class ResponseReceiver {
   }
 
   receiveData(payload: Buffer, frameLength: number, endStream: boolean): void {
+    if (this.remoteEnded) {
+      this.fail(ErrorCode.STREAM_CLOSED, "DATA after END_STREAM (RFC 9113 §5.1)");
+      return;
+    }
     const problem = this.#dataProblem(payload.length, frameLength, endStream);
     if (problem !== undefined) {
       this.fail(
@@ -73,7 +82,7 @@ export abstract class ResponseReceiver {
       );
       return;
     }
-    this.#remoteEnded = endStream;
+    this.remoteEnded = endStream;
     if (this.#paused || this.#held !== undefined) {
       this.#held ??= [];
       if (payload.length > 0) this.#held.push(payload);
@@ -117,14 +126,13 @@ export abstract class ResponseReceiver {
     }
     this.#expected = expected;
     this.#headSeen = true;
-    this.#remoteEnded = endStream;
+    this.remoteEnded = endStream;
     this.listener.onHead(status, fields, endStream);
     if (endStream && !this.closed) this.#finishRemote();
   }
 
   #dataProblem(length: number, frameLength: number, endStream: boolean): string | undefined {
     if (!this.#headSeen) return "DATA before the response head (RFC 9113 §8.1)";
-    if (this.#remoteEnded) return "DATA after END_STREAM (RFC 9113 §5.1)";
     this.#receiveWindow -= frameLength;
     if (this.#receiveWindow < 0) return WINDOW_EXCEEDED;
     this.#received += length;
@@ -147,7 +155,7 @@ export abstract class ResponseReceiver {
       this.fail(ErrorCode.PROTOCOL_ERROR, "DATA disagrees with content-length (RFC 9113 §8.1.1)");
       return;
     }
-    this.#remoteEnded = true;
+    this.remoteEnded = true;
     if (this.#paused || this.#held !== undefined) {
       this.#heldTrailers = fields;
       this.#heldEnd = true;
@@ -177,7 +185,7 @@ export abstract class ResponseReceiver {
   /** §6.9: WINDOW_UPDATE once half the window is consumed, not per frame; none once the peer is done sending. */
   #credit(octets: number): void {
     this.#unacknowledged += octets;
-    if (this.#remoteEnded || this.#unacknowledged < this.link.streamWindow >>> 1) return;
+    if (this.remoteEnded || this.#unacknowledged < this.link.streamWindow >>> 1) return;
     this.link.write(windowUpdateFrame(this.streamId as number, this.#unacknowledged));
     this.#receiveWindow += this.#unacknowledged;
     this.#unacknowledged = 0;

@@ -15,7 +15,8 @@ import {
   unpadded,
   windowUpdateFrame,
 } from "./frames.js";
-import type { HeaderBlockAssembler } from "./header-block.js";
+import { HeaderBlockAssembler } from "./header-block.js";
+import { HpackDecoder } from "./hpack.js";
 import type { SessionListener } from "./listeners.js";
 
 /** Control frames we owe (PING and SETTINGS acknowledgements) may wait this much unsent; past it the peer is not reading. */
@@ -33,6 +34,8 @@ export abstract class SessionFrames {
   protected goneAway = false;
   protected peerMaxStreams: number | undefined;
   readonly #blocks: HeaderBlockAssembler;
+  /** The connection's one decoder: every block is decoded, even for a stream we closed (RFC 9113 §4.3). */
+  readonly #decoder: HpackDecoder;
   readonly #connectionWindow: number;
   #receiveWindow: number;
   #unacknowledged = 0;
@@ -40,12 +43,13 @@ export abstract class SessionFrames {
   protected constructor(
     link: ConnectionLink,
     listener: SessionListener,
-    blocks: HeaderBlockAssembler,
+    maxHeaderListSize: number,
     connectionWindow: number,
   ) {
     this.link = link;
     this.listener = listener;
-    this.#blocks = blocks;
+    this.#blocks = new HeaderBlockAssembler(maxHeaderListSize * 2);
+    this.#decoder = new HpackDecoder(4096, maxHeaderListSize);
     this.#connectionWindow = connectionWindow;
     this.#receiveWindow = connectionWindow;
   }
@@ -134,18 +138,19 @@ export abstract class SessionFrames {
 
   #headers(flags: number, streamId: number, payload: Buffer): void {
     if (streamId === 0) throw protocolError("HEADERS on stream 0 (RFC 9113 §6.2)");
-    const fields = this.#blocks.headers(streamId, flags, unpadded(flags, payload, true));
-    if (fields !== undefined) this.#fieldBlock(streamId, (flags & Flag.END_STREAM) !== 0, fields);
+    const block = this.#blocks.headers(streamId, flags, unpadded(flags, payload, true));
+    if (block !== undefined) this.#fieldBlock(streamId, (flags & Flag.END_STREAM) !== 0, block);
   }
 
   #continuation(type: number, flags: number, streamId: number, payload: Buffer): void {
     const blocks = this.#blocks;
     const endStream = blocks.endStream;
-    const fields = blocks.continuation(type, flags, streamId, payload);
-    if (fields !== undefined) this.#fieldBlock(streamId, endStream, fields);
+    const block = blocks.continuation(type, flags, streamId, payload);
+    if (block !== undefined) this.#fieldBlock(streamId, endStream, block);
   }
 
-  #fieldBlock(streamId: number, endStream: boolean, fields: string[]): void {
+  #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
+    const fields = this.#decoder.decode(block);
     const stream = this.streams.get(streamId);
     if (stream !== undefined) stream.receiveHeaders(fields, endStream);
     else if (!this.#closedStream(streamId))
@@ -232,25 +237,18 @@ export abstract class SessionFrames {
     const last = payload.readUInt32BE(0) & MAX_STREAM_ID;
     const code = payload.readUInt32BE(4);
     this.goneAway = true;
-    const refused: ClientStream[] = [];
-    for (const [id, stream] of this.streams) {
-      if (id <= last) continue;
-      stream.refuse();
-      refused.push(stream);
-    }
+    for (const [id, stream] of this.streams) if (id > last) stream.refuse();
     this.listener.onGoaway(last, code);
     const error = new Http2SessionError(
       `GOAWAY from the peer (code ${code}, last stream ${last})`,
       code,
       true,
     );
-    for (const stream of [...refused, ...this.queue.splice(0)]) {
-      if (this.isDestroyed) return;
-      if (stream.id !== undefined) this.streams.delete(stream.id);
-      this.link.waiting.delete(stream);
-      stream.terminate(ErrorCode.REFUSED_STREAM, true, error);
+    // Closing one may close others (a listener may reset or destroy): each is closed from where it still is.
+    for (const stream of [...this.streams.values(), ...this.queue]) {
+      if ((stream.id ?? last + 1) > last) stream.terminate(ErrorCode.REFUSED_STREAM, true, error);
     }
-    if (!this.isDestroyed) this.settle();
+    this.settle();
   }
 
   #windowUpdate(streamId: number, payload: Buffer): void {

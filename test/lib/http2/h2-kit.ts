@@ -91,6 +91,8 @@ export class StreamRecord implements StreamListener {
   /** Called on every DATA chunk, after it is recorded. */
   onChunk: ((chunk: Buffer) => void) | undefined;
   onDrained: (() => void) | undefined;
+  /** Called from onClose, after it is recorded. */
+  onClosed: (() => void) | undefined;
 
   constructor() {
     this.done = new Promise((resolve) => {
@@ -119,6 +121,7 @@ export class StreamRecord implements StreamListener {
   onClose(code: number, unprocessed: boolean, error: Error | undefined): void {
     this.events.push("close");
     this.closed = { code, unprocessed, error };
+    this.onClosed?.();
     this.#resolve();
   }
   body(): string {
