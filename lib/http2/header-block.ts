@@ -1,5 +1,5 @@
 import { Http2SessionError, protocolError } from "./errors.js";
-import { ErrorCode, Flag, FrameType } from "./frames.js";
+import { ErrorCode, Flag, FRAME_HEADER_LENGTH, FrameType } from "./frames.js";
 
 /**
  * HEADERS and its CONTINUATION frames joined into one field block (RFC 9113 §4.3, §6.10). The block's size on
@@ -42,11 +42,12 @@ export class HeaderBlockAssembler {
   continuation(type: number, flags: number, streamId: number, fragment: Buffer): Buffer | undefined {
     if (type !== FrameType.CONTINUATION || streamId !== this.#streamId)
       throw protocolError("a field block interrupted by another frame (RFC 9113 §6.10)");
-    this.#size += fragment.length;
+    // Each frame's header counts too: a flood of empty CONTINUATION frames ends like a large block.
+    this.#size += FRAME_HEADER_LENGTH + fragment.length;
     if (this.#size > this.#maxBlockSize) throw tooLarge();
-    this.#parts.push(Buffer.from(fragment));
+    if (fragment.length > 0) this.#parts.push(Buffer.from(fragment));
     if ((flags & Flag.END_HEADERS) === 0) return undefined;
-    const block = Buffer.concat(this.#parts, this.#size);
+    const block = Buffer.concat(this.#parts);
     this.#streamId = 0;
     this.#parts = [];
     this.#size = 0;

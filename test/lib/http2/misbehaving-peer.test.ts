@@ -30,6 +30,20 @@ describe("Http2ClientSession against a misbehaving peer", () => {
     expect(record.closed?.error).toBeInstanceOf(Error);
   });
 
+  it("ends a connection flooded with empty CONTINUATION frames as it ends one whose block is too large", async () => {
+    const server = await rawServer();
+    const { session } = openSession(server.port, { maxHeaderListSize: 1024 });
+    const { record: stream } = send(session, get(server.port));
+    await eventually(() => (server.peers[0]?.requests().length ?? 0) === 1, 2000, "the request");
+    const peer = server.peers[0] as RawPeer;
+    peer.send(FrameType.HEADERS, 0, 1, peer.block(OK));
+    const empty = Buffer.from([0, 0, 0, FrameType.CONTINUATION, 0, 0, 0, 0, 1]);
+    peer.socket.write(Buffer.concat(Array.from({ length: 10_000 }, () => empty)));
+    expect((await goawaySeen(peer)).code).toBe(ErrorCode.ENHANCE_YOUR_CALM);
+    await stream.done;
+    expect(stream.closed?.error?.message).toMatch(/field block larger/);
+  });
+
   it("treats a frame interleaved in a field block as PROTOCOL_ERROR", async () => {
     const { session, peer, port, record } = await connected();
     send(session, get(port));
