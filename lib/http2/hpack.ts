@@ -99,6 +99,7 @@ export class HpackDecoder {
   readonly #maxListSize: number;
   /** Where decoding is in the block. */
   #at = 0;
+  #oversized = false;
   /** Decoded Huffman strings land here before becoming strings. */
   #octets = Buffer.allocUnsafe(4096);
 
@@ -110,11 +111,11 @@ export class HpackDecoder {
   }
 
   /**
-   * A whole header block as [name, value, ...], pseudo-header fields as they came; null when its list is over
-   * the bound. Either way the whole block is decoded, as the dynamic table must follow the peer's encoder
-   * (RFC 9113 §10.5.1). Throws a COMPRESSION_ERROR connection error (RFC 9113 §4.3) when it cannot be decoded.
+   * A whole header block as [name, value, ...], pseudo-header fields as they came. A list over the bound is
+   * decoded whole all the same, as the dynamic table must follow the peer's encoder (RFC 9113 §10.5.1): its
+   * fields are dropped and `oversized` says so. Throws a COMPRESSION_ERROR connection error (RFC 9113 §4.3).
    */
-  decode(block: Buffer): string[] | null {
+  decode(block: Buffer): string[] {
     const fields: string[] = [];
     this.#at = 0;
     let listSize = 0;
@@ -145,7 +146,13 @@ export class HpackDecoder {
       listSize += name.length + value.length + ENTRY_OVERHEAD;
       if (listSize <= this.#maxListSize) fields.push(name, value);
     }
-    return listSize <= this.#maxListSize ? fields : null;
+    this.#oversized = listSize > this.#maxListSize;
+    return this.#oversized ? [] : fields;
+  }
+
+  /** The last block's list was over the bound (its fields were dropped). */
+  get oversized(): boolean {
+    return this.#oversized;
   }
 
   #entry(index: number): readonly [string, string] {

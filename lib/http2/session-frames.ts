@@ -150,9 +150,10 @@ export abstract class SessionFrames {
   }
 
   #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
-    const fields = this.#decoder.decode(block);
+    const decoder = this.#decoder;
+    const fields = decoder.decode(block);
     const stream = this.streams.get(streamId);
-    if (stream !== undefined) stream.receiveHeaders(fields, endStream);
+    if (stream !== undefined) stream.receiveHeaders(decoder.oversized ? null : fields, endStream);
     else if (!this.#closedStream(streamId))
       throw protocolError("HEADERS on a stream we did not open (RFC 9113 §5.1, §8.4)");
   }

@@ -7,7 +7,7 @@ import { HpackDecoder, HpackEncoder } from "../../../lib/http2/hpack.js";
 import { huffmanDecode, huffmanEncode } from "../../../lib/http2/huffman.js";
 
 const hex = (text: string) => Buffer.from(text.replace(/\s/g, ""), "hex");
-const pairs = (list: string[] | null, fields = list ?? []) =>
+const pairs = (fields: string[]) =>
   fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : []));
 
 describe("HPACK decoding", () => {
@@ -55,8 +55,10 @@ describe("HPACK decoding", () => {
     // Then a literal with incremental indexing, new name: "a: 1".
     const block = Buffer.concat([big, hex("40 01 61 01 31")]);
     const decoder = new HpackDecoder(4096, 100);
-    expect(decoder.decode(block)).toBeNull();
+    expect(decoder.decode(block)).toEqual([]);
+    expect(decoder.oversized).toBe(true);
     expect(decoder.decode(hex("be"))).toEqual(["a", "1"]);
+    expect(decoder.oversized).toBe(false);
     expect(new HpackDecoder(4096, 300).decode(big)).toEqual(["x-big", "v".repeat(200)]);
   });
 
