@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
-import { ClientStream } from "./client-stream.js";
+import { type ClientStream, Http2SessionError, type SessionListener, type StreamListener } from "./api.js";
+import { Http2Stream } from "./client-stream.js";
 import { ConnectionLink } from "./connection-link.js";
-import { Http2SessionError } from "./errors.js";
 import { FrameReader } from "./frame-reader.js";
 import {
   CLIENT_PREFACE,
@@ -10,56 +10,41 @@ import {
   ErrorCode,
   goawayFrame,
   MAX_STREAM_ID,
-  MAX_WINDOW,
   Setting,
   settingsFrame,
   windowUpdateFrame,
 } from "./frames.js";
-import type { SessionListener, StreamListener } from "./listeners.js";
 import { SessionFrames } from "./session-frames.js";
 
-export { ClientStream } from "./client-stream.js";
-export { Http2SessionError, Http2StreamError } from "./errors.js";
+export type { ClientStream, SessionListener, StreamListener } from "./api.js";
+export { Http2SessionError, Http2StreamError } from "./api.js";
 export { ErrorCode } from "./frames.js";
-export type { SessionListener, StreamListener } from "./listeners.js";
 
 export interface SessionOptions {
   /** Our SETTINGS_INITIAL_WINDOW_SIZE (default 1 MiB): what one paused stream may hold. */
   initialStreamWindow?: number;
-  /** The connection's receive window (default 16 MiB). */
+  /** The connection's receive window (default 16 MiB, at least 65,535). */
   connectionWindow?: number;
   /** Our SETTINGS_MAX_HEADER_LIST_SIZE (default 64 KiB); a field block may take twice that on the wire. */
   maxHeaderListSize?: number;
 }
 
-const DEFAULT_STREAM_WINDOW = 1024 * 1024;
-const DEFAULT_CONNECTION_WINDOW = 16 * 1024 * 1024;
-const DEFAULT_MAX_HEADER_LIST_SIZE = 64 * 1024;
 /** How long a socket we ended may take to close before it is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 
 /** An HTTP/2 client connection (RFC 9113) over cleartext TCP with prior knowledge (§3.3). */
 export class Http2ClientSession extends SessionFrames {
-  readonly #socket: Socket;
   readonly #reader: FrameReader;
   #closing = false;
   #socketError: Error | undefined;
 
   constructor(socket: Socket, listener: SessionListener, options: SessionOptions = {}) {
-    const streamWindow = Math.min(options.initialStreamWindow ?? DEFAULT_STREAM_WINDOW, MAX_WINDOW);
-    const connectionWindow = Math.min(
-      Math.max(options.connectionWindow ?? DEFAULT_CONNECTION_WINDOW, DEFAULT_WINDOW),
-      MAX_WINDOW,
-    );
-    const maxHeaderListSize = options.maxHeaderListSize ?? DEFAULT_MAX_HEADER_LIST_SIZE;
-    const link = new ConnectionLink(
-      socket,
-      streamWindow,
-      (stream) => this.#detach(stream),
-      () => this.settle(),
-    );
+    const streamWindow = options.initialStreamWindow ?? 1024 * 1024;
+    const connectionWindow = Math.max(options.connectionWindow ?? 16 * 1024 * 1024, DEFAULT_WINDOW);
+    const maxHeaderListSize = options.maxHeaderListSize ?? 64 * 1024;
+    const detach = (stream: Http2Stream) => this.#detach(stream);
+    const link = new ConnectionLink(socket, streamWindow, detach, () => this.settle());
     super(link, listener, maxHeaderListSize, connectionWindow);
-    this.#socket = socket;
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, this.onFrame, this.#onOversized);
     const settings = [Setting.ENABLE_PUSH, 0, Setting.INITIAL_WINDOW_SIZE, streamWindow];
     settings.push(Setting.MAX_HEADER_LIST_SIZE, maxHeaderListSize);
@@ -93,12 +78,8 @@ export class Http2ClientSession extends SessionFrames {
 
   /** False once request() throws: closed, destroyed, GOAWAY received, or stream identifiers used up (§5.1.1). */
   get acceptingRequests(): boolean {
-    return (
-      !this.isDestroyed &&
-      !this.#closing &&
-      !this.goneAway &&
-      this.nextId + 2 * this.queue.length <= MAX_STREAM_ID
-    );
+    const lastId = this.nextId + 2 * this.queue.length;
+    return !this.isDestroyed && !this.#closing && !this.goneAway && lastId <= MAX_STREAM_ID;
   }
 
   /**
@@ -108,33 +89,39 @@ export class Http2ClientSession extends SessionFrames {
   request(fields: readonly string[], endStream: boolean, listener: StreamListener): ClientStream {
     if (!this.acceptingRequests)
       throw new Http2SessionError("the HTTP/2 session takes no more requests", undefined, false);
-    const stream = new ClientStream(this.link, fields, endStream, listener);
+    const stream = new Http2Stream(this.link, fields, endStream, listener);
     if (this.queue.length === 0 && this.#canStart()) this.#start(stream);
     else this.queue.push(stream);
     return stream;
   }
 
-  /** GOAWAY(NO_ERROR, last peer-initiated id 0) and close the socket once the open streams have closed. */
+  /** Takes no more requests; once the streams (queued ones too) have closed, GOAWAY(NO_ERROR) and the socket ends. */
   close(): void {
     if (this.isDestroyed || this.#closing) return;
     this.#closing = true;
-    this.link.write(goawayFrame(0, ErrorCode.NO_ERROR));
     this.settle();
   }
 
-  /** Closes everything now: streams get onClose(code or CANCEL, unprocessed only if never sent, error); with a code, GOAWAY(code) goes first. */
+  /**
+   * Closes everything now: streams get onClose(code or CANCEL, unprocessed only if never sent, error). With a
+   * code, GOAWAY(code) goes and the socket ends (destroyed if not closed within CLOSE_GRACE_MS); else it is destroyed.
+   */
   destroy(error?: Error, code?: number): void {
     if (this.isDestroyed) return;
     this.isDestroyed = true;
-    this.#socket.off("data", this.#onData);
+    const socket = this.link.socket;
+    socket.off("data", this.#onData);
     const streamError = error ?? new Http2SessionError("the HTTP/2 session was destroyed", code, false);
     for (const stream of [...this.streams.values()])
       stream.terminate(code ?? ErrorCode.CANCEL, false, streamError);
     for (const stream of [...this.queue]) stream.terminate(code ?? ErrorCode.CANCEL, true, streamError);
-    if (code === undefined) this.#socket.destroy();
+    if (code === undefined) socket.destroy();
     else {
-      this.link.write(goawayFrame(0, code));
-      this.#endSocket();
+      this.link.write(goawayFrame(code));
+      this.link.flush();
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+      socket.once("close", () => clearTimeout(timer));
     }
     this.listener.onClose(error);
   }
@@ -143,18 +130,14 @@ export class Http2ClientSession extends SessionFrames {
     this.destroy(new Http2SessionError(message, code, false, { cause }), code);
   }
 
-  /** Queued streams go while the peer allows; a closing session with no streams left ends. */
+  /** Queued streams go while the peer allows; a session that takes no more requests ends once idle. */
   protected override settle(): void {
     while (!this.isDestroyed && this.queue.length > 0 && this.#canStart()) {
-      this.#start(this.queue.shift() as ClientStream);
+      this.#start(this.queue.shift() as Http2Stream);
     }
     if (this.isDestroyed || this.openStreams > 0) return;
-    if (this.#closing || this.goneAway || this.nextId > MAX_STREAM_ID) {
-      this.isDestroyed = true;
-      this.#socket.off("data", this.#onData);
-      this.#endSocket();
-      this.listener.onClose(undefined);
-    }
+    if (this.#closing || this.goneAway || this.nextId > MAX_STREAM_ID)
+      this.destroy(undefined, ErrorCode.NO_ERROR);
   }
 
   #canStart(): boolean {
@@ -163,29 +146,16 @@ export class Http2ClientSession extends SessionFrames {
   }
 
   /** §5.1.1: identifiers odd and increasing, in the order the HEADERS go. */
-  #start(stream: ClientStream): void {
+  #start(stream: Http2Stream): void {
     const id = this.nextId;
     this.nextId += 2;
     this.streams.set(id, stream);
     stream.start(id);
   }
 
-  #detach(stream: ClientStream): void {
-    const id = stream.id;
-    if (id !== undefined) this.streams.delete(id);
-    else {
-      const at = this.queue.indexOf(stream);
-      if (at >= 0) this.queue.splice(at, 1);
-    }
-  }
-
-  #endSocket(): void {
-    const socket = this.#socket;
-    this.link.flush();
-    socket.end();
-    const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
+  #detach(stream: Http2Stream): void {
+    if (stream.id !== undefined) this.streams.delete(stream.id);
+    else this.queue.splice(this.queue.indexOf(stream), 1);
   }
 
   readonly #onData = (chunk: Buffer): void => this.#reader.push(chunk);
@@ -202,17 +172,17 @@ export class Http2ClientSession extends SessionFrames {
     this.destroy(new Http2SessionError(message, undefined, true, { cause }));
   };
 
+  /** Before the peer's SETTINGS, a frame too long is most likely no HTTP/2 at all (an HTTP/1.1 answer). */
   readonly #onOversized = (length: number): void => {
-    if (this.isReady) {
+    if (this.isReady)
       this.connectionError(
         ErrorCode.FRAME_SIZE_ERROR,
         `a frame of ${length} octets, above 16384 (RFC 9113 §4.2)`,
       );
-    } else {
+    else
       this.connectionError(
         ErrorCode.PROTOCOL_ERROR,
         "the peer's first bytes are no HTTP/2 SETTINGS frame (RFC 9113 §3.4)",
       );
-    }
   };
 }

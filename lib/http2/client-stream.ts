@@ -1,29 +1,21 @@
+import { type ClientStream, Http2StreamError, type StreamListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
-import { Http2StreamError } from "./errors.js";
-import {
-  dataFrame,
-  dataFrameHeader,
-  ErrorCode,
-  Flag,
-  headersFrames,
-  MAX_WINDOW,
-  rstStreamFrame,
-} from "./frames.js";
+import { dataFrame, ErrorCode, Flag, headersFrames, MAX_WINDOW, rstStreamFrame } from "./frames.js";
 import { HpackEncoder } from "./hpack.js";
-import type { StreamListener } from "./listeners.js";
 import { ResponseReceiver } from "./response-receiver.js";
 
 /** Payloads up to this size are copied next to their frame header: one buffer to write instead of two. */
 const COPIED_DATA = 1024;
 const EMPTY = Buffer.alloc(0);
 const NO_FIELDS: readonly string[] = [];
+/** One encoder for every session: it keeps nothing between blocks (no dynamic table). */
 const encoder = new HpackEncoder();
 
 /**
- * One request and its response. After the public methods come the session's: it starts the stream and hands
- * it the frames and window changes of its id.
+ * A ClientStream as its session drives it: the request's HEADERS and DATA within the peer's flow-control
+ * windows (RFC 9113 §6.9), the response in ResponseReceiver. Its methods past ClientStream's are the session's.
  */
-export class ClientStream extends ResponseReceiver {
+export class Http2Stream extends ResponseReceiver implements ClientStream {
   #fields: readonly string[];
   #refused = false;
   #sendWindow = 0;
@@ -37,17 +29,16 @@ export class ClientStream extends ResponseReceiver {
   #lastGeneration = -1;
 
   constructor(link: ConnectionLink, fields: readonly string[], endStream: boolean, listener: StreamListener) {
-    super(link, listener, methodOf(fields) === "HEAD");
+    // request()'s fields open with :method.
+    super(link, listener, fields[1] === "HEAD");
     this.#fields = fields;
     this.#endRequested = endStream;
   }
 
-  /** undefined while queued. */
   get id(): number | undefined {
     return this.streamId;
   }
 
-  /** Sends a DATA chunk within flow-control windows; queues the rest; false when queued bytes wait for WINDOW_UPDATE (onDrain follows). */
   write(chunk: Buffer): boolean {
     if (this.#endRequested) throw new Error("write after end() on an HTTP/2 stream");
     if (this.closed || this.#localEnded) return true;
@@ -64,14 +55,13 @@ export class ClientStream extends ResponseReceiver {
     return false;
   }
 
-  /** END_STREAM on our side (an empty DATA with END_STREAM after queued data). */
+  /** END_STREAM goes on the last frame still corked, else on an empty DATA frame. */
   end(): void {
     if (this.closed || this.#endRequested || this.#localEnded) return;
     this.#endRequested = true;
     if (this.streamId !== undefined && this.#outBytes === 0) this.#sendEnd();
   }
 
-  /** RST_STREAM(code) unless closed; onClose(code, false, ...) follows (or unprocessed=true if it was never sent). */
   reset(code: number): void {
     if (this.closed) return;
     const id = this.streamId;
@@ -199,7 +189,7 @@ export class ClientStream extends ResponseReceiver {
     const link = this.link;
     const id = this.streamId as number;
     const small = payload.length <= COPIED_DATA;
-    const frame = small ? dataFrame(id, payload, false) : dataFrameHeader(id, payload.length, false);
+    const frame = dataFrame(id, payload, false, small);
     link.write(frame);
     if (!small) link.write(payload);
     this.#lastFrame = frame;
@@ -225,11 +215,4 @@ export class ClientStream extends ResponseReceiver {
     this.#lastFrame = undefined;
     this.dropReceived();
   }
-}
-
-function methodOf(fields: readonly string[]): string | undefined {
-  for (let i = 0; i + 1 < fields.length && (fields[i] as string).charCodeAt(0) === 58; i += 2) {
-    if (fields[i] === ":method") return fields[i + 1];
-  }
-  return undefined;
 }

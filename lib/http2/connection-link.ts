@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import type { ClientStream } from "./client-stream.js";
+import type { Http2Stream } from "./client-stream.js";
 import { DEFAULT_MAX_FRAME_SIZE, DEFAULT_WINDOW } from "./frames.js";
 
 /** DATA waits while the socket holds this much unsent: flow-control windows alone would let a slow peer's grants pile up in memory. */
@@ -20,17 +20,17 @@ export class ConnectionLink {
   peerInitialWindow = DEFAULT_WINDOW;
   peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   /** Streams with DATA waiting for a window or for the socket. */
-  readonly waiting = new Set<ClientStream>();
+  readonly waiting = new Set<Http2Stream>();
   /** Counts uncorks: a frame written in the same generation is still in the socket's hands, unsent. */
   generation = 0;
   #corked = false;
-  readonly #closed: (stream: ClientStream) => void;
+  readonly #closed: (stream: Http2Stream) => void;
   readonly #settled: () => void;
 
   constructor(
     socket: Socket,
     streamWindow: number,
-    closed: (stream: ClientStream) => void,
+    closed: (stream: Http2Stream) => void,
     settled: () => void,
   ) {
     this.socket = socket;
@@ -65,7 +65,7 @@ export class ConnectionLink {
   }
 
   /** A stream left the session (before its listener hears onClose). */
-  detach(stream: ClientStream): void {
+  detach(stream: Http2Stream): void {
     this.waiting.delete(stream);
     this.#closed(stream);
   }

@@ -22,11 +22,6 @@ export class FrameReader {
     this.#onOversized = onOversized;
   }
 
-  /** Bytes waiting for the rest of their frame. */
-  get pending(): number {
-    return this.#filled;
-  }
-
   push(chunk: Buffer): void {
     if (this.#stopped) return;
     let offset = this.#partial === undefined ? 0 : this.#complete(chunk);

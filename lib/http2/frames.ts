@@ -1,4 +1,4 @@
-import { Http2SessionError } from "./errors.js";
+import { protocolError } from "./api.js";
 
 /** HTTP/2 framing (RFC 9113 §4, §6): constants, the frame header, and the frames the client sends. */
 
@@ -62,13 +62,6 @@ export const MAX_FRAME_SIZE_LIMIT = 0xff_ffff;
 export const MAX_WINDOW = 0x7fff_ffff;
 export const MAX_STREAM_ID = 0x7fff_ffff;
 
-export interface FrameHeader {
-  length: number;
-  type: number;
-  flags: number;
-  streamId: number;
-}
-
 /** §4.1: length (24 bits), type, flags, a reserved bit and the stream identifier (31 bits). */
 export function writeFrameHeader(
   target: Buffer,
@@ -84,16 +77,6 @@ export function writeFrameHeader(
   target[offset + 3] = type;
   target[offset + 4] = flags;
   target.writeUInt32BE(streamId & MAX_STREAM_ID, offset + 5);
-}
-
-/** §4.1: the reserved bit is ignored on receipt. */
-export function readFrameHeader(source: Buffer, offset: number): FrameHeader {
-  return {
-    length: frameLengthAt(source, offset),
-    type: source[offset + 3] as number,
-    flags: source[offset + 4] as number,
-    streamId: source.readUInt32BE(offset + 5) & MAX_STREAM_ID,
-  };
 }
 
 export function frameLengthAt(source: Buffer, offset: number): number {
@@ -143,12 +126,11 @@ export function rstStreamFrame(streamId: number, code: number): Buffer {
   return out;
 }
 
-export function goawayFrame(lastStreamId: number, code: number, debug?: string): Buffer {
-  const debugLength = debug === undefined ? 0 : Buffer.byteLength(debug);
-  const out = frame(FrameType.GOAWAY, 0, 0, 8 + debugLength);
-  out.writeUInt32BE(lastStreamId & MAX_STREAM_ID, FRAME_HEADER_LENGTH);
+/** §6.8: a client accepts no stream from the server, so its last-stream-id is 0. */
+export function goawayFrame(code: number): Buffer {
+  const out = frame(FrameType.GOAWAY, 0, 0, 8);
+  out.writeUInt32BE(0, FRAME_HEADER_LENGTH);
   out.writeUInt32BE(code >>> 0, FRAME_HEADER_LENGTH + 4);
-  if (debug !== undefined) out.write(debug, FRAME_HEADER_LENGTH + 8);
   return out;
 }
 
@@ -178,17 +160,11 @@ export function headersFrames(
   return out;
 }
 
-/** A DATA frame's header alone, for a payload written after it without a copy. */
-export function dataFrameHeader(streamId: number, length: number, endStream: boolean): Buffer {
-  const out = Buffer.allocUnsafe(FRAME_HEADER_LENGTH);
-  writeFrameHeader(out, 0, length, FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId);
-  return out;
-}
-
-/** A whole DATA frame (header and a copy of the payload) in one buffer. */
-export function dataFrame(streamId: number, payload: Buffer, endStream: boolean): Buffer {
-  const out = frame(FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId, payload.length);
-  payload.copy(out, FRAME_HEADER_LENGTH);
+/** A DATA frame, its payload copied in unless `copied` is false (then the payload is written after it as it is). */
+export function dataFrame(streamId: number, payload: Buffer, endStream: boolean, copied = true): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_LENGTH + (copied ? payload.length : 0));
+  writeFrameHeader(out, 0, payload.length, FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId);
+  if (copied) payload.copy(out, FRAME_HEADER_LENGTH);
   return out;
 }
 
@@ -201,11 +177,6 @@ export function unpadded(flags: number, payload: Buffer, headers: boolean): Buff
     end -= payload.length > 0 ? (payload[0] as number) : end + 1;
   }
   if (headers && (flags & Flag.PRIORITY) !== 0) start += 5;
-  if (start > end)
-    throw new Http2SessionError(
-      "padding or priority longer than the frame (RFC 9113 §6.1)",
-      ErrorCode.PROTOCOL_ERROR,
-      false,
-    );
+  if (start > end) throw protocolError("padding or priority longer than the frame (RFC 9113 §6.1)");
   return start === 0 && end === payload.length ? payload : payload.subarray(start, end);
 }

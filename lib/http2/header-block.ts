@@ -1,4 +1,4 @@
-import { Http2SessionError, protocolError } from "./errors.js";
+import { Http2SessionError, protocolError } from "./api.js";
 import { ErrorCode, Flag, FRAME_HEADER_LENGTH, FrameType } from "./frames.js";
 
 /**

@@ -1,23 +1,33 @@
-import { compressionError } from "./errors.js";
-import { STATIC_NAME_INDEX, STATIC_TABLE } from "./hpack-static-table.js";
+import { compressionError } from "./api.js";
 import { huffmanDecode } from "./huffman.js";
 
 /** What RFC 7541 §4.1 counts per entry besides its octets. */
 const ENTRY_OVERHEAD = 32;
 
-/** A static table name's first index, and the indexes of the values the table holds with it. */
-interface StaticName {
-  readonly index: number;
-  readonly values: ReadonlyMap<string, number> | undefined;
+/** HPACK's static table (RFC 7541 Appendix A), index 1 first: "name" or "name value" per entry. */
+const STATIC_TABLE: readonly (readonly [string, string])[] = (
+  ":authority|:method GET|:method POST|:path /|:path /index.html|:scheme http|:scheme https|" +
+  ":status 200|:status 204|:status 206|:status 304|:status 400|:status 404|:status 500|accept-charset|" +
+  "accept-encoding gzip, deflate|accept-language|accept-ranges|accept|access-control-allow-origin|age|" +
+  "allow|authorization|cache-control|content-disposition|content-encoding|content-language|" +
+  "content-length|content-location|content-range|content-type|cookie|date|etag|expect|expires|from|" +
+  "host|if-match|if-modified-since|if-none-match|if-range|if-unmodified-since|last-modified|link|" +
+  "location|max-forwards|proxy-authenticate|proxy-authorization|range|referer|refresh|retry-after|" +
+  "server|set-cookie|strict-transport-security|transfer-encoding|user-agent|vary|via|www-authenticate"
+)
+  .split("|")
+  .map((entry) => {
+    const space = entry.indexOf(" ");
+    return space < 0 ? [entry, ""] : [entry.slice(0, space), entry.slice(space + 1)];
+  });
+
+/** For the encoder: a static name's first index, and the indexes of the values the table holds with it. */
+const STATIC_NAMES = new Map<string, { index: number; values: Map<string, number> }>();
+for (const [i, [name, value]] of STATIC_TABLE.entries()) {
+  const known = STATIC_NAMES.get(name) ?? { index: i + 1, values: new Map<string, number>() };
+  STATIC_NAMES.set(name, known);
+  if (value !== "") known.values.set(value, i + 1);
 }
-const STATIC_NAMES: ReadonlyMap<string, StaticName> = new Map(
-  [...STATIC_NAME_INDEX].map(([name, index]) => {
-    const values = STATIC_TABLE.flatMap(([n, value], i) =>
-      n === name && value !== "" ? [[value, i + 1] as const] : [],
-    );
-    return [name, { index, values: values.length > 0 ? new Map(values) : undefined }] as const;
-  }),
-);
 
 /** Strings shorter than this are copied octet by octet: Buffer.write's own dispatch costs more for them. */
 const SHORT_STRING = 64;
@@ -45,7 +55,7 @@ export class HpackEncoder {
       const name = fields[i] as string;
       const value = fields[i + 1] as string;
       const known = STATIC_NAMES.get(name);
-      const pair = known?.values?.get(value);
+      const pair = known?.values.get(value);
       if (pair !== undefined) {
         at = writeInteger(out, at, 0x80, 7, pair);
         continue;

@@ -1,4 +1,4 @@
-import { compressionError } from "./errors.js";
+import { compressionError } from "./api.js";
 
 /**
  * HPACK's Huffman code (RFC 7541 §5.2, Appendix B). The code is canonical: codes of one length are

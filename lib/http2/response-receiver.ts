@@ -1,6 +1,6 @@
+import type { StreamListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
 import { ErrorCode, windowUpdateFrame } from "./frames.js";
-import type { StreamListener } from "./listeners.js";
 import {
   BAD_LENGTH,
   declaredLength,
@@ -10,21 +10,19 @@ import {
   takeStatus,
 } from "./response-fields.js";
 
-const WINDOW_EXCEEDED = "DATA beyond the stream window (RFC 9113 §6.9.1)";
-
 /**
- * The receiving half of a client stream: the response head, its DATA held while paused, trailers, and the
- * stream's receive window, credited as the listener takes the DATA (RFC 9113 §6.9).
+ * The receiving half of a client stream: the response head, its DATA and trailers (held in order while paused),
+ * and the stream's receive window, credited as the listener takes the DATA (RFC 9113 §6.9).
  */
 export abstract class ResponseReceiver {
   protected readonly link: ConnectionLink;
   protected readonly listener: StreamListener;
   protected streamId: number | undefined;
   protected closed = false;
-  /** END_STREAM came and everything before it was delivered. */
-  protected remoteDone = false;
   /** END_STREAM came (what came before it may still be held while paused). */
   protected remoteEnded = false;
+  /** END_STREAM came and everything before it was delivered. */
+  protected remoteDone = false;
   readonly #bodyless: boolean;
   #receiveWindow = 0;
   #unacknowledged = 0;
@@ -32,9 +30,8 @@ export abstract class ResponseReceiver {
   #expected = NO_LENGTH;
   #received = 0;
   #paused = false;
-  #held: Buffer[] | undefined;
-  #heldTrailers: string[] | undefined;
-  #heldEnd = false;
+  /** DATA payloads and trailers (a list) waiting while paused, bounded by the stream window we granted. */
+  #held: (Buffer | string[])[] | undefined;
   #delivering = false;
 
   protected constructor(link: ConnectionLink, listener: StreamListener, bodyless: boolean) {
@@ -43,12 +40,10 @@ export abstract class ResponseReceiver {
     this.#bodyless = bodyless;
   }
 
-  /** Hold received DATA (buffered in the stream, bounded by the stream window we granted) and stop crediting it. */
   pause(): void {
     this.#paused = true;
   }
 
-  /** Deliver held data, credit the window again. */
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
@@ -74,19 +69,25 @@ export abstract class ResponseReceiver {
       this.fail(ErrorCode.STREAM_CLOSED, "DATA after END_STREAM (RFC 9113 §5.1)");
       return;
     }
-    const problem = this.#dataProblem(payload.length, frameLength, endStream);
-    if (problem !== undefined) {
-      this.fail(
-        problem === WINDOW_EXCEEDED ? ErrorCode.FLOW_CONTROL_ERROR : ErrorCode.PROTOCOL_ERROR,
-        problem,
-      );
+    if (!this.#headSeen) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "DATA before the response head (RFC 9113 §8.1)");
+      return;
+    }
+    this.#receiveWindow -= frameLength;
+    if (this.#receiveWindow < 0) {
+      this.fail(ErrorCode.FLOW_CONTROL_ERROR, "DATA beyond the stream window (RFC 9113 §6.9.1)");
+      return;
+    }
+    this.#received += payload.length;
+    const expected = this.#expected;
+    if (expected >= 0 && (this.#received > expected || (endStream && this.#received !== expected))) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "DATA disagrees with content-length (RFC 9113 §8.1.1)");
       return;
     }
     this.remoteEnded = endStream;
     if (this.#paused || this.#held !== undefined) {
       this.#held ??= [];
       if (payload.length > 0) this.#held.push(payload);
-      this.#heldEnd = endStream;
       this.#credit(frameLength - payload.length);
       return;
     }
@@ -103,7 +104,6 @@ export abstract class ResponseReceiver {
 
   protected dropReceived(): void {
     this.#held = undefined;
-    this.#heldTrailers = undefined;
   }
 
   /** RST_STREAM(code) and onClose. */
@@ -131,18 +131,6 @@ export abstract class ResponseReceiver {
     if (endStream && !this.closed) this.#finishRemote();
   }
 
-  #dataProblem(length: number, frameLength: number, endStream: boolean): string | undefined {
-    if (!this.#headSeen) return "DATA before the response head (RFC 9113 §8.1)";
-    this.#receiveWindow -= frameLength;
-    if (this.#receiveWindow < 0) return WINDOW_EXCEEDED;
-    this.#received += length;
-    const expected = this.#expected;
-    if (expected >= 0 && (this.#received > expected || (endStream && this.#received !== expected))) {
-      return "DATA disagrees with content-length (RFC 9113 §8.1.1)";
-    }
-    return undefined;
-  }
-
   #receiveTrailers(fields: string[], endStream: boolean): void {
     if (!endStream || !regularFields(fields, 0)) {
       this.fail(
@@ -157,8 +145,8 @@ export abstract class ResponseReceiver {
     }
     this.remoteEnded = true;
     if (this.#paused || this.#held !== undefined) {
-      this.#heldTrailers = fields;
-      this.#heldEnd = true;
+      this.#held ??= [];
+      this.#held.push(fields);
       return;
     }
     this.listener.onTrailers(fields);
@@ -169,17 +157,17 @@ export abstract class ResponseReceiver {
     this.#delivering = true;
     const held = this.#held;
     while (held !== undefined && held.length > 0 && !this.#paused && !this.closed) {
-      const chunk = held.shift() as Buffer;
-      this.listener.onData(chunk);
-      this.#credit(chunk.length);
+      const item = held.shift() as Buffer | string[];
+      if (Array.isArray(item)) this.listener.onTrailers(item);
+      else {
+        this.listener.onData(item);
+        this.#credit(item.length);
+      }
     }
     this.#delivering = false;
-    if (this.#paused || this.closed) return;
+    if (this.#paused || this.closed || held === undefined) return;
     this.#held = undefined;
-    const trailers = this.#heldTrailers;
-    this.#heldTrailers = undefined;
-    if (trailers !== undefined) this.listener.onTrailers(trailers);
-    if (this.#heldEnd && !this.closed) this.#finishRemote();
+    if (this.remoteEnded) this.#finishRemote();
   }
 
   /** §6.9: WINDOW_UPDATE once half the window is consumed, not per frame; none once the peer is done sending. */

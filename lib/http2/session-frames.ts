@@ -1,6 +1,6 @@
-import type { ClientStream } from "./client-stream.js";
+import { connectionError, Http2SessionError, protocolError, type SessionListener } from "./api.js";
+import type { Http2Stream } from "./client-stream.js";
 import type { ConnectionLink } from "./connection-link.js";
-import { connectionError, Http2SessionError, protocolError } from "./errors.js";
 import {
   DEFAULT_MAX_FRAME_SIZE,
   ErrorCode,
@@ -17,7 +17,6 @@ import {
 } from "./frames.js";
 import { HeaderBlockAssembler } from "./header-block.js";
 import { HpackDecoder } from "./hpack.js";
-import type { SessionListener } from "./listeners.js";
 
 /** Control frames we owe (PING and SETTINGS acknowledgements) may wait this much unsent; past it the peer is not reading. */
 const CONTROL_BACKLOG = 4 * 1024 * 1024;
@@ -26,8 +25,8 @@ const CONTROL_BACKLOG = 4 * 1024 * 1024;
 export abstract class SessionFrames {
   protected readonly link: ConnectionLink;
   protected readonly listener: SessionListener;
-  protected readonly streams = new Map<number, ClientStream>();
-  protected readonly queue: ClientStream[] = [];
+  protected readonly streams = new Map<number, Http2Stream>();
+  protected readonly queue: Http2Stream[] = [];
   protected nextId = 1;
   protected isReady = false;
   protected isDestroyed = false;
@@ -87,39 +86,22 @@ export abstract class SessionFrames {
     }
   };
 
+  /** §5.5: PRIORITY (deprecated, §5.3.2) and unknown frame types are ignored. */
   #dispatch(type: number, flags: number, streamId: number, payload: Buffer): void {
-    switch (type) {
-      case FrameType.DATA:
-        this.#data(flags, streamId, payload);
-        break;
-      case FrameType.HEADERS:
-        this.#headers(flags, streamId, payload);
-        break;
-      case FrameType.RST_STREAM:
-        this.#reset(streamId, payload);
-        break;
-      case FrameType.SETTINGS:
-        this.#settings(flags, streamId, payload);
-        break;
-      case FrameType.PUSH_PROMISE:
-        throw protocolError("PUSH_PROMISE with push disabled (RFC 9113 §8.4)");
-      case FrameType.PING:
-        this.#ping(flags, streamId, payload);
-        break;
-      case FrameType.GOAWAY:
-        this.#goaway(streamId, payload);
-        break;
-      case FrameType.WINDOW_UPDATE:
-        this.#windowUpdate(streamId, payload);
-        break;
-      case FrameType.CONTINUATION:
-        throw protocolError("CONTINUATION without HEADERS (RFC 9113 §6.10)");
-    }
-    // §5.5: PRIORITY (deprecated, §5.3.2) and unknown frame types are ignored.
+    if (type === FrameType.DATA) this.#data(flags, streamId, payload);
+    else if (type === FrameType.HEADERS) this.#headers(flags, streamId, payload);
+    else if (type === FrameType.RST_STREAM) this.#reset(streamId, payload);
+    else if (type === FrameType.SETTINGS) this.#settings(flags, streamId, payload);
+    else if (type === FrameType.PING) this.#ping(flags, streamId, payload);
+    else if (type === FrameType.GOAWAY) this.#goaway(streamId, payload);
+    else if (type === FrameType.WINDOW_UPDATE) this.#windowUpdate(streamId, payload);
+    else if (type === FrameType.PUSH_PROMISE)
+      throw protocolError("PUSH_PROMISE with push disabled (RFC 9113 §8.4)");
+    else if (type === FrameType.CONTINUATION)
+      throw protocolError("CONTINUATION without HEADERS (RFC 9113 §6.10)");
   }
 
   #data(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId === 0) throw protocolError("DATA on stream 0 (RFC 9113 §6.1)");
     // §6.9.1: the whole frame counts against the connection window, whatever becomes of it.
     this.#receiveWindow -= payload.length;
     if (this.#receiveWindow < 0)
@@ -131,9 +113,7 @@ export abstract class SessionFrames {
       this.#unacknowledged = 0;
     }
     const data = unpadded(flags, payload, false);
-    const stream = this.streams.get(streamId);
-    if (stream !== undefined) stream.receiveData(data, payload.length, (flags & Flag.END_STREAM) !== 0);
-    else if (!this.#closedStream(streamId)) throw protocolError("DATA on an idle stream (RFC 9113 §5.1)");
+    this.#stream(streamId, "DATA")?.receiveData(data, payload.length, (flags & Flag.END_STREAM) !== 0);
   }
 
   #headers(flags: number, streamId: number, payload: Buffer): void {
@@ -152,20 +132,13 @@ export abstract class SessionFrames {
   #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
     const decoder = this.#decoder;
     const fields = decoder.decode(block);
-    const stream = this.streams.get(streamId);
-    if (stream !== undefined) stream.receiveHeaders(decoder.oversized ? null : fields, endStream);
-    else if (!this.#closedStream(streamId))
-      throw protocolError("HEADERS on a stream we did not open (RFC 9113 §5.1, §8.4)");
+    this.#stream(streamId, "HEADERS")?.receiveHeaders(decoder.oversized ? null : fields, endStream);
   }
 
   #reset(streamId: number, payload: Buffer): void {
-    if (streamId === 0) throw protocolError("RST_STREAM on stream 0 (RFC 9113 §6.4)");
     if (payload.length !== 4)
       throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "RST_STREAM not 4 octets long");
-    const stream = this.streams.get(streamId);
-    if (stream !== undefined) stream.receiveReset(payload.readUInt32BE(0));
-    else if (!this.#closedStream(streamId))
-      throw protocolError("RST_STREAM on an idle stream (RFC 9113 §5.1)");
+    this.#stream(streamId, "RST_STREAM")?.receiveReset(payload.readUInt32BE(0));
   }
 
   #settings(flags: number, streamId: number, payload: Buffer): void {
@@ -257,10 +230,7 @@ export abstract class SessionFrames {
       throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "WINDOW_UPDATE not 4 octets long");
     const increment = payload.readUInt32BE(0) & MAX_WINDOW;
     if (streamId !== 0) {
-      const stream = this.streams.get(streamId);
-      if (stream !== undefined) stream.windowUpdate(increment);
-      else if (!this.#closedStream(streamId))
-        throw protocolError("WINDOW_UPDATE on an idle stream (RFC 9113 §5.1)");
+      this.#stream(streamId, "WINDOW_UPDATE")?.windowUpdate(increment);
       return;
     }
     if (increment === 0) throw protocolError("connection WINDOW_UPDATE of 0 (RFC 9113 §6.9)");
@@ -274,9 +244,15 @@ export abstract class SessionFrames {
     this.flushWaiting();
   }
 
-  /** §5.1: a stream of ours that is closed; frames on it are ignored. */
-  #closedStream(id: number): boolean {
-    return (id & 1) === 1 && id < this.nextId;
+  /**
+   * The open stream a frame is for; undefined for one of ours that closed, whose frames are ignored (§5.1). On
+   * stream 0, an even stream (§8.4: no push) or one we never opened, it is a connection error (§5.1, §6.1-§6.4).
+   */
+  #stream(id: number, frame: string): Http2Stream | undefined {
+    const stream = this.streams.get(id);
+    if (stream === undefined && ((id & 1) === 0 || id >= this.nextId))
+      throw protocolError(`${frame} on stream ${id}, which we did not open (RFC 9113 §5.1)`);
+    return stream;
   }
 
   #checkBacklog(): void {

@@ -1,8 +1,8 @@
 import * as http2 from "node:http2";
 import { connect, type Server, type Socket } from "node:net";
+import type { SessionListener, StreamListener } from "../../../lib/http2/api.js";
+import type { ClientStream } from "../../../lib/http2/client-session.js";
 import { Http2ClientSession, type SessionOptions } from "../../../lib/http2/client-session.js";
-import type { ClientStream } from "../../../lib/http2/client-stream.js";
-import type { SessionListener, StreamListener } from "../../../lib/http2/listeners.js";
 
 /** Servers and recorders for the HTTP/2 client's tests; every server listens on 127.0.0.1 only. */
 

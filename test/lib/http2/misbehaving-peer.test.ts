@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Http2SessionError } from "../../../lib/http2/errors.js";
+import { Http2SessionError } from "../../../lib/http2/api.js";
 import { ErrorCode, Flag, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
 import { get, openSession, post, runCleanups, send } from "./h2-kit.js";

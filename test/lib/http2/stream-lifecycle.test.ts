@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
-import { get, openSession, post, runCleanups, StreamRecord, send } from "./h2-kit.js";
+import { get, nodeServer, openSession, post, runCleanups, StreamRecord, send } from "./h2-kit.js";
 import { connected, OK, type RawPeer, rawServer, requestsSeen } from "./raw-peer.js";
 
 /** How streams end: what the peer's frames close, and what listeners close from inside their callbacks. */
@@ -108,5 +108,29 @@ describe("Http2ClientSession stream lifecycle", () => {
     expect(streams.map((s) => s.record.closed?.unprocessed)).toEqual([true, true, true]);
     expect(sessionClosedAfter).toBe(3);
     expect(session.openStreams).toBe(0);
+  });
+});
+
+describe("Http2ClientSession close()", () => {
+  it("still sends the streams queued when it was called, then GOAWAY, to a server that stops at a client's GOAWAY", async () => {
+    const { port, sessions } = await nodeServer(
+      (stream) => {
+        stream.respond({ ":status": 200 });
+        setTimeout(() => stream.end("done"), 20);
+      },
+      { maxConcurrentStreams: 1 },
+    );
+    const { session, record } = openSession(port);
+    const first = send(session, get(port));
+    const queued = send(session, get(port));
+    await eventually(() => first.stream.id !== undefined, 2000, "the first stream sent");
+    const goaway = new Promise<void>((resolve) => [...sessions][0]?.on("goaway", () => resolve()));
+    session.close();
+    await Promise.all([first.record.done, queued.record.done]);
+    expect([first.record.closed?.code, queued.record.closed?.code]).toEqual([0, 0]);
+    expect(queued.record.body()).toBe("done");
+    await goaway;
+    await eventually(() => record.closed !== undefined, 2000, "the session closed");
+    expect(record.closed?.error).toBeUndefined();
   });
 });
