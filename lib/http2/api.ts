@@ -44,14 +44,14 @@ export interface SessionListener {
 
 /** A stream ended by RST_STREAM (RFC 9113 §6.4): sent by us (`remote` false) or by the peer. */
 export class Http2StreamError extends Error {
-  readonly code: number;
-  readonly remote: boolean;
+  override readonly name = "Http2StreamError";
 
-  constructor(message: string, code: number, remote: boolean) {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly remote: boolean,
+  ) {
     super(message);
-    this.name = "Http2StreamError";
-    this.code = code;
-    this.remote = remote;
   }
 }
 
@@ -60,14 +60,15 @@ export class Http2StreamError extends Error {
  * a GOAWAY from the peer (`remote` true), the socket closing, or the session destroyed (code undefined).
  */
 export class Http2SessionError extends Error {
-  readonly code: number | undefined;
-  readonly remote: boolean;
+  override readonly name = "Http2SessionError";
 
-  constructor(message: string, code: number | undefined, remote: boolean, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+    readonly remote: boolean,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
-    this.name = "Http2SessionError";
-    this.code = code;
-    this.remote = remote;
   }
 }
 

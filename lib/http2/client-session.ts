@@ -2,12 +2,12 @@ import type { Socket } from "node:net";
 import { type ClientStream, Http2SessionError, type SessionListener, type StreamListener } from "./api.js";
 import { Http2Stream } from "./client-stream.js";
 import { ConnectionLink } from "./connection-link.js";
-import { FrameReader } from "./frame-reader.js";
 import {
   CLIENT_PREFACE,
   DEFAULT_MAX_FRAME_SIZE,
   DEFAULT_WINDOW,
   ErrorCode,
+  FrameReader,
   goawayFrame,
   MAX_STREAM_ID,
   Setting,
@@ -154,6 +154,7 @@ export class Http2ClientSession extends SessionFrames {
   }
 
   #detach(stream: Http2Stream): void {
+    this.link.waiting.delete(stream);
     if (stream.id !== undefined) this.streams.delete(stream.id);
     else this.queue.splice(this.queue.indexOf(stream), 1);
   }

@@ -91,7 +91,8 @@ export class Http2Stream extends ResponseReceiver implements ClientStream {
   /** Sends the queued DATA the windows and the socket allow. */
   flush(): void {
     const out = this.#out;
-    if (this.closed || this.streamId === undefined || out === undefined) return;
+    // Nothing queued, or the stream closed (a listener may close another stream while the session flushes).
+    if (out === undefined) return;
     while (out.length > 0) {
       const chunk = out[0] as Buffer;
       const rest = this.#send(chunk);
@@ -153,16 +154,21 @@ export class Http2Stream extends ResponseReceiver implements ClientStream {
   /** Closes the stream, sending nothing: it leaves the session, then its listener hears onClose. */
   terminate(code: number, unprocessed: boolean, error: Error | undefined): void {
     if (this.closed) return;
-    this.#release();
+    this.closed = true;
+    this.#out = undefined;
+    this.#outBytes = 0;
+    this.#lastFrame = undefined;
+    this.dropReceived();
     this.link.detach(this);
     this.listener.onClose(code, unprocessed || this.#refused, error);
     this.link.settle();
   }
 
+  /** A stream error (§5.4.2) in what the peer sent on this open stream. */
   protected override fail(code: number, message: string): void {
-    if (this.closed) return;
-    if (this.streamId !== undefined) this.link.write(rstStreamFrame(this.streamId, code));
-    this.terminate(code, false, new Http2StreamError(`stream ${this.streamId}: ${message}`, code, false));
+    const id = this.streamId as number;
+    this.link.write(rstStreamFrame(id, code));
+    this.terminate(code, false, new Http2StreamError(`stream ${id}: ${message}`, code, false));
   }
 
   protected override remoteFinished(): void {
@@ -206,13 +212,5 @@ export class Http2Stream extends ResponseReceiver implements ClientStream {
     this.#localEnded = true;
     this.#lastFrame = undefined;
     if (this.remoteDone) this.terminate(ErrorCode.NO_ERROR, false, undefined);
-  }
-
-  #release(): void {
-    this.closed = true;
-    this.#out = undefined;
-    this.#outBytes = 0;
-    this.#lastFrame = undefined;
-    this.dropReceived();
   }
 }

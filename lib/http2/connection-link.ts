@@ -7,13 +7,10 @@ const SEND_BACKLOG = 256 * 1024;
 
 /**
  * What a session's streams share: the socket's output, batched per tick (corked on the first frame, uncorked
- * in process.nextTick, so one writev carries a tick's frames), the connection's send window and the peer's
- * settings that shape DATA and HEADERS.
+ * in process.nextTick, so one writev carries a tick's frames), the connection's send window, the peer's
+ * settings that shape DATA and HEADERS, and the session's hooks for a stream that closes.
  */
 export class ConnectionLink {
-  readonly socket: Socket;
-  /** Our SETTINGS_INITIAL_WINDOW_SIZE: each stream's receive window. */
-  readonly streamWindow: number;
   /** §6.9.1: the connection-level send window. */
   sendWindow = DEFAULT_WINDOW;
   /** §6.5.2: the peer's SETTINGS_INITIAL_WINDOW_SIZE and SETTINGS_MAX_FRAME_SIZE. */
@@ -21,27 +18,19 @@ export class ConnectionLink {
   peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   /** Streams with DATA waiting for a window or for the socket. */
   readonly waiting = new Set<Http2Stream>();
-  /** Counts uncorks: a frame written in the same generation is still in the socket's hands, unsent. */
+  /** What is written is corked until the tick's end; `generation` counts uncorks. */
+  corked = false;
   generation = 0;
-  #corked = false;
-  readonly #closed: (stream: Http2Stream) => void;
-  readonly #settled: () => void;
 
   constructor(
-    socket: Socket,
-    streamWindow: number,
-    closed: (stream: Http2Stream) => void,
-    settled: () => void,
-  ) {
-    this.socket = socket;
-    this.streamWindow = streamWindow;
-    this.#closed = closed;
-    this.#settled = settled;
-  }
-
-  get corked(): boolean {
-    return this.#corked;
-  }
+    readonly socket: Socket,
+    /** Our SETTINGS_INITIAL_WINDOW_SIZE: each stream's receive window. */
+    readonly streamWindow: number,
+    /** A stream leaves the session (before its listener hears onClose). */
+    readonly detach: (stream: Http2Stream) => void,
+    /** After a stream's onClose: queued streams may go, a closing session may end. */
+    readonly settle: () => void,
+  ) {}
 
   /** The socket holds enough unsent: DATA waits for its 'drain'. */
   get backlogged(): boolean {
@@ -51,8 +40,8 @@ export class ConnectionLink {
   write(frame: Buffer): void {
     const socket = this.socket;
     if (socket.writableEnded || socket.destroyed) return;
-    if (!this.#corked) {
-      this.#corked = true;
+    if (!this.corked) {
+      this.corked = true;
       socket.cork();
       process.nextTick(this.#uncork);
     }
@@ -61,23 +50,12 @@ export class ConnectionLink {
 
   /** Sends what this tick wrote now. */
   flush(): void {
-    if (this.#corked) this.#uncork();
-  }
-
-  /** A stream left the session (before its listener hears onClose). */
-  detach(stream: Http2Stream): void {
-    this.waiting.delete(stream);
-    this.#closed(stream);
-  }
-
-  /** After a stream's onClose: queued streams may go, a closing session may end. */
-  settle(): void {
-    this.#settled();
+    if (this.corked) this.#uncork();
   }
 
   readonly #uncork = (): void => {
-    if (!this.#corked) return;
-    this.#corked = false;
+    if (!this.corked) return;
+    this.corked = false;
     this.generation++;
     this.socket.uncork();
   };

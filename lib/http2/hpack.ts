@@ -22,11 +22,17 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = (
   });
 
 /** For the encoder: a static name's first index, and the indexes of the values the table holds with it. */
-const STATIC_NAMES = new Map<string, { index: number; values: Map<string, number> }>();
+interface StaticName {
+  index: number;
+  values: Map<string, number> | undefined;
+}
+const STATIC_NAMES = new Map<string, StaticName>();
 for (const [i, [name, value]] of STATIC_TABLE.entries()) {
-  const known = STATIC_NAMES.get(name) ?? { index: i + 1, values: new Map<string, number>() };
+  const known = STATIC_NAMES.get(name) ?? { index: i + 1, values: undefined };
   STATIC_NAMES.set(name, known);
-  if (value !== "") known.values.set(value, i + 1);
+  if (value === "") continue;
+  known.values ??= new Map();
+  known.values.set(value, i + 1);
 }
 
 /** Strings shorter than this are copied octet by octet: Buffer.write's own dispatch costs more for them. */
@@ -55,7 +61,7 @@ export class HpackEncoder {
       const name = fields[i] as string;
       const value = fields[i + 1] as string;
       const known = STATIC_NAMES.get(name);
-      const pair = known?.values.get(value);
+      const pair = known?.values?.get(value);
       if (pair !== undefined) {
         at = writeInteger(out, at, 0x80, 7, pair);
         continue;
@@ -166,12 +172,9 @@ export class HpackDecoder {
   }
 
   #entry(index: number): readonly [string, string] {
-    const entry =
-      index === 0
-        ? undefined
-        : index <= STATIC_TABLE.length
-          ? STATIC_TABLE[index - 1]
-          : this.#table[index - STATIC_TABLE.length - 1];
+    // §2.3.3: the static table first, then the dynamic; index 0 is in neither.
+    const statics = STATIC_TABLE.length;
+    const entry = index > statics ? this.#table[index - statics - 1] : STATIC_TABLE[index - 1];
     if (entry === undefined) throw compressionError(`index ${index} is in neither table`);
     return entry;
   }

@@ -5,7 +5,7 @@ import { compressionError } from "./api.js";
  * consecutive in symbol order, and each length's first code follows the last of the length before. So
  * the 257 code lengths (symbol 256 is EOS) define it whole, and the decoder is built from them at load.
  */
-const CODE_LENGTHS: readonly number[] = [
+export const CODE_LENGTHS: readonly number[] = [
   13, 23, 28, 28, 28, 28, 28, 28, 28, 24, 30, 28, 28, 30, 28, 28, 28, 28, 28, 28, 28, 28, 30, 28, 28, 28, 28,
   28, 28, 28, 28, 28, 6, 10, 10, 12, 13, 6, 8, 11, 10, 10, 8, 11, 8, 6, 6, 6, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7,
   8, 15, 6, 12, 10, 13, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 8, 7, 8, 13, 19,
@@ -19,7 +19,7 @@ const CODE_LENGTHS: readonly number[] = [
 const EOS = 256;
 
 /** Each symbol's code, by the canonical rule. */
-function canonicalCodes(): number[] {
+export function canonicalCodes(): number[] {
   const order = CODE_LENGTHS.map((length, symbol) => ({ length, symbol })).sort(
     (a, b) => a.length - b.length || a.symbol - b.symbol,
   );
@@ -108,25 +108,3 @@ export function huffmanDecode(source: Buffer, offset: number, length: number, ou
   if (ACCEPTS[state] !== 1) throw compressionError("Huffman string padded with other than EOS's prefix");
   return written;
 }
-
-/** The Huffman coding of a latin1 string (for tests and for encoders that want it). */
-export function huffmanEncode(text: string): Buffer {
-  const codes = CODES;
-  const out: number[] = [];
-  let pending = 0;
-  let bits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const symbol = text.charCodeAt(i) & 0xff;
-    const length = CODE_LENGTHS[symbol] as number;
-    pending = pending * 2 ** length + (codes[symbol] as number);
-    bits += length;
-    while (bits >= 8) {
-      bits -= 8;
-      out.push(Math.floor(pending / 2 ** bits) & 0xff);
-      pending %= 2 ** bits;
-    }
-  }
-  if (bits > 0) out.push(((pending << (8 - bits)) | ((1 << (8 - bits)) - 1)) & 0xff);
-  return Buffer.from(out);
-}
-const CODES = canonicalCodes();

@@ -1,22 +1,12 @@
 import type { StreamListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
 import { ErrorCode, windowUpdateFrame } from "./frames.js";
-import {
-  BAD_LENGTH,
-  declaredLength,
-  MALFORMED,
-  NO_LENGTH,
-  regularFields,
-  takeStatus,
-} from "./response-fields.js";
 
 /**
  * The receiving half of a client stream: the response head, its DATA and trailers (held in order while paused),
  * and the stream's receive window, credited as the listener takes the DATA (RFC 9113 §6.9).
  */
 export abstract class ResponseReceiver {
-  protected readonly link: ConnectionLink;
-  protected readonly listener: StreamListener;
   protected streamId: number | undefined;
   protected closed = false;
   /** END_STREAM came (what came before it may still be held while paused). */
@@ -34,9 +24,11 @@ export abstract class ResponseReceiver {
   #held: (Buffer | string[])[] | undefined;
   #delivering = false;
 
-  protected constructor(link: ConnectionLink, listener: StreamListener, bodyless: boolean) {
-    this.link = link;
-    this.listener = listener;
+  protected constructor(
+    protected readonly link: ConnectionLink,
+    protected readonly listener: StreamListener,
+    bodyless: boolean,
+  ) {
     this.#bodyless = bodyless;
   }
 
@@ -183,4 +175,66 @@ export abstract class ResponseReceiver {
     this.remoteDone = true;
     this.remoteFinished();
   }
+}
+
+/** §8.2.2: connection-specific fields make a message malformed. */
+const CONNECTION_SPECIFIC = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** §8.2.1: a name is lowercase token characters; a value has no NUL, CR or LF and no whitespace at either end. */
+const INVALID_NAME = /[^a-z0-9!#$%&'*+\-.^_`|~]/;
+const INVALID_VALUE = /[\0\r\n]|^[\t ]|[\t ]$/;
+/** §8.3.2: three digits; RFC 9110 §15: 100 to 599. */
+const STATUS = /^[1-5][0-9]{2}$/;
+
+const MALFORMED = -1;
+const NO_LENGTH = -1;
+const BAD_LENGTH = -2;
+
+/**
+ * The status of a response head and the fields without it: :status must come first (§8.3: pseudo-header fields
+ * precede the others), once, as three digits; a response has no other pseudo-header field. MALFORMED otherwise.
+ * Removes :status from `fields`.
+ */
+function takeStatus(fields: string[]): number {
+  const status = fields[1] as string;
+  if (fields[0] !== ":status" || !STATUS.test(status) || !regularFields(fields, 2)) return MALFORMED;
+  fields.copyWithin(0, 2);
+  fields.length -= 2;
+  return Number(status);
+}
+
+/**
+ * True when the fields from `from` on are well formed (§8.2.1) and hold no pseudo-header field (§8.3) and no
+ * connection-specific one: what is passed on to an HTTP/1.1 client cannot split its message.
+ */
+function regularFields(fields: readonly string[], from: number): boolean {
+  for (let i = from; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name.length === 0 || INVALID_NAME.test(name) || CONNECTION_SPECIFIC.has(name)) return false;
+    if (INVALID_VALUE.test(fields[i + 1] as string)) return false;
+  }
+  return true;
+}
+
+/**
+ * §8.1.1: the content-length the DATA must add up to, NO_LENGTH when absent, BAD_LENGTH when it is not a
+ * number or its values disagree.
+ */
+function declaredLength(fields: readonly string[]): number {
+  let length = NO_LENGTH;
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] !== "content-length") continue;
+    const value = fields[i + 1] as string;
+    if (!/^[0-9]{1,15}$/.test(value)) return BAD_LENGTH;
+    const parsed = Number(value);
+    if (length !== NO_LENGTH && parsed !== length) return BAD_LENGTH;
+    length = parsed;
+  }
+  return length;
 }

@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_FRAME_SIZE,
   ErrorCode,
   Flag,
+  FRAME_HEADER_LENGTH,
   FrameType,
   MAX_FRAME_SIZE_LIMIT,
   MAX_STREAM_ID,
@@ -15,7 +16,6 @@ import {
   unpadded,
   windowUpdateFrame,
 } from "./frames.js";
-import { HeaderBlockAssembler } from "./header-block.js";
 import { HpackDecoder } from "./hpack.js";
 
 /** Control frames we owe (PING and SETTINGS acknowledgements) may wait this much unsent; past it the peer is not reading. */
@@ -23,8 +23,6 @@ const CONTROL_BACKLOG = 4 * 1024 * 1024;
 
 /** The frames a client session receives, each handled by RFC 9113 §6 (client-session.ts has the public API). */
 export abstract class SessionFrames {
-  protected readonly link: ConnectionLink;
-  protected readonly listener: SessionListener;
   protected readonly streams = new Map<number, Http2Stream>();
   protected readonly queue: Http2Stream[] = [];
   protected nextId = 1;
@@ -32,7 +30,12 @@ export abstract class SessionFrames {
   protected isDestroyed = false;
   protected goneAway = false;
   protected peerMaxStreams: number | undefined;
-  readonly #blocks: HeaderBlockAssembler;
+  /** §4.3, §6.10: a field block under assembly, its stream (0 when none), END_STREAM, fragments and size. */
+  #blockStream = 0;
+  #blockEndStream = false;
+  #blockParts: Buffer[] = [];
+  #blockSize = 0;
+  readonly #maxBlockSize: number;
   /** The connection's one decoder: every block is decoded, even for a stream we closed (RFC 9113 §4.3). */
   readonly #decoder: HpackDecoder;
   readonly #connectionWindow: number;
@@ -40,14 +43,12 @@ export abstract class SessionFrames {
   #unacknowledged = 0;
 
   protected constructor(
-    link: ConnectionLink,
-    listener: SessionListener,
+    protected readonly link: ConnectionLink,
+    protected readonly listener: SessionListener,
     maxHeaderListSize: number,
     connectionWindow: number,
   ) {
-    this.link = link;
-    this.listener = listener;
-    this.#blocks = new HeaderBlockAssembler(maxHeaderListSize * 2);
+    this.#maxBlockSize = maxHeaderListSize * 2;
     this.#decoder = new HpackDecoder(4096, maxHeaderListSize);
     this.#connectionWindow = connectionWindow;
     this.#receiveWindow = connectionWindow;
@@ -61,13 +62,9 @@ export abstract class SessionFrames {
 
   protected readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): boolean => {
     try {
-      if (this.#blocks.open) this.#continuation(type, flags, streamId, payload);
-      else if (!this.isReady && type !== FrameType.SETTINGS) {
-        this.connectionError(
-          ErrorCode.PROTOCOL_ERROR,
-          "the peer's first frame is not SETTINGS (RFC 9113 §3.4)",
-        );
-      } else this.#dispatch(type, flags, streamId, payload);
+      if (this.#blockStream !== 0) this.#continuation(type, flags, streamId, payload);
+      else if (this.isReady || type === FrameType.SETTINGS) this.#dispatch(type, flags, streamId, payload);
+      else throw protocolError("the peer's first frame is not SETTINGS (RFC 9113 §3.4)");
     } catch (error) {
       if (!(error instanceof Http2SessionError) || error.code === undefined) throw error;
       this.connectionError(error.code, error.message, error.cause);
@@ -118,15 +115,34 @@ export abstract class SessionFrames {
 
   #headers(flags: number, streamId: number, payload: Buffer): void {
     if (streamId === 0) throw protocolError("HEADERS on stream 0 (RFC 9113 §6.2)");
-    const block = this.#blocks.headers(streamId, flags, unpadded(flags, payload, true));
-    if (block !== undefined) this.#fieldBlock(streamId, (flags & Flag.END_STREAM) !== 0, block);
+    const fragment = unpadded(flags, payload, true);
+    const endStream = (flags & Flag.END_STREAM) !== 0;
+    if ((flags & Flag.END_HEADERS) !== 0) this.#fieldBlock(streamId, endStream, fragment);
+    else {
+      this.#blockStream = streamId;
+      this.#blockEndStream = endStream;
+      this.#continuation(FrameType.CONTINUATION, 0, streamId, fragment);
+    }
   }
 
-  #continuation(type: number, flags: number, streamId: number, payload: Buffer): void {
-    const blocks = this.#blocks;
-    const endStream = blocks.endStream;
-    const block = blocks.continuation(type, flags, streamId, payload);
-    if (block !== undefined) this.#fieldBlock(streamId, endStream, block);
+  /** §6.10: an unfinished field block takes CONTINUATION frames of its stream, and nothing else comes between. */
+  #continuation(type: number, flags: number, streamId: number, fragment: Buffer): void {
+    if (type !== FrameType.CONTINUATION || streamId !== this.#blockStream)
+      throw protocolError("a field block interrupted by another frame (RFC 9113 §6.10)");
+    // Bounded on the wire, each frame's header included: a CONTINUATION flood (of empty frames too) costs the
+    // peer its connection, not our memory.
+    this.#blockSize += FRAME_HEADER_LENGTH + fragment.length;
+    if (this.#blockSize > this.#maxBlockSize) {
+      const message = "a field block larger than twice our SETTINGS_MAX_HEADER_LIST_SIZE";
+      throw connectionError(ErrorCode.ENHANCE_YOUR_CALM, message);
+    }
+    if (fragment.length > 0) this.#blockParts.push(Buffer.from(fragment));
+    if ((flags & Flag.END_HEADERS) === 0) return;
+    const block = Buffer.concat(this.#blockParts);
+    this.#blockStream = 0;
+    this.#blockParts = [];
+    this.#blockSize = 0;
+    this.#fieldBlock(streamId, this.#blockEndStream, block);
   }
 
   #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
@@ -154,32 +170,22 @@ export abstract class SessionFrames {
     this.#checkBacklog();
     this.flushWaiting();
     if (this.isDestroyed) return;
-    if (this.isReady) this.settle();
-    else {
-      this.isReady = true;
-      this.settle();
-      if (!this.isDestroyed) this.listener.onReady();
-    }
+    const first = !this.isReady;
+    this.isReady = true;
+    this.settle();
+    if (first && !this.isDestroyed) this.listener.onReady();
   }
 
+  /** §6.5.2; the peer's SETTINGS_HEADER_TABLE_SIZE does not matter, as our encoder keeps no table. */
   #setting(id: number, value: number): void {
-    switch (id) {
-      case Setting.ENABLE_PUSH:
-        if (value !== 0)
-          throw protocolError("a server's SETTINGS_ENABLE_PUSH other than 0 (RFC 9113 §6.5.2)");
-        break;
-      case Setting.MAX_CONCURRENT_STREAMS:
-        this.peerMaxStreams = value;
-        break;
-      case Setting.INITIAL_WINDOW_SIZE:
-        this.#initialWindow(value);
-        break;
-      case Setting.MAX_FRAME_SIZE:
-        if (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_FRAME_SIZE_LIMIT) {
-          throw protocolError("SETTINGS_MAX_FRAME_SIZE out of range (RFC 9113 §6.5.2)");
-        }
-        this.link.peerMaxFrameSize = value;
-        break;
+    if (id === Setting.ENABLE_PUSH && value !== 0)
+      throw protocolError("a server's SETTINGS_ENABLE_PUSH other than 0 (RFC 9113 §6.5.2)");
+    else if (id === Setting.MAX_CONCURRENT_STREAMS) this.peerMaxStreams = value;
+    else if (id === Setting.INITIAL_WINDOW_SIZE) this.#initialWindow(value);
+    else if (id === Setting.MAX_FRAME_SIZE) {
+      if (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_FRAME_SIZE_LIMIT)
+        throw protocolError("SETTINGS_MAX_FRAME_SIZE out of range (RFC 9113 §6.5.2)");
+      this.link.peerMaxFrameSize = value;
     }
   }
 

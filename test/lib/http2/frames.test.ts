@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { FrameReader } from "../../../lib/http2/frame-reader.js";
 import {
   dataFrame,
   Flag,
+  FrameReader,
   FrameType,
   goawayFrame,
   headersFrames,

@@ -134,6 +134,7 @@ describe("Http2ClientSession against a misbehaving peer", () => {
     ["no :status", [["x-a", "b"], false]],
     ["a 101 status", [[":status", "101"], false]],
     ["a two-digit status", [[":status", "20"], false]],
+    ["a status past 599 (RFC 9110 §15)", [[":status", "600"], false]],
     ["a request pseudo-header field", [[":status", "200", ":path", "/"], false]],
     ["a connection-specific field", [[":status", "200", "connection", "close"], false]],
     ["an uppercase field name", [[":status", "200", "X-Upper", "b"], false]],
