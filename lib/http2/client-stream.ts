@@ -1,6 +1,14 @@
 import { type ClientStream, Http2StreamError, type StreamListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
-import { dataFrame, ErrorCode, Flag, headersFrames, MAX_WINDOW, rstStreamFrame } from "./frames.js";
+import {
+  DEFAULT_MAX_FRAME_SIZE,
+  dataFrame,
+  ErrorCode,
+  Flag,
+  headersFrames,
+  MAX_WINDOW,
+  rstStreamFrame,
+} from "./frames.js";
 import { HpackEncoder } from "./hpack.js";
 import { ResponseReceiver } from "./response-receiver.js";
 
@@ -175,12 +183,16 @@ export class Http2Stream extends ResponseReceiver implements ClientStream {
     if (this.#localEnded) this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }
 
-  /** Writes what fits of `chunk` as DATA frames; returns what is left. */
+  /**
+   * Writes what fits of `chunk` as DATA frames; returns what is left. Frames stay at 16 KiB whatever the peer
+   * allows (§4.2): the socket then holds at most one frame past SEND_BACKLOG, and its backlog beyond that
+   * measures control frames the peer does not read (session-frames.ts CONTROL_BACKLOG).
+   */
   #send(chunk: Buffer): Buffer {
     const link = this.link;
     let rest = chunk;
     while (rest.length > 0) {
-      const room = Math.min(this.#sendWindow, link.sendWindow, link.peerMaxFrameSize);
+      const room = Math.min(this.#sendWindow, link.sendWindow, DEFAULT_MAX_FRAME_SIZE);
       if (room <= 0 || link.backlogged) break;
       const size = Math.min(room, rest.length);
       this.#writeData(size === rest.length ? rest : rest.subarray(0, size));

@@ -112,6 +112,25 @@ describe("an HTTP/2 client stream's flow", () => {
     expect(bytes).toBe(64 * 1024 * 1024);
   });
 
+  it("keeps DATA frames small enough that a large write to a peer allowing huge frames leaves PINGs answerable", async () => {
+    const {
+      session,
+      peer,
+      port,
+      record: sessionRecord,
+    } = await connected([Setting.INITIAL_WINDOW_SIZE, 0x7fff_ffff, Setting.MAX_FRAME_SIZE, 0xff_ffff]);
+    peer.send(FrameType.WINDOW_UPDATE, 0, 0, [0x7f, 0xfe, 0xff, 0xff]);
+    await eventually(() => session.ready, 2000, "ready");
+    peer.socket.pause();
+    const stream = session.request(post(port), false, new StreamRecord());
+    stream.write(Buffer.alloc(12 * 1024 * 1024, 3));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    peer.send(FrameType.PING, 0, 0, Buffer.alloc(8));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sessionRecord.closed).toBeUndefined();
+    stream.reset(ErrorCode.CANCEL);
+  });
+
   it("reports queued requests unprocessed when the connection is refused", async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
