@@ -93,9 +93,8 @@ export function settingsFrame(settings: readonly number[]): Buffer {
   return out;
 }
 
-export function settingsAckFrame(): Buffer {
-  return frame(FrameType.SETTINGS, Flag.ACK, 0, 0);
-}
+/** Never changed once built, so one serves every acknowledgement. */
+export const SETTINGS_ACK = frame(FrameType.SETTINGS, Flag.ACK, 0, 0);
 
 /** §6.7: the ACK carries the PING's own 8 octets. */
 export function pingAckFrame(payload: Buffer): Buffer {

@@ -22,11 +22,7 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = (
   });
 
 /** For the encoder: a static name's first index, and the indexes of the values the table holds with it. */
-interface StaticName {
-  index: number;
-  values: Map<string, number> | undefined;
-}
-const STATIC_NAMES = new Map<string, StaticName>();
+const STATIC_NAMES = new Map<string, { index: number; values: Map<string, number> | undefined }>();
 for (const [i, [name, value]] of STATIC_TABLE.entries()) {
   const known = STATIC_NAMES.get(name) ?? { index: i + 1, values: undefined };
   STATIC_NAMES.set(name, known);

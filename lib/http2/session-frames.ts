@@ -11,8 +11,8 @@ import {
   MAX_STREAM_ID,
   MAX_WINDOW,
   pingAckFrame,
+  SETTINGS_ACK,
   Setting,
-  settingsAckFrame,
   unpadded,
   windowUpdateFrame,
 } from "./frames.js";
@@ -166,7 +166,7 @@ export abstract class SessionFrames {
     if (ack) return;
     for (let at = 0; at < payload.length; at += 6)
       this.#setting(payload.readUInt16BE(at), payload.readUInt32BE(at + 2));
-    this.link.write(settingsAckFrame());
+    this.link.write(SETTINGS_ACK);
     this.#checkBacklog();
     this.flushWaiting();
     if (this.isDestroyed) return;
@@ -240,12 +240,11 @@ export abstract class SessionFrames {
       return;
     }
     if (increment === 0) throw protocolError("connection WINDOW_UPDATE of 0 (RFC 9113 §6.9)");
-    if (this.link.sendWindow + increment > MAX_WINDOW) {
+    if (this.link.sendWindow + increment > MAX_WINDOW)
       throw connectionError(
         ErrorCode.FLOW_CONTROL_ERROR,
         "connection send window above 2^31-1 (RFC 9113 §6.9.1)",
       );
-    }
     this.link.sendWindow += increment;
     this.flushWaiting();
   }
@@ -262,11 +261,10 @@ export abstract class SessionFrames {
   }
 
   #checkBacklog(): void {
-    if (this.link.socket.writableLength > CONTROL_BACKLOG) {
+    if (this.link.socket.writableLength > CONTROL_BACKLOG)
       throw connectionError(
         ErrorCode.ENHANCE_YOUR_CALM,
         "the peer does not read the acknowledgements it asks for",
       );
-    }
   }
 }
