@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { type ClientStream, Http2SessionError, type SessionListener, type StreamListener } from "./api.js";
 import { Http2Stream } from "./client-stream.js";
-import { ConnectionLink } from "./connection-link.js";
+import { ConnectionLink, type LinkedStream } from "./connection-link.js";
 import {
   CLIENT_PREFACE,
   DEFAULT_MAX_FRAME_SIZE,
@@ -42,7 +42,7 @@ export class Http2ClientSession extends SessionFrames {
     const streamWindow = options.initialStreamWindow ?? 1024 * 1024;
     const connectionWindow = Math.max(options.connectionWindow ?? 16 * 1024 * 1024, DEFAULT_WINDOW);
     const maxHeaderListSize = options.maxHeaderListSize ?? 64 * 1024;
-    const detach = (stream: Http2Stream) => this.#detach(stream);
+    const detach = (stream: LinkedStream) => this.#detach(stream);
     const link = new ConnectionLink(socket, streamWindow, detach, () => this.settle());
     super(link, listener, maxHeaderListSize, connectionWindow);
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, this.onFrame, this.#onOversized);
@@ -153,10 +153,13 @@ export class Http2ClientSession extends SessionFrames {
     stream.start(id);
   }
 
-  #detach(stream: Http2Stream): void {
+  #detach(stream: LinkedStream): void {
     this.link.waiting.delete(stream);
     if (stream.id !== undefined) this.streams.delete(stream.id);
-    else this.queue.splice(this.queue.indexOf(stream), 1);
+    else {
+      const queued = this.queue.findIndex((waiting) => waiting === stream);
+      if (queued >= 0) this.queue.splice(queued, 1);
+    }
   }
 
   readonly #onData = (chunk: Buffer): void => this.#reader.push(chunk);

@@ -1,6 +1,11 @@
 import type { Socket } from "node:net";
-import type { Http2Stream } from "./client-stream.js";
 import { DEFAULT_MAX_FRAME_SIZE, DEFAULT_WINDOW } from "./frames.js";
+
+/** A stream as the link holds it (client-stream.ts): it sends what waited once there is room. */
+export interface LinkedStream {
+  readonly id: number | undefined;
+  flush(): void;
+}
 
 /** DATA waits while the socket holds this much unsent: flow-control windows alone would let a slow peer's grants pile up in memory. */
 const SEND_BACKLOG = 256 * 1024;
@@ -17,7 +22,7 @@ export class ConnectionLink {
   peerInitialWindow = DEFAULT_WINDOW;
   peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   /** Streams with DATA waiting for a window or for the socket. */
-  readonly waiting = new Set<Http2Stream>();
+  readonly waiting = new Set<LinkedStream>();
   /** What is written is corked until the tick's end; `generation` counts uncorks. */
   corked = false;
   generation = 0;
@@ -27,7 +32,7 @@ export class ConnectionLink {
     /** Our SETTINGS_INITIAL_WINDOW_SIZE: each stream's receive window. */
     readonly streamWindow: number,
     /** A stream leaves the session (before its listener hears onClose). */
-    readonly detach: (stream: Http2Stream) => void,
+    readonly detach: (stream: LinkedStream) => void,
     /** After a stream's onClose: queued streams may go, a closing session may end. */
     readonly settle: () => void,
   ) {}
