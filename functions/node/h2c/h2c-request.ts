@@ -6,7 +6,6 @@ import type {
   RequestControl,
 } from "../../../lib/http-exchange.js";
 import { type ClientStream, ErrorCode, type StreamListener } from "../../../lib/http2/client-session.js";
-
 import { endpointAddress } from "../../../store/records.js";
 import { isGrpcRequest } from "../../core/http/grpc-errors.js";
 import { HOP_BY_HOP } from "../../core/http/hop-by-hop.js";

@@ -19,6 +19,8 @@ export class RawPeer {
   readonly frames: Frame[] = [];
   prefaceSeen = false;
   closed = false;
+  /** Told each frame as it arrives, after it was recorded: a peer that answers as it reads. */
+  onFrame: ((frame: Frame) => void) | undefined;
   #buffer = Buffer.alloc(0);
   readonly #encoder = new HpackEncoder();
 
@@ -38,13 +40,15 @@ export class RawPeer {
       while (this.#buffer.length >= 9) {
         const length = this.#buffer.readUIntBE(0, 3);
         if (this.#buffer.length < 9 + length) break;
-        this.frames.push({
+        const frame = {
           type: this.#buffer[3] as number,
           flags: this.#buffer[4] as number,
           streamId: this.#buffer.readUInt32BE(5) & 0x7fffffff,
           payload: Buffer.from(this.#buffer.subarray(9, 9 + length)),
-        });
+        };
+        this.frames.push(frame);
         this.#buffer = this.#buffer.subarray(9 + length);
+        this.onFrame?.(frame);
       }
     });
   }

@@ -1,7 +1,8 @@
-import { once } from "node:events";
-import { createServer, type Server, type Socket } from "node:net";
-import { describe, expect, it } from "vitest";
-import { HpackDecoder, HpackEncoder } from "../../../../lib/http2/hpack.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { FrameType } from "../../../../lib/http2/frames.js";
+import { HpackDecoder } from "../../../../lib/http2/hpack.js";
+import { runCleanups } from "../../../lib/http2/h2-kit.js";
+import { type RawPeer, rawServer } from "../../../lib/http2/raw-peer.js";
 import { closeAfterEach, send, startNodeRouterOver } from "../../harness.js";
 import { publishH2c } from "./h2c-kit.js";
 
@@ -16,45 +17,19 @@ const RESPONSES: Record<string, string[]> = {
   "/well-formed": ["x-ok", "1"],
 };
 
-function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(stream, 5);
-  return Buffer.concat([header, payload]);
-}
-
-function serveRawH2c(socket: Socket): void {
+/** Each HEADERS the router sends is answered with the fields its :path names, ending the stream. */
+function answerByPath(peer: RawPeer): void {
   const decoder = new HpackDecoder();
-  let pending = Buffer.alloc(0);
-  let preface = true;
-  socket.on("error", () => undefined);
-  socket.write(frame(0x4, 0, 0, Buffer.alloc(0)));
-  socket.on("data", (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    if (preface) {
-      if (pending.length < 24) return;
-      pending = pending.subarray(24);
-      preface = false;
-    }
-    while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
-      const length = pending.readUIntBE(0, 3);
-      const [type, flags] = [pending[3], pending[4] ?? 0];
-      const stream = pending.readUInt32BE(5) & 0x7fffffff;
-      const payload = pending.subarray(9, 9 + length);
-      pending = pending.subarray(9 + length);
-      if (type === 0x4 && (flags & 0x1) === 0) socket.write(frame(0x4, 0x1, 0, Buffer.alloc(0)));
-      if (type !== 0x1) continue;
-      const fields = decoder.decode(Buffer.from(payload));
-      const path = fields[fields.indexOf(":path") + 1] ?? "";
-      const block = new HpackEncoder().encode([":status", "200", ...(RESPONSES[path] ?? [])]);
-      socket.write(frame(0x1, 0x5, stream, Buffer.from(block)));
-    }
-  });
+  peer.onFrame = (frame) => {
+    if (frame.type !== FrameType.HEADERS) return;
+    const fields = decoder.decode(frame.payload);
+    const path = fields[fields.indexOf(":path") + 1] ?? "";
+    peer.headers(frame.streamId, [":status", "200", ...(RESPONSES[path] ?? [])], true);
+  };
 }
 
 const closing = closeAfterEach();
+afterEach(runCleanups);
 
 describe("a malformed response from an h2c backend", () => {
   it.each([
@@ -62,13 +37,7 @@ describe("a malformed response from an h2c backend", () => {
     ["an uppercase field name", "/uppercase-name"],
     ["a connection-specific field", "/connection-field"],
   ])("is answered 502 when it holds %s, and nothing of it reaches the client", async (_, path) => {
-    const server: Server = createServer(serveRawH2c);
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    await closing(
-      Promise.resolve({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }),
-    );
-    const { port } = server.address() as { port: number };
+    const { port } = await rawServer(answerByPath);
     const router = await closing(startNodeRouterOver({}));
     await publishH2c(router.store, [port], { protocol: "h2c" });
 
