@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HpackDecoder, HpackEncoder } from "../../../lib/http2/hpack.js";
 import { huffmanDecode } from "../../../lib/http2/huffman.js";
+import { eventually } from "../../support/eventually.js";
 import { huffmanEncode } from "./huffman-encode.js";
 
 const hex = (text: string) => Buffer.from(text.replace(/\s/g, ""), "hex");
@@ -146,8 +147,7 @@ describe("HPACK against nghttp2", () => {
       "user-agent": "grpc-node/1.14 (edgeslice test)",
     }));
     for (const headers of sent) session.request(headers).on("error", () => undefined);
-    const deadline = Date.now() + 5000;
-    while (blocks.length < sent.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => blocks.length >= sent.length, 5000, "every request's header block");
     session.destroy();
     server.close();
     const decoder = new HpackDecoder();

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, Flag, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
 import { get, openSession, post, runCleanups, StreamRecord, send } from "./h2-kit.js";
-import { connected, OK, rawServer, requestsSeen } from "./raw-peer.js";
+import { connected, OK, pingAnswered, rawServer, requestsSeen } from "./raw-peer.js";
 
 /** The client against a server of hand-built frames: SETTINGS, GOAWAY, flow control and the framing corners. */
 
@@ -29,12 +29,14 @@ describe("Http2ClientSession against a hand-built peer", () => {
     const { session, peer, port } = await connected("none");
     const first = send(session, get(port));
     const second = send(session, get(port));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(peer.requests()).toEqual([]);
     expect(first.stream.id).toBeUndefined();
     peer.settings();
     await requestsSeen(peer, 2);
     expect(peer.requests()).toEqual([1, 3]);
+    // Held, not merely late: the first HEADERS comes after the client acknowledged the peer's SETTINGS.
+    const acked = peer.frames.findIndex((f) => f.type === FrameType.SETTINGS && f.flags === Flag.ACK);
+    expect(acked).toBeGreaterThanOrEqual(0);
+    expect(peer.frames.findIndex((f) => f.type === FrameType.HEADERS)).toBeGreaterThan(acked);
     expect(second.stream.id).toBe(3);
   });
 
@@ -82,7 +84,7 @@ describe("Http2ClientSession against a hand-built peer", () => {
     peer.settings([Setting.INITIAL_WINDOW_SIZE, 5]); // window 10 - 10 - 5 = -5
     peer.send(FrameType.WINDOW_UPDATE, 0, 1, [0, 0, 0, 15]); // -5 + 15 = 10
     await eventually(() => dataBytes() === 20, 2000, "10 more octets");
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await pingAnswered(peer, 1);
     expect(dataBytes()).toBe(20);
     peer.settings([Setting.INITIAL_WINDOW_SIZE, 85]); // +80
     await eventually(() => dataBytes() === 100, 2000, "the rest");

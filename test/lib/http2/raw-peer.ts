@@ -1,5 +1,5 @@
 import { createServer, type Socket } from "node:net";
-import { FRAME_HEADER_LENGTH, writeFrameHeader } from "../../../lib/http2/frames.js";
+import { Flag, FRAME_HEADER_LENGTH, FrameType, writeFrameHeader } from "../../../lib/http2/frames.js";
 import { HpackEncoder } from "../../../lib/http2/hpack.js";
 import { eventually } from "../../support/eventually.js";
 import { cleanups, openSession, portOf } from "./h2-kit.js";
@@ -150,6 +150,19 @@ export async function requestsSeen(peer: RawPeer, count: number): Promise<void> 
 export async function goawaySeen(peer: RawPeer): Promise<{ last: number; code: number }> {
   await eventually(() => peer.goaways().length > 0, 2000, "a GOAWAY from the client");
   return peer.goaways()[0] as { last: number; code: number };
+}
+
+/**
+ * Sends a PING and waits for the client's ACK of it: the client reads in order, so by then it has acted on every
+ * frame the peer sent before, and whatever it wrote in answer arrived first (RFC 9113 §6.7).
+ */
+export async function pingAnswered(peer: RawPeer, id: number): Promise<void> {
+  const payload = Buffer.alloc(8);
+  payload.writeUInt32BE(id, 4);
+  peer.send(FrameType.PING, 0, 0, payload);
+  const acked = () =>
+    peer.of(FrameType.PING).some((frame) => frame.flags === Flag.ACK && frame.payload.equals(payload));
+  await eventually(acked, 2000, "the client's PING ACK");
 }
 
 export const OK = [":status", "200"];

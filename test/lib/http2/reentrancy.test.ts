@@ -37,7 +37,7 @@ describe("Http2ClientSession with a listener acting from inside its callbacks", 
         },
         { initialWindowSize: 16 },
       );
-      const { session, record } = openSession(port);
+      const { session, record, socket } = openSession(port);
       let sessionCloses = 0;
       let streamsOpenAtSessionClose = -1;
       const onSessionClose = record.onClose.bind(record);
@@ -71,7 +71,9 @@ describe("Http2ClientSession with a listener acting from inside its callbacks", 
         await eventually(() => sessionCloses > 0, 3000, "the session closed");
         expect(streamsOpenAtSessionClose).toBe(0);
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Nothing more can come once the connection closed, or (a reset) once a later request on it finished.
+      if (action === "reset") await send(session, get(port)).record.done;
+      else await eventually(() => socket.closed, 3000, "the connection closed");
       expect(sessionCloses).toBe(action === "reset" ? 0 : 1);
       expect(session.openStreams).toBe(0);
       if (action !== "destroy") expect(bystander.closed?.code).toBe(0);
@@ -87,7 +89,7 @@ describe("Http2ClientSession with a session listener acting from inside its call
     ["onGoaway", "close"],
   ] as const)("takes %s calling %s", async (callback, action) => {
     const server = await rawServer(() => undefined, "none");
-    const { session, record } = openSession(server.port);
+    const { session, record, socket } = openSession(server.port);
     let sessionCloses = 0;
     const onSessionClose = record.onClose.bind(record);
     record.onClose = (error) => {
@@ -123,7 +125,7 @@ describe("Http2ClientSession with a session listener acting from inside its call
     }
     await Promise.all(streams.map((s) => s.record.done));
     await eventually(() => sessionCloses > 0, 2000, "the session closed");
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventually(() => socket.closed, 2000, "the connection closed");
     expect(sessionCloses).toBe(1);
     expect(streams.map((s) => s.record.events.filter((e) => e === "close").length)).toEqual([1, 1, 1]);
     expect(session.openStreams).toBe(0);
