@@ -2,13 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
 import { get, nodeServer, openSession, post, runCleanups, StreamRecord, send } from "./h2-kit.js";
-import { connected, OK, type RawPeer, rawServer, requestsSeen } from "./raw-peer.js";
+import { connected, OK, pingAnswered, type RawPeer, rawServer, requestsSeen } from "./raw-peer.js";
 
 /** How streams end: what the peer's frames close, and what listeners close from inside their callbacks. */
 
 afterEach(runCleanups);
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 /** A literal field with incremental indexing and a new name (RFC 7541 §6.2.1), neither Huffman-coded. */
 function indexed(name: string, value: string): Buffer {
@@ -66,7 +64,7 @@ describe("Http2ClientSession stream lifecycle", () => {
     peer.headers(1, OK, false);
     peer.data(1, "abc", true);
     peer.send(FrameType.RST_STREAM, 0, 1, [0, 0, 0, 0]);
-    await tick();
+    await pingAnswered(peer, 1);
     expect(record.closed).toBeUndefined();
     expect(stream.write(Buffer.from("more"))).toBe(true);
     stream.end();
@@ -74,7 +72,7 @@ describe("Http2ClientSession stream lifecycle", () => {
     await record.done;
     expect(record.body()).toBe("abc");
     expect(record.closed).toEqual({ code: 0, unprocessed: false, error: undefined });
-    await tick();
+    await pingAnswered(peer, 2);
     expect(peer.of(FrameType.DATA).map((frame) => frame.payload.toString())).toEqual(["part"]);
   });
 
@@ -92,7 +90,7 @@ describe("Http2ClientSession stream lifecycle", () => {
   });
 
   it("closes every stream once, queued ones too, when a listener destroys the session as a GOAWAY refuses its stream", async () => {
-    const { session, peer, port, record } = await connected([Setting.MAX_CONCURRENT_STREAMS, 1]);
+    const { session, peer, port, record, socket } = await connected([Setting.MAX_CONCURRENT_STREAMS, 1]);
     const streams = [send(session, get(port)), send(session, get(port)), send(session, get(port))];
     await requestsSeen(peer, 1);
     let sessionClosedAfter = -1;
@@ -103,7 +101,8 @@ describe("Http2ClientSession stream lifecycle", () => {
       onClose(error);
     };
     peer.send(FrameType.GOAWAY, 0, 0, Buffer.alloc(8));
-    await Promise.race([Promise.all(streams.map((s) => s.record.done)), tick().then(tick)]);
+    await Promise.all(streams.map((s) => s.record.done));
+    await eventually(() => socket.closed, 2000, "the connection closed");
     expect(streams.map((s) => s.record.events.filter((e) => e === "close").length)).toEqual([1, 1, 1]);
     expect(streams.map((s) => s.record.closed?.unprocessed)).toEqual([true, true, true]);
     expect(sessionClosedAfter).toBe(3);
