@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, FrameType, Setting } from "../../../lib/http2/frames.js";
 import { eventually } from "../../support/eventually.js";
 import { get, nodeServer, openSession, post, runCleanups, StreamRecord, send } from "./h2-kit.js";
-import { connected, OK, requestsSeen } from "./raw-peer.js";
+import { connected, OK, pingAnswered, requestsSeen } from "./raw-peer.js";
 
 /** Pausing, holding and back-pressure on a stream, and listeners that act on the session as they are called. */
 
@@ -11,13 +11,7 @@ afterEach(runCleanups);
 
 describe("an HTTP/2 client stream's flow", () => {
   it("holds DATA, trailers and the close while paused, then delivers them in order", async () => {
-    const { port } = await nodeServer((stream) => {
-      stream.respond({ ":status": 200 }, { waitForTrailers: true });
-      stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
-      stream.write("one");
-      setTimeout(() => stream.end("two"), 10);
-    });
-    const { session } = openSession(port);
+    const { session, peer, port } = await connected();
     const record = new StreamRecord();
     const stream = session.request(get(port), true, {
       ...record,
@@ -30,7 +24,13 @@ describe("an HTTP/2 client stream's flow", () => {
       onDrain: () => record.onDrain(),
       onClose: (code, unprocessed, error) => record.onClose(code, unprocessed, error),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await requestsSeen(peer, 1);
+    peer.headers(1, OK, false);
+    peer.data(1, "one", false);
+    peer.data(1, "two", false);
+    peer.headers(1, ["grpc-status", "0"], true);
+    // Once the PING is answered the client has read all of it: what it delivered by then is what pausing let by.
+    await pingAnswered(peer, 1);
     expect(record.events).toEqual(["head"]);
     stream.resume();
     await record.done;
