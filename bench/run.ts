@@ -4,7 +4,8 @@ import {
   formatConvergenceReport,
   runConvergenceBench,
 } from "./convergence/convergence-bench.js";
-import { formatH2Report, type H2BenchOptions, runH2Bench } from "./h2/h2-bench.js";
+import { type H2BenchOptions, runH2Bench } from "./h2/h2-bench.js";
+import { formatH2Report } from "./h2/h2-report.js";
 import { h2loadAvailable } from "./h2/h2load.js";
 import { type MetricsBenchOptions, runMetricsBench } from "./metrics/metrics-bench.js";
 import { formatMetricsReport } from "./metrics/report.js";

@@ -10,20 +10,20 @@ import {
   startEdgesliceRouter,
   startRouterStore,
 } from "../proxy/built-router.js";
-import { formatProfileSummary, type ProfileSummary } from "../proxy/cpu-profile.js";
+import type { ProfileSummary } from "../proxy/cpu-profile.js";
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "../proxy/payloads.js";
-import { medianOf } from "../proxy/rounds.js";
-import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
+import {
+  type Child,
+  cpuMicros,
+  type GcCounts,
+  gcCounts,
+  startChild,
+  taskSetAvailable,
+} from "../support/child.js";
 import { GRPC_HOST, GRPC_PATH, grpcRequestFile, publishGrpcRoute } from "./grpc-call.js";
 import { profileH2Router } from "./h2-profile.js";
 import { type H2loadPlan, type H2loadResult, runH2load } from "./h2load.js";
-import {
-  formatHandshakes,
-  type HandshakeRound,
-  handshakeRound,
-  prepareTlsBench,
-  untilHandshakes,
-} from "./tls-handshakes.js";
+import { type HandshakeRound, handshakeRound, prepareTlsBench, untilHandshakes } from "./tls-handshakes.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BACKEND = here("../proxy/backend-process.ts");
@@ -59,6 +59,9 @@ export interface H2Measurement {
   readonly roundsRps: readonly number[];
   readonly roundsCpu: readonly number[];
   readonly roundsMeanMs: readonly number[];
+  /** V8's pauses per request (µs) and mark-compacts per 1,000 requests, every round (gc-counts.mjs). */
+  readonly roundsGcMicros: readonly number[];
+  readonly roundsMarkCompacts: readonly number[];
   /** Requests that failed or were not 2xx, over every round. */
   readonly failures: number;
 }
@@ -151,27 +154,26 @@ export async function runH2Bench(
               headers: ["content-type: application/grpc", "te: trailers"],
             }
           : { url: `http://${BENCH_HOST}${PAYLOAD_PATHS[payload]}` };
-      const plan = (target: Target, warmupSeconds: number): H2loadPlan => ({
+      const plan = (target: Target): H2loadPlan => ({
         ...request,
         connectTo: `127.0.0.1:${target.port}`,
         clients: options.clients,
         streamsPerClient: options.streamsPerClient,
         durationSeconds: options.durationSeconds,
-        warmupSeconds,
+        warmupSeconds: 0,
         cpu: cpu.other,
       });
-      const rounds = new Map<H2Target, { result: H2loadResult; cpu: number }[]>();
+      const rounds = new Map<H2Target, H2Round[]>();
       for (let round = 0; round < options.rounds; round++) {
         for (const target of [minimal, edgeslice]) {
           log(`  ${target.name.padEnd(10)} ${payload.padEnd(5)} round ${round + 1}/${options.rounds} ...`);
-          const before = await cpuMicros(target.process);
-          const result = await runH2load(plan(target, round === 0 ? options.warmupSeconds : 0));
-          // The warm-up's CPU is in the difference too; its requests are not in `succeeded`: rounds after the
-          // first have none, and the report takes medians over rounds.
-          const used = (await cpuMicros(target.process)) - before;
+          // Warmed up in a run of its own, so neither the warm-up's CPU nor its collections count.
+          if (round === 0 && options.warmupSeconds > 0) {
+            await runH2load({ ...plan(target), durationSeconds: options.warmupSeconds });
+          }
           rounds.set(target.name, [
             ...(rounds.get(target.name) ?? []),
-            { result, cpu: used / Math.max(1, result.succeeded) },
+            await measuredRound(target.process, plan(target)),
           ]);
         }
       }
@@ -183,12 +185,14 @@ export async function runH2Bench(
           roundsRps: runs.map((run) => run.result.rps),
           roundsCpu: runs.map((run) => run.cpu),
           roundsMeanMs: runs.map((run) => run.result.meanMs),
+          roundsGcMicros: runs.map((run) => run.gcMicros),
+          roundsMarkCompacts: runs.map((run) => run.markCompacts),
           failures: runs.reduce((sum, run) => sum + run.result.failed + run.result.non2xx, 0),
         });
       }
       if (options.profile) {
         log(`  edgeslice  ${payload.padEnd(5)} under the CPU profiler ...`);
-        profiles.push({ payload, summary: await profileH2Router(edgeslice.process, plan(edgeslice, 0)) });
+        profiles.push({ payload, summary: await profileH2Router(edgeslice.process, plan(edgeslice)) });
       }
     }
     if (!tls) return { measurements, layout, profiles };
@@ -208,6 +212,30 @@ export async function runH2Bench(
   }
 }
 
+interface H2Round {
+  readonly result: H2loadResult;
+  /** Per request: CPU µs of the proxy process, and its GC pauses in µs; mark-compacts per 1,000 requests. */
+  readonly cpu: number;
+  readonly gcMicros: number;
+  readonly markCompacts: number;
+}
+
+/** One h2load run against `proxy`, with what the proxy process spent on it (warm-ups run before, uncounted). */
+async function measuredRound(proxy: Child, plan: H2loadPlan): Promise<H2Round> {
+  const gcBefore = await gcCounts(proxy);
+  const cpuBefore = await cpuMicros(proxy);
+  const result = await runH2load(plan);
+  const cpuUsed = (await cpuMicros(proxy)) - cpuBefore;
+  const gcAfter: GcCounts = await gcCounts(proxy);
+  const requests = Math.max(1, result.succeeded);
+  return {
+    result,
+    cpu: cpuUsed / requests,
+    gcMicros: ((gcAfter.pauseMs - gcBefore.pauseMs) * 1000) / requests,
+    markCompacts: ((gcAfter.markCompacts - gcBefore.markCompacts) * 1000) / requests,
+  };
+}
+
 /** A proxy process of the bench, once it listens. */
 async function startTarget(
   script: string,
@@ -217,50 +245,4 @@ async function startTarget(
   const child = startChild(script, { cpu, env });
   const { port } = await child.next<{ port: number }>("ready", 30_000);
   return { name: "minimal", port, process: child };
-}
-
-/** Medians over the rounds, and edgeslice against the minimal proxy. */
-export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): string {
-  const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
-  const rows = report.measurements.map((m) => [
-    `${m.target} ${m.payload}`,
-    fixed(medianOf(m.roundsRps), 0),
-    m.roundsRps.map((rps) => fixed(rps, 0)).join(" / "),
-    fixed(medianOf(m.roundsCpu), 1),
-    fixed(medianOf(m.roundsMeanMs), 2),
-    String(m.failures),
-  ]);
-  const header = ["run", "rps (median)", "rps per round", "CPU µs/req", "mean ms", "failed/non-2xx"];
-  const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)),
-  );
-  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
-  const lines = [
-    `HTTP/2 bench: h2load (h2c prior knowledge), ${options.clients} connections x ${options.streamsPerClient} streams, ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell after ${options.warmupSeconds} s warm-up; medians over the rounds.`,
-    `Layout: ${report.layout}.`,
-    "small, large: HTTP/1.1 backend (bench/proxy/), minimal = minimal-h2-proxy-process.ts; grpc: unary calls of 32-byte messages to an h2c backend, minimal = minimal-grpc-proxy-process.ts.",
-    line(header),
-    ...rows.map(line),
-    "CPU µs/req: CPU time (user+system) of the proxy process per request.",
-  ];
-  for (const payload of options.payloads) {
-    const of = (target: H2Target) =>
-      report.measurements.find((m) => m.target === target && m.payload === payload);
-    const minimal = of("minimal");
-    const edgeslice = of("edgeslice");
-    if (!minimal || !edgeslice) continue;
-    const rps = medianOf(edgeslice.roundsRps) / medianOf(minimal.roundsRps);
-    const cpu = medianOf(edgeslice.roundsCpu) / medianOf(minimal.roundsCpu);
-    lines.push(`${payload}: edgeslice/minimal rps ${fixed(rps, 2)}x, CPU per request ${fixed(cpu, 2)}x`);
-  }
-  for (const { payload, summary } of report.profiles) {
-    lines.push(
-      ...formatProfileSummary(
-        `Where the router's time goes (V8 CPU profile of one more ${payload} run`,
-        summary,
-      ),
-    );
-  }
-  if (report.tls) lines.push(...formatHandshakes(report.tls.edgeslice, report.tls.minimal));
-  return lines.join("\n");
 }

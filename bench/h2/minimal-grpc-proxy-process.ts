@@ -1,6 +1,8 @@
 import { connect, constants, createServer, type OutgoingHttpHeaders } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
+// Answers {type: "gc"} with V8's collections so far, as the router's probe does.
+import "../proxy/gc-counts.mjs";
 
 /**
  * The floor a Node gRPC proxy can reach: an h2c server whose every stream becomes a stream on one HTTP/2

@@ -2,6 +2,8 @@ import { constants, createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Pool } from "undici";
 import { answerCpuUsage, exitOnStop, tell } from "../support/child.js";
+// Answers {type: "gc"} with V8's collections so far, as the router's probe does.
+import "../proxy/gc-counts.mjs";
 
 /**
  * The floor a Node HTTP/2 proxy can reach: a `node:http2` server (h2c prior knowledge) whose every stream goes to

@@ -3,7 +3,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PrivateRedis } from "../../test/support/redis.js";
-import { type Child, cpuMicros, startChild, taskSetAvailable } from "../support/child.js";
+import { type Child, cpuMicros, gcCounts, startChild, taskSetAvailable } from "../support/child.js";
 import { buildRouter, type RouterRunner, startEdgesliceRouter, startRouterStore } from "./built-router.js";
 import { type ProfileSummary, summariseCpuProfile } from "./cpu-profile.js";
 import type { LoadPlan, LoadResult } from "./load-plan.js";
@@ -196,12 +196,6 @@ function planFor(options: ProxyBenchOptions, port: number, payload: PayloadName,
   return mode === "saturation"
     ? { ...base, connections: options.connections }
     : { ...base, connections: options.moderateConnections, overallRate: options.moderateRate };
-}
-
-/** V8's collections in a proxy process so far (gc-counts.mjs, loaded into each proxy). */
-async function gcCounts(child: Child): Promise<{ scavenges: number; markCompacts: number }> {
-  child.send({ type: "gc" });
-  return child.next("gc", 10_000);
 }
 
 async function runLoad(load: Child, plan: LoadPlan): Promise<LoadResult> {

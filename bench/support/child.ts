@@ -117,6 +117,19 @@ export function answerCpuUsage(): void {
 }
 
 /** Parent side: CPU µs the child has used so far. */
+/** V8's collections in a bench process so far: counts by kind and the pauses' total (bench/proxy/gc-counts.mjs). */
+export interface GcCounts {
+  readonly scavenges: number;
+  readonly markCompacts: number;
+  readonly pauseMs: number;
+}
+
+/** Asks a process that loaded bench/proxy/gc-counts.mjs for its collections so far. */
+export async function gcCounts(child: Child): Promise<GcCounts> {
+  child.send({ type: "gc" });
+  return child.next<GcCounts>("gc", 10_000);
+}
+
 export async function cpuMicros(child: Child): Promise<number> {
   child.send({ type: "cpu" });
   const reply = await child.next<{ micros: number }>("cpu", 10_000);
