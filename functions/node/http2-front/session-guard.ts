@@ -51,19 +51,20 @@ export function guardSession(session: Http2Session, idleMs: number, flooded: (ki
   };
   session.on("ping", () => spend(pings, "ping_flood"));
   session.on("remoteSettings", () => spend(settings, "settings_flood"));
-  const aborted = () => spend(resets, "rapid_reset");
-  const streamClosed = () => open--;
+  // `aborted`: the client reset the stream (or the connection went) before the answer was complete. Node
+  // sets it before the stream's 'close', so one listener per stream (shared by the session's streams) reads both.
+  function streamClosed(this: ServerHttp2Stream): void {
+    open--;
+    if (this.aborted) spend(resets, "rapid_reset");
+  }
   session.on("stream", (stream: ServerHttp2Stream) => {
     // Node emits 'stream' after the frames of its read were handled: a stream the client opened and reset
-    // in one packet is already closed here, its 'aborted' gone.
+    // in one packet is already closed here, its 'close' gone.
     if (stream.destroyed) {
-      if (stream.aborted) aborted();
+      if (stream.aborted) spend(resets, "rapid_reset");
       return;
     }
     open++;
-    // 'aborted': the client reset the stream (or the connection went) before the answer was complete. Both
-    // come once per stream: `on` spares the wrapper `once` makes.
-    stream.on("aborted", aborted);
     stream.on("close", streamClosed);
   });
   if (idleMs > 0) {

@@ -80,6 +80,27 @@ describe("HTTP/2 attacks on the router", () => {
     await stillServes(router.port);
   });
 
+  it("ends a flood of resets of streams already forwarded with GOAWAY ENHANCE_YOUR_CALM", async () => {
+    const { router, backend } = await routerWithSlowBackend();
+    const raw = await attacker(router.port);
+    // Batches of 50 streams, each reset once the backend has its requests: 250 resets against a budget of 200.
+    for (let batch = 0; batch < 5 && !raw.socket.destroyed; batch++) {
+      const streams = Array.from({ length: 50 }, (_, i) => 1 + 2 * (batch * 50 + i));
+      raw.write(
+        Buffer.concat(
+          streams.map((stream) =>
+            frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, stream, requestBlock("app.example")),
+          ),
+        ),
+      );
+      await until(() => backend.seen.length >= (batch + 1) * 50, `batch ${batch + 1} at the backend`);
+      raw.write(Buffer.concat(streams.map((stream) => rstStreamFrame(stream, CODE.CANCEL))));
+    }
+    await raw.closed;
+    expect(raw.goawayCode()).toBe(CODE.ENHANCE_YOUR_CALM);
+    await stillServes(router.port);
+  });
+
   it("lets a client cancel some streams and ping now and then without ending its session", async () => {
     const { router } = await routerWithSlowBackend();
     const raw = await attacker(router.port);
