@@ -6,6 +6,7 @@ import { createJsonLogger } from "../../lib/logger.js";
 import { shutdownSignal } from "../../lib/signals.js";
 import { parseRouterConfig, type RouterConfig } from "../core/settings/config.js";
 import { NO_GRANTS_WARNING } from "../core/trust/cluster-grants.js";
+import { keepRequestObjectsYoung } from "./heap-tuning.js";
 import { type NodeRouter, startNodeRouter } from "./server.js";
 
 /**
@@ -38,6 +39,7 @@ try {
   process.exit(error instanceof ConfigurationError ? EXIT_CODES.configuration : EXIT_CODES.failure);
 }
 const logger = createJsonLogger({ level: config.logLevel, base: { component: "router" } });
+keepRequestObjectsYoung();
 if (config.clusterGrants === undefined) logger.warn(NO_GRANTS_WARNING);
 // Listening for the signal before starting: a SIGTERM during start-up (it listens before its first store load
 // lands) must still close cleanly, not kill the process the default way.
