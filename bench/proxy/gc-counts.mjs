@@ -2,9 +2,9 @@
 // by kind, so the report can give mark-compacts per 1,000 requests next to CPU per request. A mark-compact
 // costs what many scavenges do, and a proxy that falls into a run of them (external memory from read buffers
 // dropped as fast as they come) pays tens of µs per response for it. Counts, not durations: a count does not
-// grow when a busy machine takes the core away. The pauses' total is kept too: it is what tells a process whose
-// scavenges copy and promote its requests' objects (V8 marking while they run) from one whose scavenges find
-// them dead, which counts alone do not. Over IPC (bench/support/child.ts):
+// grow when a busy machine takes the core away. The pauses' total is kept too: it tells a process whose
+// scavenges copy and promote its requests' objects (bench/README.md, "The router's GC regime") from one whose
+// scavenges find them dead, which counts alone do not. Over IPC (bench/support/child.ts):
 //   {type: "gc"} -> {type: "gc", scavenges, markCompacts, pauseMs}
 // Plain JavaScript so the built router loads it without tsx.
 import { constants, PerformanceObserver } from "node:perf_hooks";

@@ -116,7 +116,6 @@ export function answerCpuUsage(): void {
   });
 }
 
-/** Parent side: CPU µs the child has used so far. */
 /** V8's collections in a bench process so far: counts by kind and the pauses' total (bench/proxy/gc-counts.mjs). */
 export interface GcCounts {
   readonly scavenges: number;
@@ -130,6 +129,7 @@ export async function gcCounts(child: Child): Promise<GcCounts> {
   return child.next<GcCounts>("gc", 10_000);
 }
 
+/** Parent side: CPU µs the child has used so far. */
 export async function cpuMicros(child: Child): Promise<number> {
   child.send({ type: "cpu" });
   const reply = await child.next<{ micros: number }>("cpu", 10_000);
