@@ -12,14 +12,7 @@ import {
 } from "../proxy/built-router.js";
 import type { ProfileSummary } from "../proxy/cpu-profile.js";
 import { BENCH_HOST, PAYLOAD_PATHS, type PayloadName } from "../proxy/payloads.js";
-import {
-  type Child,
-  cpuMicros,
-  type GcCounts,
-  gcCounts,
-  startChild,
-  taskSetAvailable,
-} from "../support/child.js";
+import { type Child, cpuMicros, gcCounts, startChild, taskSetAvailable } from "../support/child.js";
 import { GRPC_HOST, GRPC_PATH, grpcRequestFile, publishGrpcRoute } from "./grpc-call.js";
 import { profileH2Router } from "./h2-profile.js";
 import { type H2loadPlan, type H2loadResult, runH2load } from "./h2load.js";
@@ -226,7 +219,7 @@ async function measuredRound(proxy: Child, plan: H2loadPlan): Promise<H2Round> {
   const cpuBefore = await cpuMicros(proxy);
   const result = await runH2load(plan);
   const cpuUsed = (await cpuMicros(proxy)) - cpuBefore;
-  const gcAfter: GcCounts = await gcCounts(proxy);
+  const gcAfter = await gcCounts(proxy);
   const requests = Math.max(1, result.succeeded);
   return {
     result,

@@ -1,9 +1,8 @@
 import { formatProfileSummary } from "../proxy/cpu-profile.js";
 import { medianOf, pairedRounds, quotient } from "../proxy/rounds.js";
+import { fixed, formatTable } from "../support/table.js";
 import type { H2BenchOptions, H2BenchReport, H2Measurement, H2Target } from "./h2-bench.js";
 import { formatHandshakes } from "./tls-handshakes.js";
-
-const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
 
 /**
  * Medians over the rounds, and edgeslice against the minimal proxy judged round by round as the proxy bench
@@ -30,16 +29,11 @@ export function formatH2Report(report: H2BenchReport, options: H2BenchOptions): 
     "mean ms",
     "failed/non-2xx",
   ];
-  const widths = header.map((title, i) =>
-    Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)),
-  );
-  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
   const lines = [
     `HTTP/2 bench: h2load (h2c prior knowledge), ${options.clients} connections x ${options.streamsPerClient} streams, ${options.rounds} interleaved round(s) of ${options.durationSeconds} s per cell after ${options.warmupSeconds} s warm-up; medians over the rounds.`,
     `Layout: ${report.layout}.`,
     "small, large: HTTP/1.1 backend (bench/proxy/), minimal = minimal-h2-proxy-process.ts; grpc: unary calls of 32-byte messages to an h2c backend, minimal = minimal-grpc-proxy-process.ts.",
-    line(header),
-    ...rows.map(line),
+    formatTable(header, rows),
     "CPU µs/req: CPU time (user+system) of the proxy process per request. GC µs/req: V8's pauses per request, and",
     "mark-compacts per 1,000 requests (bench/proxy/gc-counts.mjs): bench/README.md says why a process can settle",
     "into a regime of costly scavenges for its life.",
