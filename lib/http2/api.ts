@@ -16,9 +16,8 @@ export interface ClientStream {
   resume(): void;
 }
 
-export interface StreamListener {
-  /** The response head (1xx informational heads skipped; 101 is a stream PROTOCOL_ERROR in HTTP/2). fields: flat lowercase list WITHOUT pseudo-header fields. */
-  onHead(status: number, fields: string[], endStream: boolean): void;
+/** What a stream of either role tells of the peer's message body and of its own end. */
+export interface BodyListener {
   /** A DATA payload (padding removed). The stream stops crediting its window while paused (stream.pause()). */
   onData(chunk: Buffer): void;
   /** A trailing HEADERS (END_STREAM), flat list. */
@@ -31,6 +30,11 @@ export interface StreamListener {
    * REFUSED_STREAM (RFC 9113 §8.7), a stream id above a GOAWAY's last-stream-id (§6.8), or the stream never sent because the session failed/closed first.
    */
   onClose(code: number, unprocessed: boolean, error: Error | undefined): void;
+}
+
+export interface StreamListener extends BodyListener {
+  /** The response head (1xx informational heads skipped; 101 is a stream PROTOCOL_ERROR in HTTP/2). fields: flat lowercase list WITHOUT pseudo-header fields. */
+  onHead(status: number, fields: string[], endStream: boolean): void;
 }
 
 export interface SessionListener {

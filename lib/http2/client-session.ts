@@ -1,5 +1,11 @@
 import type { Socket } from "node:net";
-import { type ClientStream, Http2SessionError, type SessionListener, type StreamListener } from "./api.js";
+import {
+  type ClientStream,
+  Http2SessionError,
+  protocolError,
+  type SessionListener,
+  type StreamListener,
+} from "./api.js";
 import { Http2Stream } from "./client-stream.js";
 import { ConnectionLink, type LinkedStream } from "./connection-link.js";
 import {
@@ -33,7 +39,10 @@ export interface SessionOptions {
 const CLOSE_GRACE_MS = 1000;
 
 /** An HTTP/2 client connection (RFC 9113) over cleartext TCP with prior knowledge (§3.3). */
-export class Http2ClientSession extends SessionFrames {
+export class Http2ClientSession extends SessionFrames<Http2Stream> {
+  readonly #listener: SessionListener;
+  readonly #queue: Http2Stream[] = [];
+  #nextId = 1;
   readonly #reader: FrameReader;
   #closing = false;
   #socketError: Error | undefined;
@@ -44,7 +53,8 @@ export class Http2ClientSession extends SessionFrames {
     const maxHeaderListSize = options.maxHeaderListSize ?? 64 * 1024;
     const detach = (stream: LinkedStream) => this.#detach(stream);
     const link = new ConnectionLink(socket, streamWindow, detach, () => this.settle());
-    super(link, listener, maxHeaderListSize, connectionWindow);
+    super(link, maxHeaderListSize, connectionWindow);
+    this.#listener = listener;
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, this.onFrame, this.#onOversized);
     const settings = [Setting.ENABLE_PUSH, 0, Setting.INITIAL_WINDOW_SIZE, streamWindow];
     settings.push(Setting.MAX_HEADER_LIST_SIZE, maxHeaderListSize);
@@ -73,12 +83,12 @@ export class Http2ClientSession extends SessionFrames {
 
   /** Streams opened and not yet closed (including queued ones). */
   get openStreams(): number {
-    return this.streams.size + this.queue.length;
+    return this.streams.size + this.#queue.length;
   }
 
   /** False once request() throws: closed, destroyed, GOAWAY received, or stream identifiers used up (§5.1.1). */
   get acceptingRequests(): boolean {
-    const lastId = this.nextId + 2 * this.queue.length;
+    const lastId = this.#nextId + 2 * this.#queue.length;
     return !this.isDestroyed && !this.#closing && !this.goneAway && lastId <= MAX_STREAM_ID;
   }
 
@@ -90,8 +100,8 @@ export class Http2ClientSession extends SessionFrames {
     if (!this.acceptingRequests)
       throw new Http2SessionError("the HTTP/2 session takes no more requests", undefined, false);
     const stream = new Http2Stream(this.link, fields, endStream, listener);
-    if (this.queue.length === 0 && this.#canStart()) this.#start(stream);
-    else this.queue.push(stream);
+    if (this.#queue.length === 0 && this.#canStart()) this.#start(stream);
+    else this.#queue.push(stream);
     return stream;
   }
 
@@ -114,7 +124,7 @@ export class Http2ClientSession extends SessionFrames {
     const streamError = error ?? new Http2SessionError("the HTTP/2 session was destroyed", code, false);
     for (const stream of [...this.streams.values()])
       stream.terminate(code ?? ErrorCode.CANCEL, false, streamError);
-    for (const stream of [...this.queue]) stream.terminate(code ?? ErrorCode.CANCEL, true, streamError);
+    for (const stream of [...this.#queue]) stream.terminate(code ?? ErrorCode.CANCEL, true, streamError);
     if (code === undefined) socket.destroy();
     else {
       this.link.write(goawayFrame(code));
@@ -123,20 +133,53 @@ export class Http2ClientSession extends SessionFrames {
       const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
       socket.once("close", () => clearTimeout(timer));
     }
-    this.listener.onClose(error);
+    this.#listener.onClose(error);
   }
 
   protected override connectionError(code: number, message: string, cause?: unknown): void {
     this.destroy(new Http2SessionError(message, code, false, { cause }), code);
   }
 
+  protected override peerReady(): void {
+    this.#listener.onReady();
+  }
+
+  protected override isIdle(id: number): boolean {
+    return (id & 1) === 0 || id >= this.#nextId;
+  }
+
+  /** §8.4: a client accepts no stream from the server (push is off). */
+  protected override openStream(id: number): void {
+    throw protocolError(`HEADERS on stream ${id}, which we did not open (RFC 9113 §5.1)`);
+  }
+
+  protected override enablePush(value: number): void {
+    if (value !== 0) throw protocolError("a server's SETTINGS_ENABLE_PUSH other than 0 (RFC 9113 §6.5.2)");
+  }
+
+  /** §6.8: streams above last-stream-id were not processed; the others may finish. */
+  protected override peerGoaway(last: number, code: number): void {
+    for (const [id, stream] of this.streams) if (id > last) stream.refuse();
+    this.#listener.onGoaway(last, code);
+    const error = new Http2SessionError(
+      `GOAWAY from the peer (code ${code}, last stream ${last})`,
+      code,
+      true,
+    );
+    // Closing one may close others (a listener may reset or destroy): each is closed from where it still is.
+    for (const stream of [...this.streams.values(), ...this.#queue]) {
+      if ((stream.id ?? last + 1) > last) stream.terminate(ErrorCode.REFUSED_STREAM, true, error);
+    }
+    this.settle();
+  }
+
   /** Queued streams go while the peer allows; a session that takes no more requests ends once idle. */
   protected override settle(): void {
-    while (!this.isDestroyed && this.queue.length > 0 && this.#canStart()) {
-      this.#start(this.queue.shift() as Http2Stream);
+    while (!this.isDestroyed && this.#queue.length > 0 && this.#canStart()) {
+      this.#start(this.#queue.shift() as Http2Stream);
     }
     if (this.isDestroyed || this.openStreams > 0) return;
-    if (this.#closing || this.goneAway || this.nextId > MAX_STREAM_ID)
+    if (this.#closing || this.goneAway || this.#nextId > MAX_STREAM_ID)
       this.destroy(undefined, ErrorCode.NO_ERROR);
   }
 
@@ -147,8 +190,8 @@ export class Http2ClientSession extends SessionFrames {
 
   /** §5.1.1: identifiers odd and increasing, in the order the HEADERS go. */
   #start(stream: Http2Stream): void {
-    const id = this.nextId;
-    this.nextId += 2;
+    const id = this.#nextId;
+    this.#nextId += 2;
     this.streams.set(id, stream);
     stream.start(id);
   }
@@ -157,8 +200,8 @@ export class Http2ClientSession extends SessionFrames {
     this.link.waiting.delete(stream);
     if (stream.id !== undefined) this.streams.delete(stream.id);
     else {
-      const queued = this.queue.findIndex((waiting) => waiting === stream);
-      if (queued >= 0) this.queue.splice(queued, 1);
+      const queued = this.#queue.findIndex((waiting) => waiting === stream);
+      if (queued >= 0) this.#queue.splice(queued, 1);
     }
   }
 

@@ -1,5 +1,4 @@
-import { connectionError, Http2SessionError, protocolError, type SessionListener } from "./api.js";
-import type { Http2Stream } from "./client-stream.js";
+import { type BodyListener, connectionError, Http2SessionError, protocolError } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
 import {
   DEFAULT_MAX_FRAME_SIZE,
@@ -17,15 +16,18 @@ import {
   windowUpdateFrame,
 } from "./frames.js";
 import { HpackDecoder } from "./hpack.js";
+import type { Http2StreamBase } from "./stream-base.js";
 
 /** Control frames we owe (PING and SETTINGS acknowledgements) may wait this much unsent; past it the peer is not reading. */
 const CONTROL_BACKLOG = 4 * 1024 * 1024;
 
-/** The frames a client session receives, each handled by RFC 9113 §6 (client-session.ts has the public API). */
-export abstract class SessionFrames {
-  protected readonly streams = new Map<number, Http2Stream>();
-  protected readonly queue: Http2Stream[] = [];
-  protected nextId = 1;
+/**
+ * The frames a session receives, each handled by RFC 9113 §6, for either role: what differs is which stream
+ * identifiers are the peer's to open, and what a peer's HEADERS on a new one or its GOAWAY mean
+ * (client-session.ts and server-session.ts, which have the public APIs).
+ */
+export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>> {
+  protected readonly streams = new Map<number, Stream>();
   protected isReady = false;
   protected isDestroyed = false;
   protected goneAway = false;
@@ -44,7 +46,6 @@ export abstract class SessionFrames {
 
   protected constructor(
     protected readonly link: ConnectionLink,
-    protected readonly listener: SessionListener,
     maxHeaderListSize: number,
     connectionWindow: number,
   ) {
@@ -59,6 +60,24 @@ export abstract class SessionFrames {
 
   /** Streams may have closed or the peer's limits changed: queued streams may go, an idle closing session ends. */
   protected abstract settle(): void;
+
+  /** The peer's first SETTINGS arrived and was acknowledged. */
+  protected abstract peerReady(): void;
+
+  /** A stream identifier the peer could not have used yet (§5.1: idle), or one that is never its to use. */
+  protected abstract isIdle(id: number): boolean;
+
+  /** A complete field block on an idle stream: the peer opens it, if it is the peer's to open. */
+  protected abstract openStream(id: number, fields: string[] | null, endStream: boolean): void;
+
+  /** The peer's GOAWAY (§6.8). */
+  protected abstract peerGoaway(lastStreamId: number, code: number): void;
+
+  /** §6.5.2: SETTINGS_ENABLE_PUSH as the peer sent it; what is allowed depends on who sent it. */
+  protected abstract enablePush(value: number): void;
+
+  /** A PING or SETTINGS frame that asks for an acknowledgement: the server counts them (§10.5). */
+  protected controlFrame(_kind: "ping" | "settings"): void {}
 
   protected readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): boolean => {
     try {
@@ -147,8 +166,11 @@ export abstract class SessionFrames {
 
   #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
     const decoder = this.#decoder;
-    const fields = decoder.decode(block);
-    this.#stream(streamId, "HEADERS")?.receiveHeaders(decoder.oversized ? null : fields, endStream);
+    const decoded = decoder.decode(block);
+    const fields = decoder.oversized ? null : decoded;
+    const stream = this.streams.get(streamId);
+    if (stream !== undefined) stream.receiveHeaders(fields, endStream);
+    else if (this.isIdle(streamId)) this.openStream(streamId, fields, endStream);
   }
 
   #reset(streamId: number, payload: Buffer): void {
@@ -164,6 +186,7 @@ export abstract class SessionFrames {
       throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "SETTINGS of a wrong length (RFC 9113 §6.5)");
     }
     if (ack) return;
+    this.controlFrame("settings");
     for (let at = 0; at < payload.length; at += 6)
       this.#setting(payload.readUInt16BE(at), payload.readUInt32BE(at + 2));
     this.link.write(SETTINGS_ACK);
@@ -173,13 +196,12 @@ export abstract class SessionFrames {
     const first = !this.isReady;
     this.isReady = true;
     this.settle();
-    if (first && !this.isDestroyed) this.listener.onReady();
+    if (first && !this.isDestroyed) this.peerReady();
   }
 
   /** §6.5.2; the peer's SETTINGS_HEADER_TABLE_SIZE does not matter, as our encoder keeps no table. */
   #setting(id: number, value: number): void {
-    if (id === Setting.ENABLE_PUSH && value !== 0)
-      throw protocolError("a server's SETTINGS_ENABLE_PUSH other than 0 (RFC 9113 §6.5.2)");
+    if (id === Setting.ENABLE_PUSH) this.enablePush(value);
     else if (id === Setting.MAX_CONCURRENT_STREAMS) this.peerMaxStreams = value;
     else if (id === Setting.INITIAL_WINDOW_SIZE) this.#initialWindow(value);
     else if (id === Setting.MAX_FRAME_SIZE) {
@@ -206,29 +228,18 @@ export abstract class SessionFrames {
     if (streamId !== 0) throw protocolError("PING on a stream (RFC 9113 §6.7)");
     if (payload.length !== 8) throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "PING not 8 octets long");
     if ((flags & Flag.ACK) !== 0) return;
+    this.controlFrame("ping");
+    if (this.isDestroyed) return;
     this.link.write(pingAckFrame(payload));
     this.#checkBacklog();
   }
 
-  /** §6.8: streams above last-stream-id were not processed; the others may finish. */
+  /** §6.8: what the last-stream-id means is the role's to say. */
   #goaway(streamId: number, payload: Buffer): void {
     if (streamId !== 0) throw protocolError("GOAWAY on a stream (RFC 9113 §6.8)");
     if (payload.length < 8) throw connectionError(ErrorCode.FRAME_SIZE_ERROR, "GOAWAY shorter than 8 octets");
-    const last = payload.readUInt32BE(0) & MAX_STREAM_ID;
-    const code = payload.readUInt32BE(4);
     this.goneAway = true;
-    for (const [id, stream] of this.streams) if (id > last) stream.refuse();
-    this.listener.onGoaway(last, code);
-    const error = new Http2SessionError(
-      `GOAWAY from the peer (code ${code}, last stream ${last})`,
-      code,
-      true,
-    );
-    // Closing one may close others (a listener may reset or destroy): each is closed from where it still is.
-    for (const stream of [...this.streams.values(), ...this.queue]) {
-      if ((stream.id ?? last + 1) > last) stream.terminate(ErrorCode.REFUSED_STREAM, true, error);
-    }
-    this.settle();
+    this.peerGoaway(payload.readUInt32BE(0) & MAX_STREAM_ID, payload.readUInt32BE(4));
   }
 
   #windowUpdate(streamId: number, payload: Buffer): void {
@@ -250,13 +261,13 @@ export abstract class SessionFrames {
   }
 
   /**
-   * The open stream a frame is for; undefined for one of ours that closed, whose frames are ignored (§5.1). On
-   * stream 0, an even stream (§8.4: no push) or one we never opened, it is a connection error (§5.1, §6.1-§6.4).
+   * The open stream a frame is for; undefined for one that closed, whose frames are ignored (§5.1). On stream 0
+   * or an idle one, it is a connection error (§5.1, §6.1-§6.4).
    */
-  #stream(id: number, frame: string): Http2Stream | undefined {
+  #stream(id: number, frame: string): Stream | undefined {
     const stream = this.streams.get(id);
-    if (stream === undefined && ((id & 1) === 0 || id >= this.nextId))
-      throw protocolError(`${frame} on stream ${id}, which we did not open (RFC 9113 §5.1)`);
+    if (stream === undefined && (id === 0 || this.isIdle(id)))
+      throw protocolError(`${frame} on stream ${id}, which is not open (RFC 9113 §5.1)`);
     return stream;
   }
 

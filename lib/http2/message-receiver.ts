@@ -1,19 +1,23 @@
-import type { StreamListener } from "./api.js";
+import type { BodyListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
+import { BAD_LENGTH, MALFORMED, NO_LENGTH, regularFields } from "./field-rules.js";
 import { ErrorCode, windowUpdateFrame } from "./frames.js";
 
+/** What acceptHead() returns for a head to skip (an informational response, §8.1). */
+export const INFORMATIONAL = -3;
+
 /**
- * The receiving half of a client stream: the response head, its DATA and trailers (held in order while paused),
- * and the stream's receive window, credited as the listener takes the DATA (RFC 9113 §6.9).
+ * The receiving half of a stream, either role: the peer's head (the role checks and delivers it), its DATA and
+ * trailers (held in order while paused), and the stream's receive window, credited as the listener takes the
+ * DATA (RFC 9113 §6.9).
  */
-export abstract class ResponseReceiver {
+export abstract class MessageReceiver<Listener extends BodyListener> {
   protected streamId: number | undefined;
   protected closed = false;
   /** END_STREAM came (what came before it may still be held while paused). */
   protected remoteEnded = false;
   /** END_STREAM came and everything before it was delivered. */
   protected remoteDone = false;
-  readonly #bodyless: boolean;
   #receiveWindow = 0;
   #unacknowledged = 0;
   #headSeen = false;
@@ -26,11 +30,8 @@ export abstract class ResponseReceiver {
 
   protected constructor(
     protected readonly link: ConnectionLink,
-    protected readonly listener: StreamListener,
-    bodyless: boolean,
-  ) {
-    this.#bodyless = bodyless;
-  }
+    protected listener: Listener,
+  ) {}
 
   pause(): void {
     this.#paused = true;
@@ -62,7 +63,7 @@ export abstract class ResponseReceiver {
       return;
     }
     if (!this.#headSeen) {
-      this.fail(ErrorCode.PROTOCOL_ERROR, "DATA before the response head (RFC 9113 §8.1)");
+      this.fail(ErrorCode.PROTOCOL_ERROR, "DATA before the head (RFC 9113 §8.1)");
       return;
     }
     this.#receiveWindow -= frameLength;
@@ -101,25 +102,33 @@ export abstract class ResponseReceiver {
   /** RST_STREAM(code) and onClose. */
   protected abstract fail(code: number, message: string): void;
 
-  /** The response ended and was delivered. */
+  /** The peer's message ended and was delivered. */
   protected abstract remoteFinished(): void;
 
+  /**
+   * Checks the head and takes its pseudo-header fields out of `fields`: the content-length its DATA must add up
+   * to (NO_LENGTH when none, BAD_LENGTH when it cannot be read), MALFORMED, or INFORMATIONAL to skip it.
+   */
+  protected abstract acceptHead(fields: string[], endStream: boolean): number;
+
+  /** The head passed acceptHead(): hand it on. */
+  protected abstract deliverHead(fields: string[], endStream: boolean): void;
+
   #receiveHead(fields: string[], endStream: boolean): void {
-    const status = takeStatus(fields);
-    if (status === MALFORMED || status === 101 || (status < 200 && endStream)) {
-      this.fail(ErrorCode.PROTOCOL_ERROR, "malformed response head (RFC 9113 §8.3.2)");
+    const expected = this.acceptHead(fields, endStream);
+    if (expected === INFORMATIONAL) return;
+    if (expected === MALFORMED) {
+      this.fail(ErrorCode.PROTOCOL_ERROR, "a malformed head (RFC 9113 §8.3)");
       return;
     }
-    if (status < 200) return;
-    const expected = this.#bodyless || status === 204 || status === 304 ? 0 : declaredLength(fields);
     if (expected === BAD_LENGTH || (endStream && expected > 0)) {
-      this.fail(ErrorCode.PROTOCOL_ERROR, "content-length disagrees with the response (RFC 9113 §8.1.1)");
+      this.fail(ErrorCode.PROTOCOL_ERROR, "content-length disagrees with the message (RFC 9113 §8.1.1)");
       return;
     }
     this.#expected = expected;
     this.#headSeen = true;
     this.remoteEnded = endStream;
-    this.listener.onHead(status, fields, endStream);
+    this.deliverHead(fields, endStream);
     if (endStream && !this.closed) this.#finishRemote();
   }
 
@@ -175,66 +184,4 @@ export abstract class ResponseReceiver {
     this.remoteDone = true;
     this.remoteFinished();
   }
-}
-
-/** §8.2.2: connection-specific fields make a message malformed. */
-const CONNECTION_SPECIFIC = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-/** §8.2.1: a name is lowercase token characters; a value has no NUL, CR or LF and no whitespace at either end. */
-const INVALID_NAME = /[^a-z0-9!#$%&'*+\-.^_`|~]/;
-const INVALID_VALUE = /[\0\r\n]|^[\t ]|[\t ]$/;
-/** §8.3.2: three digits; RFC 9110 §15: 100 to 599. */
-const STATUS = /^[1-5][0-9]{2}$/;
-
-const MALFORMED = -1;
-const NO_LENGTH = -1;
-const BAD_LENGTH = -2;
-
-/**
- * The status of a response head and the fields without it: :status must come first (§8.3: pseudo-header fields
- * precede the others), once, as three digits; a response has no other pseudo-header field. MALFORMED otherwise.
- * Removes :status from `fields`.
- */
-function takeStatus(fields: string[]): number {
-  const status = fields[1] as string;
-  if (fields[0] !== ":status" || !STATUS.test(status) || !regularFields(fields, 2)) return MALFORMED;
-  fields.copyWithin(0, 2);
-  fields.length -= 2;
-  return Number(status);
-}
-
-/**
- * True when the fields from `from` on are well formed (§8.2.1) and hold no pseudo-header field (§8.3) and no
- * connection-specific one: what is passed on to an HTTP/1.1 client cannot split its message.
- */
-function regularFields(fields: readonly string[], from: number): boolean {
-  for (let i = from; i < fields.length; i += 2) {
-    const name = fields[i] as string;
-    if (name.length === 0 || INVALID_NAME.test(name) || CONNECTION_SPECIFIC.has(name)) return false;
-    if (INVALID_VALUE.test(fields[i + 1] as string)) return false;
-  }
-  return true;
-}
-
-/**
- * §8.1.1: the content-length the DATA must add up to, NO_LENGTH when absent, BAD_LENGTH when it is not a
- * number or its values disagree.
- */
-function declaredLength(fields: readonly string[]): number {
-  let length = NO_LENGTH;
-  for (let i = 0; i < fields.length; i += 2) {
-    if (fields[i] !== "content-length") continue;
-    const value = fields[i + 1] as string;
-    if (!/^[0-9]{1,15}$/.test(value)) return BAD_LENGTH;
-    const parsed = Number(value);
-    if (length !== NO_LENGTH && parsed !== length) return BAD_LENGTH;
-    length = parsed;
-  }
-  return length;
 }
