@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
+import type { ServerStream } from "../../lib/http2/server-session.js";
 import type { ListenerGauges, ListenerName } from "../core/observability/listener-gauges.js";
 import type { ConnectionStage } from "./proxy-header-stage.js";
 
@@ -24,21 +24,25 @@ export function countingStage(
   };
 }
 
-type Http2Handler = (
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  flags: number,
-  raw: string[],
-) => void;
+type Http2Handler = (stream: ServerStream, socket: Socket) => void;
 
-export function countingStreams(gauges: ListenerGauges, handler: Http2Handler): Http2Handler {
-  const closed = { http: () => void gauges.streams.http--, https: () => void gauges.streams.https-- };
-  return (stream, headers, flags, raw) => {
-    const listener: ListenerName = (stream.session?.socket as { encrypted?: boolean } | undefined)?.encrypted
-      ? "https"
-      : "http";
-    gauges.streams[listener]++;
-    stream.on("close", closed[listener]);
-    handler(stream, headers, flags, raw);
+/** The HTTP/2 front's hooks (http2-front.ts): a request handed out, and one of those closed. */
+export interface Http2StreamHooks {
+  readonly onStream: Http2Handler;
+  readonly onStreamClosed: (socket: Socket) => void;
+}
+
+const listenerOf = (socket: Socket): ListenerName =>
+  (socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+
+export function countingStreams(gauges: ListenerGauges, handler: Http2Handler): Http2StreamHooks {
+  return {
+    onStream(stream, socket) {
+      gauges.streams[listenerOf(socket)]++;
+      handler(stream, socket);
+    },
+    onStreamClosed(socket) {
+      gauges.streams[listenerOf(socket)]--;
+    },
   };
 }

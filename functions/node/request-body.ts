@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import type { BodySink, BodySource } from "../../lib/http-exchange.js";
 import { MAX_REPLAYABLE_BODY_BYTES, type ProxySettings } from "../core/forwarding/proxy-policy.js";
 import { AttemptTimer, type CuttableAttempt } from "./attempt-bounds.js";
@@ -15,6 +14,19 @@ export interface BodyAttempt extends CuttableAttempt {
 
 type BodySettings = Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutMs">;
 
+type BodyEvent = "data" | "end" | "close" | "error";
+// biome-ignore lint/suspicious/noExplicitAny: Node's EventEmitter types every listener so; a narrower one is not assignable.
+type EventListener = (...args: any[]) => void;
+
+/** Where a client's body is read from: Node's IncomingMessage, or an HTTP/2 stream's (http2-front/stream-body.ts). */
+export interface IncomingBody {
+  on(event: BodyEvent, listener: EventListener): unknown;
+  off(event: BodyEvent, listener: EventListener): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  readonly readableEnded: boolean;
+}
+
 /**
  * The client's body, streamed to one attempt at a time. Nothing is read from the client before the upstream
  * connection asks for it (once connected and the head is written), and a failed attempt never destroys the
@@ -29,14 +41,14 @@ type BodySettings = Pick<ProxySettings, "tryTimeoutMs" | "clientBodyIdleTimeoutM
 export class RequestBody {
   /** An attempt started reading the client's body. */
   consumed = false;
-  readonly incoming: Readable;
+  readonly incoming: IncomingBody;
   readonly settings: BodySettings;
   /** The chunks read so far while within MAX_REPLAYABLE_BODY_BYTES; undefined once the body outgrew it. */
   kept: Buffer[] | undefined = [];
   /** The client's body ended: every byte of it was read. */
   ended = false;
 
-  constructor(incoming: Readable, settings: BodySettings) {
+  constructor(incoming: IncomingBody, settings: BodySettings) {
     this.incoming = incoming;
     this.settings = settings;
   }
@@ -124,7 +136,7 @@ class AttemptBody implements BodySource {
   }
 
   /** Each comes once, and stop() takes them all off: `on` spares the wrapper `once` makes. */
-  #listen(incoming: Readable): void {
+  #listen(incoming: IncomingBody): void {
     this.#listening = true;
     incoming.on("data", this.#onData);
     incoming.on("end", this.#onEnd);

@@ -1,7 +1,7 @@
 import { type IncomingMessage, METHODS, type ServerResponse } from "node:http";
-import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
 import type { Hono } from "hono";
+import type { ServerStream } from "../../lib/http2/server-session.js";
 import {
   type PipelineDeps,
   type PipelineOutput,
@@ -54,19 +54,11 @@ export class RequestHandler implements PipelineOutput<ClientSide, void> {
     this.handle(new Http1Client(incoming, outgoing, head, this.#deps.trustedProxies));
   };
 
-  /** The HTTP/2 server's 'stream' (h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT). */
-  readonly http2 = (
-    stream: ServerHttp2Stream,
-    headers: IncomingHttpHeaders,
-    _: number,
-    raw: string[],
-  ): void => {
-    // Reset by the client in the packet that opened it (rapid reset): nobody to answer, nothing to forward.
-    if (stream.destroyed) return;
-    const client = new Http2Client(stream, headers, new RequestHead(raw), this.#deps.trustedProxies);
+  /** A request of the HTTP/2 front (h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT), on its session's socket. */
+  readonly http2 = (stream: ServerStream, socket: Socket): void => {
+    const client = new Http2Client(stream, new RequestHead(stream.fields), socket, this.#deps.trustedProxies);
     const problem =
-      authorityProblem(headers[":authority"], client.headers.host) ??
-      methodProblem(client.method, HTTP1_METHODS);
+      authorityProblem(stream.authority, client.headers.host) ?? methodProblem(client.method, HTTP1_METHODS);
     this.handle(client, problem);
   };
 

@@ -124,8 +124,8 @@ export async function startNodeRouter(config: RouterConfig, deps: NodeRouterDeps
   // told its protocol within the headers timeout is closed (http2-front/cleartext-split.ts).
   const idleTimeoutMs = config.clientKeepAliveTimeoutMs;
   const { listeners } = core.routing.policy.metrics;
-  const onStream = countingStreams(listeners, core.handler.http2);
-  const http2 = createHttp2Front({ onStream, drainMs, idleTimeoutMs, logger });
+  const streams = countingStreams(listeners, core.handler.http2);
+  const http2 = createHttp2Front({ streams, drainMs, idleTimeoutMs, logger });
   const split = splitCleartext(server, http2, config.clientHeadersTimeoutMs);
   // Each connection counted, then (PROXY_PROTOCOL) a trusted balancer's header read, before the h2c split and
   // TLS: wrapping the split, the stage runs first.

@@ -22,6 +22,8 @@ export interface BodyListener {
   onData(chunk: Buffer): void;
   /** A trailing HEADERS (END_STREAM), flat list. */
   onTrailers(fields: string[]): void;
+  /** The peer's message ended and all of it was delivered (before onClose, which waits for our end too). */
+  onEnd?(): void;
   /** After write() returned false: the stream (and connection) send window opened again. */
   onDrain(): void;
   /**

@@ -118,10 +118,10 @@ function wordFrame(type: number, streamId: number, value: number): Buffer {
   return out;
 }
 
-/** §6.8: a client accepts no stream from the server, so its last-stream-id is 0. */
-export function goawayFrame(code: number): Buffer {
+/** §6.8: the last stream the sender acted on or may act on; a client accepts none from a server, so 0. */
+export function goawayFrame(code: number, lastStreamId = 0): Buffer {
   const out = frame(FrameType.GOAWAY, 0, 0, 8);
-  out.writeUInt32BE(0, FRAME_HEADER_LENGTH);
+  out.writeUInt32BE(lastStreamId, FRAME_HEADER_LENGTH);
   out.writeUInt32BE(code >>> 0, FRAME_HEADER_LENGTH + 4);
   return out;
 }

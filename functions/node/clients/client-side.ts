@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import type { Readable, Writable } from "node:stream";
+import type { Writable } from "node:stream";
 import type { ExchangeHead } from "../../../lib/http-exchange.js";
 import type { RequestContent } from "../../../lib/http1/request-content.js";
 import type { PipelineRequest, ProxyRoute } from "../../app/request-pipeline.js";
@@ -9,6 +9,7 @@ import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { connectionFactsOf, tlsFactsOf } from "../connection-facts.js";
 import { relayFraming } from "../relayed-framing.js";
+import type { IncomingBody } from "../request-body.js";
 import type { RequestHead } from "../request-head.js";
 import { requestUrl } from "../request-url.js";
 
@@ -36,7 +37,7 @@ function onAnswerClose(this: Watched): void {
  * connection's facts) and how its answer is written to `out`, one subclass per way of writing. The request
  * handler and the exchange speak only to this.
  */
-export abstract class ClientSide<In extends Readable = Readable, Out extends Writable = Writable>
+export abstract class ClientSide<In extends IncomingBody = IncomingBody, Out = unknown>
   implements PipelineRequest
 {
   /** The URL routed on (request-url.ts); "" when it cannot be read (400). */
@@ -85,23 +86,16 @@ export abstract class ClientSide<In extends Readable = Readable, Out extends Wri
   abstract content(): ClientContent;
 
   /** `watcher` hears when the answer closes (sent whole, or the client left). */
-  watch(watcher: ClientWatcher): void {
-    (this.out as Watched)[WATCHER] = watcher;
-    this.out.on("close", onAnswerClose);
-  }
+  abstract watch(watcher: ClientWatcher): void;
 
   /** Writes a backend's response head; throws when it cannot be relayed as it came (a 502 then). */
   abstract writeHead(head: ExchangeHead, route: ProxyRoute): void;
 
-  /** A body chunk; a `view` of a read buffer the dispatcher reuses goes as a copy, as `out` keeps what it gets. */
-  data(chunk: Buffer, view: boolean): boolean {
-    return this.out.write(view ? Buffer.from(chunk) : chunk);
-  }
+  /** A body chunk; a `view` of a read buffer the dispatcher reuses is copied unless holdsChunk() tells. */
+  abstract data(chunk: Buffer, view: boolean): boolean;
 
   /** `resume` runs once the client took what data() could not. */
-  whenDrained(resume: () => void): void {
-    this.out.once("drain", resume);
-  }
+  abstract whenDrained(resume: () => void): void;
 
   /** Whether a chunk given as a view is still held (lib/http-exchange.ts holdsChunk). */
   holdsChunk(): boolean {
@@ -135,4 +129,24 @@ export abstract class ClientSide<In extends Readable = Readable, Out extends Wri
   }
   /** The backend switched protocols (101): the connections are joined; `closed` once both are (upgrades only). */
   switched?(head: ExchangeHead, route: ProxyRoute, backend: Socket, rest: Buffer, closed: () => void): void;
+}
+
+/** A client answered through a Node Writable (HTTP/1.1's ServerResponse, an upgrade's socket). */
+export abstract class WritableClientSide<In extends IncomingBody, Out extends Writable> extends ClientSide<
+  In,
+  Out
+> {
+  watch(watcher: ClientWatcher): void {
+    (this.out as Watched)[WATCHER] = watcher;
+    this.out.on("close", onAnswerClose);
+  }
+
+  /** As `out` keeps what it gets, a view goes as a copy. */
+  data(chunk: Buffer, view: boolean): boolean {
+    return this.out.write(view ? Buffer.from(chunk) : chunk);
+  }
+
+  whenDrained(resume: () => void): void {
+    this.out.once("drain", resume);
+  }
 }

@@ -7,7 +7,7 @@ import { type ForwardingInfo, reasonPhrase, upstreamRequestHeaderList } from "..
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import { drainUnreadBody } from "../drain.js";
 import type { RequestHead } from "../request-head.js";
-import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
+import { type ClientContent, REFUSED, WritableClientSide } from "./client-side.js";
 
 /**
  * What may wait in the client's socket before reading from the backend stops: about what a pipe holds (its
@@ -23,7 +23,7 @@ function endResponse(this: ServerResponse): void {
  * An HTTP/1.x client's request on Node's objects: the head goes out with one writeHead of a flat field list (sent
  * with the first chunk in one writev), each chunk straight to the socket; no Readable, pipe or promise per chunk.
  */
-export class Http1Client extends ClientSide<IncomingMessage, ServerResponse> {
+export class Http1Client extends WritableClientSide<IncomingMessage, ServerResponse> {
   /** The client's socket still held bytes when the last read was handed on: chunks go as copies meanwhile. */
   #backlogged = false;
   /** A chunk of the read under way went to the client's socket as it came (a view of the read's buffer). */

@@ -14,14 +14,14 @@ import { REQUEST_ID_HEADER } from "../../core/http/request-id.js";
 import type { TrustedProxies } from "../../core/http/trusted-proxies.js";
 import type { RequestHead } from "../request-head.js";
 import { endThenDestroy, joinSockets } from "../tunnel.js";
-import { type ClientContent, ClientSide, REFUSED } from "./client-side.js";
+import { type ClientContent, REFUSED, WritableClientSide } from "./client-side.js";
 
 /**
  * An HTTP/1.1 Upgrade (WebSocket) on the raw socket of http.Server's 'upgrade' (Node docs): answered byte for
  * byte, as Node's response object is gone. A 101 joins the connections (tunnel.ts); any other answer is the
  * last on the connection, which closes after it.
  */
-export class UpgradeClient extends ClientSide<IncomingMessage, Socket> {
+export class UpgradeClient extends WritableClientSide<IncomingMessage, Socket> {
   override readonly upgrade = true;
   headersSent = false;
   readonly #clientHead: Buffer;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { authorityProblem } from "../../../../functions/node/http2-front/authority.js";
 import { HTTP2_PREFACE, prefaceVerdict } from "../../../../functions/node/http2-front/cleartext-split.js";
-import { FrameBudget } from "../../../../functions/node/http2-front/session-guard.js";
+import { FrameBudget } from "../../../../lib/http2/frame-budget.js";
 
 const bytes = (text: string) => Buffer.from(text, "latin1");
 

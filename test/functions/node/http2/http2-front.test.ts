@@ -3,11 +3,18 @@ import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttp2Front, type Http2Front } from "../../../../functions/node/http2-front/http2-front.js";
+import type { ServerStream } from "../../../../lib/http2/server-session.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** The front's hooks for a test's own stream handler, with no gauge to count in. */
+const handling = (onStream: (stream: ServerStream) => void) => ({
+  streams: { onStream, onStreamClosed: () => undefined },
+});
+const OK = [":status", "200"];
 
 /** A loopback listener that hands every connection to the front, as the router's listeners do. */
 async function frontOn(front: Http2Front): Promise<number> {
@@ -47,10 +54,11 @@ describe("createHttp2Front", () => {
     const front = createHttp2Front({
       drainMs: 1_000,
       idleTimeoutMs: 0,
-      onStream: (stream, headers) => {
-        stream.respond({ ":status": 200 });
-        stream.end(`${headers[":method"]} ${headers[":path"]}`);
-      },
+      ...handling((stream) => {
+        stream.respond(OK, false);
+        stream.write(Buffer.from(`${stream.method} ${stream.path}`));
+        stream.end();
+      }),
     });
     cleanups.push(() => front.close());
     const session = client(await frontOn(front));
@@ -61,11 +69,14 @@ describe("createHttp2Front", () => {
     const front = createHttp2Front({
       drainMs: 5_000,
       idleTimeoutMs: 0,
-      onStream: (stream) => {
-        stream.respond({ ":status": 200 });
-        stream.write("first ");
-        setTimeout(() => stream.end("last"), 150);
-      },
+      ...handling((stream) => {
+        stream.respond(OK, false);
+        stream.write(Buffer.from("first "));
+        setTimeout(() => {
+          stream.write(Buffer.from("last"));
+          stream.end();
+        }, 150);
+      }),
     });
     const session = client(await frontOn(front));
     const goaway = once(session, "goaway");
@@ -83,10 +94,10 @@ describe("createHttp2Front", () => {
     const front = createHttp2Front({
       drainMs: 100,
       idleTimeoutMs: 0,
-      onStream: (stream) => {
-        stream.respond({ ":status": 200 });
-        stream.write("never ends");
-      },
+      ...handling((stream) => {
+        stream.respond(OK, false);
+        stream.write(Buffer.from("never ends"));
+      }),
     });
     const session = client(await frontOn(front));
     const stream = session.request({ ":path": "/forever" });
@@ -106,7 +117,7 @@ describe("createHttp2Front", () => {
     const front = createHttp2Front({
       drainMs: 100,
       idleTimeoutMs: 100,
-      onStream: (s) => s.respond({ ":status": 200 }, { endStream: true }),
+      ...handling((stream) => stream.respond(OK, true)),
     });
     cleanups.push(() => front.close());
     const session = client(await frontOn(front));
