@@ -67,10 +67,26 @@ export function takeRequestControl(fields: string[]): RequestControl | undefined
     else return undefined;
   }
   if (method === undefined || scheme === undefined || path === undefined) return undefined;
+  if (!validControl(method, scheme, authority, path)) return undefined;
   if (!regularFields(fields, at) || !onlyTrailersTe(fields, at)) return undefined;
   fields.copyWithin(0, at);
   fields.length -= at;
   return { method, scheme, authority: authority ?? "", path };
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const SCHEME = /^(?:http|https)$/;
+
+/**
+ * §8.3.1: a token for :method (CONNECT, §8.5, is not served), http or https for :scheme, an origin-form :path
+ * (or "*" for OPTIONS); no value carries NUL, CR or LF. An absolute-form :path would route on another host than
+ * :authority.
+ */
+function validControl(method: string, scheme: string, authority: string | undefined, path: string): boolean {
+  if (!TOKEN.test(method) || method === "CONNECT" || !SCHEME.test(scheme)) return false;
+  if (authority !== undefined && INVALID_VALUE.test(authority)) return false;
+  const originForm = path.charCodeAt(0) === 0x2f || (path === "*" && method === "OPTIONS");
+  return originForm && !INVALID_VALUE.test(path);
 }
 
 /**

@@ -78,6 +78,9 @@ export abstract class MessageReceiver<Listener extends BodyListener> {
       return;
     }
     this.remoteEnded = endStream;
+    // A payload is a view of the read that brought it: one that is a small part of its read is copied, so a
+    // few bytes held or kept never pin a whole read (a peer can pad its reads with frames we skip).
+    if (payload.length * 4 < payload.buffer.byteLength) payload = Buffer.from(payload);
     if (this.#paused || this.#held !== undefined) {
       this.#held ??= [];
       if (payload.length > 0) this.#held.push(payload);

@@ -54,6 +54,8 @@ const BUDGETS: Readonly<Record<FloodKind, number>> = {
   refused_streams: 100,
   stream_errors: 100,
 };
+/** What else than DATA may wait unsent to a client (HEADERS, RST_STREAM, acknowledgements) before it is cut. */
+const UNREAD_BOUND = 4 * 1024 * 1024;
 /** How long a socket we ended may take to close before it is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -186,9 +188,11 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
     if ((id & 1) === 0) throw protocolError(`HEADERS on stream ${id}, an even one (RFC 9113 §5.1.1)`);
     this.#lastPeerId = id;
     // §6.8: after our GOAWAY, newer streams are not acted on; §5.1.2: past the limit they are refused.
-    if (this.#goawayLast !== undefined || this.streams.size >= this.#options.maxConcurrentStreams) {
+    const draining = this.#goawayLast !== undefined;
+    if (draining || this.streams.size >= this.#options.maxConcurrentStreams) {
       this.link.write(rstStreamFrame(id, ErrorCode.REFUSED_STREAM));
-      this.#spend("refused_streams");
+      // A client that had not read our GOAWAY yet is not over any limit.
+      if (!draining) this.#spend("refused_streams");
       return;
     }
     const stream = new ServerStream(this.link, id, this);
@@ -241,6 +245,12 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
       frames = chunk.subarray(take);
     }
     if (frames.length > 0) this.#reader.push(frames);
+    // DATA waits for the client's windows and the socket (connection-link.ts); the rest we owe it does not: a
+    // client that keeps asking and never reads would grow it without bound.
+    if (this.link.socket.writableLength > UNREAD_BOUND) {
+      this.connectionError(ErrorCode.ENHANCE_YOUR_CALM, "the client does not read what it asks for");
+      return;
+    }
     this.#handOut();
   };
 
@@ -253,12 +263,22 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
       if (this.isDestroyed) return;
       if (stream.isClosed) continue;
       stream.handedOut = true;
-      this.#listener.onRequest(stream);
+      try {
+        this.#listener.onRequest(stream);
+      } catch {
+        // The user's failure is this stream's, not the session's.
+        stream.reset(ErrorCode.INTERNAL_ERROR);
+      }
     }
   }
 
+  /**
+   * Nothing read or written for the idle time: with no stream open the session closes; with responses waiting
+   * on a client that neither reads nor opens its windows (CVE-2019-9517), their streams are cut.
+   */
   readonly #onIdle = (): void => {
     if (this.streams.size === 0) this.close();
+    else if (this.link.waiting.size > 0 || this.link.socket.writableLength > 0) this.cut(ErrorCode.CANCEL);
   };
 
   readonly #onError = (error: Error): void => {

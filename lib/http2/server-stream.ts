@@ -1,6 +1,7 @@
 import type { BodyListener } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
 import { declaredLength, MALFORMED, type RequestControl, takeRequestControl } from "./field-rules.js";
+import { ErrorCode, rstStreamFrame } from "./frames.js";
 import { Http2StreamBase } from "./stream-base.js";
 
 /** What a server stream tells its session (server-session.ts). */
@@ -67,11 +68,6 @@ export class ServerStream extends Http2StreamBase<BodyListener> {
   get responseEnded(): boolean {
     return this.localEnded;
   }
-  /** The whole request came (what is held while paused included). */
-  get requestEnded(): boolean {
-    return this.remoteEnded;
-  }
-
   /** Who hears the request's content and the stream's end from now on; call resume() to take the content. */
   listen(listener: BodyListener): void {
     this.listener = listener;
@@ -106,6 +102,20 @@ export class ServerStream extends Http2StreamBase<BodyListener> {
   protected override deliverHead(fields: string[]): void {
     this.fields = fields;
     this.#host.requested(this);
+  }
+
+  /**
+   * Our response is complete: what the request still holds or has yet to send is not needed. §8.1: a server
+   * that answered before the request ended asks the client to stop with RST_STREAM(NO_ERROR); a request that
+   * came whole but was never read (the router answered it itself) is dropped.
+   */
+  protected override localFinished(): void {
+    if (this.remoteDone) {
+      super.localFinished();
+      return;
+    }
+    if (!this.remoteEnded) this.link.write(rstStreamFrame(this.streamId as number, ErrorCode.NO_ERROR));
+    this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }
 
   protected override remoteFinished(): void {

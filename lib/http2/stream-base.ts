@@ -237,6 +237,11 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
     this.localEnded = true;
     this.#lastFrame = undefined;
     this.#trailers = undefined;
+    this.localFinished();
+  }
+
+  /** Our END_STREAM went: the stream is complete once the peer's message was delivered too. */
+  protected localFinished(): void {
     if (this.remoteDone) this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }
 }

