@@ -82,6 +82,15 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
     this.terminate(code, false, new Http2StreamError(`stream ${id} reset (code ${code})`, code, false));
   }
 
+  /**
+   * Sends what this tick wrote now (one writev still); true when some of it is still held, waiting for a window
+   * or in the socket, so a payload written as a view of a buffer its writer reuses must not be overwritten yet.
+   */
+  holdsWrites(): boolean {
+    this.link.flush();
+    return this.#outBytes > 0 || this.link.socket.writableLength > 0;
+  }
+
   /** Sends the queued DATA the windows and the socket allow. */
   flush(): void {
     const out = this.#out;

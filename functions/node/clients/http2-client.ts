@@ -28,6 +28,8 @@ export class Http2Client extends ClientSide<IncomingBody, ServerStream> implemen
   #watcher: ClientWatcher | undefined;
   #drained: (() => void) | undefined;
   #trailers: string[] | undefined;
+  /** A chunk of the read under way went as a view of the dispatcher's read buffer. */
+  #sentView = false;
 
   constructor(stream: ServerStream, head: RequestHead, socket: Socket, trusted: TrustedProxies) {
     const body = stream.endedWithHead ? undefined : new StreamBody(stream);
@@ -70,9 +72,16 @@ export class Http2Client extends ClientSide<IncomingBody, ServerStream> implemen
     this.out.respond(fields, head.endStream === true);
   }
 
-  /** The stream keeps what it cannot send yet, so a view goes as a copy. */
+  /** A view goes as it is: holdsChunk() then tells whether the stream or its socket still holds it. */
   data(chunk: Buffer, view: boolean): boolean {
-    return this.out.write(view ? Buffer.from(chunk) : chunk);
+    if (view) this.#sentView = true;
+    return this.out.write(chunk);
+  }
+
+  override holdsChunk(): boolean {
+    if (!this.#sentView) return false;
+    this.#sentView = false;
+    return this.out.holdsWrites();
   }
 
   whenDrained(resume: () => void): void {
