@@ -45,7 +45,6 @@ export class Http2ClientSession extends SessionFrames<Http2Stream> {
   #nextId = 1;
   readonly #reader: FrameReader;
   #closing = false;
-  #socketError: Error | undefined;
 
   constructor(socket: Socket, listener: SessionListener, options: SessionOptions = {}) {
     const streamWindow = options.initialStreamWindow ?? 1024 * 1024;
@@ -63,8 +62,8 @@ export class Http2ClientSession extends SessionFrames<Http2Stream> {
     if (connectionWindow > DEFAULT_WINDOW)
       preface.push(windowUpdateFrame(0, connectionWindow - DEFAULT_WINDOW));
     link.write(Buffer.concat(preface));
-    socket.on("data", this.#onData).on("end", this.#onEnd).on("close", this.#onEnd);
-    socket.on("error", this.#onError).on("drain", this.flushWaiting);
+    socket.on("data", this.#onData).on("end", this.onSocketEnd).on("close", this.onSocketEnd);
+    socket.on("error", this.onSocketError).on("drain", this.flushWaiting);
   }
 
   /** The peer's first SETTINGS arrived (and was acknowledged). */
@@ -136,10 +135,6 @@ export class Http2ClientSession extends SessionFrames<Http2Stream> {
     this.#listener.onClose(error);
   }
 
-  protected override connectionError(code: number, message: string, cause?: unknown): void {
-    this.destroy(new Http2SessionError(message, code, false, { cause }), code);
-  }
-
   protected override peerReady(): void {
     this.#listener.onReady();
   }
@@ -206,18 +201,6 @@ export class Http2ClientSession extends SessionFrames<Http2Stream> {
   }
 
   readonly #onData = (chunk: Buffer): void => this.#reader.push(chunk);
-
-  readonly #onError = (error: Error): void => {
-    this.#socketError ??= error;
-  };
-
-  readonly #onEnd = (): void => {
-    if (this.isDestroyed) return;
-    const cause = this.#socketError;
-    const message =
-      cause === undefined ? "the peer closed the connection" : `the connection failed: ${cause.message}`;
-    this.destroy(new Http2SessionError(message, undefined, true, { cause }));
-  };
 
   /** Before the peer's SETTINGS, a frame too long is most likely no HTTP/2 at all (an HTTP/1.1 answer). */
   readonly #onOversized = (length: number): void => {

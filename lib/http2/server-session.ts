@@ -76,7 +76,6 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
   #opened: ServerStream[] = [];
   /** The last-stream-id our GOAWAY carried; §6.8: a later one never raises it. undefined: none sent. */
   #goawayLast: number | undefined;
-  #socketError: Error | undefined;
 
   constructor(socket: Socket, listener: ServerSessionListener, options: ServerSessionOptions) {
     const connectionWindow = Math.max(options.connectionWindow, DEFAULT_WINDOW);
@@ -94,8 +93,8 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
       preface.push(windowUpdateFrame(0, connectionWindow - DEFAULT_WINDOW));
     link.write(Buffer.concat(preface));
     socket.setNoDelay(true);
-    socket.on("data", this.#onData).on("end", this.#onEnd).on("close", this.#onEnd);
-    socket.on("error", this.#onError).on("drain", this.flushWaiting);
+    socket.on("data", this.#onData).on("end", this.onSocketEnd).on("close", this.onSocketEnd);
+    socket.on("error", this.onSocketError).on("drain", this.flushWaiting);
     if (options.idleTimeoutMs > 0) socket.setTimeout(options.idleTimeoutMs, this.#onIdle);
     socket.resume();
   }
@@ -165,10 +164,6 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
 
   malformed(): void {
     this.#spend("stream_errors");
-  }
-
-  protected override connectionError(code: number, message: string, cause?: unknown): void {
-    this.destroy(new Http2SessionError(message, code, false, { cause }), code);
   }
 
   /** A session that takes no more streams (GOAWAY either way) ends once its streams have. */
@@ -279,18 +274,6 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
   readonly #onIdle = (): void => {
     if (this.streams.size === 0) this.close();
     else if (this.link.waiting.size > 0 || this.link.socket.writableLength > 0) this.cut(ErrorCode.CANCEL);
-  };
-
-  readonly #onError = (error: Error): void => {
-    this.#socketError ??= error;
-  };
-
-  readonly #onEnd = (): void => {
-    if (this.isDestroyed) return;
-    const cause = this.#socketError;
-    const message =
-      cause === undefined ? "the client closed the connection" : `the connection failed: ${cause.message}`;
-    this.destroy(new Http2SessionError(message, undefined, true, { cause }));
   };
 
   readonly #onOversized = (length: number): void => {

@@ -55,8 +55,28 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
     this.#receiveWindow = connectionWindow;
   }
 
+  #socketError: Error | undefined;
+
+  /** Closes everything now: every stream hears onClose; with a code, GOAWAY(code) goes before the socket ends. */
+  abstract destroy(error?: Error, code?: number): void;
+
   /** GOAWAY(code), then every stream closes and the socket goes (§5.4.1). */
-  protected abstract connectionError(code: number, message: string, cause?: unknown): void;
+  protected connectionError(code: number, message: string, cause?: unknown): void {
+    this.destroy(new Http2SessionError(message, code, false, { cause }), code);
+  }
+
+  protected readonly onSocketError = (error: Error): void => {
+    this.#socketError ??= error;
+  };
+
+  /** The socket ended or closed under the session: the peer left, or the connection failed. */
+  protected readonly onSocketEnd = (): void => {
+    if (this.isDestroyed) return;
+    const cause = this.#socketError;
+    const message =
+      cause === undefined ? "the peer closed the connection" : `the connection failed: ${cause.message}`;
+    this.destroy(new Http2SessionError(message, undefined, true, { cause }));
+  };
 
   /** Streams may have closed or the peer's limits changed: queued streams may go, an idle closing session ends. */
   protected abstract settle(): void;

@@ -275,3 +275,11 @@ export class BodyRecord implements BodyListener {
     this.events.push(`close:${code}`);
   }
 }
+
+/** Ends a draining session's last stream with 200 and a 4-octet body, then waits for the server's FIN after it. */
+export async function answerLastStream(stream: ServerStream, client: RawClient): Promise<void> {
+  stream.respond([":status", "200"], false);
+  stream.write(Buffer.from("last"));
+  stream.end();
+  await client.until(() => client.ended, "the server's FIN");
+}

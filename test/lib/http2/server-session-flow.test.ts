@@ -6,7 +6,17 @@ import { ErrorCode, Flag, FrameType, Setting } from "../../../lib/http2/frames.j
 import type { ServerStream } from "../../../lib/http2/server-session.js";
 import { eventually } from "../../support/eventually.js";
 import { cleanups, runCleanups } from "./h2-kit.js";
-import { BodyRecord, dataFrame, GET, open, POST, type ServerSide, serve, u32 } from "./server-kit.js";
+import {
+  answerLastStream,
+  BodyRecord,
+  dataFrame,
+  GET,
+  open,
+  POST,
+  type ServerSide,
+  serve,
+  u32,
+} from "./server-kit.js";
 
 /** Http2ServerSession's request bodies, responses, flow control and graceful close, against a raw client. */
 
@@ -150,11 +160,7 @@ describe("Http2ServerSession: close() (RFC 9113 §6.8)", () => {
     expect(client.resets().get(3)).toBe(ErrorCode.REFUSED_STREAM);
     expect(side.requests).toHaveLength(1);
     expect(client.ended).toBe(false);
-    const stream = requestOf(side);
-    stream.respond([":status", "200"], false);
-    stream.write(Buffer.from("last"));
-    stream.end();
-    await client.until(() => client.ended, "the server's FIN");
+    await answerLastStream(requestOf(side), client);
     expect(client.streamEnded(1)).toBe(true);
     expect(client.dataBytes(1)).toBe(4);
     expect(client.goaways()).toHaveLength(1);

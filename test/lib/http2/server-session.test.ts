@@ -85,6 +85,8 @@ describe("Http2ServerSession: the connection's start", () => {
 
 describe("Http2ServerSession: request heads (RFC 9113 §8.1.1, §8.2, §8.3)", () => {
   const [, , , , , authority, , path] = GET;
+  /** GET with the value of the pseudo-header field `name` replaced. */
+  const withControl = (name: string, value: string) => GET.map((v, i) => (GET[i - 1] === name ? value : v));
   const MALFORMED: [string, string[]][] = [
     ["whose :method is missing", [":scheme", "http", ":authority", "a.test", ":path", "/"]],
     ["whose :scheme is missing", [":method", "GET", ":authority", "a.test", ":path", "/"]],
@@ -104,6 +106,12 @@ describe("Http2ServerSession: request heads (RFC 9113 §8.1.1, §8.2, §8.3)", (
     ["with the connection-specific field proxy-connection", [...GET, "proxy-connection", "keep-alive"]],
     ["with te: gzip (only trailers is allowed)", [...GET, "te", "gzip"]],
     ["whose field value starts with a space", [...GET, "accept", " */*"]],
+    ["whose :path is absolute-form (http://other.example/x)", withControl(":path", "http://other.example/x")],
+    ["whose :path is * with GET (asterisk-form is for OPTIONS only)", withControl(":path", "*")],
+    ["whose :method is CONNECT (not served)", withControl(":method", "CONNECT")],
+    ["whose :method holds a space", withControl(":method", "GE T")],
+    ["whose :scheme is ftp", withControl(":scheme", "ftp")],
+    ["whose :authority carries CR LF", withControl(":authority", "a.test\r\nx-injected: 1")],
   ];
 
   it.each(MALFORMED)(
@@ -133,6 +141,15 @@ describe("Http2ServerSession: request heads (RFC 9113 §8.1.1, §8.2, §8.3)", (
     ]);
     expect(stream?.fields).toEqual(["accept", "*/*", "te", "trailers"]);
     expect(stream?.endedWithHead).toBe(true);
+  });
+
+  it("hands OPTIONS * (asterisk-form, RFC 9110 §9.3.7) to onRequest", async () => {
+    const { client, side } = await open();
+    client.headers(1, [":method", "OPTIONS", ":scheme", "http", ":authority", "a.test", ":path", "*"], true);
+    await eventually(() => side.requests.length === 1, 2000, "the request");
+    expect([side.requests[0]?.method, side.requests[0]?.path]).toEqual(["OPTIONS", "*"]);
+    await client.sync();
+    expect(client.resets()).toEqual(new Map());
   });
 
   it.each([
