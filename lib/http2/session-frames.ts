@@ -1,5 +1,6 @@
 import { type BodyListener, connectionError, Http2SessionError, protocolError } from "./api.js";
 import type { ConnectionLink } from "./connection-link.js";
+import { FieldBlock } from "./field-block.js";
 import {
   DEFAULT_MAX_FRAME_SIZE,
   ErrorCode,
@@ -32,12 +33,8 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
   protected isDestroyed = false;
   protected goneAway = false;
   protected peerMaxStreams: number | undefined;
-  /** §4.3, §6.10: a field block under assembly, its stream (0 when none), END_STREAM, fragments and size. */
-  #blockStream = 0;
-  #blockEndStream = false;
-  #blockParts: Buffer[] = [];
-  #blockSize = 0;
-  readonly #maxBlockSize: number;
+  /** §4.3, §6.10: the field block under assembly, if any. */
+  readonly #block: FieldBlock;
   /** The connection's one decoder: every block is decoded, even for a stream we closed (RFC 9113 §4.3). */
   readonly #decoder: HpackDecoder;
   readonly #connectionWindow: number;
@@ -49,7 +46,7 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
     maxHeaderListSize: number,
     connectionWindow: number,
   ) {
-    this.#maxBlockSize = maxHeaderListSize * 2;
+    this.#block = new FieldBlock(maxHeaderListSize * 2);
     this.#decoder = new HpackDecoder(4096, maxHeaderListSize);
     this.#connectionWindow = connectionWindow;
     this.#receiveWindow = connectionWindow;
@@ -101,7 +98,7 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
 
   protected readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): boolean => {
     try {
-      if (this.#blockStream !== 0) this.#continuation(type, flags, streamId, payload);
+      if (this.#block.streamId !== 0) this.#continuation(type, flags, streamId, payload);
       else if (this.isReady || type === FrameType.SETTINGS) this.#dispatch(type, flags, streamId, payload);
       else throw protocolError("the peer's first frame is not SETTINGS (RFC 9113 §3.4)");
     } catch (error) {
@@ -157,31 +154,13 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
     const fragment = unpadded(flags, payload, true);
     const endStream = (flags & Flag.END_STREAM) !== 0;
     if ((flags & Flag.END_HEADERS) !== 0) this.#fieldBlock(streamId, endStream, fragment);
-    else {
-      this.#blockStream = streamId;
-      this.#blockEndStream = endStream;
-      this.#continuation(FrameType.CONTINUATION, 0, streamId, fragment);
-    }
+    else this.#block.open(streamId, endStream, fragment);
   }
 
-  /** §6.10: an unfinished field block takes CONTINUATION frames of its stream, and nothing else comes between. */
   #continuation(type: number, flags: number, streamId: number, fragment: Buffer): void {
-    if (type !== FrameType.CONTINUATION || streamId !== this.#blockStream)
-      throw protocolError("a field block interrupted by another frame (RFC 9113 §6.10)");
-    // Bounded on the wire, each frame's header included: a CONTINUATION flood (of empty frames too) costs the
-    // peer its connection, not our memory.
-    this.#blockSize += FRAME_HEADER_LENGTH + fragment.length;
-    if (this.#blockSize > this.#maxBlockSize) {
-      const message = "a field block larger than twice our SETTINGS_MAX_HEADER_LIST_SIZE";
-      throw connectionError(ErrorCode.ENHANCE_YOUR_CALM, message);
-    }
-    if (fragment.length > 0) this.#blockParts.push(Buffer.from(fragment));
-    if ((flags & Flag.END_HEADERS) === 0) return;
-    const block = Buffer.concat(this.#blockParts);
-    this.#blockStream = 0;
-    this.#blockParts = [];
-    this.#blockSize = 0;
-    this.#fieldBlock(streamId, this.#blockEndStream, block);
+    const endStream = this.#block.endStream;
+    const block = this.#block.add(type, flags, streamId, fragment);
+    if (block !== undefined) this.#fieldBlock(streamId, endStream, block);
   }
 
   #fieldBlock(streamId: number, endStream: boolean, block: Buffer): void {
