@@ -195,7 +195,7 @@ export class Http2ClientSession extends SessionFrames<Http2Stream> {
     this.link.waiting.delete(stream);
     if (stream.id !== undefined) this.streams.delete(stream.id);
     else {
-      const queued = this.#queue.findIndex((waiting) => waiting === stream);
+      const queued = this.#queue.indexOf(stream as Http2Stream);
       if (queued >= 0) this.#queue.splice(queued, 1);
     }
   }

@@ -5,7 +5,6 @@ import {
   DEFAULT_MAX_FRAME_SIZE,
   ErrorCode,
   Flag,
-  FRAME_HEADER_LENGTH,
   FrameType,
   MAX_FRAME_SIZE_LIMIT,
   MAX_STREAM_ID,

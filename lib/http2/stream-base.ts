@@ -1,5 +1,4 @@
 import { type BodyListener, Http2StreamError } from "./api.js";
-import type { ConnectionLink } from "./connection-link.js";
 import {
   DEFAULT_MAX_FRAME_SIZE,
   dataFrame,
