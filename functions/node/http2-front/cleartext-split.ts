@@ -55,8 +55,8 @@ export function splitCleartext(server: Server, front: Http2Front, firstBytesTime
       socket.off("error", destroy);
       socket.setTimeout(0, destroy);
       undecided.delete(socket);
-      // Put back for the next reader: Node's HTTP/2 session reads what is buffered in the (paused) socket before
-      // it takes over its reads; with no 'data' listener now, the chunk waits for the HTTP/1.1 server's.
+      // Put back for the next reader: the HTTP/2 session resumes the (paused) socket and reads the chunk first;
+      // with no 'data' listener now, the chunk waits for the HTTP/1.1 server's.
       if (verdict === "http2") socket.pause();
       socket.unshift(bytes);
       if (verdict === "http2") front.accept(socket);

@@ -9,7 +9,7 @@ import { until } from "../hostile-kit.js";
 import { h2Request, h2Session } from "./h2-client.js";
 
 /**
- * HTTP/2 clients' requests to HTTP/1.1 backends take the Node-native path (http2/h2-to-h1-exchange.ts): the
+ * HTTP/2 clients' requests to HTTP/1.1 backends go through the one exchange (functions/node/exchange.ts): the
  * backend reads the very head an HTTP/1.1 client's request gets (the web path's client would add its own
  * Connection field), and the backend's connection-specific fields never reach the HTTP/2 client.
  */
