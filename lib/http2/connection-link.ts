@@ -21,7 +21,7 @@ export class ConnectionLink {
   /** §6.5.2: the peer's SETTINGS_INITIAL_WINDOW_SIZE and SETTINGS_MAX_FRAME_SIZE. */
   peerInitialWindow = DEFAULT_WINDOW;
   peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
-  /** Streams with DATA waiting for a window or for the socket. */
+  /** Streams with DATA waiting for the connection's window or for the socket (their own window open). */
   readonly waiting = new Set<LinkedStream>();
   /** What is written is corked until the tick's end; `generation` counts uncorks. */
   corked = false;

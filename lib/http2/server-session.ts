@@ -273,8 +273,13 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
    */
   readonly #onIdle = (): void => {
     if (this.streams.size === 0) this.close();
-    else if (this.link.waiting.size > 0 || this.link.socket.writableLength > 0) this.cut(ErrorCode.CANCEL);
+    else if (this.link.socket.writableLength > 0 || this.#waitingToSend()) this.cut(ErrorCode.CANCEL);
   };
+
+  #waitingToSend(): boolean {
+    for (const stream of this.streams.values()) if (stream.waitingToSend) return true;
+    return false;
+  }
 
   readonly #onOversized = (length: number): void => {
     this.connectionError(

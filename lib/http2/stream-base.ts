@@ -41,6 +41,11 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
     return this.streamId;
   }
 
+  /** DATA written and not sent yet: it waits for a window or for the socket. */
+  get waitingToSend(): boolean {
+    return this.#outBytes > 0;
+  }
+
   /** Sends a DATA chunk within the flow-control windows; false when some waits (onDrain follows). */
   write(chunk: Buffer): boolean {
     if (this.endRequested) throw new Error("write after end() on an HTTP/2 stream");
@@ -51,7 +56,7 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
       this.#out ??= [];
       this.#out.push(rest);
       this.#outBytes += rest.length;
-      if (this.#headSent) this.link.waiting.add(this);
+      if (this.#headSent) this.#wait();
     }
     if (this.#outBytes === 0) return true;
     this.#needDrain = true;
@@ -101,7 +106,7 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
       this.#outBytes -= chunk.length - rest.length;
       if (rest.length > 0) {
         out[0] = rest;
-        this.link.waiting.add(this);
+        this.#wait();
         return;
       }
       out.shift();
@@ -116,6 +121,7 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
   /** §6.9.2: a change of the peer's SETTINGS_INITIAL_WINDOW_SIZE; false when the window would pass 2^31-1. */
   adjustWindow(delta: number): boolean {
     this.#sendWindow += delta;
+    if (this.#outBytes > 0) this.#wait();
     return this.#sendWindow <= MAX_WINDOW;
   }
 
@@ -214,6 +220,15 @@ export abstract class Http2StreamBase<Listener extends BodyListener> extends Mes
       rest = size === rest.length ? EMPTY : rest.subarray(size);
     }
     return rest;
+  }
+
+  /**
+   * What is left waits for the session: on the connection window or the socket, in the link's set; on this
+   * stream's own window, for its WINDOW_UPDATE alone. A connection WINDOW_UPDATE then touches only the streams
+   * it can move, so a flood of them costs no more per frame with many streams stalled on their own windows.
+   */
+  #wait(): void {
+    if (this.#sendWindow > 0) this.link.waiting.add(this);
   }
 
   #writeData(payload: Buffer): void {
