@@ -27,6 +27,8 @@ export interface ServerSessionListener {
   onRequestClosed(): void;
   /** The client went over a budget: the session ends with GOAWAY ENHANCE_YOUR_CALM. */
   onFlood(kind: FloodKind): void;
+  /** A defect (ours or a listener's) met while serving the client: its session ends with INTERNAL_ERROR. */
+  onFailure(error: unknown): void;
   /** The connection is gone; every stream heard onClose first. */
   onClose(error: Error | undefined): void;
 }
@@ -94,7 +96,7 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
     link.write(Buffer.concat(preface));
     socket.setNoDelay(true);
     socket.on("data", this.#onData).on("end", this.onSocketEnd).on("close", this.onSocketEnd);
-    socket.on("error", this.onSocketError).on("drain", this.flushWaiting);
+    socket.on("error", this.onSocketError).on("drain", this.#onDrain);
     if (options.idleTimeoutMs > 0) socket.setTimeout(options.idleTimeoutMs, this.#onIdle);
     socket.resume();
   }
@@ -226,7 +228,28 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
     if ((stream as ServerStream).handedOut) this.#listener.onRequestClosed();
   }
 
-  readonly #onData = (chunk: Buffer): void => {
+  /**
+   * Every way in from the socket or a timer goes through here: a defect of ours or of a listener, found while
+   * handling a client's frames, ends that client's session (INTERNAL_ERROR), never the process.
+   */
+  #guarded(work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.#listener.onFailure(error);
+      try {
+        this.connectionError(ErrorCode.INTERNAL_ERROR, "an internal error", error);
+      } catch {
+        this.link.socket.destroy();
+      }
+    }
+  }
+
+  readonly #onData = (chunk: Buffer): void => this.#guarded(() => this.#read(chunk));
+
+  readonly #onDrain = (): void => this.#guarded(this.flushWaiting);
+
+  #read(chunk: Buffer): void {
     let frames = chunk;
     if (this.#prefaceSeen < CLIENT_PREFACE.length) {
       const take = Math.min(CLIENT_PREFACE.length - this.#prefaceSeen, chunk.length);
@@ -247,7 +270,7 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
       return;
     }
     this.#handOut();
-  };
+  }
 
   /** The streams the read opened, each unless the same read closed it already. */
   #handOut(): void {
@@ -271,10 +294,11 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
    * Nothing read or written for the idle time: with no stream open the session closes; with responses waiting
    * on a client that neither reads nor opens its windows (CVE-2019-9517), their streams are cut.
    */
-  readonly #onIdle = (): void => {
-    if (this.streams.size === 0) this.close();
-    else if (this.link.socket.writableLength > 0 || this.#waitingToSend()) this.cut(ErrorCode.CANCEL);
-  };
+  readonly #onIdle = (): void =>
+    this.#guarded(() => {
+      if (this.streams.size === 0) this.close();
+      else if (this.link.socket.writableLength > 0 || this.#waitingToSend()) this.cut(ErrorCode.CANCEL);
+    });
 
   #waitingToSend(): boolean {
     for (const stream of this.streams.values()) if (stream.waitingToSend) return true;

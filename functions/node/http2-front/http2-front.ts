@@ -22,7 +22,7 @@ export interface Http2FrontOptions {
 /** HTTP/2 for client connections another listener accepted: h2c prior knowledge on PORT, ALPN h2 on HTTPS_PORT. */
 export type Http2Front = ReturnType<typeof createHttp2Front>;
 
-/** How often a flood of one kind is logged at most: an attacker must not fill the log. */
+/** How often a flood of one kind, or an internal error, is logged at most: an attacker must not fill the log. */
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
 /** A client's limits (RFC 9113 §6.5.2), as its SETTINGS tell it. */
@@ -63,6 +63,13 @@ export function createHttp2Front(options: Http2FrontOptions) {
     loggedAt.set(kind, at);
     options.logger?.warn("http2 client over a frame budget: session ended with ENHANCE_YOUR_CALM", { kind });
   };
+  let failureLoggedAt = Number.NEGATIVE_INFINITY;
+  const onFailure = (error: unknown) => {
+    const at = Date.now();
+    if (failureLoggedAt + FLOOD_LOG_INTERVAL_MS > at) return;
+    failureLoggedAt = at;
+    options.logger?.error("http2 session ended by an internal error", { error: String(error) });
+  };
   return {
     /** Serves HTTP/2 on a connected socket (net.Socket, or tls.TLSSocket that negotiated h2). */
     accept(socket: Socket): void {
@@ -80,6 +87,7 @@ export function createHttp2Front(options: Http2FrontOptions) {
           },
           onRequestClosed: () => onStreamClosed(socket),
           onFlood,
+          onFailure,
           onClose() {
             sessions.delete(session);
             if (sessions.size === 0) drained?.();

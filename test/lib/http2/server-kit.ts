@@ -31,6 +31,7 @@ export class ServerSide {
   readonly session: Http2ServerSession;
   readonly requests: ServerStream[] = [];
   readonly floods: FloodKind[] = [];
+  readonly failures: unknown[] = [];
   requestsClosed = 0;
   /** 'data' events on the server's socket: how the client's bytes were sliced into reads. */
   reads = 0;
@@ -49,6 +50,9 @@ export class ServerSide {
         },
         onFlood: (kind) => {
           this.floods.push(kind);
+        },
+        onFailure: (error) => {
+          this.failures.push(error);
         },
         onClose: (error) => {
           this.closed = { error };

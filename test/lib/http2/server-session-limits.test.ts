@@ -26,6 +26,13 @@ class RawChunks implements BodyListener {
   onClose(): void {}
 }
 
+/** A listener whose onData throws: a defect in the code that reads a body. */
+class FailingOnData extends BodyRecord {
+  override onData(): void {
+    throw new Error("the listener failed");
+  }
+}
+
 describe("Http2ServerSession: a stream ends once its response has gone (RFC 9113 §8.1)", () => {
   it("closes a stream whose whole request is held unread once its response ends, and sends no RST_STREAM", async () => {
     const { client, side } = await open({}, (stream) => stream.respond([":status", "404"], true));
@@ -179,5 +186,21 @@ describe("Http2ServerSession: a request handler that throws", () => {
     expect(client.goaways()).toEqual([]);
     expect(side.closed).toBeUndefined();
     await eventually(() => side.requestsClosed === 2, 2000, "both streams closed");
+  });
+
+  it("ends only the session of a client whose body a listener failed on, with GOAWAY INTERNAL_ERROR, and tells onFailure", async () => {
+    const { client, side } = await open({}, (stream) => {
+      stream.listen(new FailingOnData());
+      stream.resume();
+    });
+    client.write(client.headersFrame(1, POST, false));
+    await eventually(() => side.requests.length === 1, 2000, "the request handed out");
+    // In a read of its own: the listener fails inside the session's socket handler, not inside onRequest.
+    client.write(dataFrame(1, "x", false));
+    const goaway = await client.goaway();
+    expect(goaway.code).toBe(ErrorCode.INTERNAL_ERROR);
+    expect(side.failures).toHaveLength(1);
+    expect(String(side.failures[0])).toContain("the listener failed");
+    await eventually(() => side.closed !== undefined, 2000, "the session's onClose");
   });
 });
