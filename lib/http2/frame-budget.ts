@@ -1,5 +1,11 @@
 /** What a server counts per session to bound a client that costs far more than it sends (RFC 9113 §10.5). */
-export type FloodKind = "rapid_reset" | "ping_flood" | "settings_flood" | "refused_streams" | "stream_errors";
+export type FloodKind =
+  | "rapid_reset"
+  | "ping_flood"
+  | "settings_flood"
+  | "refused_streams"
+  | "stream_errors"
+  | "empty_frames";
 
 /**
  * Counts one kind of event a peer causes, in fixed windows: `spend` says whether the peer is still within

@@ -55,6 +55,8 @@ const BUDGETS: Readonly<Record<FloodKind, number>> = {
   settings_flood: 50,
   refused_streams: 100,
   stream_errors: 100,
+  // Browsers send a few PRIORITY or PRIORITY_UPDATE frames (RFC 9218) per page, never hundreds a second.
+  empty_frames: 1_000,
 };
 /** What else than DATA may wait unsent to a client (HEADERS, RST_STREAM, acknowledgements) before it is cut. */
 const UNREAD_BOUND = 4 * 1024 * 1024;
@@ -207,8 +209,8 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
     if (value > 1) throw protocolError("SETTINGS_ENABLE_PUSH other than 0 or 1 (RFC 9113 §6.5.2)");
   }
 
-  protected override controlFrame(kind: "ping" | "settings"): void {
-    this.#spend(kind === "ping" ? "ping_flood" : "settings_flood");
+  protected override controlFrame(kind: "ping" | "settings" | "empty"): void {
+    this.#spend(kind === "ping" ? "ping_flood" : kind === "settings" ? "settings_flood" : "empty_frames");
   }
 
   #spend(kind: FloodKind): void {

@@ -92,8 +92,12 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
   /** §6.5.2: SETTINGS_ENABLE_PUSH as the peer sent it; what is allowed depends on who sent it. */
   protected abstract enablePush(value: number): void;
 
-  /** A PING or SETTINGS frame that asks for an acknowledgement: the server counts them (§10.5). */
-  protected controlFrame(_kind: "ping" | "settings"): void {}
+  /**
+   * A frame that costs us work and tells us nothing new: a PING or SETTINGS that asks for an acknowledgement, or
+   * an "empty" one (DATA with no payload nor END_STREAM, PRIORITY, an unknown type). The server counts them
+   * (§10.5; CVE-2019-9518 for empty frames).
+   */
+  protected controlFrame(_kind: "ping" | "settings" | "empty"): void {}
 
   protected readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): boolean => {
     try {
@@ -131,6 +135,7 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
       throw protocolError("PUSH_PROMISE with push disabled (RFC 9113 §8.4)");
     else if (type === FrameType.CONTINUATION)
       throw protocolError("CONTINUATION without HEADERS (RFC 9113 §6.10)");
+    else this.controlFrame("empty");
   }
 
   #data(flags: number, streamId: number, payload: Buffer): void {
@@ -144,8 +149,11 @@ export abstract class SessionFrames<Stream extends Http2StreamBase<BodyListener>
       this.#receiveWindow += this.#unacknowledged;
       this.#unacknowledged = 0;
     }
+    const endStream = (flags & Flag.END_STREAM) !== 0;
+    if (payload.length === 0 && !endStream) this.controlFrame("empty");
+    if (this.isDestroyed) return;
     const data = unpadded(flags, payload, false);
-    this.#stream(streamId, "DATA")?.receiveData(data, payload.length, (flags & Flag.END_STREAM) !== 0);
+    this.#stream(streamId, "DATA")?.receiveData(data, payload.length, endStream);
   }
 
   #headers(flags: number, streamId: number, payload: Buffer): void {

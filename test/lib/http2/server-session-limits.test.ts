@@ -171,6 +171,19 @@ describe("Http2ServerSession: refusals after close() (RFC 9113 §6.8)", () => {
   });
 });
 
+describe("Http2ServerSession: empty frames (CVE-2019-9518)", () => {
+  it("ends the session past 1,000 DATA frames with no payload nor END_STREAM within 10 s", async () => {
+    const { client, side } = await open();
+    client.write(client.headersFrame(1, POST, false));
+    client.write(Buffer.concat(Array.from({ length: 1_000 }, () => frame(FrameType.DATA, 0, 1))));
+    await client.sync();
+    expect(client.goaways()).toEqual([]);
+    client.write(frame(FrameType.DATA, 0, 1));
+    expect((await client.goaway()).code).toBe(ErrorCode.ENHANCE_YOUR_CALM);
+    expect(side.floods).toEqual(["empty_frames"]);
+  });
+});
+
 describe("Http2ServerSession: a request handler that throws", () => {
   it("resets only the stream whose onRequest threw, with INTERNAL_ERROR, and serves the next request", async () => {
     const { client, side } = await open({}, (stream) => {

@@ -246,6 +246,14 @@ describe("Http2ServerSession: budgets (RFC 9113 §10.5) and the idle timeout", (
         Buffer.concat([c.headersFrame(2 * i + 1, GET, true), rstStreamFrame(2 * i + 1, ErrorCode.CANCEL)]),
       handled: (c) => c.sync(),
     },
+    {
+      kind: "empty_frames",
+      what: "frames that carry nothing (PRIORITY, an unknown type)",
+      budget: 1_000,
+      spent: 0,
+      unit: (_, i) => (i % 2 === 0 ? frame(0x2, 0, 1, Buffer.alloc(5)) : frame(0xfa, 0, 0, Buffer.alloc(8))),
+      handled: (c) => c.sync(),
+    },
   ];
 
   it.each(FLOODS.map((row) => [row.kind, row.budget, row.what, row] as const))(
