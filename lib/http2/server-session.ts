@@ -123,7 +123,10 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
     this.settle();
   }
 
-  /** The drain is over: every open stream is reset with `code` (RST_STREAM, §6.4), then the session ends. */
+  /**
+   * Every open stream is reset with `code` (RST_STREAM, §6.4), then the session ends: when the drain's time is
+   * over, or when the client stalled the responses it asked for.
+   */
   cut(code: number): void {
     for (const stream of [...this.streams.values()]) stream.reset(code);
     this.close();
