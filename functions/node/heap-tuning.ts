@@ -6,7 +6,7 @@ import { setFlagsFromString } from "node:v8";
  * straight into the old generation for the rest of the process's life. The first burst of requests after a
  * start looks exactly like that (every request in flight survives the first scavenges after the load
  * begins), so V8 settled on pretenuring the request path's literals (the attempt's request, the route and
- * its forwarding facts, node:http2's header objects) in most starts measured. Each request then left objects
+ * its forwarding facts) in most starts measured. Each request then left objects
  * in the old generation that kept its young objects alive through the next scavenges, which copied and
  * promoted up to 3.3 KB per request until a mark-compact: on one pinned core, scavenge pauses of 6 to 10 µs
  * per HTTP/2 request against about 2 µs without pretenuring (bench/README.md, "The router's GC regime").

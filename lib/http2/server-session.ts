@@ -234,25 +234,33 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
   }
 
   /**
-   * Every way in from the socket or a timer goes through here: a defect of ours or of a listener, found while
-   * handling a client's frames, ends that client's session (INTERNAL_ERROR), never the process.
+   * Every way in from the socket or a timer catches what it calls: a defect of ours or of a listener, found
+   * while handling a client's frames, ends that client's session (INTERNAL_ERROR), never the process.
    */
-  #guarded(work: () => void): void {
+  #failed(error: unknown): void {
+    this.#listener.onFailure(error);
     try {
-      work();
-    } catch (error) {
-      this.#listener.onFailure(error);
-      try {
-        this.connectionError(ErrorCode.INTERNAL_ERROR, "an internal error", error);
-      } catch {
-        this.link.socket.destroy();
-      }
+      this.connectionError(ErrorCode.INTERNAL_ERROR, "an internal error", error);
+    } catch {
+      this.link.socket.destroy();
     }
   }
 
-  readonly #onData = (chunk: Buffer): void => this.#guarded(() => this.#read(chunk));
+  readonly #onData = (chunk: Buffer): void => {
+    try {
+      this.#read(chunk);
+    } catch (error) {
+      this.#failed(error);
+    }
+  };
 
-  readonly #onDrain = (): void => this.#guarded(this.flushWaiting);
+  readonly #onDrain = (): void => {
+    try {
+      this.flushWaiting();
+    } catch (error) {
+      this.#failed(error);
+    }
+  };
 
   #read(chunk: Buffer): void {
     let frames = chunk;
@@ -299,11 +307,14 @@ export class Http2ServerSession extends SessionFrames<ServerStream> implements S
    * Nothing read or written for the idle time: with no stream open the session closes; with responses waiting
    * on a client that neither reads nor opens its windows (CVE-2019-9517), their streams are cut.
    */
-  readonly #onIdle = (): void =>
-    this.#guarded(() => {
+  readonly #onIdle = (): void => {
+    try {
       if (this.streams.size === 0) this.close();
       else if (this.link.socket.writableLength > 0 || this.#waitingToSend()) this.cut(ErrorCode.CANCEL);
-    });
+    } catch (error) {
+      this.#failed(error);
+    }
+  };
 
   #waitingToSend(): boolean {
     for (const stream of this.streams.values()) if (stream.waitingToSend) return true;

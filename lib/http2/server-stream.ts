@@ -110,10 +110,6 @@ export class ServerStream extends Http2StreamBase<BodyListener> {
    * came whole but was never read (the router answered it itself) is dropped.
    */
   protected override localFinished(): void {
-    if (this.remoteDone) {
-      super.localFinished();
-      return;
-    }
     if (!this.remoteEnded) this.link.write(rstStreamFrame(this.streamId as number, ErrorCode.NO_ERROR));
     this.terminate(ErrorCode.NO_ERROR, false, undefined);
   }

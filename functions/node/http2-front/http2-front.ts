@@ -25,6 +25,17 @@ export type Http2Front = ReturnType<typeof createHttp2Front>;
 /** How often a flood of one kind, or an internal error, is logged at most: an attacker must not fill the log. */
 const FLOOD_LOG_INTERVAL_MS = 60_000;
 
+/** Whether a line about `key` may be logged now: once per FLOOD_LOG_INTERVAL_MS at most. */
+function logThrottle(): (key: string) => boolean {
+  const loggedAt = new Map<string, number>();
+  return (key) => {
+    const at = Date.now();
+    if ((loggedAt.get(key) ?? Number.NEGATIVE_INFINITY) + FLOOD_LOG_INTERVAL_MS > at) return false;
+    loggedAt.set(key, at);
+    return true;
+  };
+}
+
 /** A client's limits (RFC 9113 §6.5.2), as its SETTINGS tell it. */
 const SESSION_LIMITS = {
   maxConcurrentStreams: 100,
@@ -52,23 +63,18 @@ const CONTINUE = [":status", "100"];
  */
 export function createHttp2Front(options: Http2FrontOptions) {
   const sessions = new Set<Http2ServerSession>();
-  const loggedAt = new Map<FloodKind, number>();
+  const due = logThrottle();
   const sessionOptions: ServerSessionOptions = { ...SESSION_LIMITS, idleTimeoutMs: options.idleTimeoutMs };
   const { onStream, onStreamClosed } = options.streams;
   let closing: Promise<void> | undefined;
   let drained: (() => void) | undefined;
   const onFlood = (kind: FloodKind) => {
-    const at = Date.now();
-    if ((loggedAt.get(kind) ?? Number.NEGATIVE_INFINITY) + FLOOD_LOG_INTERVAL_MS > at) return;
-    loggedAt.set(kind, at);
+    if (!due(kind)) return;
     options.logger?.warn("http2 client over a frame budget: session ended with ENHANCE_YOUR_CALM", { kind });
   };
-  let failureLoggedAt = Number.NEGATIVE_INFINITY;
   const onFailure = (error: unknown) => {
-    const at = Date.now();
-    if (failureLoggedAt + FLOOD_LOG_INTERVAL_MS > at) return;
-    failureLoggedAt = at;
-    options.logger?.error("http2 session ended by an internal error", { error: String(error) });
+    if (due("internal_error"))
+      options.logger?.error("http2 session ended by an internal error", { error: String(error) });
   };
   return {
     /** Serves HTTP/2 on a connected socket (net.Socket, or tls.TLSSocket that negotiated h2). */
