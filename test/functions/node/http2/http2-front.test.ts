@@ -16,6 +16,15 @@ const handling = (onStream: (stream: ServerStream) => void) => ({
 });
 const OK = [":status", "200"];
 
+/** `handled` resolves once the front handed its first stream to the handler, which calls `handle`. */
+function firstStream(): { handled: Promise<void>; handle: () => void } {
+  let handle: () => void = () => {};
+  const handled = new Promise<void>((resolve) => {
+    handle = resolve;
+  });
+  return { handled, handle };
+}
+
 /** A loopback listener that hands every connection to the front, as the router's listeners do. */
 async function frontOn(front: Http2Front): Promise<number> {
   const listener: Server = createServer((socket) => front.accept(socket));
@@ -66,10 +75,12 @@ describe("createHttp2Front", () => {
   });
 
   it("sends GOAWAY on close, lets an open stream finish, and then resolves", async () => {
+    const { handled, handle } = firstStream();
     const front = createHttp2Front({
       drainMs: 5_000,
       idleTimeoutMs: 0,
       ...handling((stream) => {
+        handle();
         stream.respond(OK, false);
         stream.write(Buffer.from("first "));
         setTimeout(() => {
@@ -81,8 +92,8 @@ describe("createHttp2Front", () => {
     const session = client(await frontOn(front));
     const goaway = once(session, "goaway");
     const answer = get(session, "/slow");
-    await once(session, "remoteSettings");
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Closed once the stream is the front's: it must finish, not be refused.
+    await handled;
     const closed = front.close();
     const [code] = await goaway;
     expect(code).toBe(0);
@@ -91,10 +102,12 @@ describe("createHttp2Front", () => {
   });
 
   it("cuts a stream still open when the drain time ends", async () => {
+    const { handled, handle } = firstStream();
     const front = createHttp2Front({
       drainMs: 100,
       idleTimeoutMs: 0,
       ...handling((stream) => {
+        handle();
         stream.respond(OK, false);
         stream.write(Buffer.from("never ends"));
       }),
@@ -105,7 +118,7 @@ describe("createHttp2Front", () => {
     stream.resume();
     const streamClosed = once(stream, "close");
     const sessionClosed = once(session, "close");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await handled;
     await front.close();
     await sessionClosed;
     await streamClosed;
