@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { publish, serviceRecord } from "../../fixtures.js";
-import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
+import { closeAfterEach } from "../../harness.js";
 import { until } from "../hostile-kit.js";
 import {
   CODE,
@@ -17,6 +16,7 @@ import {
   settingsFrame,
 } from "./frames.js";
 import { h2Request, h2Session } from "./h2-client.js";
+import { routerToBackend } from "./h2c-kit.js";
 
 /**
  * The known HTTP/2 attacks, sent with raw frames on h2c prior knowledge: each is bounded (the session ends
@@ -26,19 +26,11 @@ const closing = closeAfterEach();
 const MiB = 1024 * 1024;
 
 /** A router with one route to a backend that answers after 200 ms (so resets come before answers). */
-async function routerWithSlowBackend() {
-  const backend = await closing(
-    startBackend("127.0.0.1", (req, res) => {
-      req.resume();
-      setTimeout(() => res.end("late"), 200);
-    }),
-  );
-  const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
-  await publish(
-    router.store,
-    serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
-  );
-  return { router, backend };
+function routerWithSlowBackend() {
+  return routerToBackend(closing, (req, res) => {
+    req.resume();
+    setTimeout(() => res.end("late"), 200);
+  });
 }
 
 async function attacker(port: number): Promise<RawH2> {

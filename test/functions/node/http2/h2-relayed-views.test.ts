@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { publish, serviceRecord } from "../../fixtures.js";
-import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
+import { closeAfterEach } from "../../harness.js";
 import { until } from "../hostile-kit.js";
 import { FLAG, FRAME, frame, RawH2, requestBlock } from "./frames.js";
+import { routerToBackend } from "./h2c-kit.js";
 
 /**
  * The HTTP/1.1 client reads each backend connection into one buffer it reuses (lib/http1/connection-socket.ts)
@@ -28,27 +28,20 @@ describe("an HTTP/2 client's answer relayed from an HTTP/1.1 backend", () => {
     // Random bytes: a reused read buffer overwritten under the socket's queue cannot write the same bytes back.
     const body = randomBytes(BODY_BYTES);
     let backendSocket: Socket | undefined;
-    const backend = await closing(
-      startBackend("127.0.0.1", (_req, res) => {
-        backendSocket = res.socket ?? undefined;
-        res.writeHead(200, { "content-length": String(body.length) });
-        let at = 0;
-        const pump = () => {
-          while (at < body.length) {
-            const chunk = body.subarray(at, at + 16 * 1024);
-            at += chunk.length;
-            if (!res.write(chunk)) return void res.once("drain", pump);
-          }
-          res.end();
-        };
-        pump();
-      }),
-    );
-    const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
-    await publish(
-      router.store,
-      serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
-    );
+    const { router } = await routerToBackend(closing, (_req, res) => {
+      backendSocket = res.socket ?? undefined;
+      res.writeHead(200, { "content-length": String(body.length) });
+      let at = 0;
+      const pump = () => {
+        while (at < body.length) {
+          const chunk = body.subarray(at, at + 16 * 1024);
+          at += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      pump();
+    });
     const raw = await RawH2.open(router.port);
     closing(Promise.resolve({ close: async () => raw.destroy() }));
     raw.write(widestWindows());

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { HpackDecoder } from "../../../../lib/http2/hpack.js";
-import { publish, serviceRecord } from "../../fixtures.js";
-import { closeAfterEach, startBackend, startNodeRouterOver } from "../../harness.js";
+import { closeAfterEach } from "../../harness.js";
 import { until } from "../hostile-kit.js";
 import { CODE, FLAG, FRAME, frame, literal, pingFrame, RawH2, requestBlock } from "./frames.js";
 import { h2Request, h2Session } from "./h2-client.js";
+import { routerToBackend } from "./h2c-kit.js";
 
 /**
  * When the router's HTTP/2 streams end, with raw frames on h2c prior knowledge: a stream whose response went
@@ -14,14 +14,8 @@ import { h2Request, h2Session } from "./h2-client.js";
 const closing = closeAfterEach();
 
 /** A router with app.example routed to a backend that answers at once, its request body unread. */
-async function routerWithEagerBackend() {
-  const backend = await closing(startBackend("127.0.0.1", (_req, res) => res.end("early")));
-  const router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
-  await publish(
-    router.store,
-    serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
-  );
-  return { router, backend };
+function routerWithEagerBackend() {
+  return routerToBackend(closing, (_req, res) => res.end("early"));
 }
 
 async function rawClient(port: number): Promise<RawH2> {

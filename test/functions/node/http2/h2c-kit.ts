@@ -18,14 +18,23 @@ export function echo(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
-/** The Node router with app.example routed to an echo backend, and an h2c session to it; all closed by `closing`. */
-export async function routerToEcho(closing: Closing) {
-  const backend = await closing(startBackend("127.0.0.1", echo));
+/** The Node router (no retries) with app.example routed to a backend answering with `handler`; closed by `closing`. */
+export async function routerToBackend(
+  closing: Closing,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+) {
+  const backend = await closing(startBackend("127.0.0.1", handler));
   const router: Router = await closing(startNodeRouterOver({ config: { retries: 0 } }));
   await publish(
     router.store,
     serviceRecord({ cluster: "a", ipv4: [{ ip: backend.host, port: backend.port }] }),
   );
+  return { router, backend };
+}
+
+/** The Node router with app.example routed to an echo backend, and an h2c session to it; all closed by `closing`. */
+export async function routerToEcho(closing: Closing) {
+  const { router, backend } = await routerToBackend(closing, echo);
   const session = h2Session(router.port);
   closing(Promise.resolve({ close: async () => void session.destroy() }));
   return { router, backend, session };
